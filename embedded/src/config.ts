@@ -1,0 +1,33 @@
+import path from 'node:path';
+
+export interface EmbeddedConfig {
+  /** Keys, the demo credentials and (on PGlite) the data live here. */
+  home: string;
+  /** Port of the front proxy; 0 picks a free one (tests). */
+  port: number;
+  host: string;
+  /** Postgres instead of PGlite when set. */
+  databaseUrl: string | undefined;
+  /** The URL people and webhooks reach Flowdesk at, when it is not the local one. */
+  publicBaseUrl: string | undefined;
+  logLevel: string;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): EmbeddedConfig {
+  return {
+    home: path.resolve(cwd, env.FLOWDESK_HOME || '.flowdesk'),
+    port: parsePort(env.PORT, 8080),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || undefined,
+    publicBaseUrl: env.PUBLIC_BASE_URL ? env.PUBLIC_BASE_URL.replace(/\/+$/, '') : undefined,
+    // Quiet by default so the banner stays readable; LOG_LEVEL=info shows every request.
+    logLevel: env.LOG_LEVEL || 'warn',
+  };
+}
+
+function parsePort(value: string | undefined, fallback: number): number {
+  if (!value) return fallback;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got "${value}"`);
+  return port;
+}

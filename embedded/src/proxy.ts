@@ -1,0 +1,138 @@
+import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import type { Logger } from './log.ts';
+import { resolve, type Route } from './routing.ts';
+
+export interface ProxyOptions {
+  routes: readonly Route[];
+  /** Every backend, for `/services/<name>/…` and the front `/healthz`. */
+  services: readonly string[];
+  /** A backend's base URL; undefined while it is not running (answers 502). */
+  target(service: string): string | undefined;
+  log: Logger;
+  /** How long the front `/healthz` waits for each backend. */
+  healthTimeoutMs?: number;
+}
+
+// Meaningful for one connection only; forwarding them would corrupt the next hop's framing.
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+
+/**
+ * The front door of the embedded start: one port, routed by path prefix like the cluster's
+ * ingress. Bodies are piped both ways, never buffered, so event streams reach the client as the
+ * backend writes them.
+ */
+export function createProxy(options: ProxyOptions): http.Server {
+  const agent = new http.Agent({ keepAlive: true });
+  const server = http.createServer((req, res) => {
+    const dest = resolve(req.url ?? '/', options.routes, options.services);
+    if (dest.kind === 'front-health') {
+      void frontHealth(options, res);
+    } else if (dest.kind === 'none') {
+      sendError(res, 404, 'not_found', `No route for ${req.method} ${(req.url ?? '/').split('?')[0]}`);
+    } else {
+      const base = options.target(dest.service);
+      if (!base) sendError(res, 502, 'unavailable', `${dest.service} is not running`);
+      else forward(req, res, { agent, base, path: dest.path, service: dest.service, prefix: dest.strippedPrefix, log: options.log });
+    }
+  });
+  server.on('close', () => agent.destroy());
+  return server;
+}
+
+interface Hop {
+  agent: http.Agent;
+  base: string;
+  path: string;
+  service: string;
+  prefix: string | undefined;
+  log: Logger;
+}
+
+function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
+  const target = new URL(hop.base);
+  const upstream = http.request({
+    protocol: target.protocol,
+    hostname: target.hostname,
+    port: target.port,
+    method: req.method,
+    path: hop.path,
+    headers: forwardedHeaders(req, hop.prefix),
+    agent: hop.agent,
+  });
+  upstream.on('response', (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, withoutHopByHop(answer.headers));
+    // Headers go out now: an event stream's client must see the response before the first event.
+    res.flushHeaders();
+    answer.pipe(res);
+    answer.on('error', () => res.destroy());
+  });
+  upstream.on('error', (err) => {
+    if (res.destroyed) return; // the client left first and we cut the backend off ourselves
+    if (res.headersSent) {
+      res.destroy(err);
+      return;
+    }
+    hop.log.warn('backend unreachable', { upstream: hop.service, err });
+    sendError(res, 502, 'unavailable', `${hop.service} is unavailable`);
+  });
+  // A client that goes away (closing an event stream) must release the backend's connection too.
+  res.on('close', () => {
+    if (!res.writableFinished) upstream.destroy();
+  });
+  req.pipe(upstream);
+}
+
+function forwardedHeaders(req: IncomingMessage, strippedPrefix: string | undefined): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = withoutHopByHop(req.headers);
+  const client = req.socket.remoteAddress ?? '';
+  const prior = req.headers['x-forwarded-for'];
+  headers['x-forwarded-for'] = prior ? `${String(prior)}, ${client}` : client;
+  // What this hop saw, not what the client claims: the front is the edge of the embedded start.
+  headers['x-forwarded-proto'] = 'http';
+  if (req.headers.host) headers['x-forwarded-host'] = req.headers.host;
+  if (strippedPrefix) headers['x-forwarded-prefix'] = strippedPrefix;
+  return headers;
+}
+
+function withoutHopByHop(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const named = String(headers.connection ?? '')
+    .split(',')
+    .map((h) => h.trim().toLowerCase());
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value !== undefined && !HOP_BY_HOP.has(name) && !named.includes(name)) out[name] = value;
+  }
+  return out;
+}
+
+async function frontHealth(options: ProxyOptions, res: ServerResponse): Promise<void> {
+  const timeout = options.healthTimeoutMs ?? 2_000;
+  const states = await Promise.all(
+    options.services.map(async (name) => {
+      const base = options.target(name);
+      if (!base) return [name, 'down'] as const;
+      try {
+        const answer = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(timeout) });
+        await answer.body?.cancel();
+        return [name, answer.ok ? 'ok' : 'down'] as const;
+      } catch {
+        return [name, 'down'] as const;
+      }
+    }),
+  );
+  const services = Object.fromEntries(states);
+  const down = states.filter(([, state]) => state === 'down').map(([name]) => name);
+  if (down.length === 0) return sendJson(res, 200, { status: 'ok', services });
+  // Still the error shape every 5xx has, plus the per-service view that explains it.
+  sendJson(res, 503, { error: 'unavailable', message: `Down: ${down.join(', ')}`, status: 'degraded', services });
+}
+
+function sendError(res: ServerResponse, status: number, error: string, message: string): void {
+  sendJson(res, status, { error, message });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}

@@ -1,0 +1,156 @@
+import Type, { type Static } from 'typebox';
+import { DateTime, PageQuery, SearchText, StringEnum, Uuid } from '../common.ts';
+
+export const TriggerType = StringEnum(['webhook', 'manual', 'schedule', 'note', 'entity']);
+export type TriggerType = Static<typeof TriggerType>;
+
+/** Any string parameter of a node may hold {{trigger.a.b}} or {{nodes.<id>.body.x}} variables. */
+const Templated = (max = 10_000) => Type.String({ maxLength: max });
+const NodeId = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{0,63}$' });
+
+export const HttpMethod = StringEnum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+export const HttpRequestNode = Type.Object(
+  {
+    id: NodeId,
+    type: Type.Literal('http_request'),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    params: Type.Object(
+      {
+        method: HttpMethod,
+        url: Templated(2_000),
+        headers: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Templated(4_000))),
+        /** JSON body for POST, PUT and PATCH; string leaves are templated. */
+        body: Type.Optional(Type.Unknown()),
+        timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const CreateTaskNode = Type.Object(
+  {
+    id: NodeId,
+    type: Type.Literal('create_task'),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    params: Type.Object(
+      {
+        title: Templated(500),
+        projectId: Type.Optional(Templated(200)),
+        dueDate: Type.Optional(Templated(200)),
+        notes: Type.Optional(Templated(20_000)),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ConditionOperator = StringEnum(['equals', 'not_equals', 'contains', 'not_contains', 'starts_with', 'exists', 'not_exists', 'greater_than', 'less_than']);
+
+export const ConditionNode = Type.Object(
+  {
+    id: NodeId,
+    type: Type.Literal('condition'),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    params: Type.Object(
+      {
+        left: Templated(2_000),
+        operator: ConditionOperator,
+        right: Type.Optional(Templated(2_000)),
+        /** When false and no edge leaves the node on the false branch, the run ends here as skipped. */
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const WorkflowNode = Type.Union([HttpRequestNode, CreateTaskNode, ConditionNode]);
+export type WorkflowNode = Static<typeof WorkflowNode>;
+
+export const WorkflowEdge = Type.Object(
+  {
+    /** `trigger` is the start of every graph. */
+    from: Type.Union([Type.Literal('trigger'), NodeId]),
+    to: NodeId,
+    /** Only on edges leaving a condition node. */
+    branch: Type.Optional(StringEnum(['true', 'false'])),
+  },
+  { additionalProperties: false },
+);
+export type WorkflowEdge = Static<typeof WorkflowEdge>;
+
+export const WorkflowGraph = Type.Object(
+  {
+    nodes: Type.Array(WorkflowNode, { maxItems: 100 }),
+    edges: Type.Array(WorkflowEdge, { maxItems: 200 }),
+  },
+  { additionalProperties: false },
+);
+export type WorkflowGraph = Static<typeof WorkflowGraph>;
+
+export const WebhookTrigger = Type.Object({
+  /** {PUBLIC_BASE_URL}/functions/v1/webhook-trigger/<workflow_id> */
+  url: Type.String(),
+  /** Requests must carry x-webhook-secret equal to the trigger's secret. */
+  requireSecret: Type.Boolean(),
+});
+
+export const Workflow = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    description: Type.String(),
+    triggerType: TriggerType,
+    active: Type.Boolean(),
+    graph: WorkflowGraph,
+    triggerConfig: Type.Record(Type.String(), Type.Unknown()),
+    webhook: Type.Union([WebhookTrigger, Type.Null()]),
+    samplePayload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+    samplePayloadAt: Type.Union([DateTime, Type.Null()]),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { $id: 'Workflow' },
+);
+export type Workflow = Static<typeof Workflow>;
+
+export const CreateWorkflow = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.String({ maxLength: 10_000 })),
+    triggerType: TriggerType,
+    active: Type.Optional(Type.Boolean()),
+    graph: Type.Optional(WorkflowGraph),
+    triggerConfig: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    requireWebhookSecret: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type CreateWorkflow = Static<typeof CreateWorkflow>;
+
+export const UpdateWorkflow = Type.Partial(CreateWorkflow, { additionalProperties: false, minProperties: 1 });
+export type UpdateWorkflow = Static<typeof UpdateWorkflow>;
+
+/** Returned when a secret is created or regenerated, and by the reveal endpoint (write scope). */
+export const WebhookSecret = Type.Object({ workflowId: Uuid, secret: Type.String(), url: Type.String() });
+export type WebhookSecret = Static<typeof WebhookSecret>;
+
+export const ListWorkflowsQuery = Type.Object(
+  {
+    ...PageQuery,
+    active: Type.Optional(Type.Boolean()),
+    triggerType: Type.Optional(TriggerType),
+    q: Type.Optional(SearchText),
+  },
+  { additionalProperties: false },
+);
+export type ListWorkflowsQuery = Static<typeof ListWorkflowsQuery>;
+
+
+/** The answer to creating a workflow: the webhook secret is included once, for a webhook trigger. */
+export const CreatedWorkflow = Type.Intersect([Workflow, Type.Object({ webhookSecret: Type.Union([Type.String(), Type.Null()]) })]);
+export type CreatedWorkflow = Static<typeof CreatedWorkflow>;

@@ -1,0 +1,39 @@
+import Type, { type Static } from 'typebox';
+
+/**
+ * The short-lived internal JWT that the auth service mints for a downstream service, on behalf of a
+ * user. A caller's own token (API key, OAuth access token) never crosses a service boundary.
+ */
+export const INTERNAL_ISSUER = 'flowdesk-auth';
+export const INTERNAL_JWT_ALGORITHM = 'EdDSA';
+/** Lifetime of an internal token, seconds: long enough for one upstream request and its retries. */
+export const INTERNAL_TOKEN_TTL_SECONDS = 300;
+
+export const Audience = {
+  workspaceApi: 'workspace-api',
+} as const;
+
+export const InternalClaims = Type.Object({
+  iss: Type.Literal(INTERNAL_ISSUER),
+  /** The user the request acts for. */
+  sub: Type.String({ format: 'uuid' }),
+  aud: Type.String(),
+  /** Space-separated scopes, the subset the caller's credential holds. */
+  scope: Type.String(),
+  /** The service that asked for the token (mcp-gateway, workflow-engine, ...). */
+  azp: Type.Optional(Type.String()),
+  /** The OAuth client or API key behind the request, for audit. */
+  client_id: Type.Optional(Type.String()),
+  iat: Type.Integer(),
+  exp: Type.Integer(),
+  jti: Type.Optional(Type.String()),
+});
+export type InternalClaims = Static<typeof InternalClaims>;
+
+/** What a service knows about its caller after verifying the internal token. */
+export interface Identity {
+  userId: string;
+  scope: string;
+  azp: string | undefined;
+  clientId: string | undefined;
+}

@@ -1,0 +1,36 @@
+/** The database role every user-scoped transaction runs as: no BYPASSRLS, bound by every policy. */
+export const APP_ROLE = 'flowdesk_app';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface RawCapable {
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
+}
+
+export interface TransactionCapable<Tx> {
+  $transaction<R>(fn: (tx: Tx) => Promise<R>, options?: { maxWait?: number; timeout?: number }): Promise<R>;
+}
+
+/**
+ * Runs fn in one transaction as `userId`: SET LOCAL ROLE to the app role (so a superuser or table
+ * owner connection is still bound by the policies) and app.user_id set transaction-locally, so the
+ * pooled connection carries neither into the next request once the transaction ends.
+ */
+export async function withUser<Tx extends RawCapable, R>(
+  client: TransactionCapable<Tx>,
+  userId: string,
+  fn: (tx: Tx) => Promise<R>,
+  options: { timeoutMs?: number } = {},
+): Promise<R> {
+  if (!UUID.test(userId)) throw new TypeError('withUser: user id must be a UUID');
+  return client.$transaction(
+    async (tx) => {
+      await tx.$executeRawUnsafe(
+        `SELECT set_config('role', '${APP_ROLE}', true), set_config('app.user_id', $1, true)`,
+        userId,
+      );
+      return fn(tx);
+    },
+    { maxWait: 5_000, timeout: options.timeoutMs ?? 10_000 },
+  );
+}

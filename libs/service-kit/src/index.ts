@@ -1,0 +1,5 @@
+export { createService, type Service, type ServiceOptions } from './service.ts';
+export { internalAuth, type InternalAuthOptions } from './internal-auth.ts';
+export { signInternalToken, generateSigningKeys, type SigningKeys } from './internal-token.ts';
+export { loggerOptions } from './logger.ts';
+export { listen, onShutdown } from './lifecycle.ts';

@@ -1,0 +1,29 @@
+import type { FastifyServerOptions } from 'fastify';
+
+/**
+ * Structured pino logs, one line per event, with the request id fastify attaches to every line of a
+ * request. Credentials never reach a log: the headers that carry them are redacted wherever they
+ * appear.
+ */
+export function loggerOptions(service: string, level = process.env.LOG_LEVEL ?? 'info'): FastifyServerOptions['logger'] {
+  if (level === 'silent') return false;
+  return {
+    level,
+    base: { service },
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'req.headers["x-webhook-secret"]',
+        'req.headers["webhook-signature"]',
+        'res.headers["set-cookie"]',
+        '*.password',
+        '*.secret',
+        '*.token',
+        '*.access_token',
+        '*.refresh_token',
+      ],
+      censor: '[redacted]',
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyBaseLogger, type RawServerDefault } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { HttpError, type ErrorBody } from '@flowdesk/contracts';
+import { loggerOptions } from './logger.ts';
+
+export type Service = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export interface ServiceOptions {
+  /** Service name, in every log line and the health answer. */
+  name: string;
+  /** pino level, or 'silent' (tests). Default LOG_LEVEL or info. */
+  logLevel?: string;
+  /** Largest request body accepted, bytes; larger gets 413. Default 1 MiB. */
+  bodyLimit?: number;
+  /** Throws when the service cannot serve (database unreachable...): /readyz answers 503 then. */
+  readiness?: () => Promise<void>;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * A fastify instance with what every Flowdesk service shares: TypeBox schemas, pino logs with
+ * request ids (taken from x-request-id when the caller sent a sane one, so one id follows a request
+ * across services), one error shape for every failure, and /healthz + /readyz.
+ */
+export function createService(options: ServiceOptions): Service {
+  const app = Fastify({
+    logger: loggerOptions(options.name, options.logLevel),
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: {
+      customOptions: {
+        // Query strings arrive as text: coerce numbers/booleans, and a single ?status=x into an array.
+        coerceTypes: 'array',
+        useDefaults: true,
+        removeAdditional: false,
+        allErrors: false,
+      },
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // JSON only: fastify also parses text/plain by default, which would turn a wrong content type
+  // into a confusing validation error instead of 415.
+  app.removeContentTypeParser('text/plain');
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  app.setErrorHandler((err: FastifyError | HttpError, req, reply) => {
+    const { status, body, headers } = toErrorResponse(err);
+    if (status >= 500) req.log.error({ err }, 'request failed');
+    else req.log.info({ status, error: body.error }, body.message);
+    return reply.code(status).headers(headers).send(body);
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const body: ErrorBody = { error: 'not_found', message: `No route for ${req.method} ${req.url.split('?')[0]}` };
+    return reply.code(404).send(body);
+  });
+
+  app.get('/healthz', { logLevel: 'warn', schema: { hide: true } as object }, async () => ({ status: 'ok', service: options.name }));
+  app.get('/readyz', { logLevel: 'warn', schema: { hide: true } as object }, async (req, reply) => {
+    try {
+      await options.readiness?.();
+      return { status: 'ready', service: options.name };
+    } catch (err) {
+      req.log.warn({ err }, 'not ready');
+      const body: ErrorBody = { error: 'unavailable', message: `${options.name} is not ready` };
+      return reply.code(503).send(body);
+    }
+  });
+
+  return app;
+}
+
+/** Maps anything thrown in a request to the status and ErrorBody a client sees; 5xx details stay in the log. */
+export function toErrorResponse(err: FastifyError | HttpError): { status: number; body: ErrorBody; headers: Record<string, string> } {
+  if (err instanceof HttpError) return { status: err.statusCode, body: err.toBody(), headers: err.headers };
+  const fe = err as FastifyError;
+  if (fe.validation) {
+    const where = fe.validationContext ?? 'request';
+    const first = fe.validation[0];
+    const path = first?.instancePath ? `${where}${first.instancePath.replaceAll('/', '.')}` : where;
+    const extra =
+      first?.keyword === 'additionalProperties'
+        ? ` (${String((first.params as { additionalProperty?: string }).additionalProperty)})`
+        : '';
+    return { status: 400, body: { error: 'validation_failed', message: `${path} ${first?.message ?? 'is invalid'}${extra}` }, headers: {} };
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, body: { error: 'payload_too_large', message: fe.message }, headers: {} };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, body: { error: 'unsupported_media_type', message: 'Content-Type must be application/json' }, headers: {} };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, body: { error: 'bad_request', message: fe.message }, headers: {} };
+  }
+  const status = fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 600 ? fe.statusCode : 500;
+  if (status === 400 && err instanceof SyntaxError) {
+    return { status, body: { error: 'bad_request', message: 'Body is not valid JSON' }, headers: {} };
+  }
+  if (status < 500) {
+    const code = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status === 404 ? 'not_found' : status === 405 ? 'method_not_allowed' : status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : status === 429 ? 'rate_limited' : 'bad_request';
+    return { status, body: { error: code, message: fe.message }, headers: {} };
+  }
+  return { status, body: { error: status === 503 ? 'unavailable' : 'internal_error', message: 'Internal server error' }, headers: {} };
+}

@@ -1,0 +1,12 @@
+import { createService, type Service } from '@flowdesk/service-kit';
+
+export interface McpGatewayDeps {
+  /** pino level, or 'silent' (tests). Default LOG_LEVEL or info. */
+  logLevel?: string;
+  /** Clock port, so time-dependent behaviour can be tested without waiting. */
+  clock?: () => Date;
+}
+
+export async function buildApp(deps: McpGatewayDeps = {}): Promise<Service> {
+  return createService({ name: 'mcp-gateway', logLevel: deps.logLevel });
+}

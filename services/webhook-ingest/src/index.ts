@@ -1,0 +1,2 @@
+// The package entry: the embedded start builds this service in its own process.
+export { buildApp, type WebhookIngestDeps } from './app.ts';

@@ -1,0 +1,27 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { migrate, withUser, type Database } from '@flowdesk/db';
+import { PrismaClient } from '../generated/prisma/client.ts';
+
+export { PrismaClient };
+/** The client as seen inside a user-scoped transaction. */
+export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
+
+export const WORKSPACE_SCHEMA = 'workspace';
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
+
+export function createPrismaClient(db: Database): PrismaClient {
+  return new PrismaClient({ adapter: db.adapter });
+}
+
+export function migrateWorkspace(db: Database) {
+  return migrate(db, MIGRATIONS_DIR, WORKSPACE_SCHEMA);
+}
+
+/**
+ * The only way route handlers reach the data: every query runs inside a transaction bound to the
+ * calling user, so row-level security decides what exists.
+ */
+export function asUser<R>(prisma: PrismaClient, userId: string, fn: (tx: Tx) => Promise<R>): Promise<R> {
+  return withUser<Tx, R>(prisma as never, userId, fn);
+}

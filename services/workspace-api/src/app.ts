@@ -1,0 +1,96 @@
+import swagger from '@fastify/swagger';
+import type { Database } from '@flowdesk/db';
+import { Audience, ErrorBody } from '@flowdesk/contracts';
+import { createService, internalAuth, type Service } from '@flowdesk/service-kit';
+import { createPrismaClient, type PrismaClient } from './adapters/db.ts';
+import { SecretBox } from './domain/secret-box.ts';
+import { projectRoutes } from './routes/projects.ts';
+import { taskRoutes } from './routes/tasks.ts';
+import { calendarRoutes } from './routes/calendar.ts';
+import { noteRoutes } from './routes/notes.ts';
+import { workflowRoutes } from './routes/workflows.ts';
+import { workflowRunRoutes } from './routes/workflow-runs.ts';
+import { workspaceRoutes } from './routes/workspace.ts';
+
+export interface WorkspaceApiDeps {
+  /** An opened, migrated database (see migrateWorkspace). */
+  db: Database;
+  /** PEM public key of the auth service's internal-token signing key. */
+  jwtPublicKeyPem: string;
+  /** 32-byte key that encrypts webhook secrets at rest (AES-256-GCM). */
+  webhookSecretKey: Buffer;
+  /** The public base URL webhook endpoint URLs are built from; never a request's Host header. */
+  publicBaseUrl: string;
+  /** Clock port: "today" for due dates and overview figures. */
+  clock?: () => Date;
+  logLevel?: string;
+  bodyLimit?: number;
+}
+
+/** Everything a route needs, decorated on the instance. */
+export interface WorkspaceContext {
+  prisma: PrismaClient;
+  secrets: SecretBox;
+  publicBaseUrl: string;
+  now: () => Date;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    ctx: WorkspaceContext;
+  }
+}
+
+export const API_PREFIX = '/api/v1';
+
+export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
+  const prisma = createPrismaClient(deps.db);
+  const app = createService({
+    name: 'workspace-api',
+    logLevel: deps.logLevel,
+    bodyLimit: deps.bodyLimit,
+    readiness: async () => {
+      await deps.db.exec('SELECT 1');
+    },
+  });
+  app.decorate('ctx', {
+    prisma,
+    secrets: new SecretBox(deps.webhookSecretKey),
+    publicBaseUrl: deps.publicBaseUrl.replace(/\/+$/, ''),
+    now: deps.clock ?? (() => new Date()),
+  } satisfies WorkspaceContext);
+  app.addHook('onClose', async () => {
+    await prisma.$disconnect();
+  });
+
+  app.addSchema(ErrorBody);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Flowdesk workspace API',
+        version: '1.0.0',
+        description:
+          'Projects, tasks, calendar entries, notes, workflows and workflow runs of one user. Every request carries an internal JWT (audience workspace-api) minted by the auth service; row-level security scopes every query to its subject.',
+      },
+      components: { securitySchemes: { internalJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      security: [{ internalJwt: [] }],
+    },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(internalAuth, { publicKeyPem: deps.jwtPublicKeyPem, audience: Audience.workspaceApi });
+  await app.register(
+    async (api) => {
+      await api.register(projectRoutes);
+      await api.register(taskRoutes);
+      await api.register(calendarRoutes);
+      await api.register(noteRoutes);
+      await api.register(workflowRoutes);
+      await api.register(workflowRunRoutes);
+      await api.register(workspaceRoutes);
+    },
+    { prefix: API_PREFIX },
+  );
+  return app;
+}

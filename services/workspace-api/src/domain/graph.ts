@@ -1,0 +1,38 @@
+import { HttpError, type WorkflowGraph } from '@flowdesk/contracts';
+
+/**
+ * Checks what a JSON schema cannot: node ids are unique, edges join existing nodes, only condition
+ * nodes have branches, every node is reachable from the trigger, and there is no cycle (a run must
+ * end). The message names the offending node or edge, for the editor and for an assistant.
+ */
+export function validateGraph(graph: WorkflowGraph): void {
+  const fail = (msg: string): never => {
+    throw new HttpError('validation_failed', `body.graph ${msg}`);
+  };
+  const nodes = new Map<string, WorkflowGraph['nodes'][number]>();
+  for (const n of graph.nodes) {
+    if (nodes.has(n.id)) fail(`has two nodes with id "${n.id}"`);
+    nodes.set(n.id, n);
+  }
+  const next = new Map<string, string[]>();
+  for (const e of graph.edges) {
+    if (e.from !== 'trigger' && !nodes.has(e.from)) fail(`edge ${e.from} -> ${e.to} starts at an unknown node`);
+    if (!nodes.has(e.to)) fail(`edge ${e.from} -> ${e.to} ends at an unknown node`);
+    const fromType = e.from === 'trigger' ? 'trigger' : nodes.get(e.from)!.type;
+    if (e.branch && fromType !== 'condition') fail(`edge ${e.from} -> ${e.to} has a branch but ${e.from} is not a condition`);
+    if (!e.branch && fromType === 'condition') fail(`edge ${e.from} -> ${e.to} leaves a condition without branch "true" or "false"`);
+    next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  }
+  // Depth-first from the trigger: grey = on the current path (a cycle if met again), black = done.
+  const state = new Map<string, 'grey' | 'black'>();
+  const visit = (id: string) => {
+    state.set(id, 'grey');
+    for (const to of next.get(id) ?? []) {
+      if (state.get(to) === 'grey') fail(`has a cycle through node "${to}"`);
+      if (!state.has(to)) visit(to);
+    }
+    state.set(id, 'black');
+  };
+  visit('trigger');
+  for (const id of nodes.keys()) if (!state.has(id)) fail(`node "${id}" is not reachable from the trigger`);
+}

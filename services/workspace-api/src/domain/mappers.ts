@@ -1,0 +1,95 @@
+import type { CalendarEntry, Note, Project, Task, Workflow, WorkflowGraph, WorkflowRun, RunStep } from '@flowdesk/contracts';
+import type {
+  CalendarEntry as CalendarRow,
+  Note as NoteRow,
+  Project as ProjectRow,
+  Task as TaskRow,
+  Workflow as WorkflowRow,
+  WorkflowRun as RunRow,
+} from '../generated/prisma/client.ts';
+import { iso, isoOrNull, toDateOnly } from './dates.ts';
+
+// Rows to the API's shapes (libs/contracts): dates as ISO strings, no owner ids, no secrets.
+
+export const toProject = (r: ProjectRow): Project => ({
+  id: r.id,
+  name: r.name,
+  description: r.description,
+  color: r.color,
+  status: r.status,
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
+});
+
+export const toTask = (r: TaskRow): Task => ({
+  id: r.id,
+  title: r.title,
+  projectId: r.projectId,
+  dueDate: toDateOnly(r.dueDate),
+  notes: r.notes,
+  status: r.status,
+  priority: r.priority,
+  tags: r.tags,
+  completedAt: isoOrNull(r.completedAt),
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
+});
+
+export const toCalendarEntry = (r: CalendarRow): CalendarEntry => ({
+  id: r.id,
+  title: r.title,
+  description: r.description,
+  location: r.location,
+  startsAt: iso(r.startsAt),
+  endsAt: iso(r.endsAt),
+  allDay: r.allDay,
+  projectId: r.projectId,
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
+});
+
+export const toNote = (r: NoteRow): Note => ({
+  id: r.id,
+  title: r.title,
+  content: r.content,
+  projectId: r.projectId,
+  tags: r.tags,
+  pinned: r.pinned,
+  createdAt: iso(r.createdAt),
+  updatedAt: iso(r.updatedAt),
+});
+
+export const webhookUrl = (publicBaseUrl: string, workflowId: string) =>
+  `${publicBaseUrl}/functions/v1/webhook-trigger/${workflowId}`;
+
+export const toWorkflow =
+  (publicBaseUrl: string) =>
+  (r: WorkflowRow): Workflow => ({
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    triggerType: r.triggerType,
+    active: r.active,
+    graph: r.graph as unknown as WorkflowGraph,
+    triggerConfig: r.triggerConfig as Record<string, unknown>,
+    webhook: r.triggerType === 'webhook' ? { url: webhookUrl(publicBaseUrl, r.id), requireSecret: r.requireWebhookSecret } : null,
+    samplePayload: (r.samplePayload as Record<string, unknown> | null) ?? null,
+    samplePayloadAt: isoOrNull(r.samplePayloadAt),
+    createdAt: iso(r.createdAt),
+    updatedAt: iso(r.updatedAt),
+  });
+
+export const toRun = (r: RunRow): WorkflowRun => ({
+  id: r.id,
+  workflowId: r.workflowId,
+  eventId: r.eventId,
+  status: r.status,
+  triggerPayload: r.triggerPayload as Record<string, unknown>,
+  steps: r.steps as unknown as RunStep[],
+  warnings: r.warnings as unknown as string[],
+  error: r.error,
+  createdAt: iso(r.createdAt),
+  startedAt: isoOrNull(r.startedAt),
+  finishedAt: isoOrNull(r.finishedAt),
+  durationMs: r.startedAt && r.finishedAt ? r.finishedAt.getTime() - r.startedAt.getTime() : null,
+});

@@ -1,0 +1,181 @@
+import Type from 'typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  CreateWorkflow,
+  CreatedWorkflow,
+  IdParams,
+  ListWorkflowsQuery,
+  Page,
+  UpdateWorkflow,
+  WebhookSecret,
+  Workflow,
+  notFound,
+} from '@flowdesk/contracts';
+import type { Prisma } from '../generated/prisma/client.ts';
+import { asUser } from '../adapters/db.ts';
+import { keysetPage, pageOf } from '../domain/pagination.ts';
+import { mapPrismaError } from '../domain/errors.ts';
+import { toWorkflow, webhookUrl } from '../domain/mappers.ts';
+import { validateGraph } from '../domain/graph.ts';
+import { SecretBox } from '../domain/secret-box.ts';
+import { errorResponses } from './schemas.ts';
+
+export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { prisma, secrets, publicBaseUrl } = app.ctx;
+  const map = toWorkflow(publicBaseUrl);
+  const tags = ['workflows'];
+  const json = (v: unknown) => v as Prisma.InputJsonValue;
+
+  app.get(
+    '/workflows',
+    {
+      preHandler: app.requireAccess('read'),
+      schema: { tags, summary: 'List workflows', querystring: ListWorkflowsQuery, response: { 200: Page(Workflow), ...errorResponses } },
+    },
+    async (req) => {
+      const { limit, cursor, active, triggerType, q } = req.query;
+      const page = keysetPage(cursor, limit);
+      const and: Prisma.WorkflowWhereInput[] = [page.where];
+      if (active !== undefined) and.push({ active });
+      if (triggerType) and.push({ triggerType });
+      if (q) and.push({ OR: [{ name: { contains: q, mode: 'insensitive' } }, { description: { contains: q, mode: 'insensitive' } }] });
+      const rows = await asUser(prisma, req.identity.userId, (tx) =>
+        tx.workflow.findMany({ where: { AND: and }, orderBy: page.orderBy, take: page.take }),
+      );
+      return pageOf(rows, page.limit, map);
+    },
+  );
+
+  app.post(
+    '/workflows',
+    {
+      preHandler: app.requireAccess('write'),
+      schema: {
+        tags,
+        summary: 'Create a workflow; a webhook trigger gets its secret, shown in this answer',
+        body: CreateWorkflow,
+        response: { 201: CreatedWorkflow, ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const { userId } = req.identity;
+      const b = req.body;
+      if (b.graph) validateGraph(b.graph);
+      const secret = b.triggerType === 'webhook' ? SecretBox.generateSecret() : null;
+      const row = await asUser(prisma, userId, (tx) =>
+        tx.workflow.create({
+          data: {
+            ownerId: userId,
+            name: b.name,
+            description: b.description ?? '',
+            triggerType: b.triggerType,
+            active: b.active ?? false,
+            graph: json(b.graph ?? { nodes: [], edges: [] }),
+            triggerConfig: json(b.triggerConfig ?? {}),
+            requireWebhookSecret: b.requireWebhookSecret ?? true,
+            webhookSecretCipher: secret ? secrets.seal(secret) : null,
+          },
+        }),
+      );
+      return reply.code(201).send({ ...map(row), webhookSecret: secret });
+    },
+  );
+
+  app.get(
+    '/workflows/:id',
+    {
+      preHandler: app.requireAccess('read'),
+      schema: { tags, summary: 'Get a workflow with its node graph', params: IdParams, response: { 200: Workflow, ...errorResponses } },
+    },
+    async (req) => {
+      const row = await asUser(prisma, req.identity.userId, (tx) => tx.workflow.findUnique({ where: { id: req.params.id } }));
+      if (!row) throw notFound('Workflow');
+      return map(row);
+    },
+  );
+
+  app.patch(
+    '/workflows/:id',
+    {
+      preHandler: app.requireAccess('write'),
+      schema: {
+        tags,
+        summary: 'Update a workflow: rename, edit the graph, activate or deactivate, change the trigger',
+        params: IdParams,
+        body: UpdateWorkflow,
+        response: { 200: Workflow, ...errorResponses },
+      },
+    },
+    async (req) => {
+      const b = req.body;
+      if (b.graph) validateGraph(b.graph);
+      const row = await asUser(prisma, req.identity.userId, async (tx) => {
+        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { webhookSecretCipher: true } });
+        if (!current) throw notFound('Workflow');
+        // Switching to a webhook trigger generates its secret, as creating one does.
+        const needsSecret = b.triggerType === 'webhook' && !current.webhookSecretCipher;
+        return tx.workflow.update({
+          where: { id: req.params.id },
+          data: {
+            name: b.name,
+            description: b.description,
+            triggerType: b.triggerType,
+            active: b.active,
+            graph: b.graph === undefined ? undefined : json(b.graph),
+            triggerConfig: b.triggerConfig === undefined ? undefined : json(b.triggerConfig),
+            requireWebhookSecret: b.requireWebhookSecret,
+            ...(needsSecret ? { webhookSecretCipher: secrets.seal(SecretBox.generateSecret()) } : {}),
+          },
+        });
+      }).catch((e: unknown) => mapPrismaError(e, 'Workflow'));
+      return map(row);
+    },
+  );
+
+  app.delete(
+    '/workflows/:id',
+    {
+      preHandler: app.requireAccess('write'),
+      schema: { tags, summary: 'Delete a workflow and its runs', params: IdParams, response: { 204: Type.Null(), ...errorResponses } },
+    },
+    async (req, reply) => {
+      const { count } = await asUser(prisma, req.identity.userId, (tx) => tx.workflow.deleteMany({ where: { id: req.params.id } }));
+      if (count === 0) throw notFound('Workflow');
+      return reply.code(204).send(null);
+    },
+  );
+
+  const secretRoute = { tags, params: IdParams, response: { 200: WebhookSecret, ...errorResponses } };
+
+  // Revealing a secret is as sensitive as changing it: both need write access.
+  app.get(
+    '/workflows/:id/webhook-secret',
+    { preHandler: app.requireAccess('write'), schema: { ...secretRoute, summary: 'Show the webhook secret (trigger settings)' } },
+    async (req) => {
+      const row = await asUser(prisma, req.identity.userId, (tx) =>
+        tx.workflow.findUnique({ where: { id: req.params.id }, select: { id: true, triggerType: true, webhookSecretCipher: true } }),
+      );
+      if (!row) throw notFound('Workflow');
+      if (row.triggerType !== 'webhook' || !row.webhookSecretCipher) throw notFound('Webhook trigger');
+      return { workflowId: row.id, secret: secrets.open(row.webhookSecretCipher), url: webhookUrl(publicBaseUrl, row.id) };
+    },
+  );
+
+  app.post(
+    '/workflows/:id/webhook-secret/regenerate',
+    {
+      preHandler: app.requireAccess('write'),
+      schema: { ...secretRoute, summary: 'Replace the webhook secret; the old one stops working at once' },
+    },
+    async (req) => {
+      const secret = SecretBox.generateSecret();
+      const row = await asUser(prisma, req.identity.userId, async (tx) => {
+        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true } });
+        if (!current) throw notFound('Workflow');
+        if (current.triggerType !== 'webhook') throw notFound('Webhook trigger');
+        return tx.workflow.update({ where: { id: req.params.id }, data: { webhookSecretCipher: secrets.seal(secret) } });
+      });
+      return { workflowId: row.id, secret, url: webhookUrl(publicBaseUrl, row.id) };
+    },
+  );
+};

@@ -30,7 +30,7 @@ export function resolve(url: string, routes: readonly Route[], services: readonl
   const pathname = q === -1 ? url : url.slice(0, q);
   const search = q === -1 ? '' : url.slice(q);
   // A dot segment could step from one prefix into another service's paths further upstream.
-  if (pathname.split('/').some((s) => s === '..' || s === '.' || /^%2e/i.test(s))) return { kind: 'none' };
+  if (pathname.split('/').some((s) => /^(?:\.|%2e){1,2}$/i.test(s))) return { kind: 'none' };
   if (pathname === '/healthz' || pathname === '/healthz/') return { kind: 'front-health' };
   const probe = SERVICE_PROBE.exec(pathname);
   if (probe) {

@@ -1,0 +1,35 @@
+import path from 'node:path';
+
+export interface BannerInfo {
+  baseUrl: string;
+  devFile: string;
+  database: 'pglite' | 'postgres';
+  dataDir: string;
+}
+
+/** What someone who just ran `npm start` needs: where things are, and how to stop. */
+export function banner(info: BannerInfo, cwd = process.cwd()): string {
+  const shown = (p: string) => {
+    const rel = path.relative(cwd, p);
+    return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : p;
+  };
+  const b = info.baseUrl;
+  const rows: [string, string][] = [
+    ['Workspace API', `${b}/api/v1/`],
+    ['MCP server', `${b}/functions/v1/mcp-server-v2`],
+    ['Webhook triggers', `${b}/functions/v1/webhook-trigger/<workflow_id>`],
+    ['OAuth', `${b}/oauth/  and  ${b}/.well-known/`],
+    ['Health', `${b}/healthz`],
+  ];
+  return [
+    '',
+    `  Flowdesk is running at ${b}`,
+    '',
+    ...rows.map(([name, url]) => `    ${name.padEnd(18)}${url}`),
+    '',
+    `  Demo user and credentials: ${shown(info.devFile)}`,
+    `  Data: ${info.database === 'pglite' ? `PGlite in ${shown(info.dataDir)}` : 'Postgres (DATABASE_URL)'}`,
+    '  Stop with Ctrl+C.',
+    '',
+  ].join('\n');
+}

@@ -5,17 +5,24 @@ import type { FastifyServerOptions } from 'fastify';
  * request. Credentials never reach a log: the headers that carry them are redacted wherever they
  * appear.
  */
-export function loggerOptions(service: string, level = process.env.LOG_LEVEL ?? 'info'): FastifyServerOptions['logger'] {
+export function loggerOptions(
+  service: string,
+  level = process.env.LOG_LEVEL ?? 'info',
+  stream?: { write(line: string): void },
+): FastifyServerOptions['logger'] {
   if (level === 'silent') return false;
   return {
     level,
+    ...(stream ? { stream } : {}),
     base: { service },
     redact: {
       paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        'req.headers["x-webhook-secret"]',
-        'req.headers["webhook-signature"]',
+        ...['req.headers', 'headers'].flatMap((at) => [
+          `${at}.authorization`,
+          `${at}.cookie`,
+          `${at}["x-webhook-secret"]`,
+          `${at}["webhook-signature"]`,
+        ]),
         'res.headers["set-cookie"]',
         '*.password',
         '*.secret',

@@ -12,6 +12,8 @@ export interface ServiceOptions {
   name: string;
   /** pino level, or 'silent' (tests). Default LOG_LEVEL or info. */
   logLevel?: string;
+  /** Where log lines go (default stdout); tests read them from here. */
+  logStream?: { write(line: string): void };
   /** Largest request body accepted, bytes; larger gets 413. Default 1 MiB. */
   bodyLimit?: number;
   /** Throws when the service cannot serve (database unreachable...): /readyz answers 503 then. */
@@ -28,7 +30,7 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
  */
 export function createService(options: ServiceOptions): Service {
   const app = Fastify({
-    logger: loggerOptions(options.name, options.logLevel),
+    logger: loggerOptions(options.name, options.logLevel, options.logStream),
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     requestIdHeader: false,
     genReqId: (req) => {

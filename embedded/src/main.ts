@@ -1,17 +1,22 @@
 import path from 'node:path';
 import { onShutdown } from '@flowdesk/service-kit';
 import { banner } from './banner.ts';
-import { loadConfig } from './config.ts';
+import { loadConfig, type EmbeddedConfig } from './config.ts';
 import { devFilePath } from './dev-file.ts';
 import { startEmbedded } from './start.ts';
 
 // Entry of the root `npm start`: configuration from the environment, a banner for the person.
-let config;
+function fail(err: unknown, hint = ''): never {
+  console.error(`Flowdesk could not start: ${(err as Error).message}${hint}`);
+  if (/^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '')) console.error(err);
+  process.exit(1);
+}
+
+let config: EmbeddedConfig;
 try {
   config = loadConfig(process.env);
 } catch (err) {
-  console.error(`Flowdesk could not start: ${(err as Error).message}`);
-  process.exit(1);
+  fail(err);
 }
 const starting = startEmbedded(config);
 // Registered before the start finishes, so Ctrl+C during a slow first start still closes cleanly.
@@ -25,7 +30,5 @@ try {
   const database = config.databaseUrl ? 'postgres' : 'pglite';
   console.log(banner({ baseUrl: embedded.baseUrl, devFile: devFilePath(config.home), database, dataDir: path.join(config.home, 'pglite') }));
 } catch (err) {
-  const hint = (err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? ` Set PORT to use another port than ${config.port}.` : '';
-  console.error(`Flowdesk could not start: ${(err as Error).message}.${hint}`);
-  process.exit(1);
+  fail(err, (err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? ` (set PORT to use another port than ${config.port})` : '');
 }

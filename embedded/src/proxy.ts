@@ -63,7 +63,7 @@ function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
     res.writeHead(answer.statusCode ?? 502, answer.statusMessage, withoutHopByHop(answer.headers));
     // Headers go out now: an event stream's client must see the response before the first event.
     res.flushHeaders();
-    const parts: Buffer[] = []; answer.on('data', (c) => parts.push(c)); answer.on('end', () => res.end(Buffer.concat(parts)));
+    answer.pipe(res);
     answer.on('error', () => res.destroy());
   });
   upstream.on('error', (err) => {

@@ -18,8 +18,26 @@ export interface Database {
   readonly kind: 'postgres' | 'pglite';
   readonly adapter: SqlDriverAdapterFactory;
   /** Runs SQL outside Prisma (migrations, health checks); several statements allowed when no params. */
-  exec(sql: string, params?: unknown[]): Promise<{ rows: Record<string, unknown>[] }>;
+  exec: Exec;
+  /**
+   * Runs fn on one dedicated connection, alone: session state (advisory locks, an open transaction)
+   * stays on that connection, and on PGlite (one connection by nature) other sessions wait their turn.
+   */
+  session<R>(fn: (exec: Exec) => Promise<R>): Promise<R>;
   close(): Promise<void>;
+}
+
+export type Exec = (sql: string, params?: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
+
+type Queryable = { query(sql: string, params?: unknown[]): Promise<unknown> };
+
+/** A multi-statement query answers one result per statement; keep the last one's rows. */
+function execOn(q: Queryable): Exec {
+  return async (sql, params) => {
+    const res = (await q.query(sql, params)) as { rows?: unknown[] } | { rows?: unknown[] }[];
+    const last = Array.isArray(res) ? res[res.length - 1] : res;
+    return { rows: (last?.rows ?? []) as Record<string, unknown>[] };
+  };
 }
 
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
@@ -30,27 +48,37 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     return {
       kind: 'postgres',
       adapter: new PrismaPg(pool),
-      async exec(sql, params) {
-        const res = await pool.query(sql, params as unknown[] | undefined);
-        // A multi-statement query returns one result per statement.
-        const last = Array.isArray(res) ? res[res.length - 1] : res;
-        return { rows: (last?.rows ?? []) as Record<string, unknown>[] };
+      exec: execOn(pool),
+      async session(fn) {
+        const client = await pool.connect();
+        try {
+          return await fn(execOn(client));
+        } finally {
+          client.release();
+        }
       },
       close: () => pool.end(),
     };
   }
   const pglite = config.dataDir ? new PGlite(config.dataDir) : new PGlite();
   await pglite.waitReady;
+  const exec: Exec = async (sql, params) => {
+    if (params && params.length > 0) {
+      const res = await pglite.query(sql, params as unknown[]);
+      return { rows: res.rows as Record<string, unknown>[] };
+    }
+    const results = await pglite.exec(sql);
+    return { rows: (results[results.length - 1]?.rows ?? []) as Record<string, unknown>[] };
+  };
+  let queue: Promise<unknown> = Promise.resolve();
   return {
     kind: 'pglite',
     adapter: new PrismaPGlite(pglite),
-    async exec(sql, params) {
-      if (params && params.length > 0) {
-        const res = await pglite.query(sql, params as unknown[]);
-        return { rows: res.rows as Record<string, unknown>[] };
-      }
-      const results = await pglite.exec(sql);
-      return { rows: (results[results.length - 1]?.rows ?? []) as Record<string, unknown>[] };
+    exec,
+    session(fn) {
+      const run = queue.then(() => fn(exec));
+      queue = run.catch(() => {});
+      return run;
     },
     close: () => pglite.close(),
   };

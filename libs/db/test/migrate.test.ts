@@ -172,7 +172,7 @@ test('a failing migration is rolled back completely, not recorded, named in the 
   assert.deepEqual(await tables(tdb.db, 'm_fail'), ['_prisma_migrations', 'alpha', 'beta', 'delta', 'gamma']);
 });
 
-describe('two runners started at once', { skip: process.env.DATABASE_URL ? false : 'needs Postgres (DATABASE_URL): PGlite is one in-process connection' }, () => {
+describe('two runners started at once', () => {
   /** Slow, non-repeatable migrations: running one twice fails (CREATE TABLE) or doubles rows. */
   function racy(schema: string): Record<string, string> {
     return {
@@ -196,7 +196,7 @@ describe('two runners started at once', { skip: process.env.DATABASE_URL ? false
     assert.deepEqual(rows, [{ one: [1, 3], two: 1 }], 'no statement ran twice');
   }
 
-  test('two processes (separate pools) on one database', async () => {
+  test('two processes (separate pools) on one database', { skip: process.env.DATABASE_URL ? false : 'needs Postgres (DATABASE_URL): a PGlite database belongs to one process' }, async () => {
     const files = racy('m_race');
     const dir = await folder(files);
     const dbs = await Promise.all([0, 1].map(() => openDatabase({ kind: 'postgres', url: tdb.url! })));
@@ -208,7 +208,7 @@ describe('two runners started at once', { skip: process.env.DATABASE_URL ? false
     }
   });
 
-  test('one process starting the runner twice on the same pool', async () => {
+  test('one process starting the runner twice on the same database (pool or PGlite)', async () => {
     const files = racy('m_race_same');
     const dir = await folder(files);
     const results = await Promise.all([migrate(tdb.db, dir, 'm_race_same'), migrate(tdb.db, dir, 'm_race_same')]);

@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { HttpError, type ErrorBody } from '@flowdesk/contracts';
 import { loggerOptions } from './logger.ts';
+import { validatorCompiler } from './validation.ts';
 
 export type Service = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -37,17 +38,9 @@ export function createService(options: ServiceOptions): Service {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    ajv: {
-      customOptions: {
-        // Query strings arrive as text: coerce numbers/booleans, and a single ?status=x into an array.
-        coerceTypes: 'array',
-        useDefaults: true,
-        removeAdditional: false,
-        allErrors: false,
-      },
-    },
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler());
 
   // JSON only: fastify also parses text/plain by default, which would turn a wrong content type
   // into a confusing validation error instead of 415.

@@ -77,7 +77,10 @@ export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
       security: [{ internalJwt: [] }],
     },
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Also under the API prefix, so it is reachable through the one base URL (/api/ → workspace-api).
+  for (const path of ['/openapi.json', `${API_PREFIX}/openapi.json`]) {
+    app.get(path, { schema: { hide: true } }, async () => app.swagger());
+  }
 
   await app.register(internalAuth, { publicKeyPem: deps.jwtPublicKeyPem, audience: Audience.workspaceApi });
   await app.register(

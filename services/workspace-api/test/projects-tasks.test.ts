@@ -16,7 +16,7 @@ async function allPages(user: TestUser, path: string): Promise<string[][]> {
   let cursor: string | null = null;
   do {
     const sep = path.includes('?') ? '&' : '?';
-    const res = await user.call('GET', cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path);
+    const res: { status: number; body: any } = await user.call('GET', cursor ? `${path}${sep}cursor=${encodeURIComponent(cursor)}` : path);
     assert.equal(res.status, 200, JSON.stringify(res.body));
     pages.push(res.body.items.map((i: { id: string }) => i.id));
     cursor = res.body.nextCursor;

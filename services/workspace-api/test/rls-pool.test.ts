@@ -167,10 +167,10 @@ describe('a connection reused after A’s request does not act as A', () => {
         async (tx) => {
           pid = await backendPid(tx);
           await tx.project.create({ data: { ownerId: userA, name: 'too late' } });
-          await sleep(600);
+          await sleep(1000);
           return tx.project.findMany();
         },
-        { timeoutMs: 200 },
+        { timeoutMs: 500 },
       ),
       (e) => (e as { code?: string }).code === 'P2028',
       'the request fails as an expired transaction',

@@ -17,6 +17,7 @@ interface Delegate {
   findFirst(args?: object): Promise<Row | null>;
   count(args?: object): Promise<number>;
   create(args: object): Promise<Row>;
+  createMany(args: object): Promise<{ count: number }>;
   update(args: object): Promise<Row>;
   updateMany(args: object): Promise<{ count: number }>;
   delete(args: object): Promise<Row>;
@@ -91,6 +92,11 @@ const TABLES: TableSpec[] = [
   },
 ];
 
+/** Thrown to roll a transaction back while handing a value out of it. */
+class RollBack {
+  constructor(readonly value: unknown) {}
+}
+
 const spec = (table: Table) => TABLES.find((t) => t.table === table)!;
 
 /** Creates one row per table for `owner`, parents first, as that owner. */
@@ -164,7 +170,7 @@ for (const t of TABLES) {
       assert.equal(seen.count, 1, 'count only counts A’s row');
     });
 
-    test('cannot be changed or deleted: update/delete by id throw P2025, updateMany/deleteMany count 0, and B still has them unchanged', async () => {
+    test('cannot be changed or deleted: update/delete by id throw P2025, updateMany/deleteMany reach none of them, and B still has them unchanged', async () => {
       const before = await visible(ws, userB, t.table);
       const target = b[t.table].id;
 
@@ -184,6 +190,13 @@ for (const t of TABLES) {
       });
       assert.deepEqual(counts, [0, 0, 0, 0], 'updateMany/deleteMany on B’s rows affect nothing');
 
+      // Unfiltered, as in "mark all mine" or "delete all mine": only A's one row; rolled back after.
+      const unfiltered = await asUser(ws.prisma, userA, async (tx) => {
+        const m = t.model(tx);
+        throw new RollBack([(await m.updateMany({ data: t.change })).count, (await m.deleteMany()).count]);
+      }).catch((e: unknown) => (e instanceof RollBack ? e.value : Promise.reject(e)));
+      assert.deepEqual(unfiltered, [1, 1], 'updateMany/deleteMany without a filter reach A’s row only');
+
       assert.deepEqual(await visible(ws, userB, t.table), before, 'B’s rows are exactly as before');
     });
 
@@ -195,10 +208,18 @@ for (const t of TABLES) {
       const create = await prismaCode(asUser(ws.prisma, userA, (tx) => t.model(tx).create({ data: t.data(userB, b) })));
       assert.match(create.message, /row-level security/, `create with B's owner id: ${create.code} ${create.message}`);
 
+      // Also without RETURNING (createMany), where only the policy's WITH CHECK stands in the way.
+      const createMany = await prismaCode(asUser(ws.prisma, userA, (tx) => t.model(tx).createMany({ data: [t.data(userB, b)] })));
+      assert.match(createMany.message, /row-level security/, `createMany with B's owner id: ${createMany.code} ${createMany.message}`);
+
       const give = await prismaCode(
         asUser(ws.prisma, userA, (tx) => t.model(tx).update({ where: { id: a[t.table].id }, data: { ownerId: userB } })),
       );
       assert.match(give.message, /row-level security/, `update owner to B: ${give.code} ${give.message}`);
+      const giveMany = await prismaCode(
+        asUser(ws.prisma, userA, (tx) => t.model(tx).updateMany({ where: { id: a[t.table].id }, data: { ownerId: userB } })),
+      );
+      assert.match(giveMany.message, /row-level security/, `updateMany owner to B: ${giveMany.code} ${giveMany.message}`);
 
       assert.deepEqual(await visible(ws, userB, t.table), bBefore, 'B got no new or changed row');
       assert.deepEqual(await visible(ws, userA, t.table), aBefore, 'A still owns their row, unchanged');
@@ -260,11 +281,6 @@ describe('composite foreign keys: A cannot attach rows to B’s project or workf
 
   test(
     'workflow_run: a run on B’s workflow with an event id B already used reveals nothing either',
-    {
-      todo:
-        'migration bug: the unique index workflow_run(workflow_id, event_id) is checked before the foreign key and ' +
-        'without row-level security, so this answers P2002 (unique) instead of P2003 and confirms B’s event',
-    },
     async () => {
       const t = spec('workflow_run');
       const usedByB = String(b.workflow_run.eventId);
@@ -307,7 +323,9 @@ describe('database catalog', () => {
   test('every workspace table has row-level security enabled and forced, with the single owner_only policy', async () => {
     const { rows } = await ws.db.exec(
       `SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
-              (SELECT array_agg(p.polname::text || ':' || p.polcmd::text ORDER BY p.polname) FROM pg_policy p WHERE p.polrelid = c.oid) AS policies
+              (SELECT array_agg(format('%s %s USING %s WITH CHECK %s', p.polname, p.polcmd,
+                        pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid)) ORDER BY p.polname)
+                 FROM pg_policy p WHERE p.polrelid = c.oid) AS policies
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = 'workspace' AND c.relkind IN ('r', 'p') AND c.relname <> '_prisma_migrations'
         ORDER BY c.relname`,
@@ -320,7 +338,11 @@ describe('database catalog', () => {
     for (const r of rows) {
       assert.equal(r.relrowsecurity, true, `${String(r.relname)}: ENABLE ROW LEVEL SECURITY`);
       assert.equal(r.relforcerowsecurity, true, `${String(r.relname)}: FORCE ROW LEVEL SECURITY`);
-      assert.deepEqual(r.policies, ['owner_only:*'], `${String(r.relname)}: one policy for all commands`);
+      assert.deepEqual(
+        r.policies,
+        ['owner_only * USING (owner_id = workspace.current_user_id()) WITH CHECK (owner_id = workspace.current_user_id())'],
+        `${String(r.relname)}: one policy, for all commands, reading and writing only the current user's rows`,
+      );
     }
   });
 

@@ -71,7 +71,7 @@ async function seed(user: TestUser): Promise<Record<NonNullable<Route['id']>, st
   return { project: project.body.id, task: task.body.id, calendar: calendar.body.id, note: note.body.id, workflow: workflow.body.id, run: run.id };
 }
 
-const url = (r: Route, id = randomUUID()) => `/api/v1${r.path.replace(':id', id)}`;
+const url = (r: Route, id: string = randomUUID()) => `/api/v1${r.path.replace(':id', id)}`;
 const name = (r: Route) => `${r.method} ${r.path}`;
 
 before(async () => {
@@ -214,8 +214,9 @@ describe('bad input gets a clean 4xx with the error body', () => {
   });
 });
 
-test('GET /openapi.json documents every route with the error body', async () => {
+test('GET /openapi.json (also /api/v1/openapi.json) documents every route with the error body', async () => {
   const res = await rawCall(api.baseUrl, 'GET', '/openapi.json');
+  assert.deepEqual((await rawCall(api.baseUrl, 'GET', '/api/v1/openapi.json')).body, res.body);
   assert.equal(res.status, 200);
   assert.equal(res.body.openapi, '3.1.0');
   const post = res.body.paths['/api/v1/tasks'].post;

@@ -271,6 +271,18 @@ describe('list', () => {
     assert.deepEqual(await listIds('?q=nothing-like-this'), []);
   });
 
+  test(
+    'q is a plain substring: % and _ in it are literal characters, not wildcards',
+    async () => {
+      const w = api.user();
+      const made: Record<string, string> = {};
+      for (const name of ['plain words', '100% done', 'snake_case']) made[name] = (await create(w, { name, triggerType: 'manual' })).id;
+      const names = async (q: string) =>
+        ((await w.call('GET', `/api/v1/workflows?q=${encodeURIComponent(q)}`)).body.items as { name: string }[]).map((x) => x.name).sort();
+      assert.deepEqual([await names('%'), await names('_')], [['100% done'], ['snake_case']]);
+    },
+  );
+
   test('an unknown trigger type or a bogus cursor: 400 validation_failed', async () => {
     const bad = await u.call('GET', '/api/v1/workflows?triggerType=cron');
     assert.equal(bad.status, 400);
@@ -506,7 +518,7 @@ describe('graph validation', () => {
     {
       name: 'an unknown node type',
       graph: { nodes: [{ id: 'mail', type: 'send_email', params: { to: 'x@example.test' } }], edges: [{ from: 'trigger', to: 'mail' }] },
-      message: /graph\.nodes\.0/,
+      message: /graph\.nodes\.0\.type/,
     },
     {
       name: 'an HTTP node with method TRACE',
@@ -546,6 +558,19 @@ describe('graph validation', () => {
       );
     });
   }
+
+  test(
+    'a node may not take the reserved id "trigger" (it would pass as reachable without any edge into it)',
+    async () => {
+      const other = api.user();
+      const res = await other.call('POST', '/api/v1/workflows', {
+        name: 'Reserved id',
+        triggerType: 'manual',
+        graph: { nodes: [task('trigger')], edges: [] },
+      });
+      assert.deepEqual([res.status, res.body.error], [400, 'validation_failed']);
+    },
+  );
 
   test('HTTP Request → Condition (true → Create Task) is accepted and returned unchanged', async () => {
     const other = api.user();

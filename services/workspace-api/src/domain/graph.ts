@@ -11,11 +11,16 @@ export function validateGraph(graph: WorkflowGraph): void {
   };
   const nodes = new Map<string, WorkflowGraph['nodes'][number]>();
   for (const n of graph.nodes) {
+    if (n.id === 'trigger') fail('uses the reserved node id "trigger" (edges start from it)');
     if (nodes.has(n.id)) fail(`has two nodes with id "${n.id}"`);
     nodes.set(n.id, n);
   }
   const next = new Map<string, string[]>();
+  const seen = new Set<string>();
   for (const e of graph.edges) {
+    const key = `${e.from}->${e.to}:${e.branch ?? ''}`;
+    if (seen.has(key)) fail(`has the edge ${e.from} -> ${e.to} twice`);
+    seen.add(key);
     if (e.from !== 'trigger' && !nodes.has(e.from)) fail(`edge ${e.from} -> ${e.to} starts at an unknown node`);
     if (!nodes.has(e.to)) fail(`edge ${e.from} -> ${e.to} ends at an unknown node`);
     const fromType = e.from === 'trigger' ? 'trigger' : nodes.get(e.from)!.type;

@@ -1,65 +1,65 @@
 import { HttpError, DEFAULT_PAGE_SIZE, type PageOf } from '@flowdesk/contracts';
 
 /**
- * Cursor pagination. The default order (newest first) pages by keyset on (createdAt, id), so pages
- * stay stable while rows are added; other orders page by offset. The cursor is opaque to callers.
+ * Cursor pagination. Newest-first listings page by keyset on (createdAt, id), so pages stay stable
+ * while rows are added; other orders page by offset. The cursor is opaque to callers and names the
+ * listing it came from, so a cursor of one listing is refused by another instead of silently
+ * paging through the wrong rows.
  */
-type Cursor = { k: 'keyset'; t: string; id: string } | { k: 'offset'; o: number };
+type Cursor = { l: string; k: 'keyset'; t: string; id: string } | { l: string; k: 'offset'; o: number };
 
-export function encodeCursor(c: Cursor): string {
-  return Buffer.from(JSON.stringify(c)).toString('base64url');
-}
+const encode = (c: Cursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
 
-export function decodeCursor(raw: string | undefined): Cursor | undefined {
+function decode(listing: string, kind: Cursor['k'], raw: string | undefined): Cursor | undefined {
   if (raw === undefined) return undefined;
+  let c: Cursor | undefined;
   try {
-    const c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
-    if (c.k === 'keyset' && typeof c.t === 'string' && typeof c.id === 'string' && !Number.isNaN(Date.parse(c.t))) return c;
-    if (c.k === 'offset' && Number.isInteger(c.o) && c.o >= 0) return c;
+    c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
   } catch {
-    // fall through
+    c = undefined;
   }
-  throw new HttpError('validation_failed', 'querystring.cursor is not a cursor this API returned');
+  const valid =
+    c &&
+    ((c.k === 'keyset' && typeof c.t === 'string' && typeof c.id === 'string' && !Number.isNaN(Date.parse(c.t))) ||
+      (c.k === 'offset' && Number.isInteger(c.o) && c.o >= 0));
+  if (!valid) throw new HttpError('validation_failed', 'querystring.cursor is not a cursor this API returned');
+  if (c!.l !== listing || c!.k !== kind) throw new HttpError('validation_failed', 'querystring.cursor belongs to another listing');
+  return c;
 }
 
-/** The Prisma pieces for a newest-first keyset page: where clause, order and take. */
-export function keysetPage(cursorRaw: string | undefined, limit = DEFAULT_PAGE_SIZE) {
-  const c = decodeCursor(cursorRaw);
-  if (c && c.k !== 'keyset') throw new HttpError('validation_failed', 'querystring.cursor does not belong to this listing');
-  const where = c
-    ? { OR: [{ createdAt: { lt: new Date(c.t) } }, { createdAt: new Date(c.t), id: { lt: c.id } }] }
-    : {};
+/** Cuts the extra row fetched to learn whether a next page exists. */
+function cut<Row>(rows: Row[], limit: number): { items: Row[]; more: boolean } {
+  return rows.length > limit ? { items: rows.slice(0, limit), more: true } : { items: rows, more: false };
+}
+
+/** Newest first: the Prisma where/orderBy/take for one page, and how to turn its rows into a Page. */
+export function keysetPage(listing: string, cursorRaw: string | undefined, limit = DEFAULT_PAGE_SIZE) {
+  const c = decode(listing, 'keyset', cursorRaw) as Extract<Cursor, { k: 'keyset' }> | undefined;
   return {
-    where,
+    where: c ? { OR: [{ createdAt: { lt: new Date(c.t) } }, { createdAt: new Date(c.t), id: { lt: c.id } }] } : {},
     orderBy: [{ createdAt: 'desc' as const }, { id: 'desc' as const }],
     take: limit + 1,
-    limit,
+    toPage<Row extends { id: string; createdAt: Date }, T>(rows: Row[], map: (r: Row) => T): PageOf<T> {
+      const { items, more } = cut(rows, limit);
+      const last = items[items.length - 1];
+      return {
+        items: items.map(map),
+        nextCursor: more && last ? encode({ l: listing, k: 'keyset', t: last.createdAt.toISOString(), id: last.id }) : null,
+      };
+    },
   };
 }
 
-export function offsetPage(cursorRaw: string | undefined, limit = DEFAULT_PAGE_SIZE) {
-  const c = decodeCursor(cursorRaw);
-  if (c && c.k !== 'offset') throw new HttpError('validation_failed', 'querystring.cursor does not belong to this listing');
+/** Any other order: skip/take for one page, and how to turn its rows into a Page. */
+export function offsetPage(listing: string, cursorRaw: string | undefined, limit = DEFAULT_PAGE_SIZE) {
+  const c = decode(listing, 'offset', cursorRaw) as Extract<Cursor, { k: 'offset' }> | undefined;
   const skip = c?.o ?? 0;
-  return { skip, take: limit + 1, limit };
-}
-
-/** Cuts the extra row fetched to know whether there is a next page, and builds its cursor. */
-export function pageOf<Row extends { id: string; createdAt: Date }, T>(
-  rows: Row[],
-  limit: number,
-  map: (r: Row) => T,
-  offset?: number,
-): PageOf<T> {
-  const more = rows.length > limit;
-  const items = more ? rows.slice(0, limit) : rows;
-  const last = items[items.length - 1];
-  let nextCursor: string | null = null;
-  if (more && last) {
-    nextCursor =
-      offset === undefined
-        ? encodeCursor({ k: 'keyset', t: last.createdAt.toISOString(), id: last.id })
-        : encodeCursor({ k: 'offset', o: offset + limit });
-  }
-  return { items: items.map(map), nextCursor };
+  return {
+    skip,
+    take: limit + 1,
+    toPage<Row, T>(rows: Row[], map: (r: Row) => T): PageOf<T> {
+      const { items, more } = cut(rows, limit);
+      return { items: items.map(map), nextCursor: more ? encode({ l: listing, k: 'offset', o: skip + limit }) : null };
+    },
+  };
 }

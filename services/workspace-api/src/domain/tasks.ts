@@ -1,6 +1,7 @@
 import type { ListTasksQuery, TaskPriority, TaskStatus, UpdateTask } from '@flowdesk/contracts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { fromDateOnly, startOfUtcDay } from './dates.ts';
+import { containsText } from './text-search.ts';
 
 const OPEN: TaskStatus[] = ['todo', 'in_progress'];
 
@@ -15,7 +16,7 @@ export function taskFilter(q: ListTasksQuery, now: Date): Prisma.TaskWhereInput 
   if (q.dueBefore) and.push({ dueDate: { lte: fromDateOnly(q.dueBefore)! } });
   if (q.dueAfter) and.push({ dueDate: { gte: fromDateOnly(q.dueAfter)! } });
   if (q.overdue) and.push({ dueDate: { lt: startOfUtcDay(now) }, status: { in: OPEN } });
-  if (q.q) and.push({ OR: [{ title: { contains: q.q, mode: 'insensitive' } }, { notes: { contains: q.q, mode: 'insensitive' } }] });
+  if (q.q) and.push({ OR: [{ title: containsText(q.q) }, { notes: containsText(q.q) }] });
   return { AND: and };
 }
 

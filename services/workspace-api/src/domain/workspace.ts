@@ -2,8 +2,7 @@ import type { Overview, SearchHit, SearchKind, SearchQuery, TagCount } from '@fl
 import type { Tx } from '../adapters/db.ts';
 import { addDays, startOfUtcDay } from './dates.ts';
 import { OPEN_STATUSES } from './tasks.ts';
-
-const like = (q: string) => ({ contains: q, mode: 'insensitive' as const });
+import { containsText as like } from './text-search.ts';
 
 /** ~120 characters around the first match, so a hit explains itself. */
 export function snippet(text: string, q: string, width = 120): string {
@@ -14,33 +13,57 @@ export function snippet(text: string, q: string, width = 120): string {
   return `${start > 0 ? '…' : ''}${flat.slice(start, start + width)}${start + width < flat.length ? '…' : ''}`;
 }
 
+interface Searchable {
+  title: string;
+  /** Text fields besides the title, in the order the snippet prefers them. */
+  body: string[];
+  find(tx: Tx, where: object, take: number): Promise<Array<{ id: string; updatedAt: Date } & Record<string, unknown>>>;
+}
+
+// What each kind is searched in. `find` is one Prisma call per kind; row-level security scopes it.
+const SEARCHABLE: Record<SearchKind, Searchable> = {
+  project: { title: 'name', body: ['description'], find: (tx, where, take) => tx.project.findMany({ where, take, orderBy: { updatedAt: 'desc' } }) },
+  task: { title: 'title', body: ['notes'], find: (tx, where, take) => tx.task.findMany({ where, take, orderBy: { updatedAt: 'desc' } }) },
+  note: { title: 'title', body: ['content'], find: (tx, where, take) => tx.note.findMany({ where, take, orderBy: { updatedAt: 'desc' } }) },
+  calendar_entry: {
+    title: 'title',
+    body: ['description', 'location'],
+    find: (tx, where, take) => tx.calendarEntry.findMany({ where, take, orderBy: { updatedAt: 'desc' } }),
+  },
+  workflow: { title: 'name', body: ['description'], find: (tx, where, take) => tx.workflow.findMany({ where, take, orderBy: { updatedAt: 'desc' } }) },
+};
+
+/**
+ * Title matches first, then matches in the body, each group newest first. Two passes so that a
+ * title match is never crowded out of a short result by more recently edited body matches.
+ */
 export async function searchWorkspace(tx: Tx, query: SearchQuery): Promise<SearchHit[]> {
   const { q, limit = 20 } = query;
-  const wanted = new Set<SearchKind>(query.types?.length ? query.types : ['project', 'task', 'note', 'calendar_entry', 'workflow']);
-  const take = limit;
-  const hits: SearchHit[] = [];
-  const hit = (type: SearchKind, id: string, title: string, body: string, updatedAt: Date) =>
-    hits.push({ type, id, title, snippet: snippet(title.toLowerCase().includes(q.toLowerCase()) ? body || title : body, q), updatedAt: updatedAt.toISOString() });
+  const kinds = (query.types?.length ? query.types : (Object.keys(SEARCHABLE) as SearchKind[])).filter((k, i, a) => a.indexOf(k) === i);
+  // The snippet shows the match: from the body field that holds it, else from the title.
+  const toHit = (type: SearchKind, s: Searchable, r: Record<string, unknown> & { id: string; updatedAt: Date }): SearchHit => {
+    const text = (f: string) => (typeof r[f] === 'string' ? (r[f] as string) : '');
+    const matchingBody = s.body.find((f) => text(f).toLowerCase().includes(q.toLowerCase()));
+    return { type, id: r.id, title: text(s.title), snippet: snippet(text(matchingBody ?? s.title), q), updatedAt: r.updatedAt.toISOString() };
+  };
+  const newestFirst = (a: SearchHit, b: SearchHit) => b.updatedAt.localeCompare(a.updatedAt);
 
-  if (wanted.has('project'))
-    for (const r of await tx.project.findMany({ where: { OR: [{ name: like(q) }, { description: like(q) }] }, orderBy: { updatedAt: 'desc' }, take }))
-      hit('project', r.id, r.name, r.description, r.updatedAt);
-  if (wanted.has('task'))
-    for (const r of await tx.task.findMany({ where: { OR: [{ title: like(q) }, { notes: like(q) }] }, orderBy: { updatedAt: 'desc' }, take }))
-      hit('task', r.id, r.title, r.notes, r.updatedAt);
-  if (wanted.has('note'))
-    for (const r of await tx.note.findMany({ where: { OR: [{ title: like(q) }, { content: like(q) }] }, orderBy: { updatedAt: 'desc' }, take }))
-      hit('note', r.id, r.title, r.content, r.updatedAt);
-  if (wanted.has('calendar_entry'))
-    for (const r of await tx.calendarEntry.findMany({ where: { OR: [{ title: like(q) }, { description: like(q) }, { location: like(q) }] }, orderBy: { updatedAt: 'desc' }, take }))
-      hit('calendar_entry', r.id, r.title, r.description, r.updatedAt);
-  if (wanted.has('workflow'))
-    for (const r of await tx.workflow.findMany({ where: { OR: [{ name: like(q) }, { description: like(q) }] }, orderBy: { updatedAt: 'desc' }, take }))
-      hit('workflow', r.id, r.name, r.description, r.updatedAt);
+  const titleHits: SearchHit[] = [];
+  for (const k of kinds) {
+    const s = SEARCHABLE[k];
+    for (const r of await s.find(tx, { [s.title]: like(q) }, limit)) titleHits.push(toHit(k, s, r));
+  }
+  titleHits.sort(newestFirst);
+  if (titleHits.length >= limit) return titleHits.slice(0, limit);
 
-  // Title matches first, then the most recently changed.
-  const inTitle = (h: SearchHit) => (h.title.toLowerCase().includes(q.toLowerCase()) ? 0 : 1);
-  return hits.sort((a, b) => inTitle(a) - inTitle(b) || b.updatedAt.localeCompare(a.updatedAt)).slice(0, limit);
+  const bodyHits: SearchHit[] = [];
+  const room = limit - titleHits.length;
+  for (const k of kinds) {
+    const s = SEARCHABLE[k];
+    const where = { AND: [{ NOT: { [s.title]: like(q) } }, { OR: s.body.map((f) => ({ [f]: like(q) })) }] };
+    for (const r of await s.find(tx, where, room)) bodyHits.push(toHit(k, s, r));
+  }
+  return [...titleHits, ...bodyHits.sort(newestFirst).slice(0, room)];
 }
 
 export async function tagCounts(tx: Tx): Promise<TagCount[]> {

@@ -12,7 +12,8 @@ import {
 } from '@flowdesk/contracts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { asUser } from '../adapters/db.ts';
-import { offsetPage, pageOf } from '../domain/pagination.ts';
+import { offsetPage } from '../domain/pagination.ts';
+import { containsText } from '../domain/text-search.ts';
 import { mapPrismaError } from '../domain/errors.ts';
 import { toCalendarEntry } from '../domain/mappers.ts';
 import { errorResponses } from './schemas.ts';
@@ -50,12 +51,12 @@ export const calendarRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (from) and.push({ endsAt: { gt: new Date(from) } });
       if (to) and.push({ startsAt: { lt: new Date(to) } });
       if (projectId) and.push({ projectId });
-      if (q) and.push({ OR: [{ title: { contains: q, mode: 'insensitive' } }, { description: { contains: q, mode: 'insensitive' } }, { location: { contains: q, mode: 'insensitive' } }] });
-      const page = offsetPage(cursor, limit);
+      if (q) and.push({ OR: [{ title: containsText(q) }, { description: containsText(q) }, { location: containsText(q) }] });
+      const page = offsetPage('calendar-entries', cursor, limit);
       const rows = await asUser(prisma, req.identity.userId, (tx) =>
         tx.calendarEntry.findMany({ where: { AND: and }, orderBy: [{ startsAt: 'asc' }, { id: 'asc' }], skip: page.skip, take: page.take }),
       );
-      return pageOf(rows, page.limit, toCalendarEntry, page.skip);
+      return page.toPage(rows, toCalendarEntry);
     },
   );
 

@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CreateNote, IdParams, ListNotesQuery, Note, Page, UpdateNote, notFound } from '@flowdesk/contracts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { asUser } from '../adapters/db.ts';
-import { keysetPage, pageOf } from '../domain/pagination.ts';
+import { keysetPage } from '../domain/pagination.ts';
+import { containsText } from '../domain/text-search.ts';
 import { mapPrismaError } from '../domain/errors.ts';
 import { toNote } from '../domain/mappers.ts';
 import { errorResponses } from './schemas.ts';
@@ -20,16 +21,16 @@ export const noteRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => {
       const { limit, cursor, projectId, tag, pinned, q } = req.query;
-      const page = keysetPage(cursor, limit);
+      const page = keysetPage('notes', cursor, limit);
       const and: Prisma.NoteWhereInput[] = [page.where];
       if (projectId) and.push({ projectId });
       if (tag) and.push({ tags: { has: tag } });
       if (pinned !== undefined) and.push({ pinned });
-      if (q) and.push({ OR: [{ title: { contains: q, mode: 'insensitive' } }, { content: { contains: q, mode: 'insensitive' } }] });
+      if (q) and.push({ OR: [{ title: containsText(q) }, { content: containsText(q) }] });
       const rows = await asUser(prisma, req.identity.userId, (tx) =>
         tx.note.findMany({ where: { AND: and }, orderBy: page.orderBy, take: page.take }),
       );
-      return pageOf(rows, page.limit, toNote);
+      return page.toPage(rows, toNote);
     },
   );
 

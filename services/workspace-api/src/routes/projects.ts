@@ -11,7 +11,8 @@ import {
   notFound,
 } from '@flowdesk/contracts';
 import { asUser } from '../adapters/db.ts';
-import { keysetPage, pageOf } from '../domain/pagination.ts';
+import { keysetPage } from '../domain/pagination.ts';
+import { containsText } from '../domain/text-search.ts';
 import { mapPrismaError } from '../domain/errors.ts';
 import { toProject } from '../domain/mappers.ts';
 import { errorResponses } from './schemas.ts';
@@ -27,21 +28,21 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => {
       const { limit, cursor, status, q } = req.query;
-      const page = keysetPage(cursor, limit);
+      const page = keysetPage('projects', cursor, limit);
       const rows = await asUser(prisma, req.identity.userId, (tx) =>
         tx.project.findMany({
           where: {
             AND: [
               page.where,
               status ? { status } : {},
-              q ? { OR: [{ name: { contains: q, mode: 'insensitive' } }, { description: { contains: q, mode: 'insensitive' } }] } : {},
+              q ? { OR: [{ name: containsText(q) }, { description: containsText(q) }] } : {},
             ],
           },
           orderBy: page.orderBy,
           take: page.take,
         }),
       );
-      return pageOf(rows, page.limit, toProject);
+      return page.toPage(rows, toProject);
     },
   );
 

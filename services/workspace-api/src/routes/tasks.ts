@@ -12,7 +12,7 @@ import {
   notFound,
 } from '@flowdesk/contracts';
 import { asUser } from '../adapters/db.ts';
-import { keysetPage, offsetPage, pageOf } from '../domain/pagination.ts';
+import { keysetPage, offsetPage } from '../domain/pagination.ts';
 import { mapPrismaError } from '../domain/errors.ts';
 import { toTask } from '../domain/mappers.ts';
 import { taskChanges, taskFilter, taskOrder } from '../domain/tasks.ts';
@@ -31,15 +31,19 @@ export const taskRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => {
       const { limit, cursor, sort = 'created_desc' } = req.query;
       const filter = taskFilter(req.query, now());
-      const rows = await asUser(prisma, req.identity.userId, async (tx) => {
-        if (sort === 'created_desc') {
-          const page = keysetPage(cursor, limit);
-          return { page, offset: undefined, rows: await tx.task.findMany({ where: { AND: [page.where, filter] }, orderBy: page.orderBy, take: page.take }) };
-        }
-        const page = offsetPage(cursor, limit);
-        return { page, offset: page.skip, rows: await tx.task.findMany({ where: filter, orderBy: taskOrder(sort), skip: page.skip, take: page.take }) };
-      });
-      return pageOf(rows.rows, rows.page.limit, toTask, rows.offset);
+      if (sort === 'created_desc') {
+        const page = keysetPage('tasks', cursor, limit);
+        const rows = await asUser(prisma, req.identity.userId, (tx) =>
+          tx.task.findMany({ where: { AND: [page.where, filter] }, orderBy: page.orderBy, take: page.take }),
+        );
+        return page.toPage(rows, toTask);
+      }
+      // Each order has its own listing name: an offset means nothing under another order.
+      const page = offsetPage(`tasks:${sort}`, cursor, limit);
+      const rows = await asUser(prisma, req.identity.userId, (tx) =>
+        tx.task.findMany({ where: filter, orderBy: taskOrder(sort), skip: page.skip, take: page.take }),
+      );
+      return page.toPage(rows, toTask);
     },
   );
 

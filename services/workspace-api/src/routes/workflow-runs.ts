@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { IdParams, ListRunsQuery, Page, WorkflowRun, notFound } from '@flowdesk/contracts';
 import { asUser } from '../adapters/db.ts';
-import { keysetPage, pageOf } from '../domain/pagination.ts';
+import { keysetPage } from '../domain/pagination.ts';
 import { toRun } from '../domain/mappers.ts';
 import { errorResponses } from './schemas.ts';
 
@@ -18,7 +18,7 @@ export const workflowRunRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => {
       const { limit, cursor, status } = req.query;
-      const page = keysetPage(cursor, limit);
+      const page = keysetPage(`workflow-runs:${req.params.id}`, cursor, limit);
       const rows = await asUser(prisma, req.identity.userId, async (tx) => {
         const wf = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { id: true } });
         if (!wf) throw notFound('Workflow');
@@ -28,7 +28,7 @@ export const workflowRunRoutes: FastifyPluginAsyncTypebox = async (app) => {
           take: page.take,
         });
       });
-      return pageOf(rows, page.limit, toRun);
+      return page.toPage(rows, toRun);
     },
   );
 
@@ -40,11 +40,11 @@ export const workflowRunRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => {
       const { limit, cursor, status } = req.query;
-      const page = keysetPage(cursor, limit);
+      const page = keysetPage('workflow-runs', cursor, limit);
       const rows = await asUser(prisma, req.identity.userId, (tx) =>
         tx.workflowRun.findMany({ where: { AND: [page.where, status ? { status } : {}] }, orderBy: page.orderBy, take: page.take }),
       );
-      return pageOf(rows, page.limit, toRun);
+      return page.toPage(rows, toRun);
     },
   );
 

@@ -13,7 +13,8 @@ import {
 } from '@flowdesk/contracts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { asUser } from '../adapters/db.ts';
-import { keysetPage, pageOf } from '../domain/pagination.ts';
+import { keysetPage } from '../domain/pagination.ts';
+import { containsText } from '../domain/text-search.ts';
 import { mapPrismaError } from '../domain/errors.ts';
 import { toWorkflow, webhookUrl } from '../domain/mappers.ts';
 import { validateGraph } from '../domain/graph.ts';
@@ -34,15 +35,15 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => {
       const { limit, cursor, active, triggerType, q } = req.query;
-      const page = keysetPage(cursor, limit);
+      const page = keysetPage('workflows', cursor, limit);
       const and: Prisma.WorkflowWhereInput[] = [page.where];
       if (active !== undefined) and.push({ active });
       if (triggerType) and.push({ triggerType });
-      if (q) and.push({ OR: [{ name: { contains: q, mode: 'insensitive' } }, { description: { contains: q, mode: 'insensitive' } }] });
+      if (q) and.push({ OR: [{ name: containsText(q) }, { description: containsText(q) }] });
       const rows = await asUser(prisma, req.identity.userId, (tx) =>
         tx.workflow.findMany({ where: { AND: and }, orderBy: page.orderBy, take: page.take }),
       );
-      return pageOf(rows, page.limit, map);
+      return page.toPage(rows, map);
     },
   );
 
@@ -110,10 +111,14 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const b = req.body;
       if (b.graph) validateGraph(b.graph);
       const row = await asUser(prisma, req.identity.userId, async (tx) => {
-        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { webhookSecretCipher: true } });
+        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true } });
         if (!current) throw notFound('Workflow');
-        // Switching to a webhook trigger generates its secret, as creating one does.
-        const needsSecret = b.triggerType === 'webhook' && !current.webhookSecretCipher;
+        // Switching to a webhook trigger generates a new secret, as creating one does; switching away
+        // drops the old one, so coming back never revives a secret that may have leaked meanwhile.
+        const secretChange =
+          b.triggerType === undefined || (b.triggerType === 'webhook') === (current.triggerType === 'webhook')
+            ? {}
+            : { webhookSecretCipher: b.triggerType === 'webhook' ? secrets.seal(SecretBox.generateSecret()) : null };
         return tx.workflow.update({
           where: { id: req.params.id },
           data: {
@@ -124,7 +129,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
             graph: b.graph === undefined ? undefined : json(b.graph),
             triggerConfig: b.triggerConfig === undefined ? undefined : json(b.triggerConfig),
             requireWebhookSecret: b.requireWebhookSecret,
-            ...(needsSecret ? { webhookSecretCipher: secrets.seal(SecretBox.generateSecret()) } : {}),
+            ...secretChange,
           },
         });
       }).catch((e: unknown) => mapPrismaError(e, 'Workflow'));

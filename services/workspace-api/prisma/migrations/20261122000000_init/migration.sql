@@ -129,7 +129,9 @@ CREATE TABLE "workspace"."workflow_run" (
     "finished_at" TIMESTAMPTZ(3),
     CONSTRAINT "workflow_run_pkey" PRIMARY KEY ("id")
 );
-CREATE UNIQUE INDEX "workflow_run_workflow_id_event_id_key" ON "workspace"."workflow_run"("workflow_id", "event_id");
+-- owner_id leads every unique key of a user table: a uniqueness check ignores row-level security, so
+-- a key without the owner would tell a user whether another user's row holds a value.
+CREATE UNIQUE INDEX "workflow_run_owner_id_workflow_id_event_id_key" ON "workspace"."workflow_run"("owner_id", "workflow_id", "event_id");
 CREATE INDEX "workflow_run_owner_id_workflow_id_created_at_id_idx" ON "workspace"."workflow_run"("owner_id", "workflow_id", "created_at" DESC, "id" DESC);
 
 -- Relations carry owner_id: a row can only point at a row of the same owner. Foreign-key checks run

@@ -247,7 +247,7 @@ export type WorkflowRunOrderByWithRelationInput = {
 
 export type WorkflowRunWhereUniqueInput = Prisma.AtLeast<{
   id?: string
-  workflowId_eventId?: Prisma.WorkflowRunWorkflowIdEventIdCompoundUniqueInput
+  ownerId_workflowId_eventId?: Prisma.WorkflowRunOwnerIdWorkflowIdEventIdCompoundUniqueInput
   AND?: Prisma.WorkflowRunWhereInput | Prisma.WorkflowRunWhereInput[]
   OR?: Prisma.WorkflowRunWhereInput[]
   NOT?: Prisma.WorkflowRunWhereInput | Prisma.WorkflowRunWhereInput[]
@@ -263,7 +263,7 @@ export type WorkflowRunWhereUniqueInput = Prisma.AtLeast<{
   startedAt?: Prisma.DateTimeNullableFilter<"WorkflowRun"> | Date | string | null
   finishedAt?: Prisma.DateTimeNullableFilter<"WorkflowRun"> | Date | string | null
   workflow?: Prisma.XOR<Prisma.WorkflowScalarRelationFilter, Prisma.WorkflowWhereInput>
-}, "id" | "workflowId_eventId">
+}, "id" | "ownerId_workflowId_eventId">
 
 export type WorkflowRunOrderByWithAggregationInput = {
   id?: Prisma.SortOrder
@@ -412,7 +412,8 @@ export type WorkflowRunOrderByRelationAggregateInput = {
   _count?: Prisma.SortOrder
 }
 
-export type WorkflowRunWorkflowIdEventIdCompoundUniqueInput = {
+export type WorkflowRunOwnerIdWorkflowIdEventIdCompoundUniqueInput = {
+  ownerId: string
   workflowId: string
   eventId: string
 }

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { createTestDatabase } from '@flowdesk/db';
+
+const EMBEDDED_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SERVICES = ['workspace-api', 'auth', 'mcp-gateway', 'webhook-ingest', 'workflow-engine'];
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function healthOf(base: string, name: string): Promise<number> {
+  try {
+    const res = await fetch(`${base}/services/${name}/healthz`);
+    const body = (await res.json()) as { service?: string };
+    return res.ok && body.service === name ? 200 : res.status;
+  } catch {
+    return 0;
+  }
+}
+
+test('the start command serves every service behind one base URL and exits 0 on SIGTERM', async (t) => {
+  const home = await mkdtemp(path.join(tmpdir(), 'flowdesk-start-'));
+  // CI runs this file once on PGlite and once against a Postgres server: a fresh database there.
+  const database = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
+  t.after(async () => {
+    await database?.close();
+    await rm(home, { recursive: true, force: true });
+  });
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = { ...process.env, FLOWDESK_HOME: home, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  delete env.PUBLIC_BASE_URL;
+  delete env.DATABASE_URL;
+  if (database?.url) env.DATABASE_URL = database.url;
+
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'src/main.ts'], { cwd: EMBEDDED_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let gone = false;
+  void exited.then(() => (gone = true));
+  t.after(() => {
+    if (!gone) child.kill('SIGKILL');
+  });
+
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  let states: number[] = [];
+  // The banner is printed once the start has finished, dev.json included.
+  while (Date.now() < deadline && !gone) {
+    states = await Promise.all(SERVICES.map((name) => healthOf(base, name)));
+    if (states.every((s) => s === 200) && output.includes('Flowdesk is running at')) break;
+    await sleep(250);
+  }
+  assert.deepEqual(
+    Object.fromEntries(SERVICES.map((name, i) => [name, states[i]])),
+    Object.fromEntries(SERVICES.map((name) => [name, 200])),
+    `not every service answered within 30 s; output:\n${output}`,
+  );
+
+  const dev = JSON.parse(await readFile(path.join(home, 'dev.json'), 'utf8')) as { baseUrl: string; userId: string };
+  assert.equal(dev.baseUrl, base);
+  assert.match(dev.userId, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  assert.match(output, new RegExp(`Flowdesk is running at ${base}`));
+
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0, `exit code after SIGTERM; output:\n${output}`);
+});

@@ -95,15 +95,13 @@ describe('GET /search', () => {
     assert.deepEqual(hits.map(key), [...titleHits].reverse().concat([...bodyHits].reverse()).map(key));
   });
 
-  test('every hit explains itself: the match is in its title or its snippet', async () => {
+  test('every snippet contains the match, whether it was found in the title or the body', async () => {
     const hits = await search(alice, 'q=orion');
     assert.equal(hits.length, 10);
     for (const h of hits) {
-      assert.match(`${h.title} ${h.snippet}`, /orion/i, JSON.stringify(h));
+      assert.match(h.snippet, /orion/i, JSON.stringify(h));
       assert.ok(!Number.isNaN(Date.parse(h.updatedAt)));
     }
-    const bodyIds = new Set(bodyHits.map(key));
-    for (const h of hits.filter((x) => bodyIds.has(key(x)))) assert.match(h.snippet, /orion/i, `body hit ${JSON.stringify(h)}`);
 
     // A long body is cut to an excerpt around the match.
     const weekly = hits.find((h) => h.title === 'Weekly');
@@ -165,29 +163,22 @@ describe('GET /search', () => {
     }
   });
 
-  test(
-    'a title match is not cut off by a more recent body match when the limit is small',
-    { todo: 'bug: each kind is fetched with take=limit by updatedAt before ranking, so limit=1 returns a newer body match instead of the title match' },
-    async () => {
-      const user = api.user();
-      const titled = await post(user, '/tasks', { title: 'Nebula plan' });
-      await post(user, '/tasks', { title: 'Misc', notes: 'mentions nebula' });
-      const hits = await search(user, 'q=nebula&types=task&limit=1');
-      assert.deepEqual(hits.map((h) => h.id), [titled]);
-    },
-  );
+  test('a title match is not cut off by a more recent body match when the limit is small', async () => {
+    const user = api.user();
+    const titled = await post(user, '/tasks', { title: 'Nebula plan' });
+    const body = await post(user, '/tasks', { title: 'Misc', notes: 'mentions nebula' });
+    assert.deepEqual((await search(user, 'q=nebula&types=task&limit=1')).map((h) => h.id), [titled]);
+    assert.deepEqual((await search(user, 'q=nebula&limit=1')).map((h) => h.id), [titled]);
+    assert.deepEqual((await search(user, 'q=nebula&limit=2')).map((h) => h.id), [titled, body]);
+  });
 
-  test(
-    'a calendar entry found by its location shows the match in its snippet',
-    { todo: 'bug: search matches calendar entries on location, but the snippet is built from the description only, so the hit shows no match' },
-    async () => {
-      const user = api.user();
-      await post(user, '/calendar-entries', { title: 'Offsite', description: 'Bring snacks', location: 'Quasar Hall', startsAt: '2026-03-12T10:00:00Z' });
-      const hits = await search(user, 'q=quasar');
-      assert.equal(hits.length, 1);
-      assert.match(`${hits[0]!.title} ${hits[0]!.snippet}`, /quasar/i, JSON.stringify(hits[0]));
-    },
-  );
+  test('a calendar entry found by its location shows the match in its snippet', async () => {
+    const user = api.user();
+    await post(user, '/calendar-entries', { title: 'Offsite', description: 'Bring snacks', location: 'Quasar Hall', startsAt: '2026-03-12T10:00:00Z' });
+    const hits = await search(user, 'q=quasar');
+    assert.equal(hits.length, 1, JSON.stringify(hits));
+    assert.match(hits[0]!.snippet, /Quasar/, JSON.stringify(hits[0]));
+  });
 });
 
 describe('GET /tags', () => {

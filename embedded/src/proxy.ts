@@ -72,7 +72,7 @@ function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
       res.destroy(err);
       return;
     }
-    hop.log.warn('backend unreachable', { upstream: hop.service, err });
+    hop.log.warn({ upstream: hop.service, err }, 'backend unreachable');
     sendError(res, 502, 'unavailable', `${hop.service} is unavailable`);
   });
   // A client that goes away (closing an event stream) must release the backend's connection too.

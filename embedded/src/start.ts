@@ -80,6 +80,6 @@ async function seedOnce(ctx: SeedContext): Promise<void> {
     await seedWelcome({ localUrl: ctx.localUrl, publicBaseUrl: ctx.baseUrl, token });
     await updateDevFile(ctx.home, { welcomeSeededAt: new Date().toISOString() });
   } catch (err) {
-    ctx.log.warn('could not create the welcome project; the next start tries again', { err });
+    ctx.log.warn({ err }, 'could not create the welcome project; the next start tries again');
   }
 }

@@ -4,8 +4,10 @@ import type { FastifyInstance } from 'fastify';
 export async function listen(app: FastifyInstance, port: number, host = '127.0.0.1'): Promise<string> {
   await app.listen({ port, host });
   const addr = app.server.address();
-  if (addr && typeof addr === 'object') return `http://${host.includes(':') ? `[${host}]` : host}:${addr.port}`;
-  return `http://${host}:${port}`;
+  const bound = addr && typeof addr === 'object' ? addr.port : port;
+  // A wildcard address is where we listen, not where anyone can connect: name loopback instead.
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${bound}`;
 }
 
 /**

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { CalendarEntry, PageOf, Project } from '@flowdesk/contracts';
-import { startTestApi, type ApiResponse, type TestApi, type TestUser } from './helpers/app.ts';
+import { createProject, created, show, startTestApi, type ApiResponse, type TestApi, type TestUser } from './helpers/app.ts';
 
 const ENTRIES = '/api/v1/calendar-entries';
 const HOUR = 3_600_000;
@@ -20,19 +20,7 @@ after(async () => {
   await api?.close();
 });
 
-const show = (r: ApiResponse) => `${r.status} ${JSON.stringify(r.body)}`;
-
-async function createEntry(user: TestUser, body: Record<string, unknown>): Promise<CalendarEntry> {
-  const res = await user.call<CalendarEntry>('POST', ENTRIES, body);
-  assert.equal(res.status, 201, show(res));
-  return res.body;
-}
-
-async function createProject(user: TestUser, name = 'Project'): Promise<Project> {
-  const res = await user.call<Project>('POST', '/api/v1/projects', { name });
-  assert.equal(res.status, 201, show(res));
-  return res.body;
-}
+const createEntry = (user: TestUser, body: Record<string, unknown>) => created<CalendarEntry>(user, ENTRIES, body);
 
 async function listPage(user: TestUser, query: Record<string, string | number> = {}): Promise<PageOf<CalendarEntry>> {
   const qs = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString();

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Note, PageOf, Project } from '@flowdesk/contracts';
-import { startTestApi, type ApiResponse, type TestApi, type TestUser } from './helpers/app.ts';
+import { createProject, created, show, startTestApi, type ApiResponse, type TestApi, type TestUser } from './helpers/app.ts';
 
 const NOTES = '/api/v1/notes';
 
@@ -20,13 +20,7 @@ after(async () => {
   await api?.close();
 });
 
-const show = (r: ApiResponse) => `${r.status} ${JSON.stringify(r.body)}`;
-
-async function createNote(user: TestUser, body: Record<string, unknown>): Promise<Note> {
-  const res = await user.call<Note>('POST', NOTES, body);
-  assert.equal(res.status, 201, show(res));
-  return res.body;
-}
+const createNote = (user: TestUser, body: Record<string, unknown>) => created<Note>(user, NOTES, body);
 
 /** Notes created a few milliseconds apart, so "newest first" has one right answer. */
 async function createNotes(user: TestUser, bodies: Record<string, unknown>[]): Promise<Note[]> {
@@ -36,12 +30,6 @@ async function createNotes(user: TestUser, bodies: Record<string, unknown>[]): P
     await sleep(5);
   }
   return out;
-}
-
-async function createProject(user: TestUser, name = 'Project'): Promise<Project> {
-  const res = await user.call<Project>('POST', '/api/v1/projects', { name });
-  assert.equal(res.status, 201, show(res));
-  return res.body;
 }
 
 async function listPage(user: TestUser, query: Record<string, string | number | boolean> = {}): Promise<PageOf<Note>> {

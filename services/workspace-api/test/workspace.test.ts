@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Overview, SearchHit, SearchResult, TagCount } from '@flowdesk/contracts';
-import { startTestApi, type ApiResponse, type TestApi, type TestUser } from './helpers/app.ts';
+import { show, startTestApi, type ApiResponse, type TestApi, type TestUser } from './helpers/app.ts';
 
 const V1 = '/api/v1';
 
@@ -18,8 +18,6 @@ before(async () => {
 after(async () => {
   await api?.close();
 });
-
-const show = (r: ApiResponse) => `${r.status} ${JSON.stringify(r.body)}`;
 
 /** Creates a row and returns its id; a few ms apart so "most recently changed" has one answer. */
 async function post(user: TestUser, path: string, body: Record<string, unknown>): Promise<string> {

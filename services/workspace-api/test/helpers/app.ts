@@ -98,3 +98,16 @@ export async function rawCall(baseUrl: string, method: string, path: string, ini
   }
   return { status: res.status, headers: res.headers, body };
 }
+
+/** Status and body, for assertion messages. */
+export const show = (r: ApiResponse) => `${r.status} ${JSON.stringify(r.body)}`;
+
+/** POSTs and insists on 201; returns the created resource. */
+export async function created<T>(user: TestUser, path: string, body: unknown): Promise<T> {
+  const res = await user.call<T>('POST', path, body);
+  if (res.status !== 201) throw new Error(`POST ${path} → ${show(res)}`);
+  return res.body;
+}
+
+export const createProject = (user: TestUser, name = 'Project') =>
+  created<import('@flowdesk/contracts').Project>(user, '/api/v1/projects', { name });

@@ -23,6 +23,8 @@ const starting = startEmbedded(config);
 onShutdown(async () => {
   const embedded = await starting.catch(() => undefined);
   await embedded?.close();
+  // The last line of a clean stop: everything closed, data flushed, the PGlite lock released.
+  console.log('Flowdesk stopped.');
 });
 
 try {

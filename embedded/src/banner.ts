@@ -18,6 +18,7 @@ export function banner(info: BannerInfo, cwd = process.cwd()): string {
     ['Workspace API', `${b}/api/v1/`],
     ['MCP server', `${b}/functions/v1/mcp-server-v2`],
     ['Webhook triggers', `${b}/functions/v1/webhook-trigger/<workflow_id>`],
+    ['API keys', `${b}/auth/v1/api-keys  (npx flowdesk keys list)`],
     ['OAuth', `${b}/oauth/  and  ${b}/.well-known/`],
     ['Health', `${b}/healthz`],
   ];
@@ -27,7 +28,7 @@ export function banner(info: BannerInfo, cwd = process.cwd()): string {
     '',
     ...rows.map(([name, url]) => `    ${name.padEnd(18)}${url}`),
     '',
-    `  Demo user and credentials: ${shown(info.devFile)}`,
+    `  Demo login and API keys: ${shown(info.devFile)} (email, password, readKey, writeKey)`,
     `  Data: ${info.database === 'pglite' ? `PGlite in ${shown(info.dataDir)}` : 'Postgres (DATABASE_URL)'}`,
     '  Stop with Ctrl+C.',
     '',

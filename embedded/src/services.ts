@@ -18,6 +18,8 @@ export const PUBLIC_ROUTES: readonly Route[] = [
   { prefix: '/functions/v1/webhook-trigger/', service: 'webhook-ingest' },
   { prefix: '/.well-known/', service: 'auth' },
   { prefix: '/oauth/', service: 'auth' },
+  // Key management and Connected Apps, called with the user's own key. Nothing under /internal/ is public.
+  { prefix: '/auth/', service: 'auth' },
 ];
 
 export interface ServiceDeps {
@@ -36,7 +38,7 @@ export interface RunningService {
 const builders: Record<ServiceName, (deps: ServiceDeps) => Promise<Service>> = {
   'workspace-api': (d) =>
     buildWorkspaceApi({ db: d.db, jwtPublicKeyPem: d.keys.signing.publicKeyPem, webhookSecretKey: d.keys.webhookSecretKey, publicBaseUrl: d.publicBaseUrl, logLevel: d.logLevel }),
-  auth: (d) => buildAuth({ logLevel: d.logLevel }),
+  auth: (d) => buildAuth({ db: d.db, signingKeys: d.keys.signing, serviceClients: d.keys.serviceClients, logLevel: d.logLevel }),
   'mcp-gateway': (d) => buildMcpGateway({ logLevel: d.logLevel }),
   'webhook-ingest': (d) => buildWebhookIngest({ logLevel: d.logLevel }),
   'workflow-engine': (d) => buildWorkflowEngine({ logLevel: d.logLevel }),

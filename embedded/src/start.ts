@@ -1,9 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { Audience } from '@flowdesk/contracts';
 import { signInternalToken } from '@flowdesk/service-kit';
+import { migrateAuth } from '@flowdesk/auth';
 import { migrateWorkspace } from '@flowdesk/workspace-api';
 import type { EmbeddedConfig } from './config.ts';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './database.ts';
+import { ensureDemoAccount } from './demo-account.ts';
 import { ensureDemoUser, readDevFile, updateDevFile } from './dev-file.ts';
 import { closeServer, listenServer } from './http-server.ts';
 import { loadOrCreateKeys, type EmbeddedKeys } from './keys.ts';
@@ -28,7 +30,7 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
   const log = createLogger('embedded', config.logLevel);
   await mkdir(config.home, { recursive: true, mode: 0o700 });
   const keys = await loadOrCreateKeys(config.home);
-  const userId = await ensureDemoUser(config.home);
+  const proposedUserId = await ensureDemoUser(config.home);
 
   // Listening before the services exist gives the public base URL they need (PORT=0 picks one);
   // until they are registered the front answers 502, as for any backend that is down.
@@ -49,6 +51,9 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
     const baseUrl = config.publicBaseUrl ?? localUrl;
     database = await openEmbeddedDatabase(config);
     await migrateWorkspace(database.db);
+    await migrateAuth(database.db);
+    // The demo user's id is the one dev.json proposed, unless the auth database already knows the demo email.
+    const { userId } = await ensureDemoAccount(database.db, config.home, proposedUserId);
     services = await startServices({ db: database.db, keys, publicBaseUrl: baseUrl, logLevel: config.logLevel });
     for (const s of services) backends.set(s.name, s.url);
     await seedOnce({ home: config.home, keys, userId, localUrl, baseUrl, log });

@@ -3,7 +3,8 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createTestDatabase } from '@flowdesk/db';
+import { createPrismaClient, verifyPassword } from '@flowdesk/auth';
+import { createTestDatabase, openDatabase } from '@flowdesk/db';
 import { signInternalToken } from '@flowdesk/service-kit';
 import { loadConfig } from '../src/config.ts';
 import { startEmbedded, type Embedded } from '../src/start.ts';
@@ -23,6 +24,11 @@ test('a second start on the same home keeps the user and keys and does not seed 
   const first = await startEmbedded(config);
   running.push(first);
   const keysAfterFirst = await read('keys.json');
+  const demo = JSON.parse(await read('dev.json')) as Record<string, string>;
+  assert.equal(demo.email, 'demo@flowdesk.local');
+  assert.ok(typeof demo.password === 'string' && demo.password.length >= 16);
+  assert.match(demo.readKey ?? '', /^fdk_[0-9A-Za-z]{43}$/);
+  assert.match(demo.writeKey ?? '', /^fdk_[0-9A-Za-z]{43}$/);
   await first.close();
   // Later features keep their own entries in dev.json; a restart must not drop them.
   const dev = JSON.parse(await read('dev.json')) as Record<string, unknown>;
@@ -33,7 +39,37 @@ test('a second start on the same home keeps the user and keys and does not seed 
   assert.equal(second.userId, first.userId);
   assert.equal(await read('keys.json'), keysAfterFirst);
   assert.equal((await stat(path.join(home, 'keys.json'))).mode & 0o777, 0o600);
-  assert.deepEqual(JSON.parse(await read('dev.json')).apiKeys, ['kept']);
+  const devAfter = JSON.parse(await read('dev.json')) as Record<string, unknown>;
+  assert.deepEqual(devAfter.apiKeys, ['kept']);
+  assert.deepEqual(
+    [devAfter.email, devAfter.password, devAfter.readKey, devAfter.writeKey],
+    [demo.email, demo.password, demo.readKey, demo.writeKey],
+    'the restart reused the demo credentials',
+  );
+
+  // Through the front: the demo keys work with their scopes, and the restart made no new ones.
+  const keyCall = (key: string | undefined, method = 'GET', body?: unknown) =>
+    fetch(`${second.baseUrl}/auth/v1/api-keys`, {
+      method,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  const listed = (await (await keyCall(demo.writeKey)).json()) as { items: { name: string; scope: string }[] };
+  assert.deepEqual(listed.items.map((k) => k.scope).sort(), ['mcp:read', 'mcp:write']);
+  assert.equal((await keyCall(demo.readKey)).status, 200);
+  assert.equal((await keyCall(demo.readKey, 'POST', { name: 'x', scope: 'write' })).status, 403);
+  assert.equal((await keyCall(undefined)).status, 401);
+  const { serviceClients } = JSON.parse(keysAfterFirst) as { serviceClients: Record<string, string> };
+  const introspection = await fetch(`${second.baseUrl}/oauth/introspect`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`mcp-gateway:${serviceClients['mcp-gateway']}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: demo.readKey! }),
+  });
+  assert.deepEqual(
+    (({ active, sub, scope }) => ({ active, sub, scope }))((await introspection.json()) as Record<string, unknown>),
+    { active: true, sub: second.userId, scope: 'mcp:read' },
+  );
+  assert.equal((await fetch(`${second.baseUrl}/internal/anything`)).status, 404, 'nothing internal is public');
 
   const keys = JSON.parse(keysAfterFirst) as { signing: { privateKeyPem: string; kid: string } };
   const token = signInternalToken(keys.signing, { sub: second.userId, aud: 'workspace-api', scope: 'mcp:read' });
@@ -50,5 +86,18 @@ test('a second start on the same home keeps the user and keys and does not seed 
   if (!config.databaseUrl) {
     // PGlite is single-process: a second start on the same data would corrupt it.
     await assert.rejects(startEmbedded(config), /Another Flowdesk/);
+  }
+
+  // The password in dev.json is the demo user's, and there is exactly one demo user.
+  await second.close();
+  const db = await openDatabase(config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: path.join(home, 'pglite') });
+  const prisma = createPrismaClient(db);
+  try {
+    assert.equal((await verifyPassword(prisma, 'demo@flowdesk.local', demo.password!))?.id, second.userId);
+    const { rows } = await db.exec('SELECT count(*)::int AS n FROM auth."user"');
+    assert.equal(rows[0]?.n, 1);
+  } finally {
+    await prisma.$disconnect();
+    await db.close();
   }
 });

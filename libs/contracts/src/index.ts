@@ -10,3 +10,4 @@ export * from './entities/notes.ts';
 export * from './entities/workflows.ts';
 export * from './entities/workflow-runs.ts';
 export * from './entities/workspace.ts';
+export * from './auth.ts';

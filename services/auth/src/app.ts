@@ -1,12 +1,62 @@
-import { createService, type Service } from '@flowdesk/service-kit';
+import { AUTH_API_PREFIX, ErrorBody } from '@flowdesk/contracts';
+import type { Database } from '@flowdesk/db';
+import { createService, type Service, type SigningKeys } from '@flowdesk/service-kit';
+import { createPrismaClient } from './adapters/db.ts';
+import type { AuthContext } from './context.ts';
+import type { ServiceClients } from './domain/service-clients.ts';
+import { apiKeyRoutes } from './routes/api-keys.ts';
+import { connectedAppRoutes } from './routes/connected-apps.ts';
+import { oauthRoutes } from './routes/oauth.ts';
+import { wellKnownRoutes } from './routes/well-known.ts';
 
 export interface AuthDeps {
+  /** An opened, migrated database (see migrateAuth). */
+  db: Database;
+  /** Signs internal tokens (private half); its public half is published at /.well-known/jwks.json. */
+  signingKeys: SigningKeys;
+  /** Service id → secret: the services allowed to introspect and exchange tokens (HTTP Basic). */
+  serviceClients: ServiceClients;
+  /** Service ids that may obtain a token for any user by id (default: workflow-engine). */
+  userIdExchangeClients?: readonly string[];
   /** pino level, or 'silent' (tests). Default LOG_LEVEL or info. */
   logLevel?: string;
+  /** Where log lines go (default stdout); tests read them to prove no secret is logged. */
+  logStream?: { write(line: string): void };
   /** Clock port, so time-dependent behaviour can be tested without waiting. */
   clock?: () => Date;
 }
 
-export async function buildApp(deps: AuthDeps = {}): Promise<Service> {
-  return createService({ name: 'auth', logLevel: deps.logLevel });
+export const DEFAULT_USER_ID_EXCHANGE_CLIENTS = ['workflow-engine'] as const;
+
+export async function buildApp(deps: AuthDeps): Promise<Service> {
+  const prisma = createPrismaClient(deps.db);
+  const app = createService({
+    name: 'auth',
+    logLevel: deps.logLevel,
+    logStream: deps.logStream,
+    readiness: async () => {
+      await deps.db.exec('SELECT 1');
+    },
+  });
+  app.addHook('onClose', async () => {
+    await prisma.$disconnect();
+  });
+  const ctx: AuthContext = {
+    prisma,
+    signingKeys: deps.signingKeys,
+    serviceClients: deps.serviceClients,
+    userIdExchangeClients: deps.userIdExchangeClients ?? DEFAULT_USER_ID_EXCHANGE_CLIENTS,
+    now: deps.clock ?? (() => new Date()),
+  };
+  app.addSchema(ErrorBody);
+  await app.register(wellKnownRoutes(ctx));
+  await app.register(oauthRoutes(ctx));
+  await app.register(
+    async (api: Service) => {
+      await api.register(apiKeyRoutes(ctx));
+      await api.register(connectedAppRoutes(ctx));
+    },
+    { prefix: AUTH_API_PREFIX },
+  );
+  return app;
 }

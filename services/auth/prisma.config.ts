@@ -1,0 +1,12 @@
+// For `prisma migrate deploy` where Prisma's schema engine exists (the migration job of a deployment).
+// Migrations live in the "auth" schema, so _prisma_migrations goes there too, as our runner does.
+import { defineConfig } from 'prisma/config';
+
+const url = new URL(process.env.DATABASE_URL ?? 'postgres://localhost/flowdesk');
+url.searchParams.set('schema', 'auth');
+
+export default defineConfig({
+  schema: 'prisma/schema.prisma',
+  migrations: { path: 'prisma/migrations' },
+  datasource: { url: url.toString() },
+});

@@ -1,0 +1,49 @@
+import type { DatabaseConfig } from '@flowdesk/db';
+import type { SigningKeys } from '@flowdesk/service-kit';
+import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
+import { DEFAULT_USER_ID_EXCHANGE_CLIENTS } from './app.ts';
+import { parseServiceClients } from './domain/service-clients.ts';
+
+export interface AuthConfig {
+  port: number;
+  host: string;
+  database: DatabaseConfig;
+  migrateOnStart: boolean;
+  signingKeys: SigningKeys;
+  serviceClients: Record<string, string>;
+  userIdExchangeClients: string[];
+}
+
+function required(env: NodeJS.ProcessEnv, name: string): string {
+  const v = env[name];
+  if (!v) throw new Error(`${name} is required`);
+  return v;
+}
+
+/** See docs/configuration.md for every variable. */
+export function loadConfig(env: NodeJS.ProcessEnv): AuthConfig {
+  const privateKeyPem = required(env, 'INTERNAL_JWT_PRIVATE_KEY');
+  const privateKey = createPrivateKey(privateKeyPem);
+  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error('INTERNAL_JWT_PRIVATE_KEY must be an Ed25519 private key (PEM, PKCS#8)');
+  // The public half and the kid follow from the private key, so the two can never disagree.
+  const publicKeyPem = createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
+  const serviceClients = parseServiceClients(required(env, 'SERVICE_CLIENT_SECRETS'));
+  return {
+    port: Number(env.PORT ?? 3002),
+    host: env.HOST ?? '0.0.0.0',
+    database: { kind: 'postgres', url: required(env, 'DATABASE_URL') },
+    migrateOnStart: env.MIGRATE_ON_START === 'true',
+    signingKeys: { privateKeyPem, publicKeyPem, kid: env.INTERNAL_JWT_KEY_ID || jwkThumbprint(publicKeyPem) },
+    serviceClients,
+    userIdExchangeClients: (env.USER_ID_EXCHANGE_CLIENTS ?? DEFAULT_USER_ID_EXCHANGE_CLIENTS.join(','))
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  };
+}
+
+/** RFC 7638 thumbprint of an Ed25519 public key: a stable kid without another variable to keep in step. */
+export function jwkThumbprint(publicKeyPem: string): string {
+  const { crv, kty, x } = createPublicKey(publicKeyPem).export({ format: 'jwk' }) as { crv: string; kty: string; x: string };
+  return createHash('sha256').update(JSON.stringify({ crv, kty, x })).digest('base64url');
+}

@@ -1,0 +1,81 @@
+import {
+  ACCESS_TOKEN_TYPE,
+  Audience,
+  INTERNAL_TOKEN_TTL_SECONDS,
+  JWT_TOKEN_TYPE,
+  SCOPES,
+  USER_ID_TOKEN_TYPE,
+  type TokenExchangeResponse,
+} from '@flowdesk/contracts';
+import { signInternalToken, type SigningKeys } from '@flowdesk/service-kit';
+import type { PrismaClient } from '../adapters/db.ts';
+import { authenticateApiKey, grantedScopes } from './api-keys.ts';
+import { OAuthError } from './oauth-error.ts';
+import { findUserById } from './users.ts';
+
+export interface ExchangeContext {
+  prisma: PrismaClient;
+  signingKeys: Pick<SigningKeys, 'privateKeyPem' | 'kid'>;
+  /** Services allowed to obtain a token for any user by id (the workflow engine, for runs). */
+  userIdExchangeClients: readonly string[];
+  now: Date;
+}
+
+export interface ExchangeRequest {
+  /** The authenticated calling service: becomes `azp`. */
+  serviceId: string;
+  subjectToken: string;
+  subjectTokenType: string;
+  audience: string | undefined;
+  /** Optional narrowing (RFC 8693 `scope`); never more than the subject holds. */
+  scope: string | undefined;
+}
+
+const AUDIENCES: readonly string[] = Object.values(Audience);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * RFC 8693: a service hands in the credential its caller presented and gets a short-lived internal
+ * JWT for one downstream audience. The caller's credential itself never travels further.
+ */
+export async function exchangeToken(ctx: ExchangeContext, req: ExchangeRequest): Promise<TokenExchangeResponse> {
+  if (!req.audience || !AUDIENCES.includes(req.audience)) {
+    throw new OAuthError(400, 'invalid_target', `audience must be one of: ${AUDIENCES.join(', ')}`);
+  }
+  const subject = await resolveSubject(ctx, req);
+  const scope = narrowScope(subject.scope, req.scope);
+  const accessToken = signInternalToken(
+    ctx.signingKeys,
+    { sub: subject.userId, aud: req.audience, scope, azp: req.serviceId, ...(subject.clientId ? { client_id: subject.clientId } : {}) },
+    { now: ctx.now.getTime(), ttlSeconds: INTERNAL_TOKEN_TTL_SECONDS },
+  );
+  return { access_token: accessToken, issued_token_type: JWT_TOKEN_TYPE, token_type: 'Bearer', expires_in: INTERNAL_TOKEN_TTL_SECONDS, scope };
+}
+
+async function resolveSubject(ctx: ExchangeContext, req: ExchangeRequest): Promise<{ userId: string; scope: string; clientId?: string }> {
+  if (req.subjectTokenType === ACCESS_TOKEN_TYPE) {
+    const key = await authenticateApiKey(ctx.prisma, req.subjectToken, ctx.now);
+    if (!key) throw new OAuthError(400, 'invalid_grant', 'The subject token is invalid, revoked or expired');
+    return { userId: key.userId, scope: grantedScopes(key.scope), clientId: key.keyId };
+  }
+  if (req.subjectTokenType === USER_ID_TOKEN_TYPE) {
+    // Acting for a user without their credential is a privilege of a few services, not of every one.
+    if (!ctx.userIdExchangeClients.includes(req.serviceId)) {
+      throw new OAuthError(400, 'unauthorized_client', `${req.serviceId} may not obtain tokens by user id`);
+    }
+    const user = UUID.test(req.subjectToken) ? await findUserById(ctx.prisma, req.subjectToken) : null;
+    if (!user) throw new OAuthError(400, 'invalid_grant', 'No such user');
+    return { userId: user.id, scope: SCOPES.join(' ') };
+  }
+  throw new OAuthError(400, 'invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE} or ${USER_ID_TOKEN_TYPE}`);
+}
+
+/** The requested scopes when all are granted; the granted ones when none were asked for. */
+export function narrowScope(granted: string, requested: string | undefined): string {
+  if (requested === undefined || requested.trim() === '') return granted;
+  const have = granted.split(' ');
+  const want = [...new Set(requested.trim().split(/\s+/))];
+  const extra = want.filter((s) => !have.includes(s));
+  if (extra.length > 0) throw new OAuthError(400, 'invalid_scope', `The subject does not hold: ${extra.join(' ')}`);
+  return SCOPES.filter((s) => want.includes(s)).join(' ');
+}

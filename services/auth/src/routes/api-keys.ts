@@ -1,0 +1,37 @@
+import Type from 'typebox';
+import { ApiKeyList, CreateApiKey, CreatedApiKey, ErrorBody, IdParams } from '@flowdesk/contracts';
+import type { Service } from '@flowdesk/service-kit';
+import type { AuthContext } from '../context.ts';
+import { createApiKey, listApiKeys, revokeApiKey, scopeOfAccess } from '../domain/api-keys.ts';
+import { credentialOf, requireUserKey } from './user-credential.ts';
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody } as const;
+
+/** Settings → API keys: create (secret shown once), list (never the secret), revoke. */
+export function apiKeyRoutes(ctx: AuthContext) {
+  return async (app: Service) => {
+    app.post(
+      '/api-keys',
+      { onRequest: requireUserKey(ctx, 'write'), schema: { body: CreateApiKey, response: { 201: CreatedApiKey, ...errors } } },
+      async (req, reply) => {
+        const { key, secret } = await createApiKey(ctx.prisma, { userId: credentialOf(req).userId, name: req.body.name, scope: scopeOfAccess(req.body.scope) });
+        // The one answer that carries the secret: nothing may keep it.
+        reply.header('cache-control', 'no-store');
+        return reply.code(201).send({ ...key, secret });
+      },
+    );
+
+    app.get('/api-keys', { onRequest: requireUserKey(ctx, 'read'), schema: { response: { 200: ApiKeyList, ...errors } } }, async (req) => ({
+      items: await listApiKeys(ctx.prisma, credentialOf(req).userId),
+    }));
+
+    app.delete(
+      '/api-keys/:id',
+      { onRequest: requireUserKey(ctx, 'write'), schema: { params: IdParams, response: { 204: Type.Null(), ...errors } } },
+      async (req, reply) => {
+        await revokeApiKey(ctx.prisma, credentialOf(req).userId, req.params.id, ctx.now());
+        return reply.code(204).send(null);
+      },
+    );
+  };
+}

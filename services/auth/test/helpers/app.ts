@@ -1,0 +1,111 @@
+import { createTestDatabase, type Database } from '@flowdesk/db';
+import { generateSigningKeys, listen, type Service, type SigningKeys } from '@flowdesk/service-kit';
+import { randomBytes } from 'node:crypto';
+import { createPrismaClient, migrateAuth, type PrismaClient } from '../../src/adapters/db.ts';
+import { buildApp } from '../../src/app.ts';
+import { createApiKey } from '../../src/domain/api-keys.ts';
+import { generateServiceSecret } from '../../src/domain/service-clients.ts';
+import { createUser } from '../../src/domain/users.ts';
+
+export interface Res<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface TestAuth {
+  app: Service;
+  baseUrl: string;
+  db: Database;
+  prisma: PrismaClient;
+  signingKeys: SigningKeys;
+  serviceClients: Record<string, string>;
+  /** Every log line the app wrote (level debug), to prove what never appears in them. */
+  logs: string[];
+  setNow(d: Date | undefined): void;
+  /** A new user with a random password; the password is returned so tests can look for it in logs. */
+  newUser(): Promise<{ id: string; email: string; password: string }>;
+  /** A key created directly in the domain (the HTTP API needs a key to start with). */
+  newKey(userId: string, scope: 'mcp:read' | 'mcp:write', name?: string): Promise<{ id: string; secret: string }>;
+  /** JSON request; `token` becomes `Authorization: Bearer`. */
+  call<T = any>(method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<Res<T>>;
+  /** Form-encoded POST, authenticated as `service` (its configured secret) unless `auth` says otherwise. */
+  form<T = any>(path: string, fields: Record<string, string>, auth?: { service?: string; header?: string | null }): Promise<Res<T>>;
+  close(): Promise<void>;
+}
+
+export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+async function toRes(res: Response): Promise<Res> {
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: the test sees the text
+  }
+  return { status: res.status, headers: res.headers, body, text };
+}
+
+/** The auth service on a fresh database (PGlite, or a new database on DATABASE_URL), over real HTTP. */
+export async function startTestAuth(): Promise<TestAuth> {
+  const test = await createTestDatabase();
+  await migrateAuth(test.db);
+  const prisma = createPrismaClient(test.db);
+  const signingKeys = generateSigningKeys();
+  const serviceClients = { 'mcp-gateway': generateServiceSecret(), 'webhook-ingest': generateServiceSecret(), 'workflow-engine': generateServiceSecret() };
+  const logs: string[] = [];
+  let now: Date | undefined;
+  const app = await buildApp({
+    db: test.db,
+    signingKeys,
+    serviceClients,
+    logLevel: 'debug',
+    logStream: { write: (line) => void logs.push(line) },
+    clock: () => now ?? new Date(),
+  });
+  const baseUrl = await listen(app, 0);
+
+  return {
+    app,
+    baseUrl,
+    db: test.db,
+    prisma,
+    signingKeys,
+    serviceClients,
+    logs,
+    setNow: (d) => void (now = d),
+    async newUser() {
+      const password = randomBytes(12).toString('base64url');
+      const user = await createUser(prisma, { email: `u-${randomBytes(4).toString('hex')}@example.test`, password });
+      return { id: user.id, email: user.email, password };
+    },
+    async newKey(userId, scope, name = 'test') {
+      const { key, secret } = await createApiKey(prisma, { userId, name, scope });
+      return { id: key.id, secret };
+    },
+    async call(method, path, opts = {}) {
+      const headers: Record<string, string> = { ...opts.headers };
+      if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+      const init: RequestInit = { method, headers };
+      if (opts.body !== undefined) {
+        init.body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      return toRes(await fetch(`${baseUrl}${path}`, init));
+    },
+    async form(path, fields, auth = {}) {
+      const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+      const service = auth.service ?? 'mcp-gateway';
+      const header = auth.header === undefined ? basic(service, serviceClients[service as keyof typeof serviceClients] ?? 'x') : auth.header;
+      if (header !== null) headers.authorization = header;
+      return toRes(await fetch(`${baseUrl}${path}`, { method: 'POST', headers, body: new URLSearchParams(fields).toString() }));
+    },
+    async close() {
+      await app.close();
+      await prisma.$disconnect().catch(() => {});
+      await test.close();
+    },
+  };
+}

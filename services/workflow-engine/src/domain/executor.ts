@@ -1,0 +1,260 @@
+/**
+ * Runs one workflow graph for one trigger event and returns the run record. Pure orchestration:
+ * every effect goes through the ports, so the bus consumer (idempotency, persistence) and the
+ * workspace-api client are wired in by adapters.
+ *
+ * Walk: breadth-first from 'trigger' in edge order; each node at most once. Join (OR-join): a
+ * node waits until every edge into it from a node reachable from the trigger is decided; it runs
+ * when at least one of those edges was taken, and is recorded as `skipped` when none was (its
+ * predecessors were skipped or a condition took the other branch). A skipped node passes
+ * "not taken" down all its edges.
+ */
+import type { RunStep, TriggerEvent, WorkflowGraph, WorkflowNode } from '@flowdesk/contracts';
+import { NodeFailedError } from './errors.ts';
+import type { EnginePorts } from './ports.ts';
+import { TemplateRenderer } from './template.ts';
+import { conditionHandler } from './nodes/condition.ts';
+import { createTaskHandler } from './nodes/create-task.ts';
+import { httpRequestHandler, type HttpNodeOptions } from './nodes/http-request.ts';
+import type { NodeHandler, NodeResult } from './nodes/node-handler.ts';
+
+export interface RunLimits {
+  /** Nodes executed (not counting skipped ones) per run. */
+  maxNodesPerRun: number;
+  /** Wall time of the whole run; the node running when it passes is aborted and fails. */
+  runTimeoutMs: number;
+}
+
+export const DEFAULT_RUN_LIMITS: RunLimits = { maxNodesPerRun: 50, runTimeoutMs: 5 * 60_000 };
+
+export type FinalRunStatus = 'succeeded' | 'failed' | 'skipped';
+
+export interface RunRecord {
+  workflowId: string;
+  eventId: string;
+  status: FinalRunStatus;
+  steps: RunStep[];
+  warnings: string[];
+  error: string | null;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+}
+
+export interface ExecuteWorkflowInput {
+  workflow: { id: string; ownerId: string; graph: WorkflowGraph };
+  event: TriggerEvent;
+  ports: EnginePorts;
+  limits?: Partial<RunLimits>;
+  httpNode?: Partial<HttpNodeOptions>;
+}
+
+// Each handler is typed by its own node's params; the executor dispatches on node.type.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyHandler = NodeHandler<any, any>;
+
+type EdgeState = 'pending' | 'taken' | 'not_taken';
+
+export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunRecord> {
+  const { workflow, event, ports } = input;
+  const limits = { ...DEFAULT_RUN_LIMITS, ...input.limits };
+  const handlers: Record<WorkflowNode['type'], AnyHandler> = {
+    http_request: httpRequestHandler(input.httpNode),
+    condition: conditionHandler,
+    create_task: createTaskHandler,
+  };
+  const started = ports.clock();
+  const steps: RunStep[] = [];
+  const warnings: string[] = [];
+  const outputs = new Map<string, unknown>();
+  const renderer = new TemplateRenderer({ payload: event.payload, headers: event.headers, nodes: outputs });
+  let error: string | null = null;
+  let actionsRun = 0;
+  let conditionStopped = false;
+
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new NodeFailedError(`the run exceeded its time limit of ${limits.runTimeoutMs} ms`)),
+    limits.runTimeoutMs,
+  );
+
+  try {
+    const plan = planGraph(workflow.graph);
+    if (plan.problem) throw new NodeFailedError(plan.problem);
+    if (plan.reachable.size === 0) warnings.push('the workflow has no nodes after the trigger');
+
+    const edgeState = workflow.graph.edges.map((e): EdgeState => (e.from === 'trigger' ? 'taken' : 'pending'));
+    const decided = new Set<string>();
+    const queue: string[] = plan.outgoing.get('trigger')!.map((i) => workflow.graph.edges[i]!.to);
+    let executed = 0;
+
+    while (queue.length > 0) {
+      const id = queue.shift()!;
+      if (decided.has(id)) continue;
+      const incoming = plan.incoming.get(id) ?? [];
+      if (incoming.some((i) => edgeState[i] === 'pending')) continue; // a later predecessor will re-enqueue it
+      decided.add(id);
+      const node = plan.nodes.get(id)!;
+      const out = plan.outgoing.get(id) ?? [];
+
+      if (!incoming.some((i) => edgeState[i] === 'taken')) {
+        steps.push(skippedStep(node, ports.clock()));
+        for (const i of out) edgeState[i] = 'not_taken';
+      } else {
+        if (++executed > limits.maxNodesPerRun) throw new NodeFailedError(`the run exceeded its limit of ${limits.maxNodesPerRun} executed nodes`);
+        const handler = handlers[node.type];
+        const result = await runStep(node, handler);
+        if (!result) break; // the step failed: stop at the first failure
+        if (handler.isAction) actionsRun++;
+        if (result.branch === 'false' && !out.some((i) => workflow.graph.edges[i]!.branch === 'false') && actionsRun === 0) conditionStopped = true;
+        for (const i of out) {
+          const edge = workflow.graph.edges[i]!;
+          edgeState[i] = edge.branch === undefined || edge.branch === result.branch ? 'taken' : 'not_taken';
+        }
+      }
+      for (const i of out) queue.push(workflow.graph.edges[i]!.to);
+    }
+  } catch (err) {
+    error ??= (err as Error).message;
+  } finally {
+    clearTimeout(timer);
+  }
+
+  for (const w of renderer.warnings) if (!warnings.includes(w)) warnings.push(w);
+  const finished = ports.clock();
+  const status: FinalRunStatus = error ? 'failed' : actionsRun === 0 && conditionStopped ? 'skipped' : 'succeeded';
+  ports.log.info({ workflowId: workflow.id, eventId: event.eventId, status, steps: steps.length }, 'workflow run finished');
+  return {
+    workflowId: workflow.id,
+    eventId: event.eventId,
+    status,
+    steps,
+    warnings,
+    error,
+    startedAt: started.toISOString(),
+    finishedAt: finished.toISOString(),
+    durationMs: finished.getTime() - started.getTime(),
+  };
+
+  /** Renders, records and executes one node; returns null (and sets `error`) when it failed. */
+  async function runStep(node: WorkflowNode, handler: AnyHandler): Promise<NodeResult | null> {
+    const stepStart = ports.clock();
+    const before = renderer.warnings.length;
+    const rendered = handler.render(node.params, renderer) as unknown;
+    // Template warnings name the node they came from, so the runs panel points at the right box.
+    renderer.warnings.splice(before).forEach((w) => addWarning(node.id, w));
+    const step: RunStep = {
+      nodeId: node.id,
+      type: node.type,
+      status: 'succeeded',
+      input: handler.mask(rendered),
+      output: null,
+      error: null,
+      startedAt: stepStart.toISOString(),
+      durationMs: 0,
+    };
+    steps.push(step);
+    try {
+      const result = await untilDeadline(
+        handler.execute(rendered, {
+          ports,
+          ownerId: workflow.ownerId,
+          signal: deadline.signal,
+          warn: (m: string) => addWarning(node.id, m),
+        }),
+        deadline.signal,
+      );
+      outputs.set(node.id, result.output);
+      step.output = result.recorded ?? result.output;
+      return result;
+    } catch (err) {
+      step.status = 'failed';
+      step.error = (err as Error).message || String(err);
+      if (err instanceof NodeFailedError) step.output = err.output;
+      error = `node "${node.id}" failed: ${step.error}`;
+      ports.log.warn({ workflowId: workflow.id, nodeId: node.id, err: step.error }, 'workflow node failed');
+      return null;
+    } finally {
+      step.durationMs = ports.clock().getTime() - stepStart.getTime();
+    }
+  }
+
+  function addWarning(nodeId: string, message: string): void {
+    const text = `node "${nodeId}": ${message}`;
+    if (!warnings.includes(text)) warnings.push(text);
+  }
+}
+
+function skippedStep(node: WorkflowNode, at: Date): RunStep {
+  return { nodeId: node.id, type: node.type, status: 'skipped', input: null, output: null, error: null, startedAt: at.toISOString(), durationMs: 0 };
+}
+
+/** Rejects with the abort reason when the run's deadline passes, even if the node ignores its signal. */
+function untilDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+interface GraphPlan {
+  nodes: Map<string, WorkflowNode>;
+  /** Edge indexes leaving each node ('trigger' included), in edge order. */
+  outgoing: Map<string, number[]>;
+  /** Edge indexes entering each node, only from sources reachable from the trigger. */
+  incoming: Map<string, number[]>;
+  reachable: Set<string>;
+  problem: string | null;
+}
+
+/**
+ * Indexes the graph and re-checks what workspace-api validates on save (unknown nodes, cycles):
+ * the engine must not hang or loop on a graph stored before a validation rule existed.
+ */
+export function planGraph(graph: WorkflowGraph): GraphPlan {
+  const nodes = new Map<string, WorkflowNode>();
+  const outgoing = new Map<string, number[]>([['trigger', []]]);
+  const incoming = new Map<string, number[]>();
+  let problem: string | null = null;
+  for (const n of graph.nodes) {
+    if (nodes.has(n.id) || n.id === 'trigger') problem ??= `the graph has two nodes with id "${n.id}"`;
+    nodes.set(n.id, n);
+  }
+  graph.edges.forEach((e, i) => {
+    if (!nodes.has(e.to) || (e.from !== 'trigger' && !nodes.has(e.from))) problem ??= `the graph has an edge ${e.from} -> ${e.to} to or from an unknown node`;
+    outgoing.set(e.from, [...(outgoing.get(e.from) ?? []), i]);
+  });
+  const reachable = new Set<string>();
+  const stack = ['trigger'];
+  while (stack.length) {
+    for (const i of outgoing.get(stack.pop()!) ?? []) {
+      const to = graph.edges[i]!.to;
+      if (!reachable.has(to)) {
+        reachable.add(to);
+        stack.push(to);
+      }
+    }
+  }
+  graph.edges.forEach((e, i) => {
+    if (e.from === 'trigger' || reachable.has(e.from)) incoming.set(e.to, [...(incoming.get(e.to) ?? []), i]);
+  });
+  if (!problem && hasCycle(reachable, outgoing, graph)) problem = 'the graph has a cycle; a run must end';
+  return { nodes, outgoing, incoming, reachable, problem };
+}
+
+function hasCycle(reachable: Set<string>, outgoing: Map<string, number[]>, graph: WorkflowGraph): boolean {
+  const state = new Map<string, 1 | 2>();
+  const visit = (id: string): boolean => {
+    state.set(id, 1);
+    for (const i of outgoing.get(id) ?? []) {
+      const to = graph.edges[i]!.to;
+      if (state.get(to) === 1) return true;
+      if (!state.has(to) && visit(to)) return true;
+    }
+    state.set(id, 2);
+    return false;
+  };
+  return [...reachable].some((id) => !state.has(id) && visit(id));
+}

@@ -1,0 +1,77 @@
+/**
+ * Condition node: compares the rendered `left` with the rendered `right` and picks the `true` or
+ * `false` branch. String comparisons are exact and case-sensitive (a signature or an id differing
+ * in case is a different value); `equals` and `not_equals` compare in constant time so a
+ * Condition checking a signature header (SPEC 5.6) leaks nothing through timing.
+ */
+import type { Static } from 'typebox';
+import type { ConditionNode } from '@flowdesk/contracts';
+import { constantTimeEqual } from '../constant-time.ts';
+import type { TemplateRenderer } from '../template.ts';
+import type { NodeHandler } from './node-handler.ts';
+
+export type ConditionParams = Static<typeof ConditionNode>['params'];
+export type ConditionOperator = ConditionParams['operator'];
+
+export interface ConditionInput {
+  left: string;
+  operator: ConditionOperator;
+  right: string;
+}
+
+// These operators test presence, so a missing left-hand variable is the expected case, not a warning.
+const PRESENCE = new Set<ConditionOperator>(['exists', 'not_exists']);
+
+export const conditionHandler: NodeHandler<ConditionParams, ConditionInput> = {
+  isAction: false,
+  render: (params, renderer) => renderCondition(params, renderer),
+  mask: (input) => input,
+  execute: async (input) => {
+    const result = evaluateCondition(input);
+    return { output: { result }, branch: result ? 'true' : 'false' };
+  },
+};
+
+export function renderCondition(params: ConditionParams, renderer: TemplateRenderer): ConditionInput {
+  return {
+    left: renderer.renderString(params.left, { quiet: PRESENCE.has(params.operator) }),
+    operator: params.operator,
+    right: PRESENCE.has(params.operator) ? '' : renderer.renderString(params.right ?? ''),
+  };
+}
+
+export function evaluateCondition({ left, operator, right }: ConditionInput): boolean {
+  switch (operator) {
+    case 'equals':
+      return constantTimeEqual(left, right);
+    case 'not_equals':
+      return !constantTimeEqual(left, right);
+    case 'contains':
+      return left.includes(right);
+    case 'not_contains':
+      return !left.includes(right);
+    case 'starts_with':
+      return left.startsWith(right);
+    case 'exists':
+      return left !== '';
+    case 'not_exists':
+      return left === '';
+    case 'greater_than':
+      return compare(left, right) > 0;
+    case 'less_than':
+      return compare(left, right) < 0;
+  }
+}
+
+const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * Numeric when both sides read as decimal numbers ("10" > "9"); otherwise by code points, which
+ * orders ISO dates (2025-01-31 < 2025-02-01) correctly.
+ */
+function compare(left: string, right: string): number {
+  const a = left.trim();
+  const b = right.trim();
+  if (NUMBER.test(a) && NUMBER.test(b)) return Math.sign(Number(a) - Number(b));
+  return a < b ? -1 : a > b ? 1 : 0;
+}

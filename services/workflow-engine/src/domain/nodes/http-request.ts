@@ -1,0 +1,204 @@
+/**
+ * HTTP Request node (SPEC 4.3): sends the rendered request through the guarded HttpClient port;
+ * `{ status, headers, body }` become {{nodes.<id>.…}} variables. Retries only what is safe to
+ * repeat: idempotent methods (GET, PUT, DELETE) on network errors, timeouts, 5xx and 429. POST
+ * and PATCH are sent once, since a retry after a lost answer could create a second order.
+ */
+import type { Static } from 'typebox';
+import type { HttpRequestNode } from '@flowdesk/contracts';
+import { NetworkError, NodeFailedError, RequestTimeoutError } from '../errors.ts';
+import { maskHeaders, maskJson, maskUrl } from '../mask.ts';
+import type { HttpMethod, OutboundResponse } from '../ports.ts';
+import type { TemplateRenderer } from '../template.ts';
+import type { NodeContext, NodeHandler, NodeResult } from './node-handler.ts';
+
+export type HttpRequestParams = Static<typeof HttpRequestNode>['params'];
+
+export interface HttpRequestInput {
+  method: HttpMethod;
+  url: string;
+  headers: Record<string, string>;
+  body?: unknown;
+  timeoutMs: number;
+}
+
+export interface HttpNodeOptions {
+  defaultTimeoutMs: number;
+  maxTimeoutMs: number;
+  /** Attempts in all, first one included. */
+  maxAttempts: number;
+  maxBodyBytes: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** A longer Retry-After is shortened to this. */
+  maxRetryAfterMs: number;
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  random(): number;
+  now(): number;
+}
+
+export const DEFAULT_HTTP_NODE_OPTIONS: HttpNodeOptions = {
+  defaultTimeoutMs: 10_000,
+  maxTimeoutMs: 60_000,
+  maxAttempts: 3,
+  maxBodyBytes: 1024 * 1024,
+  baseDelayMs: 500,
+  maxDelayMs: 8_000,
+  maxRetryAfterMs: 30_000,
+  sleep: abortableSleep,
+  random: Math.random,
+  now: Date.now,
+};
+
+const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH']);
+const IDEMPOTENT = new Set<HttpMethod>(['GET', 'PUT', 'DELETE']);
+// Framing and routing headers are the client's business: a templated Host or Content-Length
+// could desynchronise the connection or address another virtual host than the URL names.
+const CLIENT_OWNED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection']);
+
+export function httpRequestHandler(overrides: Partial<HttpNodeOptions> = {}): NodeHandler<HttpRequestParams, HttpRequestInput> {
+  const opts = { ...DEFAULT_HTTP_NODE_OPTIONS, ...overrides };
+  return {
+    isAction: true,
+    render: (params, renderer) => renderHttpRequest(params, renderer, opts),
+    mask: (input) => ({ ...input, url: maskUrl(input.url), headers: maskHeaders(input.headers), body: maskJson(input.body) }),
+    execute: (input, ctx) => executeHttpRequest(input, ctx, opts),
+  };
+}
+
+export function renderHttpRequest(params: HttpRequestParams, renderer: TemplateRenderer, opts: HttpNodeOptions): HttpRequestInput {
+  const input: HttpRequestInput = {
+    method: params.method,
+    url: renderer.renderString(params.url).trim(),
+    headers: renderer.renderMap(params.headers),
+    timeoutMs: Math.min(Math.max(params.timeoutMs ?? opts.defaultTimeoutMs, 100), opts.maxTimeoutMs),
+  };
+  if (params.body !== undefined && BODY_METHODS.has(params.method)) input.body = renderer.renderDeep(parseJsonText(params.body));
+  return input;
+}
+
+/**
+ * A body written as JSON text (`'{"name": "{{trigger.name}}"}'`) is parsed BEFORE rendering, so
+ * a value containing quotes cannot break out of its string and inject fields.
+ */
+function parseJsonText(body: unknown): unknown {
+  if (typeof body !== 'string' || !/^\s*[[{]/.test(body)) return body;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+}
+
+async function executeHttpRequest(input: HttpRequestInput, ctx: NodeContext, opts: HttpNodeOptions): Promise<NodeResult> {
+  const headers = cleanHeaders(input.headers, ctx);
+  let body: string | undefined;
+  if (input.body !== undefined) {
+    body = JSON.stringify(input.body);
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+  }
+  const retryable = IDEMPOTENT.has(input.method);
+  for (let attempt = 1; ; attempt++) {
+    const last = !retryable || attempt >= opts.maxAttempts;
+    let res: OutboundResponse;
+    try {
+      res = await ctx.ports.http.send({
+        method: input.method,
+        url: input.url,
+        headers,
+        body,
+        timeoutMs: input.timeoutMs,
+        maxBodyBytes: opts.maxBodyBytes,
+        signal: ctx.signal,
+      });
+    } catch (err) {
+      const transient = err instanceof NetworkError || err instanceof RequestTimeoutError;
+      if (!transient || last || ctx.signal.aborted) throw err;
+      ctx.warn(`attempt ${attempt} failed (${(err as Error).message}); retrying`);
+      await opts.sleep(backoff(attempt, opts), ctx.signal);
+      continue;
+    }
+    if ((res.status >= 500 || res.status === 429) && !last) {
+      const wait = retryAfterMs(res.headers['retry-after'], opts) ?? backoff(attempt, opts);
+      ctx.warn(`attempt ${attempt} answered ${res.status}; retrying in ${wait} ms`);
+      await opts.sleep(wait, ctx.signal);
+      continue;
+    }
+    const output = { status: res.status, headers: res.headers, body: decodeBody(res, opts, ctx) };
+    const recorded = { ...output, headers: maskHeaders(res.headers) };
+    if (res.status >= 400) {
+      const tries = attempt > 1 ? ` after ${attempt} attempts` : '';
+      throw new NodeFailedError(`${input.method} ${maskUrl(input.url)} answered HTTP ${res.status}${tries}`, recorded);
+    }
+    return { output, recorded };
+  }
+}
+
+function cleanHeaders(headers: Record<string, string>, ctx: NodeContext): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    // A rendered value carrying CR/LF would be header injection; refuse rather than guess.
+    if (/[\r\n\0]/.test(value) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      throw new NodeFailedError(`header "${name.slice(0, 100)}" has an invalid name or a line break in its value`);
+    }
+    if (CLIENT_OWNED_HEADERS.has(name.toLowerCase())) {
+      ctx.warn(`header "${name}" is set by the HTTP client and was ignored`);
+      continue;
+    }
+    out[name] = value;
+  }
+  return out;
+}
+
+/** Exponential backoff with equal jitter: between half and all of base·2^(n-1), capped. */
+export function backoff(attempt: number, opts: Pick<HttpNodeOptions, 'baseDelayMs' | 'maxDelayMs' | 'random'>): number {
+  const ceiling = Math.min(opts.maxDelayMs, opts.baseDelayMs * 2 ** (attempt - 1));
+  return Math.round(ceiling / 2 + opts.random() * (ceiling / 2));
+}
+
+/** Retry-After as delta-seconds or an HTTP date, capped; null when absent or unreadable. */
+export function retryAfterMs(value: string | undefined, opts: Pick<HttpNodeOptions, 'maxRetryAfterMs' | 'now'>): number | null {
+  if (!value) return null;
+  const trimmed = value.trim();
+  let ms: number;
+  if (/^\d+$/.test(trimmed)) ms = Number(trimmed) * 1000;
+  else {
+    const at = Date.parse(trimmed);
+    if (Number.isNaN(at)) return null;
+    ms = at - opts.now();
+  }
+  return Math.min(Math.max(ms, 0), opts.maxRetryAfterMs);
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;
+
+function decodeBody(res: OutboundResponse, opts: HttpNodeOptions, ctx: NodeContext): unknown {
+  const text = new TextDecoder('utf-8').decode(res.body);
+  if (res.truncated) {
+    ctx.warn(`response body truncated at ${opts.maxBodyBytes} bytes (kept as text)`);
+    return text;
+  }
+  if (JSON_TYPE.test(res.headers['content-type'] ?? '') && text.trim() !== '') {
+    try {
+      return JSON.parse(text);
+    } catch {
+      ctx.warn('response says JSON but is not valid JSON (kept as text)');
+    }
+  }
+  return text;
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

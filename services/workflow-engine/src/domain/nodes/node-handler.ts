@@ -1,0 +1,33 @@
+/**
+ * The contract every node type implements, split in three so the executor can record the
+ * rendered input even when execution fails: render (templates → concrete input, never throws),
+ * mask (the copy that is recorded), execute (side effects, may throw).
+ */
+import type { TemplateRenderer } from '../template.ts';
+import type { EnginePorts } from '../ports.ts';
+
+export interface NodeContext {
+  ports: EnginePorts;
+  ownerId: string;
+  /** Aborted when the run's overall timeout passes. */
+  signal: AbortSignal;
+  /** Records a warning on the run (prefixed with the node id by the executor). */
+  warn(message: string): void;
+}
+
+export interface NodeResult {
+  /** Available to later nodes as {{nodes.<id>.…}}. */
+  output: unknown;
+  /** What the step records, when it must differ from `output` (masked headers). */
+  recorded?: unknown;
+  /** For condition nodes: the branch to follow. */
+  branch?: 'true' | 'false';
+}
+
+export interface NodeHandler<Params, Input> {
+  /** Action nodes change the world; a run where none ran because a condition said no is `skipped`. */
+  readonly isAction: boolean;
+  render(params: Params, renderer: TemplateRenderer): Input;
+  mask(input: Input): unknown;
+  execute(input: Input, ctx: NodeContext): Promise<NodeResult>;
+}

@@ -1,0 +1,54 @@
+/**
+ * What to do with a 3xx answer. Redirects are followed by hand (never by undici) so that each
+ * hop goes through the SSRF screen again: a public URL answering `302 Location: http://127.0.0.1/`
+ * is the classic way round a guard that only checks the first URL.
+ */
+import { RequestRefusedError } from './errors.ts';
+import { ALLOWED_SCHEMES } from './ssrf.ts';
+import type { HttpMethod } from './ports.ts';
+
+export const MAX_REDIRECTS = 5;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+// Credentials meant for one origin must not be handed to the next (as browsers and curl do).
+const ORIGIN_BOUND_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
+
+export interface Hop {
+  url: URL;
+  method: HttpMethod;
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+export function isRedirect(status: number, location: string | undefined): boolean {
+  return REDIRECT_STATUSES.has(status) && !!location;
+}
+
+/** The next hop for a redirect answer; throws when the target or the count is not acceptable. */
+export function nextHop(current: Hop, status: number, location: string, hopsSoFar: number): Hop {
+  if (hopsSoFar >= MAX_REDIRECTS) throw new RequestRefusedError(`too many redirects (more than ${MAX_REDIRECTS})`);
+  let url: URL;
+  try {
+    url = new URL(location, current.url);
+  } catch {
+    throw new RequestRefusedError(`redirect to an invalid URL "${location.slice(0, 200)}"`);
+  }
+  if (!ALLOWED_SCHEMES.has(url.protocol)) {
+    throw new RequestRefusedError(`redirect to scheme "${url.protocol}" refused (only http and https)`);
+  }
+  // 303 always, and 301/302 after POST, become a GET without body (what every client does).
+  const toGet = status === 303 || ((status === 301 || status === 302) && current.method === 'POST');
+  const sameOrigin = url.origin === current.url.origin;
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(current.headers)) {
+    const name = k.toLowerCase();
+    if (!sameOrigin && ORIGIN_BOUND_HEADERS.has(name)) continue;
+    if (toGet && (name === 'content-type' || name === 'content-length')) continue;
+    headers[k] = v;
+  }
+  return {
+    url,
+    method: toGet ? 'GET' : current.method,
+    headers,
+    body: toGet ? undefined : current.body,
+  };
+}

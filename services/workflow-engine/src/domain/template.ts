@@ -1,0 +1,141 @@
+/**
+ * Variable templating for node parameters: `{{trigger.a.b}}`, `{{trigger.headers.x-name}}`,
+ * `{{nodes.<id>.body.x}}`. Deliberately a path lookup and nothing more: no expressions, no
+ * function calls, no prototype walk, so a workflow author (or a hostile webhook payload) can never
+ * run code or read engine internals. A missing path renders as '' and records a warning: a run
+ * must never crash because a sender left a field out.
+ */
+
+export interface TemplateScope {
+  /** The trigger's JSON body: `{{trigger.<path>}}`. */
+  payload: Record<string, unknown>;
+  /** Request headers, lower-cased: `{{trigger.headers.<name>}}`. */
+  headers: Record<string, string>;
+  /** Outputs of nodes that already ran: `{{nodes.<id>.<path>}}`. */
+  nodes: ReadonlyMap<string, unknown>;
+}
+
+// Whitespace inside the braces is allowed; braces cannot nest, so a value containing "{{" is inert.
+const VARIABLE = /\{\{\s*([^{}]*?)\s*\}\}/g;
+const EXACTLY_ONE_VARIABLE = /^\{\{\s*([^{}]*?)\s*\}\}$/;
+// Segments that would reach Object.prototype or a constructor if a lookup ever used `in` or `[]`
+// on a non-own property; refused by name as well as by the own-property rule below.
+const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'constructor', 'prototype']);
+const ARRAY_INDEX = /^(0|[1-9][0-9]{0,8})$/;
+
+type Lookup = { found: true; value: unknown } | { found: false; why: string };
+
+export class TemplateRenderer {
+  /** Human-readable, deduplicated; the executor copies them onto the run. */
+  readonly warnings: string[] = [];
+
+  constructor(private readonly scope: TemplateScope) {}
+
+  /** Renders every variable of a string; values are stringified (objects and arrays as JSON). */
+  renderString(template: string, opts: { quiet?: boolean } = {}): string {
+    return template.replace(VARIABLE, (_all, path: string) => stringify(this.resolve(path, opts.quiet)));
+  }
+
+  /**
+   * Renders a JSON value: string leaves are rendered, keys are kept as written. A string that is
+   * exactly one variable keeps the value's JSON type, so `"{{trigger.amount}}"` sends a number.
+   */
+  renderDeep(value: unknown): unknown {
+    if (typeof value === 'string') {
+      const only = EXACTLY_ONE_VARIABLE.exec(value);
+      if (only) {
+        const resolved = this.resolve(only[1] ?? '');
+        return resolved === undefined ? '' : structuredCloneJson(resolved);
+      }
+      return this.renderString(value);
+    }
+    if (Array.isArray(value)) return value.map((v) => this.renderDeep(v));
+    if (isPlainObject(value)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) out[k] = this.renderDeep(v);
+      return out;
+    }
+    return value;
+  }
+
+  /** Renders each value of a string map (headers). */
+  renderMap(map: Record<string, string> | undefined): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(map ?? {})) out[k] = this.renderString(v);
+    return out;
+  }
+
+  /** The value of a variable path, or undefined (with a warning unless quiet) when missing. */
+  resolve(path: string, quiet = false): unknown {
+    const result = this.lookup(path);
+    if (result.found) return result.value;
+    if (!quiet) this.warn(`{{${path}}} is empty: ${result.why}`);
+    return undefined;
+  }
+
+  private warn(message: string): void {
+    if (!this.warnings.includes(message)) this.warnings.push(message);
+  }
+
+  private lookup(path: string): Lookup {
+    const segments = path.split('.');
+    const [root, ...rest] = segments;
+    if (root === 'trigger') {
+      // Header names may themselves contain dots, so everything after `headers.` is the name.
+      if (rest[0] === 'headers' && rest.length > 1) {
+        const name = rest.slice(1).join('.').toLowerCase();
+        return Object.hasOwn(this.scope.headers, name) && !FORBIDDEN_SEGMENTS.has(name)
+          ? { found: true, value: this.scope.headers[name] }
+          : { found: false, why: 'no such header' };
+      }
+      if (rest.length === 0) return { found: true, value: this.scope.payload };
+      return walk(this.scope.payload, rest);
+    }
+    if (root === 'nodes') {
+      const [id, ...fieldPath] = rest;
+      if (!id) return { found: false, why: 'name a node: {{nodes.<id>.<field>}}' };
+      if (!this.scope.nodes.has(id)) return { found: false, why: `node "${id}" has not run before this step` };
+      const output = this.scope.nodes.get(id);
+      return fieldPath.length === 0 ? { found: true, value: output } : walk(output, fieldPath);
+    }
+    return { found: false, why: 'unknown variable (variables start with trigger. or nodes.)' };
+  }
+}
+
+function walk(start: unknown, segments: string[]): Lookup {
+  let current: unknown = start;
+  for (const segment of segments) {
+    if (segment === '' || FORBIDDEN_SEGMENTS.has(segment)) return { found: false, why: 'no such field' };
+    if (Array.isArray(current)) {
+      const index = ARRAY_INDEX.test(segment) ? Number(segment) : -1;
+      if (index < 0 || index >= current.length) return { found: false, why: 'no such field' };
+      current = current[index];
+    } else if (isPlainObject(current) && Object.hasOwn(current, segment)) {
+      current = current[segment];
+    } else {
+      // Strings, numbers and null have no fields here: `{{trigger.name.length}}` is missing.
+      return { found: false, why: 'no such field' };
+    }
+  }
+  return { found: true, value: current };
+}
+
+/** How a value reads inside a longer string: null and missing as '', objects as JSON. */
+export function stringify(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  return JSON.stringify(value) ?? '';
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object') return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+// A JSON body must not share objects with the trigger payload or earlier outputs (a later step
+// mutating its body would otherwise change recorded data).
+function structuredCloneJson(value: unknown): unknown {
+  return value !== null && typeof value === 'object' ? JSON.parse(JSON.stringify(value)) : value;
+}

@@ -1,0 +1,202 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import { NodeFailedError, SsrfBlockedError } from '../src/domain/errors.ts';
+import { backoff, httpRequestHandler, retryAfterMs, type HttpNodeOptions, type HttpRequestParams } from '../src/domain/nodes/http-request.ts';
+import { parseAllowlist, SsrfPolicy } from '../src/domain/ssrf.ts';
+import { TemplateRenderer } from '../src/domain/template.ts';
+import { fixedClock, json, silentLog, startServer, type TestServer } from './support.ts';
+
+let server: TestServer;
+let client: GuardedHttpClient;
+const sleeps: number[] = [];
+
+before(async () => {
+  server = await startServer((req, res, n) => {
+    if (req.url.startsWith('/flaky')) {
+      // 503 twice, then success: counts per path so tests do not interfere.
+      const tries = server.received.filter((r) => r.url === req.url).length;
+      if (tries < 3) return json(res, 503, { error: 'busy' }, req.url.includes('retry-after') ? { 'retry-after': '2' } : {});
+      return json(res, 200, { ok: true, tries });
+    }
+    if (req.url === '/always-503') return json(res, 503, { error: 'down' });
+    if (req.url === '/echo') return json(res, 201, { id: 'ext-77', method: req.method, got: req.body ? JSON.parse(req.body) : null, ct: req.headers['content-type'], auth: req.headers.authorization ?? null });
+    if (req.url === '/text') return void res.writeHead(200, { 'content-type': 'text/plain', 'set-cookie': 'sid=abc' }).end('plain words');
+    if (req.url === '/big.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: 'y'.repeat(3000) }));
+    if (req.url === '/slow') return void setTimeout(() => res.end('late'), 1_500);
+    if (req.url === '/404') return json(res, 404, { error: 'nope' });
+    void n;
+    res.end('?');
+  });
+  client = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist('127.0.0.1')) });
+});
+after(async () => {
+  await client.close();
+  await server.close();
+});
+
+const payload = { customer: { name: "O'Brien \"Bob\"", id: 7 }, amount: 12 };
+
+async function run(params: HttpRequestParams, options: Partial<HttpNodeOptions> = {}, http = client) {
+  const handler = httpRequestHandler({ sleep: async (ms) => void sleeps.push(ms), random: () => 0.5, ...options });
+  const renderer = new TemplateRenderer({ payload, headers: {}, nodes: new Map() });
+  const input = handler.render(params, renderer);
+  const warnings: string[] = [];
+  const ctx = {
+    ports: { http, createTask: async () => ({}), clock: fixedClock(), log: silentLog },
+    ownerId: 'u1',
+    signal: new AbortController().signal,
+    warn: (m: string) => warnings.push(m),
+  };
+  const started = server.received.length;
+  try {
+    const result = await handler.execute(input, ctx);
+    return { result, input, masked: handler.mask(input), warnings, requests: server.received.slice(started) };
+  } catch (error) {
+    return { error: error as Error, input, warnings, requests: server.received.slice(started) };
+  }
+}
+
+test('POST sends the rendered JSON body with its types and a JSON content type; output has status, headers, parsed body', async () => {
+  const r = await run({
+    method: 'POST',
+    url: `${server.url}/echo`,
+    headers: { authorization: 'Bearer s3cret', 'x-customer': '{{trigger.customer.id}}' },
+    body: { name: '{{trigger.customer.name}}', amount: '{{trigger.amount}}', note: 'for {{trigger.customer.name}}' },
+  });
+  assert.equal(r.requests.length, 1);
+  assert.equal(r.requests[0]!.method, 'POST');
+  assert.deepEqual(JSON.parse(r.requests[0]!.body), { name: "O'Brien \"Bob\"", amount: 12, note: "for O'Brien \"Bob\"" });
+  assert.equal(r.requests[0]!.headers['x-customer'], '7');
+  assert.equal(r.requests[0]!.headers.authorization, 'Bearer s3cret', 'the real header is sent');
+  const out = r.result!.output as { status: number; headers: Record<string, string>; body: Record<string, unknown> };
+  assert.equal(out.status, 201);
+  assert.equal(out.body.id, 'ext-77');
+  assert.equal(out.body.ct, 'application/json');
+  assert.match(out.headers['content-type']!, /application\/json/);
+  assert.deepEqual((r.masked as { headers: Record<string, string> }).headers, { authorization: 'Bearer ***', 'x-customer': '7' }, 'the recorded input masks the secret');
+});
+
+test('a body written as JSON text is parsed before rendering, so quotes in values cannot inject fields', async () => {
+  const r = await run({ method: 'PUT', url: `${server.url}/echo`, body: '{"name": "{{trigger.customer.name}}", "admin": false}' });
+  assert.deepEqual((r.result!.output as { body: { got: unknown } }).body.got, { name: "O'Brien \"Bob\"", admin: false });
+});
+
+test('GET and DELETE send no body; PATCH sends one', async () => {
+  for (const method of ['GET', 'DELETE'] as const) {
+    const r = await run({ method, url: `${server.url}/echo`, body: { a: 1 } });
+    assert.equal(r.requests[0]!.method, method);
+    assert.equal(r.requests[0]!.body, '');
+  }
+  const p = await run({ method: 'PATCH', url: `${server.url}/echo`, body: { a: '{{trigger.amount}}' } });
+  assert.equal(p.requests[0]!.body, '{"a":12}');
+});
+
+test('a non-JSON answer is kept as text; response cookies are masked in the recorded output only', async () => {
+  const r = await run({ method: 'GET', url: `${server.url}/text` });
+  const out = r.result!.output as { body: unknown; headers: Record<string, string> };
+  assert.equal(out.body, 'plain words');
+  assert.equal(out.headers['set-cookie'], 'sid=abc');
+  assert.equal((r.result!.recorded as { headers: Record<string, string> }).headers['set-cookie'], '***');
+});
+
+test('GET is retried on 503 with backoff and succeeds on the third attempt', async () => {
+  sleeps.length = 0;
+  const r = await run({ method: 'GET', url: `${server.url}/flaky-get` });
+  assert.equal(r.requests.length, 3);
+  assert.equal((r.result!.output as { status: number }).status, 200);
+  assert.deepEqual(sleeps, [375, 750], 'exponential: 500 then 1000 ms ceilings, jittered to 3/4 with random()=0.5');
+  assert.equal(r.warnings.length, 2);
+});
+
+test('Retry-After is honoured (and capped) instead of the computed backoff', async () => {
+  sleeps.length = 0;
+  await run({ method: 'PUT', url: `${server.url}/flaky-retry-after` });
+  assert.deepEqual(sleeps, [2000, 2000]);
+  sleeps.length = 0;
+  await run({ method: 'GET', url: `${server.url}/flaky-retry-after-capped` }, { maxRetryAfterMs: 1500 });
+  assert.deepEqual(sleeps, [1500, 1500]);
+});
+
+test('POST is not retried on 503: the node fails after one request, keeping the response', async () => {
+  const r = await run({ method: 'POST', url: `${server.url}/flaky-post`, body: { a: 1 } });
+  assert.equal(r.requests.length, 1);
+  assert.ok(r.error instanceof NodeFailedError);
+  assert.match(r.error.message, /answered HTTP 503$/);
+  assert.equal((r.error.output as { status: number }).status, 503);
+});
+
+test('retries stop after 3 attempts and a 4xx is not retried', async () => {
+  const down = await run({ method: 'GET', url: `${server.url}/always-503` });
+  assert.equal(down.requests.length, 3);
+  assert.match(down.error!.message, /HTTP 503 after 3 attempts/);
+  const missing = await run({ method: 'GET', url: `${server.url}/404` });
+  assert.equal(missing.requests.length, 1);
+  assert.match(missing.error!.message, /HTTP 404/);
+});
+
+test('network errors are retried for GET but not for POST', async () => {
+  const dead = await startServer(() => {});
+  const url = `${dead.url}/x`;
+  await dead.close(); // the port now refuses connections
+  const g = await run({ method: 'GET', url });
+  assert.match(g.error!.message, /ECONNREFUSED/);
+  assert.equal(g.warnings.filter((w) => w.includes('retrying')).length, 2);
+  const p = await run({ method: 'POST', url, body: {} });
+  assert.match(p.error!.message, /ECONNREFUSED/);
+  assert.equal(p.warnings.length, 0);
+});
+
+test('the timeout param bounds each attempt', async () => {
+  const t0 = Date.now();
+  const r = await run({ method: 'POST', url: `${server.url}/slow`, timeoutMs: 200, body: {} });
+  assert.match(r.error!.message, /no complete response within 200 ms/);
+  assert.ok(Date.now() - t0 < 1_400);
+});
+
+test('timeout defaults to 10 s and is clamped to 60 s', async () => {
+  assert.equal((await run({ method: 'GET', url: `${server.url}/text` })).input.timeoutMs, 10_000);
+  assert.equal((await run({ method: 'GET', url: `${server.url}/text`, timeoutMs: 600_000 })).input.timeoutMs, 60_000);
+});
+
+test('a response over the size cap is truncated with a warning and kept as text', async () => {
+  const r = await run({ method: 'GET', url: `${server.url}/big.json` }, { maxBodyBytes: 100 });
+  const body = (r.result!.output as { body: unknown }).body;
+  assert.equal(typeof body, 'string');
+  assert.equal((body as string).length, 100);
+  assert.deepEqual(r.warnings, ['response body truncated at 100 bytes (kept as text)']);
+});
+
+test('the SSRF guard applies to the node: a templated URL to a private address is refused, never retried', async () => {
+  const guarded = createGuardedHttpClient();
+  try {
+    const r = await run({ method: 'GET', url: 'http://169.254.169.254/{{trigger.customer.id}}' }, {}, guarded);
+    assert.ok(r.error instanceof SsrfBlockedError);
+    assert.equal(r.warnings.length, 0, 'no retry');
+  } finally {
+    await guarded.close();
+  }
+});
+
+test('a header value with a line break (header injection) fails the node before sending', async () => {
+  const renderer = new TemplateRenderer({ payload: { v: 'a\r\nX-Evil: 1' }, headers: {}, nodes: new Map() });
+  const handler = httpRequestHandler();
+  const input = handler.render({ method: 'GET', url: `${server.url}/echo`, headers: { 'x-v': '{{trigger.v}}' } }, renderer);
+  const before = server.received.length;
+  await assert.rejects(
+    handler.execute(input, { ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog }, ownerId: 'u', signal: new AbortController().signal, warn() {} }),
+    /line break/,
+  );
+  assert.equal(server.received.length, before);
+});
+
+test('backoff grows exponentially with jitter and is capped; Retry-After accepts seconds and dates', () => {
+  const o = { baseDelayMs: 100, maxDelayMs: 1000, random: () => 1 };
+  assert.deepEqual([1, 2, 3, 4, 5].map((n) => backoff(n, o)), [100, 200, 400, 800, 1000]);
+  assert.equal(backoff(1, { ...o, random: () => 0 }), 50);
+  const now = Date.parse('2025-01-01T00:00:00Z');
+  assert.equal(retryAfterMs('3', { maxRetryAfterMs: 10_000, now: () => now }), 3000);
+  assert.equal(retryAfterMs('Wed, 01 Jan 2025 00:00:05 GMT', { maxRetryAfterMs: 10_000, now: () => now }), 5000);
+  assert.equal(retryAfterMs('999', { maxRetryAfterMs: 10_000, now: () => now }), 10_000);
+  assert.equal(retryAfterMs('soon', { maxRetryAfterMs: 10_000, now: () => now }), null);
+});

@@ -1,0 +1,33 @@
+import type { KafkaTopicSpec } from './kafka-bus.ts';
+
+/** Which bus a service uses, from its environment (docs/event-bus.md, Configuration). */
+export type BusConfig =
+  | { kind: 'embedded' }
+  | { kind: 'kafka'; brokers: string[]; clientId: string; partitions: number; replicationFactor: number };
+
+function positiveInt(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/** KAFKA_BROKERS set → Kafka; unset → the embedded bus on the service's database. */
+export function busConfigFromEnv(env: Record<string, string | undefined> = process.env): BusConfig {
+  const brokers = (env.KAFKA_BROKERS ?? '').split(',').map((b) => b.trim()).filter(Boolean);
+  if (brokers.length === 0) return { kind: 'embedded' };
+  for (const b of brokers) if (!/^[^\s:]+:\d+$/.test(b)) throw new Error(`KAFKA_BROKERS: expected host:port, got ${JSON.stringify(b)}`);
+  return {
+    kind: 'kafka',
+    brokers,
+    clientId: env.KAFKA_CLIENT_ID || 'flowdesk',
+    partitions: positiveInt(env, 'KAFKA_TOPIC_PARTITIONS', 12),
+    replicationFactor: positiveInt(env, 'KAFKA_REPLICATION_FACTOR', 3),
+  };
+}
+
+/** The topic specs an init job creates for `topics` under this configuration. */
+export function topicSpecs(config: Extract<BusConfig, { kind: 'kafka' }>, topics: string[]): KafkaTopicSpec[] {
+  return topics.map((topic) => ({ topic, numPartitions: config.partitions, replicationFactor: config.replicationFactor }));
+}

@@ -11,6 +11,8 @@ export interface EmbeddedConfig {
   /** The URL people and webhooks reach Flowdesk at, when it is not the local one. */
   publicBaseUrl: string | undefined;
   logLevel: string;
+  /** SSRF_ALLOWLIST: hosts/CIDRs the HTTP Request node may reach despite the SSRF guard. */
+  ssrfAllowlist: string | undefined;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): EmbeddedConfig {
@@ -22,6 +24,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     publicBaseUrl: env.PUBLIC_BASE_URL ? env.PUBLIC_BASE_URL.replace(/\/+$/, '') : undefined,
     // Quiet by default so the banner stays readable; LOG_LEVEL=info shows every request.
     logLevel: env.LOG_LEVEL || 'warn',
+    ssrfAllowlist: env.SSRF_ALLOWLIST || undefined,
   };
 }
 

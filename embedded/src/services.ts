@@ -1,10 +1,11 @@
+import type { EventBus } from '@flowdesk/bus';
 import type { Database } from '@flowdesk/db';
-import { listen, type Service } from '@flowdesk/service-kit';
+import { listen, serviceTokenSource, userTokenSource, type Service } from '@flowdesk/service-kit';
 import { buildApp as buildWorkspaceApi } from '@flowdesk/workspace-api';
 import { buildApp as buildAuth } from '@flowdesk/auth';
 import { buildApp as buildMcpGateway } from '@flowdesk/mcp-gateway';
-import { buildApp as buildWebhookIngest } from '@flowdesk/webhook-ingest';
-import { buildApp as buildWorkflowEngine } from '@flowdesk/workflow-engine';
+import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
+import { buildApp as buildWorkflowEngine, createGuardedHttpClient, SsrfPolicy, workspaceClient } from '@flowdesk/workflow-engine';
 import type { EmbeddedKeys } from './keys.ts';
 import type { Route } from './routing.ts';
 
@@ -16,6 +17,8 @@ export const PUBLIC_ROUTES: readonly Route[] = [
   { prefix: '/api/', service: 'workspace-api' },
   { prefix: '/functions/v1/mcp-server-v2', service: 'mcp-gateway' },
   { prefix: '/functions/v1/webhook-trigger/', service: 'webhook-ingest' },
+  // RFC 9728 metadata of the MCP endpoint; the longer prefix wins over /.well-known/ (routing.ts).
+  { prefix: '/.well-known/oauth-protected-resource', service: 'mcp-gateway' },
   { prefix: '/.well-known/', service: 'auth' },
   { prefix: '/oauth/', service: 'auth' },
   // Key management and Connected Apps, called with the user's own key. Nothing under /internal/ is public.
@@ -24,6 +27,10 @@ export const PUBLIC_ROUTES: readonly Route[] = [
 
 export interface ServiceDeps {
   db: Database;
+  /** The in-process event bus on the same database (Kafka's stand-in). */
+  bus: EventBus;
+  /** SSRF_ALLOWLIST for the HTTP Request node (docs/workflow-engine.md); nothing by default. */
+  ssrfAllowlist?: string;
   keys: EmbeddedKeys;
   publicBaseUrl: string;
   logLevel: string;
@@ -35,13 +42,51 @@ export interface RunningService {
   app: Service;
 }
 
-const builders: Record<ServiceName, (deps: ServiceDeps) => Promise<Service>> = {
+/** Loopback URLs of the services started so far (they start in SERVICE_NAMES order). */
+type Started = Partial<Record<ServiceName, string>>;
+const urlOf = (started: Started, name: ServiceName): string => {
+  const url = started[name];
+  if (!url) throw new Error(`${name} must start before the services that call it`);
+  return url;
+};
+/** How a service that calls others obtains its internal tokens: from auth, with its own secret. */
+const tokenOptions = (d: ServiceDeps, started: Started, service: string) => ({
+  authUrl: urlOf(started, 'auth'),
+  clientId: service,
+  clientSecret: d.keys.serviceClients[service] ?? '',
+  audience: 'workspace-api',
+});
+
+const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Promise<Service>> = {
   'workspace-api': (d) =>
     buildWorkspaceApi({ db: d.db, jwtPublicKeyPem: d.keys.signing.publicKeyPem, webhookSecretKey: d.keys.webhookSecretKey, publicBaseUrl: d.publicBaseUrl, logLevel: d.logLevel }),
-  auth: (d) => buildAuth({ db: d.db, signingKeys: d.keys.signing, serviceClients: d.keys.serviceClients, logLevel: d.logLevel }),
-  'mcp-gateway': (d) => buildMcpGateway({ logLevel: d.logLevel }),
-  'webhook-ingest': (d) => buildWebhookIngest({ logLevel: d.logLevel }),
-  'workflow-engine': (d) => buildWorkflowEngine({ logLevel: d.logLevel }),
+  auth: (d) => buildAuth({ db: d.db, signingKeys: d.keys.signing, serviceClients: d.keys.serviceClients, publicBaseUrl: d.publicBaseUrl, logLevel: d.logLevel }),
+  'mcp-gateway': (d, started) =>
+    buildMcpGateway({
+      db: d.db,
+      publicBaseUrl: d.publicBaseUrl,
+      authUrl: urlOf(started, 'auth'),
+      serviceClientSecret: d.keys.serviceClients['mcp-gateway'] ?? '',
+      workspaceApiUrl: urlOf(started, 'workspace-api'),
+      logLevel: d.logLevel,
+    }),
+  'webhook-ingest': (d, started) =>
+    buildWebhookIngest({
+      bus: d.bus,
+      directory: workspaceApiDirectory({ workspaceApiUrl: urlOf(started, 'workspace-api'), token: serviceTokenSource(tokenOptions(d, started, 'webhook-ingest')) }),
+      logLevel: d.logLevel,
+    }),
+  'workflow-engine': async (d, started) => {
+    const http = createGuardedHttpClient({ policy: SsrfPolicy.fromEnv({ SSRF_ALLOWLIST: d.ssrfAllowlist }) });
+    const app = await buildWorkflowEngine({
+      bus: d.bus,
+      http,
+      workspace: workspaceClient({ workspaceApiUrl: urlOf(started, 'workspace-api'), userToken: userTokenSource(tokenOptions(d, started, 'workflow-engine')) }),
+      logLevel: d.logLevel,
+    });
+    app.addHook('onClose', () => http.close());
+    return app;
+  },
 };
 
 /**
@@ -51,10 +96,12 @@ const builders: Record<ServiceName, (deps: ServiceDeps) => Promise<Service>> = {
 export async function startServices(deps: ServiceDeps): Promise<RunningService[]> {
   const running: RunningService[] = [];
   try {
+    const started: Started = {};
     for (const name of SERVICE_NAMES) {
-      const app = await builders[name](deps);
+      const app = await builders[name](deps, started);
       try {
         running.push({ name, app, url: await listen(app, 0, '127.0.0.1') });
+        started[name] = running[running.length - 1]!.url;
       } catch (err) {
         await app.close();
         throw err;

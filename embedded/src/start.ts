@@ -2,7 +2,9 @@ import { mkdir } from 'node:fs/promises';
 import { Audience } from '@flowdesk/contracts';
 import { signInternalToken } from '@flowdesk/service-kit';
 import { migrateAuth } from '@flowdesk/auth';
+import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
 import { migrateWorkspace } from '@flowdesk/workspace-api';
+import { migrateGateway } from '@flowdesk/mcp-gateway';
 import type { EmbeddedConfig } from './config.ts';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './database.ts';
 import { ensureDemoAccount } from './demo-account.ts';
@@ -37,12 +39,14 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
   const backends = new Map<string, string>();
   const proxy = createProxy({ routes: PUBLIC_ROUTES, services: SERVICE_NAMES, target: (name) => backends.get(name), log });
   let database: EmbeddedDatabase | undefined;
+  let bus: EventBus | undefined;
   let services: RunningService[] = [];
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       await closeServer(proxy);
       await closeServices(services);
+      await bus?.close();
       await database?.close();
     })());
 
@@ -52,9 +56,11 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
     database = await openEmbeddedDatabase(config);
     await migrateWorkspace(database.db);
     await migrateAuth(database.db);
+    await migrateGateway(database.db);
     // The demo user's id is the one dev.json proposed, unless the auth database already knows the demo email.
     const { userId } = await ensureDemoAccount(database.db, config.home, proposedUserId);
-    services = await startServices({ db: database.db, keys, publicBaseUrl: baseUrl, logLevel: config.logLevel });
+    bus = await createEmbeddedBus(database.db);
+    services = await startServices({ db: database.db, bus, keys, publicBaseUrl: baseUrl, logLevel: config.logLevel, ssrfAllowlist: config.ssrfAllowlist });
     for (const s of services) backends.set(s.name, s.url);
     await seedOnce({ home: config.home, keys, userId, localUrl, baseUrl, log });
     await updateDevFile(config.home, { baseUrl, userId });

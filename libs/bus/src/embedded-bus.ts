@@ -34,8 +34,19 @@ export async function createEmbeddedBus(db: Database, options: EmbeddedBusOption
   return new EmbeddedBus(new EmbeddedStore(db), options);
 }
 
+/** Publish calls stored together at most, per statement. */
+const MAX_GROUP_COMMIT = 256;
+
+interface PendingPublish {
+  messages: OutgoingMessage[];
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
 class EmbeddedBus implements EventBus {
   private readonly consumers = new Set<{ topic: string; consumer: EmbeddedConsumer }>();
+  private readonly pending = new Map<string, PendingPublish[]>();
+  private readonly flushing = new Set<string>();
   private closed = false;
 
   constructor(
@@ -45,8 +56,37 @@ class EmbeddedBus implements EventBus {
 
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (this.closed) throw new Error('bus is closed');
-    await this.store.publish(topic, messages);
-    this.notify(topic);
+    if (messages.length === 0) return;
+    return new Promise<void>((resolve, reject) => {
+      const queue = this.pending.get(topic) ?? [];
+      queue.push({ messages, resolve, reject });
+      this.pending.set(topic, queue);
+      if (!this.flushing.has(topic)) void this.flush(topic);
+    });
+  }
+
+  /**
+   * Group commit: publishes that arrive while a write to the topic is under way are stored together
+   * in the next single statement, in call order (so per-key order holds), and each resolves only once
+   * that statement has committed. An idle bus writes at once; a busy one writes fewer, larger batches.
+   */
+  private async flush(topic: string): Promise<void> {
+    this.flushing.add(topic);
+    try {
+      for (let queue = this.pending.get(topic); queue?.length; queue = this.pending.get(topic)) {
+        const batch = queue.splice(0, MAX_GROUP_COMMIT);
+        if (queue.length === 0) this.pending.delete(topic);
+        try {
+          await this.store.publish(topic, batch.flatMap((p) => p.messages));
+          for (const p of batch) p.resolve();
+          this.notify(topic);
+        } catch (err) {
+          for (const p of batch) p.reject(err);
+        }
+      }
+    } finally {
+      this.flushing.delete(topic);
+    }
   }
 
   /** In-process wake-up: subscribers of the topic look now instead of at their next poll. */

@@ -78,6 +78,8 @@ export const Introspection = Type.Union([
     token_type: Type.String(),
     exp: Type.Optional(Type.Integer()),
     iat: Type.Optional(Type.Integer()),
+    /** OAuth access tokens: the RFC 8707 resource they were issued for (the MCP endpoint's URL). */
+    aud: Type.Optional(Type.String()),
   }),
   Type.Object({ active: Type.Literal(false) }),
 ]);

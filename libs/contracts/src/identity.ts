@@ -15,8 +15,8 @@ export const Audience = {
 
 export const InternalClaims = Type.Object({
   iss: Type.Literal(INTERNAL_ISSUER),
-  /** The user the request acts for. */
-  sub: Type.String({ format: 'uuid' }),
+  /** The user the request acts for (a UUID), or `svc:<service id>` for a service acting as itself. */
+  sub: Type.String(),
   aud: Type.String(),
   /** Space-separated scopes, the subset the caller's credential holds. */
   scope: Type.String(),
@@ -37,3 +37,11 @@ export interface Identity {
   azp: string | undefined;
   clientId: string | undefined;
 }
+
+/**
+ * A service acting as itself (not for a user), e.g. webhook-ingest looking up a trigger: the token's
+ * `sub` is `svc:<service id>` and `azp` the service id. User routes refuse it (their `sub` must be a
+ * user id); service routes name the services they accept.
+ */
+export const SERVICE_SUBJECT_PREFIX = 'svc:';
+export const serviceSubject = (serviceId: string) => `${SERVICE_SUBJECT_PREFIX}${serviceId}`;

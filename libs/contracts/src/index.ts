@@ -10,4 +10,7 @@ export * from './entities/notes.ts';
 export * from './entities/workflows.ts';
 export * from './entities/workflow-runs.ts';
 export * from './entities/workspace.ts';
+export * from './entities/comments.ts';
+export * from './entities/profile.ts';
 export * from './auth.ts';
+export * from './mcp/index.ts';

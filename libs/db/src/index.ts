@@ -1,4 +1,4 @@
 export { openDatabase, type Database, type DatabaseConfig } from './open.ts';
 export { migrate, type MigrationResult } from './migrate.ts';
-export { withUser, APP_ROLE, type RawCapable, type TransactionCapable } from './with-user.ts';
+export { withUser, withRole, APP_ROLE, type RawCapable, type TransactionCapable } from './with-user.ts';
 export { createTestDatabase, type TestDatabase } from './test-database.ts';

@@ -1,6 +1,8 @@
 /** The database role every user-scoped transaction runs as: no BYPASSRLS, bound by every policy. */
 export const APP_ROLE = 'flowdesk_app';
 
+const ROLE = /^[a-z_][a-z0-9_]*$/;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface RawCapable {
@@ -32,5 +34,25 @@ export async function withUser<Tx extends RawCapable, R>(
       return fn(tx);
     },
     { maxWait: 5_000, timeout: options.timeoutMs ?? 10_000 },
+  );
+}
+
+/**
+ * Runs fn in one transaction as a narrow database role (SET LOCAL, like withUser) with no user set:
+ * for the few service lookups that precede any user, e.g. a webhook trigger by workflow id. What the
+ * role may read is decided by its grants and policies in the migrations.
+ */
+export async function withRole<Tx extends RawCapable, R>(
+  client: TransactionCapable<Tx>,
+  role: string,
+  fn: (tx: Tx) => Promise<R>,
+): Promise<R> {
+  if (!ROLE.test(role)) throw new TypeError('withRole: invalid role name');
+  return client.$transaction(
+    async (tx) => {
+      await tx.$executeRawUnsafe(`SELECT set_config('role', '${role}', true)`);
+      return fn(tx);
+    },
+    { maxWait: 5_000, timeout: 10_000 },
   );
 }

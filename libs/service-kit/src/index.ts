@@ -3,3 +3,5 @@ export { internalAuth, type InternalAuthOptions } from './internal-auth.ts';
 export { signInternalToken, generateSigningKeys, type SigningKeys } from './internal-token.ts';
 export { loggerOptions } from './logger.ts';
 export { listen, onShutdown } from './lifecycle.ts';
+export { constantTimeEqual, hmacSha256Hex, verifyHmacSha256 } from './constant-time.ts';
+export { serviceTokenSource, userTokenSource, type ServiceTokenSource, type ServiceTokenSourceOptions, type UserTokenSource } from './service-token.ts';

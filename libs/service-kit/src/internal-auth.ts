@@ -10,6 +10,7 @@ import {
   type Access,
   type Identity,
   type InternalClaims,
+  serviceSubject,
 } from '@flowdesk/contracts';
 
 declare module 'fastify' {
@@ -19,6 +20,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** preHandler: the caller must present a valid internal token allowing `access`. */
     requireAccess(access: Access): (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /** preHandler: the caller must be one of these services acting as itself (a `svc:<id>` token). */
+    requireService(...serviceIds: string[]): (req: FastifyRequest, reply: FastifyReply) => Promise<void>;
   }
 }
 
@@ -49,17 +52,28 @@ export const internalAuth = fp<InternalAuthOptions>(
       },
     });
     app.decorateRequest('identity', null as unknown as Identity);
-    app.decorate('requireAccess', (access: Access) => async (req: FastifyRequest) => {
+    const verified = async (req: FastifyRequest): Promise<InternalClaims> => {
       const header = req.headers.authorization;
       if (!header || !/^Bearer\s+\S+$/i.test(header)) {
         throw new HttpError('unauthorized', 'Missing bearer token');
       }
-      let claims: InternalClaims;
       try {
-        claims = await req.jwtVerify<InternalClaims>();
+        return await req.jwtVerify<InternalClaims>();
       } catch {
         throw new HttpError('unauthorized', 'Invalid or expired token');
       }
+    };
+    app.decorate('requireService', (...serviceIds: string[]) => async (req: FastifyRequest) => {
+      const claims = await verified(req);
+      const serviceId = claims.azp;
+      if (!serviceId || claims.sub !== serviceSubject(serviceId)) {
+        throw new HttpError('unauthorized', 'This route is for services, not users');
+      }
+      if (!serviceIds.includes(serviceId)) throw new HttpError('forbidden', `Service ${serviceId} may not call this route`);
+      req.identity = { userId: '', scope: claims.scope, azp: serviceId, clientId: claims.client_id };
+    });
+    app.decorate('requireAccess', (access: Access) => async (req: FastifyRequest) => {
+      const claims = await verified(req);
       if (typeof claims.sub !== 'string' || !/^[0-9a-f-]{36}$/i.test(claims.sub)) {
         throw new HttpError('unauthorized', 'Invalid token subject');
       }

@@ -8,6 +8,8 @@ import { apiKeyRoutes } from './routes/api-keys.ts';
 import { connectedAppRoutes } from './routes/connected-apps.ts';
 import { oauthRoutes } from './routes/oauth.ts';
 import { wellKnownRoutes } from './routes/well-known.ts';
+import { mcpResourceUrl } from './domain/oauth/policy.ts';
+import type { RateLimit } from './routes/rate-limit.ts';
 
 export interface AuthDeps {
   /** An opened, migrated database (see migrateAuth). */
@@ -24,9 +26,14 @@ export interface AuthDeps {
   logStream?: { write(line: string): void };
   /** Clock port, so time-dependent behaviour can be tested without waiting. */
   clock?: () => Date;
+  /** PUBLIC_BASE_URL: the OAuth issuer and the base of every published URL (never the Host header). */
+  publicBaseUrl: string;
+  /** Dynamic client registrations per caller address (default 20 per 10 minutes). */
+  registrationRateLimit?: RateLimit;
 }
 
 export const DEFAULT_USER_ID_EXCHANGE_CLIENTS = ['workflow-engine'] as const;
+export const DEFAULT_REGISTRATION_RATE_LIMIT: RateLimit = { max: 20, windowMs: 10 * 60_000 };
 
 export async function buildApp(deps: AuthDeps): Promise<Service> {
   const prisma = createPrismaClient(deps.db);
@@ -47,6 +54,9 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     serviceClients: deps.serviceClients,
     userIdExchangeClients: deps.userIdExchangeClients ?? DEFAULT_USER_ID_EXCHANGE_CLIENTS,
     now: deps.clock ?? (() => new Date()),
+    publicBaseUrl: normalizeBaseUrl(deps.publicBaseUrl),
+    mcpResource: mcpResourceUrl(normalizeBaseUrl(deps.publicBaseUrl)),
+    registrationRateLimit: deps.registrationRateLimit ?? DEFAULT_REGISTRATION_RATE_LIMIT,
   };
   app.addSchema(ErrorBody);
   await app.register(wellKnownRoutes(ctx));
@@ -59,4 +69,13 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     { prefix: AUTH_API_PREFIX },
   );
   return app;
+}
+
+/** An absolute http(s) URL without query or fragment; the trailing slash dropped so paths join cleanly. */
+export function normalizeBaseUrl(value: string): string {
+  const url = new URL(value);
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search || url.hash) {
+    throw new Error(`PUBLIC_BASE_URL must be an http(s) URL without query or fragment, got ${value}`);
+  }
+  return value.replace(/\/+$/, '');
 }

@@ -1,7 +1,7 @@
 import type { DatabaseConfig } from '@flowdesk/db';
 import type { SigningKeys } from '@flowdesk/service-kit';
 import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
-import { DEFAULT_USER_ID_EXCHANGE_CLIENTS } from './app.ts';
+import { DEFAULT_USER_ID_EXCHANGE_CLIENTS, normalizeBaseUrl } from './app.ts';
 import { parseServiceClients } from './domain/service-clients.ts';
 
 export interface AuthConfig {
@@ -12,6 +12,7 @@ export interface AuthConfig {
   signingKeys: SigningKeys;
   serviceClients: Record<string, string>;
   userIdExchangeClients: string[];
+  publicBaseUrl: string;
 }
 
 function required(env: NodeJS.ProcessEnv, name: string): string {
@@ -39,6 +40,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): AuthConfig {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    // The OAuth issuer and every URL of the metadata; validated (and its trailing slash dropped) by buildApp.
+    publicBaseUrl: normalizeBaseUrl(required(env, 'PUBLIC_BASE_URL')),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { SigningKeys } from '@flowdesk/service-kit';
 import type { PrismaClient } from './adapters/db.ts';
 import type { ServiceClients } from './domain/service-clients.ts';
+import type { RateLimit } from './routes/rate-limit.ts';
 
 /** What the routes share, handed to each route plugin (not decorated: other services decorate `ctx`). */
 export interface AuthContext {
@@ -9,4 +10,10 @@ export interface AuthContext {
   serviceClients: ServiceClients;
   userIdExchangeClients: readonly string[];
   now: () => Date;
+  /** PUBLIC_BASE_URL without a trailing slash: the issuer, and the base of every URL we publish. */
+  publicBaseUrl: string;
+  /** The MCP endpoint's exact URL: the one RFC 8707 resource, so the audience of every OAuth access token. */
+  mcpResource: string;
+  /** Dynamic client registrations allowed per caller address and window. */
+  registrationRateLimit: RateLimit;
 }

@@ -13,6 +13,7 @@ const app = await buildApp({
   signingKeys: config.signingKeys,
   serviceClients: config.serviceClients,
   userIdExchangeClients: config.userIdExchangeClients,
+  publicBaseUrl: config.publicBaseUrl,
   logLevel: process.env.LOG_LEVEL,
 });
 await listen(app, config.port, config.host);

@@ -29,6 +29,7 @@ before(async () => {
   await downstream.register(internalAuth, { publicKeyPem: auth.signingKeys.publicKeyPem, audience: Audience.workspaceApi });
   downstream.get('/read', { preHandler: downstream.requireAccess('read') }, async (req) => req.identity);
   downstream.post('/write', { preHandler: downstream.requireAccess('write') }, async (req) => req.identity);
+  downstream.get('/service', { preHandler: downstream.requireService('webhook-ingest') }, async (req) => req.identity);
   await downstream.ready();
 });
 after(async () => {
@@ -89,6 +90,32 @@ describe('introspection (RFC 7662)', () => {
     const res = await auth.form('/oauth/introspect', {});
     assert.equal(res.status, 400);
     assert.equal(res.body.error, 'invalid_request');
+  });
+});
+
+describe('client_credentials: a service acting as itself', () => {
+  const serviceGrant = (fields: Record<string, string>, authOpts?: Parameters<TestAuth['form']>[2]) =>
+    auth.form('/oauth/token', { grant_type: 'client_credentials', audience: 'workspace-api', ...fields }, authOpts);
+
+  test('a service gets a svc:<id> token that service routes accept and user routes refuse', async () => {
+    const res = await serviceGrant({}, { service: 'webhook-ingest' });
+    assert.equal(res.status, 200, res.text);
+    secrets.push(res.body.access_token);
+    const claims = claimsOf(res.body.access_token);
+    assert.deepEqual({ sub: claims.sub, azp: claims.azp, aud: claims.aud, scope: claims.scope }, { sub: 'svc:webhook-ingest', azp: 'webhook-ingest', aud: 'workspace-api', scope: 'internal' });
+    assert.equal((await downstream.inject({ method: 'GET', url: '/service', headers: { authorization: `Bearer ${res.body.access_token}` } })).statusCode, 200);
+    assert.equal((await downstreamCall('GET', res.body.access_token)).statusCode, 401, 'no way into user routes');
+    const other = await serviceGrant({}, { service: 'mcp-gateway' });
+    assert.equal((await downstream.inject({ method: 'GET', url: '/service', headers: { authorization: `Bearer ${other.body.access_token}` } })).statusCode, 403);
+  });
+
+  test('without service credentials, with a wrong secret, or for an unknown audience, it is refused', async () => {
+    const anonymous = await auth.form('/oauth/token', { grant_type: 'client_credentials', audience: 'workspace-api' }, { header: null });
+    assert.deepEqual([anonymous.status, anonymous.body.error], [400, 'unsupported_grant_type'], 'no such grant for anyone else');
+    const wrong = await serviceGrant({}, { header: basic('webhook-ingest', 'not-the-secret') });
+    assert.deepEqual([wrong.status, wrong.body.error], [401, 'invalid_client']);
+    const badAudience = await serviceGrant({ audience: 'billing' }, { service: 'webhook-ingest' });
+    assert.deepEqual([badAudience.status, badAudience.body.error], [400, 'invalid_target']);
   });
 });
 
@@ -203,15 +230,19 @@ test('configuration: the service clients, the signing key and its kid come from 
   const gw = 'g'.repeat(32);
   const config = loadConfig({
     DATABASE_URL: 'postgres://db/flowdesk',
+    PUBLIC_BASE_URL: 'https://flowdesk.example/',
     INTERNAL_JWT_PRIVATE_KEY: keys.privateKeyPem,
     SERVICE_CLIENT_SECRETS: `mcp-gateway=${gw}, workflow-engine=${'w'.repeat(40)}`,
   });
   assert.deepEqual(config.serviceClients, { 'mcp-gateway': gw, 'workflow-engine': 'w'.repeat(40) });
   assert.deepEqual(config.userIdExchangeClients, ['workflow-engine']);
+  assert.equal(config.publicBaseUrl, 'https://flowdesk.example');
   assert.equal(config.signingKeys.publicKeyPem, keys.publicKeyPem);
   assert.match(config.signingKeys.kid, /^[A-Za-z0-9_-]{43}$/);
-  const base = { DATABASE_URL: 'postgres://db/x', INTERNAL_JWT_PRIVATE_KEY: keys.privateKeyPem };
+  const base = { DATABASE_URL: 'postgres://db/x', PUBLIC_BASE_URL: 'http://127.0.0.1:8080', INTERNAL_JWT_PRIVATE_KEY: keys.privateKeyPem };
   assert.throws(() => loadConfig({ ...base, SERVICE_CLIENT_SECRETS: 'mcp-gateway=short' }), /at least 32 characters/);
   assert.throws(() => loadConfig({ ...base }), /SERVICE_CLIENT_SECRETS is required/);
+  assert.throws(() => loadConfig({ ...base, SERVICE_CLIENT_SECRETS: `a=${gw}`, PUBLIC_BASE_URL: undefined }), /PUBLIC_BASE_URL is required/);
+  assert.throws(() => loadConfig({ ...base, SERVICE_CLIENT_SECRETS: `a=${gw}`, PUBLIC_BASE_URL: 'ftp://x' }), /PUBLIC_BASE_URL must be/);
   assert.throws(() => loadConfig({ ...base, SERVICE_CLIENT_SECRETS: `a=${gw}`, INTERNAL_JWT_PRIVATE_KEY: undefined }), /INTERNAL_JWT_PRIVATE_KEY is required/);
 });

@@ -1,12 +1,61 @@
+import type { Database } from '@flowdesk/db';
 import { createService, type Service } from '@flowdesk/service-kit';
+import { AuthClient } from './adapters/auth-client.ts';
+import { createPrismaClient } from './adapters/db.ts';
+import { prismaSessionStore } from './adapters/session-store.ts';
+import { WorkspaceClient } from './adapters/workspace-client.ts';
+import { mcpRoutes } from './routes/mcp.ts';
+import { wellKnownRoutes } from './routes/well-known.ts';
 
 export interface McpGatewayDeps {
+  /** An opened, migrated database (see migrateGateway): the sessions live there. */
+  db: Database;
+  /** The externally visible base URL: the resource URL and the discovery document are built from it. */
+  publicBaseUrl: string;
+  /** The auth service: introspection and token exchange. */
+  authUrl: string;
+  /** This service's secret at auth (HTTP Basic as `mcp-gateway`). */
+  serviceClientSecret: string;
+  serviceClientId?: string;
+  /** workspace-api, where every tool call goes. */
+  workspaceApiUrl: string;
+  /** Browser origins allowed besides PUBLIC_BASE_URL's own (DNS-rebinding protection). */
+  allowedOrigins?: readonly string[];
+  /** How long an active introspection answer is reused (default 30 s): the revocation delay. */
+  introspectionCacheMs?: number;
   /** pino level, or 'silent' (tests). Default LOG_LEVEL or info. */
   logLevel?: string;
-  /** Clock port, so time-dependent behaviour can be tested without waiting. */
+  /** Where log lines go (default stdout); tests read them to prove no token is logged. */
+  logStream?: { write(line: string): void };
+  /** Clock port: session idle expiry and cache lifetimes. */
   clock?: () => Date;
 }
 
-export async function buildApp(deps: McpGatewayDeps = {}): Promise<Service> {
-  return createService({ name: 'mcp-gateway', logLevel: deps.logLevel });
+export async function buildApp(deps: McpGatewayDeps): Promise<Service> {
+  const now = deps.clock ?? (() => new Date());
+  const publicBaseUrl = deps.publicBaseUrl.replace(/\/+$/, '');
+  const prisma = createPrismaClient(deps.db);
+  const auth = new AuthClient({
+    url: deps.authUrl,
+    clientId: deps.serviceClientId ?? 'mcp-gateway',
+    clientSecret: deps.serviceClientSecret,
+    now,
+    activeTtlMs: deps.introspectionCacheMs,
+  });
+  const workspace = new WorkspaceClient(deps.workspaceApiUrl);
+  const app = createService({
+    name: 'mcp-gateway',
+    logLevel: deps.logLevel,
+    logStream: deps.logStream,
+    readiness: async () => {
+      await deps.db.exec('SELECT 1');
+    },
+  });
+  app.addHook('onClose', async () => {
+    await Promise.allSettled([auth.close(), workspace.close(), prisma.$disconnect()]);
+  });
+  const allowedOrigins = new Set([new URL(publicBaseUrl).origin, ...(deps.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
+  await app.register(wellKnownRoutes(publicBaseUrl));
+  await app.register(mcpRoutes({ publicBaseUrl, allowedOrigins, sessions: prismaSessionStore(prisma), auth, workspace, now }));
+  return app;
 }

@@ -1,7 +1,25 @@
+import { openDatabase } from '@flowdesk/db';
 import { listen, onShutdown } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
+import { migrateGateway } from './adapters/db.ts';
+import { loadConfig } from './config.ts';
 
 // The service's own process (its container's entrypoint): configuration from the environment.
-const app = await buildApp({ logLevel: process.env.LOG_LEVEL });
-await listen(app, Number(process.env.PORT || 3003), process.env.HOST || '0.0.0.0');
-onShutdown(() => app.close());
+const config = loadConfig(process.env);
+const db = await openDatabase(config.database);
+if (config.migrateOnStart) await migrateGateway(db);
+const app = await buildApp({
+  db,
+  publicBaseUrl: config.publicBaseUrl,
+  authUrl: config.authUrl,
+  serviceClientSecret: config.serviceClientSecret,
+  workspaceApiUrl: config.workspaceApiUrl,
+  allowedOrigins: config.allowedOrigins,
+  introspectionCacheMs: config.introspectionCacheMs,
+  logLevel: config.logLevel,
+});
+await listen(app, config.port, config.host);
+onShutdown(async () => {
+  await app.close();
+  await db.close();
+});

@@ -1,17 +1,33 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { listen } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
+import { migrateGateway } from '../src/adapters/db.ts';
 
 const SERVICE = 'mcp-gateway';
 let app: Awaited<ReturnType<typeof buildApp>>;
 let base: string;
+let database: TestDatabase;
 
 before(async () => {
-  app = await buildApp({ logLevel: 'silent' });
+  database = await createTestDatabase();
+  await migrateGateway(database.db);
+  // Nothing here calls auth or workspace-api: their URLs only have to be well-formed.
+  app = await buildApp({
+    db: database.db,
+    publicBaseUrl: 'https://flowdesk.example.test',
+    authUrl: 'http://127.0.0.1:9',
+    serviceClientSecret: 'x'.repeat(32),
+    workspaceApiUrl: 'http://127.0.0.1:9',
+    logLevel: 'silent',
+  });
   base = await listen(app, 0, '127.0.0.1');
 });
-after(() => app.close());
+after(async () => {
+  await app.close();
+  await database.close();
+});
 
 async function getJson(path: string) {
   const res = await fetch(`${base}${path}`);
@@ -32,4 +48,18 @@ test('an unknown path answers 404 with the JSON error body', async () => {
   assert.equal(status, 404);
   assert.equal(body.error, 'not_found');
   assert.match(String(body.message), /\/no\/such\/path/);
+});
+
+test('protected resource metadata (RFC 9728) at the path-suffixed and the bare location', async () => {
+  for (const path of ['/.well-known/oauth-protected-resource/functions/v1/mcp-server-v2', '/.well-known/oauth-protected-resource']) {
+    const { status, body } = await getJson(path);
+    assert.equal(status, 200, path);
+    assert.deepEqual(body, {
+      resource: 'https://flowdesk.example.test/functions/v1/mcp-server-v2',
+      authorization_servers: ['https://flowdesk.example.test'],
+      scopes_supported: ['mcp:read', 'mcp:write'],
+      bearer_methods_supported: ['header'],
+      resource_name: 'Flowdesk MCP server',
+    });
+  }
 });

@@ -1,2 +1,3 @@
 // The package entry: the embedded start builds this service in its own process.
 export { buildApp, type WebhookIngestDeps } from './app.ts';
+export { workspaceApiDirectory } from './adapters/workspace-directory.ts';

@@ -1,7 +1,40 @@
-import { listen, onShutdown } from '@flowdesk/service-kit';
+import { busConfigFromEnv, createEmbeddedBus, createKafkaBus, type EventBus } from '@flowdesk/bus';
+import { openDatabase, type Database } from '@flowdesk/db';
+import { listen, onShutdown, serviceTokenSource } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
+import { workspaceApiDirectory } from './adapters/workspace-directory.ts';
 
-// The service's own process (its container's entrypoint): configuration from the environment.
-const app = await buildApp({ logLevel: process.env.LOG_LEVEL });
+// The service's own process (its container's entrypoint): configuration from the environment
+// (docs/configuration.md). Kafka when KAFKA_BROKERS is set, else the embedded bus on DATABASE_URL.
+function required(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is required`);
+  return v;
+}
+
+const busConfig = busConfigFromEnv(process.env);
+let db: Database | undefined;
+let bus: EventBus;
+if (busConfig.kind === 'kafka') {
+  bus = await createKafkaBus({ brokers: busConfig.brokers, clientId: `${busConfig.clientId}-webhook-ingest` });
+} else {
+  db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') });
+  bus = await createEmbeddedBus(db);
+}
+const token = serviceTokenSource({
+  authUrl: required('AUTH_URL'),
+  clientId: 'webhook-ingest',
+  clientSecret: required('WEBHOOK_INGEST_CLIENT_SECRET'),
+  audience: 'workspace-api',
+});
+const app = await buildApp({
+  bus,
+  directory: workspaceApiDirectory({ workspaceApiUrl: required('WORKSPACE_API_URL'), token }),
+  logLevel: process.env.LOG_LEVEL,
+});
 await listen(app, Number(process.env.PORT || 3004), process.env.HOST || '0.0.0.0');
-onShutdown(() => app.close());
+onShutdown(async () => {
+  await app.close();
+  await bus.close();
+  await db?.close();
+});

@@ -1,2 +1,5 @@
 // The package entry: the embedded start builds this service in its own process.
-export { buildApp, type WorkflowEngineDeps } from './app.ts';
+export { buildApp, ENGINE_GROUP, type WorkflowEngineDeps } from './app.ts';
+export { workspaceClient, type WorkspaceClient } from './adapters/workspace-client.ts';
+export { createGuardedHttpClient, type GuardedHttpClient } from './adapters/guarded-http.ts';
+export { SsrfPolicy } from './domain/ssrf.ts';

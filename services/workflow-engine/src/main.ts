@@ -1,7 +1,46 @@
-import { listen, onShutdown } from '@flowdesk/service-kit';
+import { busConfigFromEnv, createEmbeddedBus, createKafkaBus, type EventBus } from '@flowdesk/bus';
+import { openDatabase, type Database } from '@flowdesk/db';
+import { listen, onShutdown, userTokenSource } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
+import { createGuardedHttpClient } from './adapters/guarded-http.ts';
+import { workspaceClient } from './adapters/workspace-client.ts';
+import { SsrfPolicy } from './domain/ssrf.ts';
 
-// The service's own process (its container's entrypoint): configuration from the environment.
-const app = await buildApp({ logLevel: process.env.LOG_LEVEL });
+// The service's own process (its container's entrypoint): configuration from the environment
+// (docs/configuration.md). Kafka when KAFKA_BROKERS is set, else the embedded bus on DATABASE_URL.
+function required(name: string): string {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is required`);
+  return v;
+}
+
+const busConfig = busConfigFromEnv(process.env);
+let db: Database | undefined;
+let bus: EventBus;
+if (busConfig.kind === 'kafka') {
+  bus = await createKafkaBus({ brokers: busConfig.brokers, clientId: `${busConfig.clientId}-workflow-engine` });
+} else {
+  db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') });
+  bus = await createEmbeddedBus(db);
+}
+const http = createGuardedHttpClient({ policy: SsrfPolicy.fromEnv(process.env) });
+const userToken = userTokenSource({
+  authUrl: required('AUTH_URL'),
+  clientId: 'workflow-engine',
+  clientSecret: required('WORKFLOW_ENGINE_CLIENT_SECRET'),
+  audience: 'workspace-api',
+});
+const app = await buildApp({
+  bus,
+  http,
+  workspace: workspaceClient({ workspaceApiUrl: required('WORKSPACE_API_URL'), userToken }),
+  concurrency: Number(process.env.ENGINE_CONCURRENCY || 8),
+  logLevel: process.env.LOG_LEVEL,
+});
 await listen(app, Number(process.env.PORT || 3005), process.env.HOST || '0.0.0.0');
-onShutdown(() => app.close());
+onShutdown(async () => {
+  await app.close(); // stops consuming after in-flight runs finish
+  await bus.close();
+  await http.close();
+  await db?.close();
+});

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
-import { constantTimeEqual, verifyHmacSha256 } from '../src/domain/constant-time.ts';
+import { constantTimeEqual, verifyHmacSha256 } from '@flowdesk/service-kit';
 import { conditionHandler, evaluateCondition, type ConditionOperator } from '../src/domain/nodes/condition.ts';
 import { TemplateRenderer } from '../src/domain/template.ts';
 

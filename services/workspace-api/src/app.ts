@@ -11,6 +11,10 @@ import { noteRoutes } from './routes/notes.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { workflowRunRoutes } from './routes/workflow-runs.ts';
 import { workspaceRoutes } from './routes/workspace.ts';
+import { internalRoutes } from './routes/internal.ts';
+import { internalRunRoutes } from './routes/internal-runs.ts';
+import { commentRoutes } from './routes/comments.ts';
+import { profileRoutes } from './routes/profile.ts';
 
 export interface WorkspaceApiDeps {
   /** An opened, migrated database (see migrateWorkspace). */
@@ -42,6 +46,8 @@ declare module 'fastify' {
 }
 
 export const API_PREFIX = '/api/v1';
+/** Service-to-service routes: never behind the public ingress. */
+export const INTERNAL_PREFIX = '/internal/v1';
 
 export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
   const prisma = createPrismaClient(deps.db);
@@ -71,7 +77,7 @@ export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
         title: 'Flowdesk workspace API',
         version: '1.0.0',
         description:
-          'Projects, tasks, calendar entries, notes, workflows and workflow runs of one user. Every request carries an internal JWT (audience workspace-api) minted by the auth service; row-level security scopes every query to its subject.',
+          'Projects, tasks, calendar entries, notes, workflows, workflow runs, comments and the profile of one user. Every request carries an internal JWT (audience workspace-api) minted by the auth service; row-level security scopes every query to its subject.',
       },
       components: { securitySchemes: { internalJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
       security: [{ internalJwt: [] }],
@@ -92,8 +98,12 @@ export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
       await api.register(workflowRoutes);
       await api.register(workflowRunRoutes);
       await api.register(workspaceRoutes);
+      await api.register(commentRoutes);
+      await api.register(profileRoutes);
     },
     { prefix: API_PREFIX },
   );
+  await app.register(internalRoutes, { prefix: INTERNAL_PREFIX });
+  await app.register(internalRunRoutes, { prefix: INTERNAL_PREFIX });
   return app;
 }

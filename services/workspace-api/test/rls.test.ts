@@ -32,6 +32,7 @@ interface Seed {
   note: Row;
   workflow: Row;
   workflow_run: Row;
+  comment: Row;
 }
 
 type Table = keyof Seed;
@@ -90,7 +91,16 @@ const TABLES: TableSpec[] = [
     data: (ownerId, refs) => ({ ownerId, workflowId: refs.workflow.id, eventId: `evt-${randomUUID()}`, triggerPayload: { secret: 1 } }),
     change: { status: 'failed', error: 'overwritten' },
   },
+  {
+    table: 'comment',
+    model: (tx) => d(tx.comment),
+    data: (ownerId, refs) => ({ ownerId, targetType: 'task', taskId: refs.task.id, body: 'secret comment' }),
+    change: { body: 'overwritten' },
+  },
 ];
+
+/** Tables with at most one row per user: outside the generic per-row suites, tested on their own below. */
+const ONE_PER_USER = ['user_profile'];
 
 /** Thrown to roll a transaction back while handing a value out of it. */
 class RollBack {
@@ -308,7 +318,7 @@ test('inside a transaction as the app role with no user set, no table has any ro
       for (const t of TABLES) out[t.table] = (await t.model(tx).findMany()).length;
       return out;
     });
-    assert.deepEqual(seen, { project: 0, task: 0, calendar_entry: 0, note: 0, workflow: 0, workflow_run: 0 }, setup);
+    assert.deepEqual(seen, { project: 0, task: 0, calendar_entry: 0, note: 0, workflow: 0, workflow_run: 0, comment: 0 }, setup);
   }
   // The rows are there: as B, B's projects are visible.
   assert.ok((await visible(ws, userB, 'project')).length >= 2);
@@ -320,11 +330,13 @@ describe('database catalog', () => {
     assert.deepEqual(rows, [{ rolsuper: false, rolbypassrls: false, rolcanlogin: false }]);
   });
 
-  test('every workspace table has row-level security enabled and forced, with the single owner_only policy', async () => {
+  test('every workspace table has row-level security enabled and forced, with the single owner_only policy for everyone', async () => {
     const { rows } = await ws.db.exec(
       `SELECT c.relname, c.relrowsecurity, c.relforcerowsecurity,
-              (SELECT array_agg(format('%s %s USING %s WITH CHECK %s', p.polname, p.polcmd,
-                        pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid)) ORDER BY p.polname)
+              (SELECT array_agg(format('%s %s USING %s WITH CHECK %s TO %s', p.polname, p.polcmd,
+                        pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid),
+                        (SELECT coalesce(string_agg(r.rolname, ','), 'public') FROM pg_roles r WHERE r.oid = ANY (p.polroles)))
+                      ORDER BY p.polname)
                  FROM pg_policy p WHERE p.polrelid = c.oid) AS policies
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
         WHERE n.nspname = 'workspace' AND c.relkind IN ('r', 'p') AND c.relname <> '_prisma_migrations'
@@ -332,7 +344,7 @@ describe('database catalog', () => {
     );
     assert.deepEqual(
       rows.map((r) => r.relname),
-      TABLES.map((t) => t.table).sort(),
+      [...TABLES.map((t) => t.table), ...ONE_PER_USER].sort(),
       'the tables under test are all the tables of the schema',
     );
     for (const r of rows) {
@@ -340,7 +352,12 @@ describe('database catalog', () => {
       assert.equal(r.relforcerowsecurity, true, `${String(r.relname)}: FORCE ROW LEVEL SECURITY`);
       assert.deepEqual(
         r.policies,
-        ['owner_only * USING (owner_id = workspace.current_user_id()) WITH CHECK (owner_id = workspace.current_user_id())'],
+        [
+          'owner_only * USING (owner_id = workspace.current_user_id()) WITH CHECK (owner_id = workspace.current_user_id()) TO public',
+          // The one exception: the trigger-reader role (no other grants) may SELECT workflows, for
+          // webhook-ingest's lookup by id; column grants limit it to the trigger's columns.
+          ...(r.relname === 'workflow' ? ['trigger_lookup r USING true WITH CHECK  TO flowdesk_trigger_reader'] : []),
+        ].sort(),
         `${String(r.relname)}: one policy, for all commands, reading and writing only the current user's rows`,
       );
     }
@@ -352,4 +369,23 @@ describe('database catalog', () => {
     );
     assert.deepEqual(rows, [{ can_read: false }]);
   });
+});
+
+test("user_profile: A can neither see, change nor plant B's profile, nor point theirs at B's project", async () => {
+  const ws = await openTestWorkspace();
+  try {
+    const [a, b] = [randomUUID(), randomUUID()];
+    const bProject = await asUser(ws.prisma, b, (tx) => tx.project.create({ data: { ownerId: b, name: 'B' } }));
+    await asUser(ws.prisma, b, (tx) => tx.userProfile.create({ data: { ownerId: b, displayName: 'secret name' } }));
+    assert.equal(await asUser(ws.prisma, a, (tx) => tx.userProfile.count()), 0);
+    assert.equal(await asUser(ws.prisma, a, (tx) => tx.userProfile.findUnique({ where: { ownerId: b } })), null);
+    const changed = await asUser(ws.prisma, a, (tx) => tx.userProfile.updateMany({ where: { ownerId: b }, data: { displayName: 'x' } }));
+    assert.equal(changed.count, 0);
+    await assert.rejects(asUser(ws.prisma, a, (tx) => tx.userProfile.create({ data: { ownerId: b, displayName: 'planted' } })));
+    await assert.rejects(asUser(ws.prisma, a, (tx) => tx.userProfile.create({ data: { ownerId: a, defaultProjectId: bProject.id } })));
+    const mine = await asUser(ws.prisma, b, (tx) => tx.userProfile.findUnique({ where: { ownerId: b } }));
+    assert.equal(mine?.displayName, 'secret name');
+  } finally {
+    await ws.close();
+  }
 });

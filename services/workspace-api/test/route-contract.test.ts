@@ -13,7 +13,7 @@ interface Route {
   access: 'read' | 'write';
   body?: unknown;
   /** The route takes an id: which kind of the owner's rows fills it. */
-  id?: 'project' | 'task' | 'calendar' | 'note' | 'workflow' | 'run';
+  id?: 'project' | 'task' | 'calendar' | 'note' | 'workflow' | 'run' | 'comment';
 }
 
 const routes: Route[] = [
@@ -51,6 +51,12 @@ const routes: Route[] = [
   { method: 'GET', path: '/search?q=plan', access: 'read' },
   { method: 'GET', path: '/tags', access: 'read' },
   { method: 'GET', path: '/overview', access: 'read' },
+  { method: 'GET', path: `/comments?targetType=task&targetId=${randomUUID()}`, access: 'read' },
+  { method: 'POST', path: '/comments', access: 'write', body: { targetType: 'task', targetId: randomUUID(), body: 'Hi' } },
+  { method: 'DELETE', path: '/comments/:id', access: 'write', id: 'comment' },
+  { method: 'GET', path: '/activity', access: 'read' },
+  { method: 'GET', path: '/profile', access: 'read' },
+  { method: 'PATCH', path: '/profile', access: 'write', body: { timezone: 'Europe/Berlin' } },
 ];
 
 let api: TestApi;
@@ -68,7 +74,9 @@ async function seed(user: TestUser): Promise<Record<NonNullable<Route['id']>, st
   const run = await asUser(api.workspace.prisma, user.id, (tx) =>
     tx.workflowRun.create({ data: { ownerId: user.id, workflowId: workflow.body.id, eventId: randomUUID(), status: 'succeeded' } }),
   );
-  return { project: project.body.id, task: task.body.id, calendar: calendar.body.id, note: note.body.id, workflow: workflow.body.id, run: run.id };
+  const comment = await user.call('POST', '/api/v1/comments', { targetType: 'task', targetId: task.body.id, body: 'Plan comment' });
+  assert.equal(comment.status, 201, JSON.stringify(comment.body));
+  return { project: project.body.id, task: task.body.id, calendar: calendar.body.id, note: note.body.id, workflow: workflow.body.id, run: run.id, comment: comment.body.id };
 }
 
 const url = (r: Route, id: string = randomUUID()) => `/api/v1${r.path.replace(':id', id)}`;

@@ -154,3 +154,18 @@ export type ListWorkflowsQuery = Static<typeof ListWorkflowsQuery>;
 /** The answer to creating a workflow: the webhook secret is included once, for a webhook trigger. */
 export const CreatedWorkflow = Type.Intersect([Workflow, Type.Object({ webhookSecret: Type.Union([Type.String(), Type.Null()]) })]);
 export type CreatedWorkflow = Static<typeof CreatedWorkflow>;
+
+/**
+ * What webhook-ingest learns about a workflow's webhook trigger (GET /internal/v1/webhook-triggers/:id
+ * of workspace-api, for the webhook-ingest service only). Signed deliveries are opted into with
+ * `triggerConfig.signature: "standard-webhooks"`.
+ */
+export const WebhookTriggerLookup = Type.Object({
+  workflowId: Uuid,
+  ownerId: Uuid,
+  active: Type.Boolean(),
+  requireSecret: Type.Boolean(),
+  signature: StringEnum(['none', 'standard-webhooks']),
+  secret: Type.Union([Type.String(), Type.Null()]),
+});
+export type WebhookTriggerLookup = Static<typeof WebhookTriggerLookup>;

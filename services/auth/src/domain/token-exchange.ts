@@ -8,9 +8,12 @@ import {
   type TokenExchangeResponse,
 } from '@flowdesk/contracts';
 import { signInternalToken, type SigningKeys } from '@flowdesk/service-kit';
+import { serviceSubject } from '@flowdesk/contracts';
 import type { PrismaClient } from '../adapters/db.ts';
 import { authenticateApiKey, grantedScopes } from './api-keys.ts';
 import { OAuthError } from './oauth-error.ts';
+import { authenticateAccessToken } from './oauth/tokens.ts';
+import { looksLike } from './oauth/secrets.ts';
 import { findUserById } from './users.ts';
 
 export interface ExchangeContext {
@@ -18,6 +21,8 @@ export interface ExchangeContext {
   signingKeys: Pick<SigningKeys, 'privateKeyPem' | 'kid'>;
   /** Services allowed to obtain a token for any user by id (the workflow engine, for runs). */
   userIdExchangeClients: readonly string[];
+  /** The MCP endpoint's URL: the audience an OAuth access token must have to be exchanged. */
+  mcpResource: string;
   now: Date;
 }
 
@@ -29,6 +34,8 @@ export interface ExchangeRequest {
   audience: string | undefined;
   /** Optional narrowing (RFC 8693 `scope`); never more than the subject holds. */
   scope: string | undefined;
+  /** RFC 8707 / 8693 `resource`: the protected resource the caller serves (default: the MCP endpoint). */
+  resource?: string | undefined;
 }
 
 const AUDIENCES: readonly string[] = Object.values(Audience);
@@ -53,6 +60,16 @@ export async function exchangeToken(ctx: ExchangeContext, req: ExchangeRequest):
 }
 
 async function resolveSubject(ctx: ExchangeContext, req: ExchangeRequest): Promise<{ userId: string; scope: string; clientId?: string }> {
+  if (req.subjectTokenType === ACCESS_TOKEN_TYPE && looksLike('access', req.subjectToken)) {
+    const token = await authenticateAccessToken(ctx.prisma, req.subjectToken, ctx.now);
+    if (!token) throw new OAuthError(400, 'invalid_grant', 'The subject token is invalid, revoked or expired');
+    // MCP security: never accept a token minted for another audience. The token must have been issued
+    // for exactly the resource the calling service protects.
+    if (token.audience !== (req.resource ?? ctx.mcpResource)) {
+      throw new OAuthError(400, 'invalid_grant', 'The subject token was issued for another resource');
+    }
+    return { userId: token.userId, scope: token.scope, clientId: token.clientId };
+  }
   if (req.subjectTokenType === ACCESS_TOKEN_TYPE) {
     const key = await authenticateApiKey(ctx.prisma, req.subjectToken, ctx.now);
     if (!key) throw new OAuthError(400, 'invalid_grant', 'The subject token is invalid, revoked or expired');
@@ -78,4 +95,26 @@ export function narrowScope(granted: string, requested: string | undefined): str
   const extra = want.filter((s) => !have.includes(s));
   if (extra.length > 0) throw new OAuthError(400, 'invalid_scope', `The subject does not hold: ${extra.join(' ')}`);
   return SCOPES.filter((s) => want.includes(s)).join(' ');
+}
+
+/**
+ * client_credentials for our services: an internal JWT with `sub` = `svc:<service id>` and scope
+ * `internal`, for the few service routes that precede any user (they name the services they accept;
+ * user routes refuse such a token). Never for registered OAuth clients.
+ */
+export function serviceToken(
+  ctx: { signingKeys: Pick<SigningKeys, 'privateKeyPem' | 'kid'>; now: Date },
+  serviceId: string,
+  audience: string | undefined,
+): TokenExchangeResponse {
+  if (!audience || !AUDIENCES.includes(audience)) {
+    throw new OAuthError(400, 'invalid_target', `audience must be one of: ${AUDIENCES.join(', ')}`);
+  }
+  const scope = 'internal';
+  const accessToken = signInternalToken(
+    ctx.signingKeys,
+    { sub: serviceSubject(serviceId), aud: audience, scope, azp: serviceId },
+    { now: ctx.now.getTime(), ttlSeconds: INTERNAL_TOKEN_TTL_SECONDS },
+  );
+  return { access_token: accessToken, issued_token_type: JWT_TOKEN_TYPE, token_type: 'Bearer', expires_in: INTERNAL_TOKEN_TTL_SECONDS, scope };
 }

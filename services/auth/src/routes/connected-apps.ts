@@ -3,19 +3,32 @@ import { ConnectedAppList, ErrorBody, IdParams, type ConnectedApp } from '@flowd
 import type { Service } from '@flowdesk/service-kit';
 import type { AuthContext } from '../context.ts';
 import { listApiKeys, revokeApiKey } from '../domain/api-keys.ts';
+import { disconnectGrant, listGrants } from '../domain/oauth/grants.ts';
 import { credentialOf, requireUserKey } from './user-credential.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody } as const;
 
 /**
- * Settings → Connected Apps: everything that can act for the user. For now their API keys; the OAuth
- * slice adds clients (type 'oauth_client', Disconnect revokes all of a client's tokens).
+ * Settings → Connected Apps: everything that can act for the user: API keys, and OAuth clients with
+ * their grant (type 'oauth_client', id = the grant's). Revoke and Disconnect are one DELETE; a
+ * Disconnect revokes the grant, and so every token issued under it, at once.
  */
 export function connectedAppRoutes(ctx: AuthContext) {
   return async (app: Service) => {
     app.get('/connected-apps', { onRequest: requireUserKey(ctx, 'read'), schema: { response: { 200: ConnectedAppList, ...errors } } }, async (req) => {
-      const keys = await listApiKeys(ctx.prisma, credentialOf(req).userId);
-      const items: ConnectedApp[] = keys.map((k) => ({ id: k.id, type: 'api_key', name: k.name, scope: k.scope, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt }));
+      const userId = credentialOf(req).userId;
+      const [keys, grants] = await Promise.all([listApiKeys(ctx.prisma, userId), listGrants(ctx.prisma, userId)]);
+      const items: ConnectedApp[] = [
+        ...grants.map((g): ConnectedApp => ({
+          id: g.grantId,
+          type: 'oauth_client',
+          name: g.clientName,
+          scope: g.scope,
+          createdAt: g.createdAt.toISOString(),
+          lastUsedAt: g.lastUsedAt?.toISOString() ?? null,
+        })),
+        ...keys.map((k): ConnectedApp => ({ id: k.id, type: 'api_key', name: k.name, scope: k.scope, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt })),
+      ].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
       return { items };
     });
 
@@ -23,7 +36,10 @@ export function connectedAppRoutes(ctx: AuthContext) {
       '/connected-apps/:id',
       { onRequest: requireUserKey(ctx, 'write'), schema: { params: IdParams, response: { 204: Type.Null(), ...errors } } },
       async (req, reply) => {
-        await revokeApiKey(ctx.prisma, credentialOf(req).userId, req.params.id, ctx.now());
+        const userId = credentialOf(req).userId;
+        if (!(await disconnectGrant(ctx.prisma, userId, req.params.id, ctx.now()))) {
+          await revokeApiKey(ctx.prisma, userId, req.params.id, ctx.now());
+        }
         return reply.code(204).send(null);
       },
     );

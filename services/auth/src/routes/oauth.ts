@@ -7,16 +7,21 @@ import type { AuthContext } from '../context.ts';
 import { authenticateApiKey, grantedScopes } from '../domain/api-keys.ts';
 import { invalidClient, OAuthError } from '../domain/oauth-error.ts';
 import { authenticateService, parseBasicAuth } from '../domain/service-clients.ts';
-import { exchangeToken } from '../domain/token-exchange.ts';
+import { exchangeToken, serviceToken } from '../domain/token-exchange.ts';
+import { authenticateClient } from '../domain/oauth/clients.ts';
+import { authenticateAccessToken, redeemAuthorizationCode, refreshTokens } from '../domain/oauth/tokens.ts';
+import { looksLike } from '../domain/oauth/secrets.ts';
+import { authorizeRoutes } from './oauth-authorize.ts';
+import { oauthClientRoutes } from './oauth-clients.ts';
 
 const IntrospectBody = Type.Object({ token: Type.String(), token_type_hint: Type.Optional(Type.String()) });
 // Loose on purpose: which parameters a token request needs depends on its grant type (RFC 6749 §3.2).
 const TokenBody = Type.Object({ grant_type: Type.String() }, { additionalProperties: Type.String() });
 
 /**
- * The OAuth endpoints other services call (introspection, token exchange). Form-encoded bodies and
- * RFC 6749 §5.2 error bodies here, unlike the JSON API; the OAuth slice adds authorize, the code and
- * refresh grants, registration and revocation next to them.
+ * The /oauth/ endpoints: what other services call (introspection, token exchange) and the OAuth 2.1
+ * authorization server (authorize, the code and refresh grants, registration, revocation).
+ * Form-encoded bodies and RFC 6749 §5.2 error bodies here, unlike the JSON API.
  */
 export function oauthRoutes(ctx: AuthContext) {
   return async (app: Service) => {
@@ -50,6 +55,20 @@ export function oauthRoutes(ctx: AuthContext) {
       { onRequest: async (req) => void serviceOf(req), schema: { body: IntrospectBody } },
       async (req, reply): Promise<Introspection> => {
         reply.header('cache-control', 'no-store');
+        if (looksLike('access', req.body.token)) {
+          const token = await authenticateAccessToken(ctx.prisma, req.body.token, ctx.now());
+          if (!token) return { active: false };
+          return {
+            active: true,
+            sub: token.userId,
+            scope: token.scope,
+            client_id: token.clientId,
+            token_type: 'Bearer',
+            exp: Math.floor(token.expiresAt.getTime() / 1000),
+            iat: Math.floor(token.issuedAt.getTime() / 1000),
+            aud: token.audience,
+          };
+        }
         const key = await authenticateApiKey(ctx.prisma, req.body.token, ctx.now());
         if (!key) return { active: false };
         return {
@@ -65,18 +84,38 @@ export function oauthRoutes(ctx: AuthContext) {
 
     app.post('/oauth/token', { schema: { body: TokenBody } }, async (req, reply) => {
       reply.header('cache-control', 'no-store');
-      const body = req.body as Record<string, string>;
+      const body = req.body as Record<string, string | undefined>;
+      if (body.grant_type === 'authorization_code' || body.grant_type === 'refresh_token') {
+        const client = await authenticateClient(ctx.prisma, req.headers.authorization, body);
+        if (!client.grantTypes.includes(body.grant_type)) throw new OAuthError(400, 'unauthorized_client', `This client did not register the ${body.grant_type} grant`);
+        return body.grant_type === 'authorization_code'
+          ? redeemAuthorizationCode(ctx.prisma, client, { code: body.code, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier, resource: body.resource }, ctx.now())
+          : refreshTokens(ctx.prisma, client, { refreshToken: body.refresh_token, scope: body.scope, resource: body.resource }, ctx.now());
+      }
+      if (body.grant_type === 'client_credentials') {
+        // Only our own services, acting as themselves (e.g. webhook-ingest's trigger lookup). To a
+        // registered OAuth client the grant does not exist (the metadata does not offer it).
+        const claimed = parseBasicAuth(req.headers.authorization)?.clientId;
+        if (!claimed || !Object.hasOwn(ctx.serviceClients, claimed)) {
+          throw new OAuthError(400, 'unsupported_grant_type', 'client_credentials is only for Flowdesk services');
+        }
+        return serviceToken({ signingKeys: ctx.signingKeys, now: ctx.now() }, serviceOf(req), body.audience);
+      }
+      // No implicit, no password grant (RFC 9700 §2.4): anything else is unsupported.
       if (body.grant_type !== TOKEN_EXCHANGE_GRANT) {
-        throw new OAuthError(400, 'unsupported_grant_type', `grant_type must be ${TOKEN_EXCHANGE_GRANT}`);
+        throw new OAuthError(400, 'unsupported_grant_type', `grant_type must be authorization_code, refresh_token, client_credentials or ${TOKEN_EXCHANGE_GRANT}`);
       }
       const serviceId = serviceOf(req);
       if (!body.subject_token || !body.subject_token_type) {
         throw new OAuthError(400, 'invalid_request', 'subject_token and subject_token_type are required');
       }
       return exchangeToken(
-        { prisma: ctx.prisma, signingKeys: ctx.signingKeys, userIdExchangeClients: ctx.userIdExchangeClients, now: ctx.now() },
-        { serviceId, subjectToken: body.subject_token, subjectTokenType: body.subject_token_type, audience: body.audience, scope: body.scope },
+        { prisma: ctx.prisma, signingKeys: ctx.signingKeys, userIdExchangeClients: ctx.userIdExchangeClients, mcpResource: ctx.mcpResource, now: ctx.now() },
+        { serviceId, subjectToken: body.subject_token, subjectTokenType: body.subject_token_type, audience: body.audience, scope: body.scope, resource: body.resource },
       );
     });
+
+    await app.register(oauthClientRoutes(ctx));
+    await app.register(authorizeRoutes(ctx));
   };
 }

@@ -1,8 +1,9 @@
 import { createTestDatabase, type Database } from '@flowdesk/db';
 import { generateSigningKeys, listen, type Service, type SigningKeys } from '@flowdesk/service-kit';
 import { randomBytes } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { createPrismaClient, migrateAuth, type PrismaClient } from '../../src/adapters/db.ts';
-import { buildApp } from '../../src/app.ts';
+import { buildApp, type AuthDeps } from '../../src/app.ts';
 import { createApiKey } from '../../src/domain/api-keys.ts';
 import { generateServiceSecret } from '../../src/domain/service-clients.ts';
 import { createUser } from '../../src/domain/users.ts';
@@ -48,8 +49,26 @@ async function toRes(res: Response): Promise<Res> {
   return { status: res.status, headers: res.headers, body, text };
 }
 
-/** The auth service on a fresh database (PGlite, or a new database on DATABASE_URL), over real HTTP. */
-export async function startTestAuth(): Promise<TestAuth> {
+/** A port free right now on loopback, so the app can know its own public URL before it listens. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+export interface TestAuthOptions {
+  registrationRateLimit?: AuthDeps['registrationRateLimit'];
+  /** Extra routes on the same origin before listening (a stand-in for what the front routes elsewhere). */
+  beforeListen?: (app: Service, baseUrl: string) => void | Promise<void>;
+}
+
+/**
+ * The auth service on a fresh database (PGlite, or a new database on DATABASE_URL), over real HTTP.
+ * Its PUBLIC_BASE_URL is its own loopback URL, so the URLs of its metadata work as they are.
+ */
+export async function startTestAuth(options: TestAuthOptions = {}): Promise<TestAuth> {
   const test = await createTestDatabase();
   await migrateAuth(test.db);
   const prisma = createPrismaClient(test.db);
@@ -57,6 +76,7 @@ export async function startTestAuth(): Promise<TestAuth> {
   const serviceClients = { 'mcp-gateway': generateServiceSecret(), 'webhook-ingest': generateServiceSecret(), 'workflow-engine': generateServiceSecret() };
   const logs: string[] = [];
   let now: Date | undefined;
+  const port = await freePort();
   const app = await buildApp({
     db: test.db,
     signingKeys,
@@ -64,8 +84,11 @@ export async function startTestAuth(): Promise<TestAuth> {
     logLevel: 'debug',
     logStream: { write: (line) => void logs.push(line) },
     clock: () => now ?? new Date(),
+    publicBaseUrl: `http://127.0.0.1:${port}`,
+    registrationRateLimit: options.registrationRateLimit,
   });
-  const baseUrl = await listen(app, 0);
+  await options.beforeListen?.(app, `http://127.0.0.1:${port}`);
+  const baseUrl = await listen(app, port, '127.0.0.1');
 
   return {
     app,

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { migrate, withUser, type Database } from '@flowdesk/db';
+import { migrate, withRole, withUser, type Database } from '@flowdesk/db';
 import { PrismaClient } from '../generated/prisma/client.ts';
 
 export { PrismaClient };
@@ -24,4 +24,11 @@ export function migrateWorkspace(db: Database) {
  */
 export function asUser<R>(prisma: PrismaClient, userId: string, fn: (tx: Tx) => Promise<R>): Promise<R> {
   return withUser<Tx, R>(prisma as never, userId, fn);
+}
+
+/** The role that may read webhook triggers by id, and nothing else (migration 20261122010000). */
+export const TRIGGER_READER_ROLE = 'flowdesk_trigger_reader';
+
+export function asTriggerReader<R>(prisma: PrismaClient, fn: (tx: Tx) => Promise<R>): Promise<R> {
+  return withRole<Tx, R>(prisma as never, TRIGGER_READER_ROLE, fn);
 }

@@ -6,7 +6,7 @@
  */
 import type { Static } from 'typebox';
 import type { ConditionNode } from '@flowdesk/contracts';
-import { constantTimeEqual } from '../constant-time.ts';
+import { constantTimeEqual } from '@flowdesk/service-kit';
 import type { TemplateRenderer } from '../template.ts';
 import type { NodeHandler } from './node-handler.ts';
 

@@ -1,0 +1,14 @@
+export * from './json-schema.ts';
+export * from './tools.ts';
+export * from './resources.ts';
+export * from './prompts.ts';
+export * from './docs.ts';
+
+/** The MCP protocol revision the gateway implements (SPEC.md section 9). */
+export const MCP_PROTOCOL_VERSION = '2025-06-18';
+/** Revisions a client may negotiate; a newer request is answered with MCP_PROTOCOL_VERSION. */
+export const MCP_SUPPORTED_PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'] as const;
+/** What a request without an MCP-Protocol-Version header is taken to speak (MCP 2025-06-18, transports). */
+export const MCP_DEFAULT_PROTOCOL_VERSION = '2025-03-26';
+/** Public path of the MCP endpoint. */
+export const MCP_PATH = '/functions/v1/mcp-server-v2';

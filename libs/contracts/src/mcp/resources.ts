@@ -1,0 +1,66 @@
+/** MCP resources: read-only JSON views of the workspace, for clients that attach context. */
+export interface ResourceDefinition {
+  uri: string;
+  name: string;
+  title: string;
+  description: string;
+  mimeType: 'application/json';
+}
+export interface ResourceTemplateDefinition {
+  uriTemplate: string;
+  name: string;
+  title: string;
+  description: string;
+  mimeType: 'application/json';
+}
+
+export const RESOURCE_URIS = {
+  overview: 'flowdesk://workspace/overview',
+  projects: 'flowdesk://projects',
+  tasks: 'flowdesk://tasks',
+  calendar: 'flowdesk://calendar',
+} as const;
+
+export const RESOURCES: readonly ResourceDefinition[] = [
+  {
+    uri: RESOURCE_URIS.overview,
+    name: 'workspace-overview',
+    title: 'Workspace overview',
+    description: 'Counts at a glance: projects, open, overdue and due tasks, upcoming events, workflow health.',
+    mimeType: 'application/json',
+  },
+  {
+    uri: RESOURCE_URIS.projects,
+    name: 'projects',
+    title: 'Active projects',
+    description: 'The active projects (up to 100), newest first.',
+    mimeType: 'application/json',
+  },
+  {
+    uri: RESOURCE_URIS.tasks,
+    name: 'open-tasks',
+    title: 'Open tasks',
+    description: 'Open tasks (to do and in progress, up to 100), soonest due first.',
+    mimeType: 'application/json',
+  },
+  {
+    uri: RESOURCE_URIS.calendar,
+    name: 'calendar-next-7-days',
+    title: 'Calendar: next 7 days',
+    description: 'Calendar entries from now to seven days ahead (up to 100), by start.',
+    mimeType: 'application/json',
+  },
+];
+
+/** `{projectId}` is a project id (UUID). */
+export const PROJECT_RESOURCE_TEMPLATE = 'flowdesk://projects/{projectId}';
+
+export const RESOURCE_TEMPLATES: readonly ResourceTemplateDefinition[] = [
+  {
+    uriTemplate: PROJECT_RESOURCE_TEMPLATE,
+    name: 'project',
+    title: 'Project with its tasks',
+    description: 'One project with its task counts and its tasks (up to 100, soonest due first).',
+    mimeType: 'application/json',
+  },
+];

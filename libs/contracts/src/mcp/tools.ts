@@ -1,0 +1,605 @@
+import Type, { type TSchema } from 'typebox';
+import { DateOnly, Page, PageQuery, SearchText, Tags, Uuid } from '../common.ts';
+import type { Access } from '../scopes.ts';
+import { CreateProject, ListProjectsQuery, Project, ProjectWithCounts, UpdateProject } from '../entities/projects.ts';
+import { BulkResult, BulkUpdateTasks, CreateTask, ListTasksQuery, Task, UpdateTask } from '../entities/tasks.ts';
+import { CalendarEntry, CreateCalendarEntry, ListCalendarQuery, UpdateCalendarEntry } from '../entities/calendar.ts';
+import { CreateNote, ListNotesQuery, Note, UpdateNote } from '../entities/notes.ts';
+import { CreateWorkflow, CreatedWorkflow, ListWorkflowsQuery, TriggerType, UpdateWorkflow, WebhookSecret, WebhookTrigger, Workflow } from '../entities/workflows.ts';
+import { RunStatus, WorkflowRun } from '../entities/workflow-runs.ts';
+import { Overview, SearchQuery, SearchResult, TagList } from '../entities/workspace.ts';
+import { ActivityFeed, ActivityQuery, Comment, CreateComment, ListCommentsQuery } from '../entities/comments.ts';
+import { UpdateUserProfile, UserProfile } from '../entities/profile.ts';
+import { toJsonSchema, type JsonSchemaObject } from './json-schema.ts';
+
+export const TOOL_DOMAINS = [
+  'projects',
+  'tasks',
+  'calendar',
+  'notes',
+  'workflows',
+  'workflow_runs',
+  'webhook_triggers',
+  'search',
+  'tags',
+  'comments_activity',
+  'workspace',
+  'profile',
+] as const;
+export type ToolDomain = (typeof TOOL_DOMAINS)[number];
+
+export const DOMAIN_TITLES: Record<ToolDomain, string> = {
+  projects: 'Projects',
+  tasks: 'Tasks',
+  calendar: 'Calendar',
+  notes: 'Notes',
+  workflows: 'Workflows',
+  workflow_runs: 'Workflow runs',
+  webhook_triggers: 'Webhook triggers',
+  search: 'Search',
+  tags: 'Tags',
+  comments_activity: 'Comments and activity',
+  workspace: 'Workspace overview and stats',
+  profile: 'User profile and preferences',
+};
+
+export interface ToolAnnotations {
+  title: string;
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  /** Every tool works on the user's own workspace only, never the open world. */
+  openWorldHint: false;
+}
+
+export interface ToolDefinition {
+  name: string;
+  title: string;
+  /** Written for the model: what it does, when to use it, what comes back. */
+  description: string;
+  domain: ToolDomain;
+  /** read → mcp:read is enough; write → needs mcp:write (SPEC.md section 5). */
+  access: Access;
+  annotations: ToolAnnotations;
+  inputSchema: JsonSchemaObject;
+  outputSchema: JsonSchemaObject;
+}
+
+interface ToolSpec {
+  name: string;
+  title: string;
+  description: string;
+  access: Access;
+  /** Changes nothing (defaults to access === 'read'; a secret reveal is read-only yet needs write). */
+  readOnly?: boolean;
+  /** May destroy or invalidate data the user cannot get back. */
+  destructive?: boolean;
+  /** Calling it twice with the same arguments has the effect of calling it once. */
+  idempotent?: boolean;
+  input: TSchema;
+  output: TSchema;
+}
+
+function domain(name: ToolDomain, specs: ToolSpec[]): ToolDefinition[] {
+  return specs.map((s) => {
+    const readOnly = s.readOnly ?? s.access === 'read';
+    return {
+      name: s.name,
+      title: s.title,
+      description: s.description,
+      domain: name,
+      access: s.access,
+      annotations: {
+        title: s.title,
+        readOnlyHint: readOnly,
+        destructiveHint: !readOnly && (s.destructive ?? false),
+        idempotentHint: readOnly || (s.idempotent ?? false),
+        openWorldHint: false,
+      },
+      inputSchema: toJsonSchema(s.input),
+      outputSchema: toJsonSchema(s.output),
+    };
+  });
+}
+
+const strict = { additionalProperties: false } as const;
+const NoInput = Type.Object({}, strict);
+const Deleted = Type.Object({ deleted: Type.Literal(true), id: Uuid });
+const withId = <K extends string>(key: K, description: string) => ({ [key]: Type.String({ format: 'uuid', description }) }) as unknown as Record<K, ReturnType<typeof Type.String>>;
+const pageOf = Page;
+const limit = (max: number, dflt: number) => Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: dflt }));
+
+const projectId = withId('projectId', 'Id of the project (from list_projects or search_workspace).');
+const taskId = withId('taskId', 'Id of the task (from list_tasks or search_workspace).');
+const entryId = withId('entryId', 'Id of the calendar entry (from list_calendar_entries).');
+const noteId = withId('noteId', 'Id of the note (from list_notes or search_notes).');
+const workflowId = withId('workflowId', 'Id of the workflow (from list_workflows).');
+
+const Agenda = Type.Object({
+  date: DateOnly,
+  overdue: Type.Array(Task),
+  tasksDue: Type.Array(Task),
+  events: Type.Array(CalendarEntry),
+});
+const Upcoming = Type.Object({
+  from: DateOnly,
+  to: DateOnly,
+  tasksDue: Type.Array(Task),
+  events: Type.Array(CalendarEntry),
+});
+
+export const TOOLS: readonly ToolDefinition[] = [
+  ...domain('projects', [
+    {
+      name: 'list_projects',
+      title: 'List projects',
+      description: 'List the user’s projects, newest first. Filter by status (active or archived) or a text in the name. Returns { items, nextCursor }; pass nextCursor back as cursor for the next page.',
+      access: 'read',
+      input: ListProjectsQuery,
+      output: pageOf(Project),
+    },
+    {
+      name: 'get_project',
+      title: 'Get a project',
+      description: 'Get one project with its task counts (open, done, total). Use list_tasks with projectId to see the tasks themselves.',
+      access: 'read',
+      input: Type.Object({ ...projectId }, strict),
+      output: ProjectWithCounts,
+    },
+    {
+      name: 'create_project',
+      title: 'Create a project',
+      description: 'Create a project. Only the name is required; color is #rrggbb. Returns the new project with its id.',
+      access: 'write',
+      input: CreateProject,
+      output: Project,
+    },
+    {
+      name: 'update_project',
+      title: 'Update a project',
+      description: 'Change a project’s name, description, color or status. Pass only the fields to change.',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ ...projectId, ...UpdateProject.properties }, strict),
+      output: Project,
+    },
+    {
+      name: 'archive_project',
+      title: 'Archive a project',
+      description: 'Archive a finished project: it keeps its tasks and notes but drops out of the active list. Undo with update_project status "active".',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ ...projectId }, strict),
+      output: Project,
+    },
+    {
+      name: 'delete_project',
+      title: 'Delete a project',
+      description: 'Permanently delete a project AND all of its tasks; its notes and calendar entries are kept but unlinked. Cannot be undone: prefer archive_project unless the user asked to delete.',
+      access: 'write',
+      destructive: true,
+      idempotent: false,
+      input: Type.Object({ ...projectId }, strict),
+      output: Deleted,
+    },
+  ]),
+  ...domain('tasks', [
+    {
+      name: 'list_tasks',
+      title: 'List tasks',
+      description: 'List and filter tasks: by project (projectId, or inbox=true for tasks without a project), status, priority, tag, due-date range (dueBefore/dueAfter, YYYY-MM-DD), overdue=true, or text (q). sort: created_desc (default), due_asc, priority_desc, updated_desc. Returns { items, nextCursor }.',
+      access: 'read',
+      input: ListTasksQuery,
+      output: pageOf(Task),
+    },
+    {
+      name: 'get_task',
+      title: 'Get a task',
+      description: 'Get one task with its notes, status, priority, due date and tags.',
+      access: 'read',
+      input: Type.Object({ ...taskId }, strict),
+      output: Task,
+    },
+    {
+      name: 'create_task',
+      title: 'Create a task',
+      description: 'Create a task. Only the title is required. dueDate is a calendar day (YYYY-MM-DD); priority is none|low|medium|high|urgent; without projectId the task goes to the inbox.',
+      access: 'write',
+      input: CreateTask,
+      output: Task,
+    },
+    {
+      name: 'update_task',
+      title: 'Update a task',
+      description: 'Change any field of a task: title, notes, due date (null clears it), status, priority, tags (replaces the list), project. Pass only the fields to change.',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ ...taskId, ...UpdateTask.properties }, strict),
+      output: Task,
+    },
+    {
+      name: 'complete_task',
+      title: 'Complete a task',
+      description: 'Mark a task as done (records when it was completed). Completing a done task changes nothing.',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ ...taskId }, strict),
+      output: Task,
+    },
+    {
+      name: 'move_task',
+      title: 'Move a task',
+      description: 'Move a task to another project, or to the inbox with projectId null.',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ ...taskId, projectId: Type.Union([Uuid, Type.Null()], { description: 'Target project id, or null for the inbox.' }) }, strict),
+      output: Task,
+    },
+    {
+      name: 'delete_task',
+      title: 'Delete a task',
+      description: 'Permanently delete a task and its comments. Cannot be undone; to close a task use complete_task or status "cancelled".',
+      access: 'write',
+      destructive: true,
+      input: Type.Object({ ...taskId }, strict),
+      output: Deleted,
+    },
+    {
+      name: 'bulk_update_tasks',
+      title: 'Update many tasks',
+      description: 'Apply one change (status, priority, projectId or dueDate) to up to 100 tasks at once, e.g. complete several tasks or reschedule them. Returns which ids were updated and which were not found.',
+      access: 'write',
+      idempotent: true,
+      input: BulkUpdateTasks,
+      output: BulkResult,
+    },
+  ]),
+  ...domain('calendar', [
+    {
+      name: 'list_calendar_entries',
+      title: 'List calendar entries',
+      description: 'List calendar entries by start time. from/to (ISO date-times) select entries overlapping that window; filter by projectId or text (q). Returns { items, nextCursor }.',
+      access: 'read',
+      input: ListCalendarQuery,
+      output: pageOf(CalendarEntry),
+    },
+    {
+      name: 'get_calendar_entry',
+      title: 'Get a calendar entry',
+      description: 'Get one calendar entry with its description, location and times.',
+      access: 'read',
+      input: Type.Object({ ...entryId }, strict),
+      output: CalendarEntry,
+    },
+    {
+      name: 'create_calendar_entry',
+      title: 'Create a calendar entry',
+      description: 'Add an event. startsAt is an ISO date-time with offset (e.g. 2026-05-04T09:00:00+02:00); endsAt defaults to one hour later (end of day for allDay).',
+      access: 'write',
+      input: CreateCalendarEntry,
+      output: CalendarEntry,
+    },
+    {
+      name: 'update_calendar_entry',
+      title: 'Update or reschedule a calendar entry',
+      description: 'Change an entry’s title, description, location, project or times. Changing startsAt alone keeps the duration (reschedule).',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ ...entryId, ...UpdateCalendarEntry.properties }, strict),
+      output: CalendarEntry,
+    },
+    {
+      name: 'delete_calendar_entry',
+      title: 'Delete a calendar entry',
+      description: 'Permanently delete a calendar entry (to move it, use update_calendar_entry).',
+      access: 'write',
+      destructive: true,
+      input: Type.Object({ ...entryId }, strict),
+      output: Deleted,
+    },
+  ]),
+  ...domain('notes', [
+    {
+      name: 'list_notes',
+      title: 'List notes',
+      description: 'List notes, newest first; filter by projectId, tag, pinned or text (q). Returns { items, nextCursor } with full note content.',
+      access: 'read',
+      input: ListNotesQuery,
+      output: pageOf(Note),
+    },
+    {
+      name: 'get_note',
+      title: 'Get a note',
+      description: 'Get one note with its full content.',
+      access: 'read',
+      input: Type.Object({ ...noteId }, strict),
+      output: Note,
+    },
+    {
+      name: 'create_note',
+      title: 'Create a note',
+      description: 'Write a note (Markdown content up to 100,000 characters), optionally in a project, with tags, pinned.',
+      access: 'write',
+      input: CreateNote,
+      output: Note,
+    },
+    {
+      name: 'update_note',
+      title: 'Update a note',
+      description: 'Change a note’s title, content (replaces it), project, tags or pinned flag. Pass only the fields to change.',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ ...noteId, ...UpdateNote.properties }, strict),
+      output: Note,
+    },
+    {
+      name: 'delete_note',
+      title: 'Delete a note',
+      description: 'Permanently delete a note and its comments.',
+      access: 'write',
+      destructive: true,
+      input: Type.Object({ ...noteId }, strict),
+      output: Deleted,
+    },
+  ]),
+  ...domain('workflows', [
+    {
+      name: 'list_workflows',
+      title: 'List workflows',
+      description: 'List automation workflows; filter by active, triggerType (webhook, manual, schedule, note, entity) or text (q).',
+      access: 'read',
+      input: ListWorkflowsQuery,
+      output: pageOf(Workflow),
+    },
+    {
+      name: 'get_workflow',
+      title: 'Get a workflow',
+      description: 'Get a workflow with its node graph (http_request, create_task and condition nodes), trigger and webhook URL.',
+      access: 'read',
+      input: Type.Object({ ...workflowId }, strict),
+      output: Workflow,
+    },
+    {
+      name: 'create_workflow',
+      title: 'Create a workflow',
+      description: 'Create a workflow with a trigger type and optionally a node graph. Node string parameters may use {{trigger.<field>}} variables. A webhook workflow gets its secret in this answer, once. New workflows are inactive unless active is true.',
+      access: 'write',
+      input: CreateWorkflow,
+      output: CreatedWorkflow,
+    },
+    {
+      name: 'update_workflow',
+      title: 'Update a workflow',
+      description: 'Change a workflow’s name, description, trigger, graph (replaces it) or settings. Pass only the fields to change.',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ ...workflowId, ...UpdateWorkflow.properties }, strict),
+      output: Workflow,
+    },
+    {
+      name: 'set_workflow_active',
+      title: 'Activate or deactivate a workflow',
+      description: 'Turn a workflow on (active: true) or off. Inactive webhook workflows ignore incoming requests.',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ ...workflowId, active: Type.Boolean() }, strict),
+      output: Workflow,
+    },
+    {
+      name: 'delete_workflow',
+      title: 'Delete a workflow',
+      description: 'Permanently delete a workflow and all its runs; its webhook URL stops working.',
+      access: 'write',
+      destructive: true,
+      input: Type.Object({ ...workflowId }, strict),
+      output: Deleted,
+    },
+  ]),
+  ...domain('workflow_runs', [
+    {
+      name: 'list_workflow_runs',
+      title: 'List workflow runs',
+      description: 'List workflow runs newest first, of one workflow (workflowId) or of all; filter by status (queued, running, succeeded, failed, skipped). Use it to find failures.',
+      access: 'read',
+      input: Type.Object({ workflowId: Type.Optional(Uuid), status: Type.Optional(RunStatus), ...PageQuery }, strict),
+      output: pageOf(WorkflowRun),
+    },
+    {
+      name: 'get_workflow_run',
+      title: 'Get a workflow run',
+      description: 'Get one run with its trigger payload and per-node steps (input, output, error, duration): what to read when explaining why a run failed.',
+      access: 'read',
+      input: Type.Object({ runId: Type.String({ format: 'uuid', description: 'Id of the run (from list_workflow_runs).' }) }, strict),
+      output: WorkflowRun,
+    },
+    {
+      name: 'get_latest_workflow_run',
+      title: 'Get the latest run of a workflow',
+      description: 'The most recent run of a workflow, or run: null if it never ran. Quick answer to "did my workflow work?".',
+      access: 'read',
+      input: Type.Object({ ...workflowId }, strict),
+      output: Type.Object({ run: Type.Union([WorkflowRun, Type.Null()]) }),
+    },
+  ]),
+  ...domain('webhook_triggers', [
+    {
+      name: 'get_webhook_trigger',
+      title: 'Get a webhook trigger',
+      description: 'The webhook endpoint URL of a workflow and whether requests must carry the x-webhook-secret header. webhook is null for workflows with another trigger type. Does not show the secret.',
+      access: 'read',
+      input: Type.Object({ ...workflowId }, strict),
+      output: Type.Object({ workflowId: Uuid, triggerType: TriggerType, active: Type.Boolean(), webhook: Type.Union([WebhookTrigger, Type.Null()]) }),
+    },
+    {
+      name: 'reveal_webhook_secret',
+      title: 'Reveal a webhook secret',
+      description: 'Show the current webhook secret of a workflow (to configure the sending system). Changes nothing, but needs write access because the secret lets anyone start the workflow.',
+      access: 'write',
+      readOnly: true,
+      input: Type.Object({ ...workflowId }, strict),
+      output: WebhookSecret,
+    },
+    {
+      name: 'regenerate_webhook_secret',
+      title: 'Regenerate a webhook secret',
+      description: 'Replace a workflow’s webhook secret with a new one; senders using the old secret are rejected from now on. Returns the new secret.',
+      access: 'write',
+      destructive: true,
+      input: Type.Object({ ...workflowId }, strict),
+      output: WebhookSecret,
+    },
+  ]),
+  ...domain('search', [
+    {
+      name: 'search_workspace',
+      title: 'Search the workspace',
+      description: 'Find projects, tasks, notes, calendar entries and workflows whose title or text contains q (case-insensitive), title matches first. Optionally restrict types. Returns hits with type, id, title and a snippet; use the matching get_* tool for details.',
+      access: 'read',
+      input: SearchQuery,
+      output: SearchResult,
+    },
+    {
+      name: 'search_notes',
+      title: 'Search notes',
+      description: 'Full-text search in note titles and content, newest first, optionally within a tag. Returns whole notes.',
+      access: 'read',
+      input: Type.Object({ q: SearchText, tag: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })), limit: limit(100, 25) }, strict),
+      output: pageOf(Note),
+    },
+  ]),
+  ...domain('tags', [
+    {
+      name: 'list_tags',
+      title: 'List tags',
+      description: 'Every tag in use, with how many tasks and notes carry it.',
+      access: 'read',
+      input: NoInput,
+      output: TagList,
+    },
+    {
+      name: 'list_tagged_items',
+      title: 'List items with a tag',
+      description: 'The tasks and notes that carry a tag (newest first, up to limit of each).',
+      access: 'read',
+      input: Type.Object({ tag: Type.String({ minLength: 1, maxLength: 50 }), limit: limit(100, 25) }, strict),
+      output: Type.Object({ tag: Type.String(), tasks: Type.Array(Task), notes: Type.Array(Note) }),
+    },
+    {
+      name: 'tag_task',
+      title: 'Add tags to a task',
+      description: 'Add tags to a task, keeping the ones it has (tags without spaces or commas, at most 20 per task).',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ ...taskId, tags: Tags }, strict),
+      output: Task,
+    },
+    {
+      name: 'untag_task',
+      title: 'Remove tags from a task',
+      description: 'Remove tags from a task; tags it does not have are ignored.',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ ...taskId, tags: Tags }, strict),
+      output: Task,
+    },
+  ]),
+  ...domain('comments_activity', [
+    {
+      name: 'list_comments',
+      title: 'List comments',
+      description: 'The comments on a task, project or note (targetType + targetId), newest first.',
+      access: 'read',
+      input: ListCommentsQuery,
+      output: pageOf(Comment),
+    },
+    {
+      name: 'add_comment',
+      title: 'Add a comment',
+      description: 'Comment on a task, project or note, e.g. to record progress or a decision.',
+      access: 'write',
+      input: CreateComment,
+      output: Comment,
+    },
+    {
+      name: 'delete_comment',
+      title: 'Delete a comment',
+      description: 'Permanently delete a comment (only the comment; its task, project or note stays).',
+      access: 'write',
+      destructive: true,
+      input: Type.Object({ commentId: Type.String({ format: 'uuid', description: 'Id of the comment (from list_comments).' }) }, strict),
+      output: Deleted,
+    },
+    {
+      name: 'list_recent_activity',
+      title: 'Recent activity',
+      description: 'What changed lately across projects, tasks, notes, events, workflows and comments, newest first (created, updated, completed, commented). since limits it to changes after an ISO date-time.',
+      access: 'read',
+      input: ActivityQuery,
+      output: ActivityFeed,
+    },
+  ]),
+  ...domain('workspace', [
+    {
+      name: 'get_workspace_overview',
+      title: 'Workspace overview',
+      description: 'Counts at a glance: active projects, open/overdue/due-today/due-this-week tasks, notes, events in the next 7 days, workflow health in the last 24 hours. A good first call in a conversation.',
+      access: 'read',
+      input: NoInput,
+      output: Overview,
+    },
+    {
+      name: 'get_agenda',
+      title: 'Agenda for a day',
+      description: 'One day at a glance: overdue open tasks, open tasks due that day and the day’s calendar entries (UTC day). date defaults to today.',
+      access: 'read',
+      input: Type.Object({ date: Type.Optional(DateOnly) }, strict),
+      output: Agenda,
+    },
+    {
+      name: 'get_upcoming',
+      title: 'Upcoming tasks and events',
+      description: 'Open tasks due and calendar entries in the next days (default 7, at most 31), starting today.',
+      access: 'read',
+      input: Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1, maximum: 31, default: 7 })) }, strict),
+      output: Upcoming,
+    },
+  ]),
+  ...domain('profile', [
+    {
+      name: 'get_profile',
+      title: 'Get profile and preferences',
+      description: 'The user’s display name, time zone, week start, working hours and default project. Use the time zone when talking about "today" or scheduling.',
+      access: 'read',
+      input: NoInput,
+      output: UserProfile,
+    },
+    {
+      name: 'update_profile',
+      title: 'Update profile',
+      description: 'Change the user’s display name or time zone (IANA name such as Europe/Berlin).',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object({ displayName: UpdateUserProfile.properties.displayName, timezone: UpdateUserProfile.properties.timezone }, { ...strict, minProperties: 1 }),
+      output: UserProfile,
+    },
+    {
+      name: 'update_preferences',
+      title: 'Update preferences',
+      description: 'Change planning preferences: weekStartsOn (monday, sunday, saturday), workday hours (HH:MM) and the default project for new tasks (null for the inbox).',
+      access: 'write',
+      idempotent: true,
+      input: Type.Object(
+        {
+          weekStartsOn: UpdateUserProfile.properties.weekStartsOn,
+          workdayStart: UpdateUserProfile.properties.workdayStart,
+          workdayEnd: UpdateUserProfile.properties.workdayEnd,
+          defaultProjectId: UpdateUserProfile.properties.defaultProjectId,
+        },
+        { ...strict, minProperties: 1 },
+      ),
+      output: UserProfile,
+    },
+  ]),
+];
+
+export const TOOLS_BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(TOOLS.map((t) => [t.name, t]));

@@ -1,0 +1,181 @@
+import type { PrismaClient } from '../../adapters/db.ts';
+import { OAuthError } from '../oauth-error.ts';
+import type { OAuthClient } from './clients.ts';
+import { recordGrantUse, revokeGrant, type Db } from './grants.ts';
+import { ACCESS_TOKEN_TTL_SECONDS, REFRESH_REUSE_GRACE_SECONDS, REFRESH_TOKEN_TTL_SECONDS } from './policy.ts';
+import { hashSecret, looksLike, newSecret, openSuccessor, sealSuccessor, verifierMatches } from './secrets.ts';
+
+/** RFC 6749 §5.1 answer of the code and refresh grants. */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token: string;
+  scope: string;
+}
+
+const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description);
+const addSeconds = (d: Date, s: number) => new Date(d.getTime() + s * 1000);
+
+/** A new access + refresh pair in a family; only their hashes are stored. */
+async function issuePair(db: Db, family: { id: string; scope: string }, now: Date): Promise<TokenResponse> {
+  const access = newSecret('access');
+  const refresh = newSecret('refresh');
+  await db.oAuthToken.createMany({
+    data: [
+      { familyId: family.id, kind: 'access', tokenHash: access.hash, createdAt: now, expiresAt: addSeconds(now, ACCESS_TOKEN_TTL_SECONDS) },
+      { familyId: family.id, kind: 'refresh', tokenHash: refresh.hash, createdAt: now, expiresAt: addSeconds(now, REFRESH_TOKEN_TTL_SECONDS) },
+    ],
+  });
+  return { access_token: access.value, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, refresh_token: refresh.value, scope: family.scope };
+}
+
+export interface CodeRedemption {
+  code: string | undefined;
+  redirectUri: string | undefined;
+  codeVerifier: string | undefined;
+  resource: string | undefined;
+}
+
+/**
+ * RFC 6749 §4.1.3 + RFC 7636 §4.6: the code must be this client's, unexpired, unused, sent with the
+ * same redirect_uri and the verifier of its S256 challenge. A code presented a second time is a
+ * sign it leaked: it is refused and every token issued from it is revoked (RFC 6749 §4.1.2).
+ */
+export async function redeemAuthorizationCode(prisma: PrismaClient, client: OAuthClient, req: CodeRedemption, now: Date): Promise<TokenResponse> {
+  if (!req.code) throw new OAuthError(400, 'invalid_request', 'code is required');
+  if (!req.redirectUri) throw new OAuthError(400, 'invalid_request', 'redirect_uri is required');
+  const code = looksLike('code', req.code) ? await prisma.oAuthAuthorizationCode.findUnique({ where: { codeHash: hashSecret(req.code) }, include: { grant: true } }) : null;
+  if (!code || code.clientId !== client.id) throw invalidGrant('The authorization code is invalid');
+  if (code.usedAt) {
+    await prisma.oAuthTokenFamily.updateMany({ where: { authorizationCodeId: code.id, revokedAt: null }, data: { revokedAt: now } });
+    throw invalidGrant('The authorization code was already used; the tokens issued from it are revoked');
+  }
+  if (code.expiresAt <= now) throw invalidGrant('The authorization code has expired');
+  if (req.redirectUri !== code.redirectUri) throw invalidGrant('redirect_uri differs from the one of the authorization request');
+  // Every code has an S256 challenge (authorize refuses requests without one), so a verifier can
+  // never be accepted without an earlier challenge; a missing or wrong verifier is refused.
+  if (!req.codeVerifier) throw invalidGrant('code_verifier is required (PKCE)');
+  if (!code.codeChallenge || !verifierMatches(req.codeVerifier, code.codeChallenge)) throw invalidGrant('code_verifier does not match the code_challenge');
+  if (req.resource !== undefined && req.resource !== code.resource) throw new OAuthError(400, 'invalid_target', 'resource differs from the one of the authorization request');
+  if (code.grant.revokedAt) throw invalidGrant('The authorization was revoked');
+
+  return prisma.$transaction(async (tx) => {
+    // Conditional: of two concurrent redemptions exactly one marks the code and gets tokens.
+    const { count } = await tx.oAuthAuthorizationCode.updateMany({ where: { id: code.id, usedAt: null }, data: { usedAt: now } });
+    if (count === 0) throw invalidGrant('The authorization code was already used');
+    const family = await tx.oAuthTokenFamily.create({
+      data: { grantId: code.grantId, authorizationCodeId: code.id, scope: code.scope, resource: code.resource, createdAt: now },
+    });
+    await recordGrantUse(tx, code.grantId, code.grant.lastUsedAt, now);
+    return issuePair(tx, family, now);
+  });
+}
+
+export interface RefreshRequest {
+  refreshToken: string | undefined;
+  scope: string | undefined;
+  resource: string | undefined;
+}
+
+/**
+ * RFC 6749 §6 with rotation (RFC 9700 §4.14.2): every refresh token works once and is replaced.
+ * Presented again within REFRESH_REUSE_GRACE_SECONDS it yields the same new pair (a client that
+ * refreshed twice at once, or lost the answer); later, it is a replay: the whole grant is revoked,
+ * so the newest refresh token, held by whoever is first, stops working too.
+ */
+export async function refreshTokens(prisma: PrismaClient, client: OAuthClient, req: RefreshRequest, now: Date): Promise<TokenResponse> {
+  if (!req.refreshToken) throw new OAuthError(400, 'invalid_request', 'refresh_token is required');
+  const presented = req.refreshToken;
+  const find = () =>
+    looksLike('refresh', presented)
+      ? prisma.oAuthToken.findUnique({ where: { tokenHash: hashSecret(presented) }, include: { family: { include: { grant: true } } } })
+      : Promise.resolve(null);
+  const token = await find();
+  if (!token || token.kind !== 'refresh' || token.family.grant.clientId !== client.id) throw invalidGrant('The refresh token is invalid');
+  const { family } = token;
+  if (token.revokedAt || family.revokedAt || family.grant.revokedAt) throw invalidGrant('The refresh token was revoked');
+  if (token.expiresAt <= now) throw invalidGrant('The refresh token has expired');
+  if (req.resource !== undefined && req.resource !== family.resource) throw new OAuthError(400, 'invalid_target', 'resource differs from the one the grant was issued for');
+  if (req.scope !== undefined && req.scope.trim() !== '') {
+    const extra = req.scope.trim().split(/\s+/).filter((s) => !family.scope.split(' ').includes(s));
+    if (extra.length > 0) throw new OAuthError(400, 'invalid_scope', `Not granted: ${extra.join(' ')}`);
+  }
+
+  const replayed = async (rotatedAt: Date, sealed: Uint8Array | null): Promise<TokenResponse> => {
+    const successor = sealed && now.getTime() - rotatedAt.getTime() <= REFRESH_REUSE_GRACE_SECONDS * 1000 ? openSuccessor<TokenResponse>(presented, sealed) : undefined;
+    if (successor) return { ...successor, expires_in: Math.max(0, successor.expires_in - Math.floor((now.getTime() - rotatedAt.getTime()) / 1000)) };
+    await prisma.$transaction((tx) => revokeGrant(tx, family.grantId, now));
+    throw invalidGrant('The refresh token was already used: the authorization is revoked, sign in again');
+  };
+  if (token.rotatedAt) return replayed(token.rotatedAt, token.successorCipher);
+
+  const rotated = await prisma.$transaction(async (tx) => {
+    const pair = await issuePair(tx, family, now);
+    // Conditional on rotated_at still being empty: of two concurrent refreshes one rotates, the other
+    // finds the token rotated and gets the same pair through the grace window.
+    const { count } = await tx.oAuthToken.updateMany({
+      where: { id: token.id, rotatedAt: null },
+      data: { rotatedAt: now, successorCipher: sealSuccessor(presented, pair) },
+    });
+    if (count === 0) throw new LostRace();
+    await recordGrantUse(tx, family.grantId, family.grant.lastUsedAt, now);
+    return pair;
+  }).catch((err: unknown) => {
+    if (err instanceof LostRace) return undefined;
+    throw err;
+  });
+  if (rotated) return rotated;
+  const again = await find();
+  return replayed(again?.rotatedAt ?? now, again?.successorCipher ?? null);
+}
+
+class LostRace extends Error {}
+
+export interface AccessTokenInfo {
+  userId: string;
+  clientId: string;
+  grantId: string;
+  scope: string;
+  /** RFC 8707 resource the token was issued for: its audience. */
+  audience: string;
+  issuedAt: Date;
+  expiresAt: Date;
+}
+
+/**
+ * The grant behind a presented OAuth access token, or null when it is malformed, unknown, expired,
+ * revoked, or its family or grant are: Disconnect takes effect on the very next call (nothing cached).
+ */
+export async function authenticateAccessToken(prisma: PrismaClient, token: string, now: Date): Promise<AccessTokenInfo | null> {
+  if (!looksLike('access', token)) return null;
+  const row = await prisma.oAuthToken.findUnique({ where: { tokenHash: hashSecret(token) }, include: { family: { include: { grant: true } } } });
+  if (!row || row.kind !== 'access' || row.revokedAt || row.expiresAt <= now || row.family.revokedAt || row.family.grant.revokedAt) return null;
+  const { grant } = row.family;
+  await recordGrantUse(prisma, grant.id, grant.lastUsedAt, now);
+  return {
+    userId: grant.userId,
+    clientId: grant.clientId,
+    grantId: grant.id,
+    scope: row.family.scope,
+    audience: row.family.resource,
+    issuedAt: row.createdAt,
+    expiresAt: row.expiresAt,
+  };
+}
+
+/**
+ * RFC 7009 §2.1: a refresh token takes its family (and so the access tokens issued with it) along;
+ * an access token goes alone. Tokens of other clients, unknown or malformed ones: nothing happens,
+ * and the answer is the same 200, so the endpoint tells nobody which tokens exist.
+ */
+export async function revokeToken(prisma: PrismaClient, client: OAuthClient, token: string | undefined, now: Date): Promise<void> {
+  if (!token || !(looksLike('access', token) || looksLike('refresh', token))) return;
+  const row = await prisma.oAuthToken.findUnique({ where: { tokenHash: hashSecret(token) }, include: { family: { include: { grant: true } } } });
+  if (!row || row.family.grant.clientId !== client.id) return;
+  if (row.kind === 'refresh') {
+    await prisma.oAuthTokenFamily.updateMany({ where: { id: row.familyId, revokedAt: null }, data: { revokedAt: now } });
+  } else {
+    await prisma.oAuthToken.updateMany({ where: { id: row.id, revokedAt: null }, data: { revokedAt: now } });
+  }
+}

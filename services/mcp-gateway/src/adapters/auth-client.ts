@@ -1,0 +1,118 @@
+import { createHash } from 'node:crypto';
+import { Pool } from 'undici';
+import { ACCESS_TOKEN_TYPE, Audience, TOKEN_EXCHANGE_GRANT, type Introspection, type TokenExchangeResponse } from '@flowdesk/contracts';
+import type { Principal } from '../domain/sessions.ts';
+
+export interface AuthClientOptions {
+  /** Base URL of the auth service. */
+  url: string;
+  /** This service's id and secret at auth (HTTP Basic). */
+  clientId: string;
+  clientSecret: string;
+  now: () => Date;
+  /**
+   * How long an "active" introspection answer is reused: also how long a revoked key keeps working
+   * here. 30 s keeps the per-call cost off the hot path and revocation effective within seconds.
+   */
+  activeTtlMs?: number;
+  /** "Not active" answers are reused briefly too, so a client retrying a bad key costs auth nothing. */
+  inactiveTtlMs?: number;
+}
+
+export class AuthUnavailableError extends Error {}
+/** The exchange refused the credential (revoked between introspection and exchange). */
+export class CredentialRejectedError extends Error {}
+
+const MAX_ENTRIES = 10_000;
+/** Internal tokens are renewed this long before they expire, so a retried upstream call still fits. */
+const EXCHANGE_MARGIN_MS = 60_000;
+
+/**
+ * Introspection and token exchange at the auth service, with small caches keyed by a hash of the
+ * credential (the credential itself is never kept as a key, logged or sent anywhere but auth).
+ */
+export class AuthClient {
+  private readonly pool: Pool;
+  private readonly basic: string;
+  private readonly introspected = new Map<string, { principal: Principal | null; until: number }>();
+  private readonly exchanged = new Map<string, { token: string; until: number }>();
+  private readonly activeTtl: number;
+  private readonly inactiveTtl: number;
+
+  constructor(private readonly opts: AuthClientOptions) {
+    this.pool = new Pool(opts.url, { connections: 16, keepAliveTimeout: 30_000, headersTimeout: 5_000, bodyTimeout: 5_000 });
+    this.basic = `Basic ${Buffer.from(`${encodeURIComponent(opts.clientId)}:${encodeURIComponent(opts.clientSecret)}`).toString('base64')}`;
+    this.activeTtl = opts.activeTtlMs ?? 30_000;
+    this.inactiveTtl = opts.inactiveTtlMs ?? 5_000;
+  }
+
+  /** The principal behind a bearer credential, or null when it is not a working one. */
+  async introspect(token: string): Promise<Principal | null> {
+    const key = hash(token);
+    const now = this.opts.now().getTime();
+    const hit = this.introspected.get(key);
+    if (hit && hit.until > now) return hit.principal;
+    const res = await this.form('/oauth/introspect', { token });
+    if (res.status !== 200) throw new AuthUnavailableError(`introspection answered ${res.status}`);
+    const body = res.body as Introspection;
+    const principal = body.active ? { userId: body.sub, credentialId: body.client_id, scope: body.scope } : null;
+    // An OAuth access token may expire before the cache entry would: never trust it past its exp.
+    const exp = body.active && body.exp ? body.exp * 1000 : Infinity;
+    remember(this.introspected, key, { principal, until: Math.min(now + (principal ? this.activeTtl : this.inactiveTtl), exp) });
+    return principal;
+  }
+
+  /** An internal JWT for workspace-api acting as the credential's user (RFC 8693), cached until shortly before expiry. */
+  async internalToken(token: string): Promise<string> {
+    const key = hash(token);
+    const now = this.opts.now().getTime();
+    const hit = this.exchanged.get(key);
+    if (hit && hit.until > now) return hit.token;
+    const res = await this.form('/oauth/token', {
+      grant_type: TOKEN_EXCHANGE_GRANT,
+      subject_token: token,
+      subject_token_type: ACCESS_TOKEN_TYPE,
+      audience: Audience.workspaceApi,
+    });
+    if (res.status === 400) throw new CredentialRejectedError('The credential is no longer valid');
+    if (res.status !== 200) throw new AuthUnavailableError(`token exchange answered ${res.status}`);
+    const body = res.body as TokenExchangeResponse;
+    remember(this.exchanged, key, { token: body.access_token, until: now + body.expires_in * 1000 - EXCHANGE_MARGIN_MS });
+    return body.access_token;
+  }
+
+  /** Drops what is cached for a credential (after the exchange refused it). */
+  forget(token: string): void {
+    const key = hash(token);
+    this.introspected.delete(key);
+    this.exchanged.delete(key);
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  private async form(path: string, fields: Record<string, string>): Promise<{ status: number; body: unknown }> {
+    try {
+      const res = await this.pool.request({
+        method: 'POST',
+        path,
+        headers: { authorization: this.basic, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: new URLSearchParams(fields).toString(),
+      });
+      const text = await res.body.text();
+      return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+    } catch (err) {
+      throw new AuthUnavailableError(`auth unreachable: ${(err as Error).message}`);
+    }
+  }
+}
+
+const hash = (token: string) => createHash('sha256').update(token).digest('base64url');
+
+function remember<V>(map: Map<string, V>, key: string, value: V): void {
+  // Bounded: a flood of distinct bad keys must not grow memory without end. Oldest entries go first.
+  if (map.size >= MAX_ENTRIES) map.delete(map.keys().next().value!);
+  map.delete(key);
+  map.set(key, value);
+}

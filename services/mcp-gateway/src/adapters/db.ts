@@ -1,0 +1,11 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { migrate, type Database } from '@flowdesk/db';
+import { PrismaClient } from '../generated/prisma/client.ts';
+
+export { PrismaClient };
+export const GATEWAY_SCHEMA = 'gateway';
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
+
+export const createPrismaClient = (db: Database) => new PrismaClient({ adapter: db.adapter });
+export const migrateGateway = (db: Database) => migrate(db, MIGRATIONS_DIR, GATEWAY_SCHEMA);

@@ -1,0 +1,113 @@
+import { Pool, errors } from 'undici';
+
+export interface WorkspaceResponse {
+  status: number;
+  body: unknown;
+}
+
+export class UpstreamError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export type Query = Record<string, string | number | boolean | readonly (string | number)[] | null | undefined>;
+
+/** What the tools see of workspace-api: typed calls as one user, errors as UpstreamError. */
+export interface WorkspaceApi {
+  get<T = any>(path: string, query?: Query): Promise<T>;
+  post<T = any>(path: string, body?: unknown): Promise<T>;
+  patch<T = any>(path: string, body: unknown): Promise<T>;
+  delete(path: string): Promise<void>;
+}
+
+const RETRYABLE_STATUS = new Set([502, 503, 504]);
+const RETRY_DELAYS_MS = [25, 100];
+
+/**
+ * workspace-api over one keep-alive connection pool. Reads (GET) are retried on connection errors
+ * and 502/503/504, twice with a short pause; writes never are (a retried POST could create twice).
+ */
+export class WorkspaceClient {
+  private readonly pool: Pool;
+  constructor(url: string, opts: { connections?: number; timeoutMs?: number } = {}) {
+    this.pool = new Pool(url, {
+      connections: opts.connections ?? 32,
+      keepAliveTimeout: 30_000,
+      headersTimeout: opts.timeoutMs ?? 10_000,
+      bodyTimeout: opts.timeoutMs ?? 10_000,
+      connectTimeout: 2_000,
+    });
+  }
+
+  /** Calls made with this internal token act as its user. */
+  as(internalToken: string, requestId?: string): WorkspaceApi {
+    const call = (method: string, path: string, body?: unknown) => this.request(internalToken, method, path, body, requestId);
+    return {
+      get: (path, query) => call('GET', `/api/v1${path}${toQueryString(query)}`) as never,
+      post: (path, body) => call('POST', `/api/v1${path}`, body ?? {}) as never,
+      patch: (path, body) => call('PATCH', `/api/v1${path}`, body) as never,
+      delete: async (path) => void (await call('DELETE', `/api/v1${path}`)),
+    };
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+
+  private async request(token: string, method: string, path: string, body: unknown, requestId: string | undefined): Promise<unknown> {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
+    if (requestId) headers['x-request-id'] = requestId;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const attempts = method === 'GET' ? RETRY_DELAYS_MS.length + 1 : 1;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await this.pool.request({ method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+        const text = await res.body.text();
+        if (RETRYABLE_STATUS.has(res.statusCode) && attempt < attempts) {
+          await pause(RETRY_DELAYS_MS[attempt - 1]!);
+          continue;
+        }
+        const parsed = text ? safeJson(text) : undefined;
+        if (res.statusCode >= 400) {
+          const err = parsed as { error?: string; message?: string } | undefined;
+          throw new UpstreamError(res.statusCode, err?.error ?? 'upstream_error', err?.message ?? `workspace-api answered ${res.statusCode}`);
+        }
+        return parsed;
+      } catch (err) {
+        if (err instanceof UpstreamError) throw err;
+        const transient = err instanceof errors.UndiciError || (err as NodeJS.ErrnoException).code === 'ECONNRESET';
+        if (transient && attempt < attempts) {
+          await pause(RETRY_DELAYS_MS[attempt - 1]!);
+          continue;
+        }
+        throw new UpstreamError(503, 'unavailable', 'The workspace service is unavailable; try again shortly');
+      }
+    }
+  }
+}
+
+function toQueryString(query: Query | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined || v === null) continue;
+    if (Array.isArray(v)) for (const x of v) params.append(k, String(x));
+    else params.append(k, String(v));
+  }
+  const s = params.toString();
+  return s ? `?${s}` : '';
+}
+
+const safeJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+};
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,72 @@
+import { MCP_DEFAULT_PROTOCOL_VERSION, MCP_PROTOCOL_VERSION, MCP_SUPPORTED_PROTOCOL_VERSIONS } from '@flowdesk/contracts';
+
+/** Media ranges of an Accept header with their q values, in the order given. */
+function acceptRanges(accept: string | undefined): { type: string; q: number; index: number }[] {
+  if (!accept) return [];
+  return accept.split(',').map((part, index) => {
+    const [type = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    const value = q ? Number(q.slice(2)) : 1;
+    return { type, q: Number.isFinite(value) ? value : 0, index };
+  });
+}
+
+const qOf = (ranges: ReturnType<typeof acceptRanges>, type: string) => ranges.find((r) => r.type === type && r.q > 0);
+
+/** MCP Streamable HTTP: a POST must accept both JSON and SSE (406 otherwise). */
+export function acceptsBoth(accept: string | undefined): boolean {
+  const r = acceptRanges(accept);
+  return Boolean(qOf(r, 'application/json') && qOf(r, 'text/event-stream'));
+}
+
+/**
+ * JSON unless the client prefers SSE: a higher q for text/event-stream, or the same q and listed
+ * first. The SDK client sends "application/json, text/event-stream" and gets JSON.
+ */
+export function prefersSse(accept: string | undefined): boolean {
+  const r = acceptRanges(accept);
+  const sse = qOf(r, 'text/event-stream');
+  const json = qOf(r, 'application/json');
+  if (!sse) return false;
+  if (!json) return true;
+  return sse.q > json.q || (sse.q === json.q && sse.index < json.index);
+}
+
+export const isJsonContentType = (ct: string | undefined) => (ct ?? '').split(';')[0]!.trim().toLowerCase() === 'application/json';
+
+/** The header's version, the default when absent, or undefined when we do not speak it. */
+export function requestProtocolVersion(header: string | undefined): string | undefined {
+  const v = header?.trim() || MCP_DEFAULT_PROTOCOL_VERSION;
+  return (MCP_SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(v) ? v : undefined;
+}
+
+/** What initialize answers: the client's version when we support it, else ours (the client may then disconnect). */
+export const negotiateVersion = (requested: unknown) =>
+  typeof requested === 'string' && (MCP_SUPPORTED_PROTOCOL_VERSIONS as readonly string[]).includes(requested) ? requested : MCP_PROTOCOL_VERSION;
+
+/** DNS-rebinding protection: a browser's Origin must be one we serve; clients without one are not browsers. */
+export function originAllowed(origin: string | undefined, allowed: ReadonlySet<string>): boolean {
+  if (origin === undefined) return true;
+  return allowed.has(origin.toLowerCase());
+}
+
+export interface JsonRpcMessage {
+  jsonrpc: '2.0';
+  id?: string | number | null;
+  method?: string;
+  params?: Record<string, unknown>;
+  result?: unknown;
+  error?: unknown;
+}
+
+/** The body as JSON-RPC messages, or undefined when it is not JSON-RPC 2.0 at all. */
+export function asMessages(body: unknown): JsonRpcMessage[] | undefined {
+  const list = Array.isArray(body) ? body : [body];
+  if (list.length === 0) return undefined;
+  const ok = list.every(
+    (m) => m && typeof m === 'object' && !Array.isArray(m) && (m as JsonRpcMessage).jsonrpc === '2.0' && ('method' in m ? typeof (m as JsonRpcMessage).method === 'string' : 'result' in m || 'error' in m),
+  );
+  return ok ? (list as JsonRpcMessage[]) : undefined;
+}
+
+export const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0' as const, error: { code, message }, id: null });

@@ -1,0 +1,131 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { PROMPTS, RESOURCES, RESOURCE_TEMPLATES, TOOLS, TOOLS_BY_NAME, allows } from '@flowdesk/contracts';
+import { UpstreamError, type WorkspaceApi } from '../adapters/workspace-client.ts';
+import { TOOL_HANDLERS } from './tool-handlers.ts';
+import { readResource, UnknownResourceError } from './resources.ts';
+import { PROMPT_RENDERERS, PromptArgumentError } from './prompts.ts';
+import type { Principal } from './sessions.ts';
+
+/** MCP's code for an unknown resource URI (spec, server/resources). */
+const RESOURCE_NOT_FOUND = -32002;
+
+export const SERVER_INFO = { name: 'flowdesk', title: 'Flowdesk', version: '1.0.0' };
+const INSTRUCTIONS =
+  'Flowdesk holds the user’s projects, tasks, calendar, notes and workflows. Start with get_workspace_overview or get_agenda; ' +
+  'find things with search_workspace; ids come from list_* and search tools. Dates of tasks are YYYY-MM-DD; times are ISO 8601.';
+
+// Computed once: the lists never change at run time, and input validators compile once per tool.
+const LISTED_TOOLS = TOOLS.map((t) => ({
+  name: t.name,
+  title: t.title,
+  description: t.description,
+  inputSchema: t.inputSchema,
+  outputSchema: t.outputSchema,
+  annotations: t.annotations,
+}));
+const validatorFactory = new AjvJsonSchemaValidator();
+const INPUT_VALIDATORS = new Map(TOOLS.map((t) => [t.name, validatorFactory.getValidator(t.inputSchema as never)]));
+
+/** What one request's handlers work with. */
+export interface CallContext {
+  principal: Principal | undefined;
+  /** workspace-api as the caller; resolved lazily (token exchange) on the first call that needs it. */
+  api: () => Promise<WorkspaceApi>;
+  now: () => Date;
+}
+
+const asText = (value: unknown) => JSON.stringify(value, null, 2);
+
+/** The failure a model can act on; 5xx details stay out of the answer. */
+function toolError(err: unknown): CallToolResult {
+  const message =
+    err instanceof UpstreamError
+      ? err.status >= 500
+        ? `Flowdesk could not complete the call (${err.code}); try again shortly.`
+        : `${err.message} (${err.code})`
+      : err instanceof Error && err.name === 'CredentialRejectedError'
+        ? 'The credential is no longer valid; reconnect with a valid API key or OAuth token.'
+        : 'Flowdesk could not complete the call; try again shortly.';
+  return { isError: true, content: [{ type: 'text', text: message }] };
+}
+
+/**
+ * A low-level SDK Server for one HTTP request (the transport runs stateless; sessions are the
+ * gateway's). Authentication and scopes are checked before the request gets here; the write check
+ * below is a second line, should a path ever skip the HTTP one.
+ */
+export function buildMcpServer(ctx: CallContext, onError: (err: unknown) => void): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false, subscribe: false }, prompts: { listChanged: false } },
+    instructions: INSTRUCTIONS,
+  });
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: LISTED_TOOLS }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+    const { name } = req.params;
+    const tool = TOOLS_BY_NAME.get(name);
+    const handler = TOOL_HANDLERS[name];
+    if (!tool || !handler) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    const args = req.params.arguments ?? {};
+    const check = INPUT_VALIDATORS.get(name)!(args);
+    if (!check.valid) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${check.errorMessage.replaceAll('data/', '').replaceAll('data ', 'arguments ')}`);
+    if (!allows(ctx.principal?.scope, tool.access)) {
+      return { isError: true, content: [{ type: 'text', text: `${name} requires the mcp:${tool.access} scope` }] };
+    }
+    try {
+      const result = await handler(args, await ctx.api(), ctx.now());
+      return { content: [{ type: 'text', text: asText(result) }], structuredContent: result as Record<string, unknown> };
+    } catch (err) {
+      if (!(err instanceof UpstreamError) || err.status >= 500) onError(err);
+      return toolError(err);
+    }
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [...RESOURCES] }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [...RESOURCE_TEMPLATES] }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+    const { uri } = req.params;
+    try {
+      const data = await readResource(uri, await ctx.api(), ctx.now());
+      return { contents: [{ uri, mimeType: 'application/json', text: asText(data) }] };
+    } catch (err) {
+      if (err instanceof UnknownResourceError || (err instanceof UpstreamError && err.status === 404)) {
+        throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
+      }
+      onError(err);
+      throw new McpError(ErrorCode.InternalError, 'Flowdesk could not read the resource; try again shortly');
+    }
+  });
+
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS.map((p) => ({ ...p, arguments: [...p.arguments] })) }));
+  server.setRequestHandler(GetPromptRequestSchema, async (req) => {
+    const { name } = req.params;
+    const render = PROMPT_RENDERERS[name];
+    if (!render) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
+    try {
+      const rendered = await render(req.params.arguments ?? {}, await ctx.api(), ctx.now());
+      return { description: rendered.description, messages: rendered.messages };
+    } catch (err) {
+      if (err instanceof PromptArgumentError) throw new McpError(ErrorCode.InvalidParams, err.message);
+      if (err instanceof UpstreamError && err.status < 500) throw new McpError(ErrorCode.InvalidParams, `${err.message} (${err.code})`);
+      onError(err);
+      throw new McpError(ErrorCode.InternalError, 'Flowdesk could not render the prompt; try again shortly');
+    }
+  });
+
+  return server;
+}

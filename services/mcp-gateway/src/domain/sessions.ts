@@ -1,0 +1,56 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/** SPEC.md section 8: a session expires after one hour without a request. */
+export const SESSION_IDLE_MS = 60 * 60 * 1000;
+
+/** Who is behind a credential, as introspection told us. */
+export interface Principal {
+  userId: string;
+  /** The API key or OAuth client id: sessions bind to the credential, not just the user. */
+  credentialId: string;
+  scope: string;
+}
+
+export interface SessionBinding {
+  userId: string | null;
+  credentialId: string | null;
+}
+
+/** The sessions table, behind a port so the domain does not care where it lives. */
+export interface SessionStore {
+  create(idHash: string, s: { protocolVersion: string; clientName?: string; clientVersion?: string; principal?: Principal; now: Date }): Promise<void>;
+  /** Checks the session is live (used within SESSION_IDLE_MS) and records this use, in one step. */
+  touch(idHash: string, now: Date): Promise<SessionBinding | undefined>;
+  /** Binds an unbound session to its first identity; false when someone else got there first. */
+  bind(idHash: string, principal: Principal): Promise<boolean>;
+  delete(idHash: string): Promise<boolean>;
+  sweep(now: Date): Promise<void>;
+}
+
+/** 32 random bytes (256 bits), base64url: visible ASCII as MCP requires, unguessable. */
+export const newSessionId = () => randomBytes(32).toString('base64url');
+export const hashSessionId = (id: string) => createHash('sha256').update(id).digest('hex');
+/** A session id we could have issued; anything else is unknown without a database round trip. */
+export const isSessionIdShaped = (id: string) => /^[A-Za-z0-9_-]{43}$/.test(id);
+
+export type SessionCheck = { ok: true } | { ok: false; reason: 'unknown' | 'foreign' };
+
+/**
+ * A live session used by `principal`. An unbound session (initialized without a token) is bound to
+ * the first identity that uses it; a session bound to another credential is answered like an
+ * unknown one, so a stolen id is worth nothing and its existence is not confirmed.
+ */
+export async function useSession(store: SessionStore, id: string, principal: Principal, now: Date): Promise<SessionCheck> {
+  if (!isSessionIdShaped(id)) return { ok: false, reason: 'unknown' };
+  const idHash = hashSessionId(id);
+  const binding = await store.touch(idHash, now);
+  if (!binding) return { ok: false, reason: 'unknown' };
+  if (binding.userId === null) {
+    if (await store.bind(idHash, principal)) return { ok: true };
+    const again = await store.touch(idHash, now);
+    return again && sameIdentity(again, principal) ? { ok: true } : { ok: false, reason: 'foreign' };
+  }
+  return sameIdentity(binding, principal) ? { ok: true } : { ok: false, reason: 'foreign' };
+}
+
+const sameIdentity = (b: SessionBinding, p: Principal) => b.userId === p.userId && b.credentialId === p.credentialId;

@@ -1,0 +1,131 @@
+import type { CalendarEntry, Note, PageOf, Task, Workflow, WorkflowRun } from '@flowdesk/contracts';
+import type { WorkspaceApi } from '../adapters/workspace-client.ts';
+
+type Args = Record<string, any>;
+export type ToolHandler = (args: Args, api: WorkspaceApi, now: Date) => Promise<object>;
+
+/** Everything but `key`: the id goes in the path, the rest is the PATCH body. */
+const without = (args: Args, key: string) => Object.fromEntries(Object.entries(args).filter(([k]) => k !== key));
+const deleted = async (api: WorkspaceApi, path: string, id: string) => {
+  await api.delete(path);
+  return { deleted: true as const, id };
+};
+const day = (d: Date) => d.toISOString().slice(0, 10);
+const addDays = (d: string, n: number) => day(new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000));
+const OPEN = ['todo', 'in_progress'];
+
+/** Every open task due in [from, to] and every calendar entry overlapping that span (UTC days). */
+async function span(api: WorkspaceApi, from: string, to: string) {
+  const [tasks, events] = await Promise.all([
+    api.get<PageOf<Task>>('/tasks', { status: OPEN, dueAfter: from, dueBefore: to, sort: 'due_asc', limit: 100 }),
+    api.get<PageOf<CalendarEntry>>('/calendar-entries', { from: `${from}T00:00:00.000Z`, to: `${addDays(to, 1)}T00:00:00.000Z`, limit: 100 }),
+  ]);
+  return { tasksDue: tasks.items, events: events.items };
+}
+
+/**
+ * How each catalogue tool becomes workspace-api calls. Arguments arrive validated against the
+ * tool's input schema; workspace-api validates again and owns every rule about the data.
+ */
+export const TOOL_HANDLERS: Record<string, ToolHandler> = {
+  // projects
+  list_projects: (a, api) => api.get('/projects', a),
+  get_project: (a, api) => api.get(`/projects/${a.projectId}`),
+  create_project: (a, api) => api.post('/projects', a),
+  update_project: (a, api) => api.patch(`/projects/${a.projectId}`, without(a, 'projectId')),
+  archive_project: (a, api) => api.patch(`/projects/${a.projectId}`, { status: 'archived' }),
+  delete_project: (a, api) => deleted(api, `/projects/${a.projectId}`, a.projectId),
+  // tasks
+  list_tasks: (a, api) => api.get('/tasks', a),
+  get_task: (a, api) => api.get(`/tasks/${a.taskId}`),
+  create_task: (a, api) => api.post('/tasks', a),
+  update_task: (a, api) => api.patch(`/tasks/${a.taskId}`, without(a, 'taskId')),
+  complete_task: (a, api) => api.patch(`/tasks/${a.taskId}`, { status: 'done' }),
+  move_task: (a, api) => api.patch(`/tasks/${a.taskId}`, { projectId: a.projectId }),
+  delete_task: (a, api) => deleted(api, `/tasks/${a.taskId}`, a.taskId),
+  bulk_update_tasks: (a, api) => api.post('/tasks/bulk-update', a),
+  // calendar
+  list_calendar_entries: (a, api) => api.get('/calendar-entries', a),
+  get_calendar_entry: (a, api) => api.get(`/calendar-entries/${a.entryId}`),
+  create_calendar_entry: (a, api) => api.post('/calendar-entries', a),
+  update_calendar_entry: (a, api) => api.patch(`/calendar-entries/${a.entryId}`, without(a, 'entryId')),
+  delete_calendar_entry: (a, api) => deleted(api, `/calendar-entries/${a.entryId}`, a.entryId),
+  // notes
+  list_notes: (a, api) => api.get('/notes', a),
+  get_note: (a, api) => api.get(`/notes/${a.noteId}`),
+  create_note: (a, api) => api.post('/notes', a),
+  update_note: (a, api) => api.patch(`/notes/${a.noteId}`, without(a, 'noteId')),
+  delete_note: (a, api) => deleted(api, `/notes/${a.noteId}`, a.noteId),
+  // workflows
+  list_workflows: (a, api) => api.get('/workflows', a),
+  get_workflow: (a, api) => api.get(`/workflows/${a.workflowId}`),
+  create_workflow: (a, api) => api.post('/workflows', a),
+  update_workflow: (a, api) => api.patch(`/workflows/${a.workflowId}`, without(a, 'workflowId')),
+  set_workflow_active: (a, api) => api.patch(`/workflows/${a.workflowId}`, { active: a.active }),
+  delete_workflow: (a, api) => deleted(api, `/workflows/${a.workflowId}`, a.workflowId),
+  // workflow runs
+  list_workflow_runs: (a, api) => {
+    const query = without(a, 'workflowId');
+    return a.workflowId ? api.get(`/workflows/${a.workflowId}/runs`, query) : api.get('/workflow-runs', query);
+  },
+  get_workflow_run: (a, api) => api.get(`/workflow-runs/${a.runId}`),
+  get_latest_workflow_run: async (a, api) => {
+    const page = await api.get<PageOf<WorkflowRun>>(`/workflows/${a.workflowId}/runs`, { limit: 1 });
+    return { run: page.items[0] ?? null };
+  },
+  // webhook triggers
+  get_webhook_trigger: async (a, api) => {
+    const wf = await api.get<Workflow>(`/workflows/${a.workflowId}`);
+    return { workflowId: wf.id, triggerType: wf.triggerType, active: wf.active, webhook: wf.webhook };
+  },
+  reveal_webhook_secret: (a, api) => api.get(`/workflows/${a.workflowId}/webhook-secret`),
+  regenerate_webhook_secret: (a, api) => api.post(`/workflows/${a.workflowId}/webhook-secret/regenerate`),
+  // search
+  search_workspace: (a, api) => api.get('/search', a),
+  search_notes: (a, api) => api.get('/notes', a),
+  // tags
+  list_tags: (_a, api) => api.get('/tags'),
+  list_tagged_items: async (a, api) => {
+    const [tasks, notes] = await Promise.all([
+      api.get<PageOf<Task>>('/tasks', { tag: a.tag, limit: a.limit }),
+      api.get<PageOf<Note>>('/notes', { tag: a.tag, limit: a.limit }),
+    ]);
+    return { tag: a.tag, tasks: tasks.items, notes: notes.items };
+  },
+  // Read, then write the whole list: workspace-api replaces tags as a whole.
+  tag_task: async (a, api) => {
+    const task = await api.get<Task>(`/tasks/${a.taskId}`);
+    const tags = [...new Set([...task.tags, ...(a.tags as string[])])];
+    return tags.length === task.tags.length ? task : api.patch(`/tasks/${a.taskId}`, { tags });
+  },
+  untag_task: async (a, api) => {
+    const task = await api.get<Task>(`/tasks/${a.taskId}`);
+    const drop = new Set(a.tags as string[]);
+    const tags = task.tags.filter((t) => !drop.has(t));
+    return tags.length === task.tags.length ? task : api.patch(`/tasks/${a.taskId}`, { tags });
+  },
+  // comments and activity
+  list_comments: (a, api) => api.get('/comments', a),
+  add_comment: (a, api) => api.post('/comments', a),
+  delete_comment: (a, api) => deleted(api, `/comments/${a.commentId}`, a.commentId),
+  list_recent_activity: (a, api) => api.get('/activity', a),
+  // workspace overview and stats
+  get_workspace_overview: (_a, api) => api.get('/overview'),
+  get_agenda: async (a, api, now) => {
+    const date: string = a.date ?? day(now);
+    const [dueThatDay, overdue] = await Promise.all([
+      span(api, date, date),
+      api.get<PageOf<Task>>('/tasks', { status: OPEN, dueBefore: addDays(date, -1), sort: 'due_asc', limit: 100 }),
+    ]);
+    return { date, overdue: overdue.items, ...dueThatDay };
+  },
+  get_upcoming: async (a, api, now) => {
+    const from = day(now);
+    const to = addDays(from, (a.days ?? 7) - 1);
+    return { from, to, ...(await span(api, from, to)) };
+  },
+  // profile and preferences
+  get_profile: (_a, api) => api.get('/profile'),
+  update_profile: (a, api) => api.patch('/profile', a),
+  update_preferences: (a, api) => api.patch('/profile', a),
+};

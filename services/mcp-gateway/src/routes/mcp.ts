@@ -1,0 +1,242 @@
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { MCP_PATH, TOOLS_BY_NAME, allows, insufficientScopeMessage, type Access } from '@flowdesk/contracts';
+import type { Service } from '@flowdesk/service-kit';
+import { AuthUnavailableError, CredentialRejectedError, type AuthClient } from '../adapters/auth-client.ts';
+import type { WorkspaceClient } from '../adapters/workspace-client.ts';
+import { buildMcpServer } from '../domain/mcp-server.ts';
+import { hashSessionId, newSessionId, useSession, type Principal, type SessionStore } from '../domain/sessions.ts';
+import {
+  acceptsBoth,
+  asMessages,
+  isJsonContentType,
+  jsonRpcError,
+  negotiateVersion,
+  originAllowed,
+  prefersSse,
+  requestProtocolVersion,
+  type JsonRpcMessage,
+} from '../domain/http-protocol.ts';
+import { PROTECTED_RESOURCE_METADATA_PATH } from './well-known.ts';
+
+export interface McpRouteContext {
+  publicBaseUrl: string;
+  allowedOrigins: ReadonlySet<string>;
+  sessions: SessionStore;
+  auth: AuthClient;
+  workspace: WorkspaceClient;
+  now: () => Date;
+}
+
+const SESSION_HEADER = 'mcp-session-id';
+
+/** Answers an HTTP-level refusal; `done` tells the handler to stop. */
+class Refusal {
+  constructor(
+    readonly status: number,
+    readonly body: object,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+/**
+ * The MCP endpoint (Streamable HTTP, MCP 2025-06-18). The gateway owns everything HTTP and session
+ * shaped here — Origin, Accept, Content-Type, protocol version, bearer token, Mcp-Session-Id,
+ * scopes — and hands each request's JSON-RPC to a fresh SDK Server on a stateless SDK transport.
+ */
+export function mcpRoutes(ctx: McpRouteContext) {
+  const resourceMetadata = `${ctx.publicBaseUrl}${PROTECTED_RESOURCE_METADATA_PATH}`;
+  const unauthorized = (message: string) =>
+    new Refusal(401, { error: 'unauthorized', message }, { 'www-authenticate': `Bearer resource_metadata="${resourceMetadata}"` });
+  const forbidden = (access: Access) =>
+    new Refusal(
+      403,
+      { error: 'forbidden', message: insufficientScopeMessage(access) },
+      { 'www-authenticate': `Bearer error="insufficient_scope", scope="${access === 'write' ? 'mcp:write' : 'mcp:read'}", resource_metadata="${resourceMetadata}"` },
+    );
+  const badRequest = (message: string) => new Refusal(400, jsonRpcError(-32000, `Bad Request: ${message}`));
+  const sessionNotFound = () => new Refusal(404, jsonRpcError(-32001, 'Session not found: initialize a new session'));
+
+  const checkOrigin = (req: FastifyRequest) => {
+    if (!originAllowed(req.headers.origin, ctx.allowedOrigins)) throw new Refusal(403, { error: 'forbidden', message: 'Origin not allowed' });
+  };
+
+  /** The caller behind the bearer token; `required` false lets initialize go without one. */
+  async function authenticate(req: FastifyRequest, required: boolean): Promise<{ principal: Principal; token: string } | undefined> {
+    const header = req.headers.authorization;
+    if (header === undefined) {
+      if (required) throw unauthorized('Missing bearer token: send Authorization: Bearer <API key or access token>');
+      return undefined;
+    }
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw unauthorized('The Authorization header must be: Bearer <token>');
+    const token = match[1]!;
+    let principal: Principal | null;
+    try {
+      principal = await ctx.auth.introspect(token);
+    } catch (err) {
+      if (err instanceof AuthUnavailableError) {
+        req.log.error({ err: err.message }, 'introspection failed');
+        throw new Refusal(503, { error: 'unavailable', message: 'Authentication is unavailable; try again shortly' }, { 'retry-after': '2' });
+      }
+      throw err;
+    }
+    if (!principal) throw unauthorized('Invalid, revoked or expired token');
+    if (!allows(principal.scope, 'read')) throw forbidden('read');
+    return { principal, token };
+  }
+
+  async function requireSession(req: FastifyRequest, principal: Principal): Promise<string> {
+    const id = req.headers[SESSION_HEADER];
+    if (typeof id !== 'string' || id === '') throw badRequest('Mcp-Session-Id header is required');
+    const check = await useSession(ctx.sessions, id, principal, ctx.now());
+    if (!check.ok) {
+      if (check.reason === 'foreign') req.log.warn('session used by another credential: refused as unknown');
+      throw sessionNotFound();
+    }
+    return id;
+  }
+
+  const send = (reply: FastifyReply, r: Refusal) => reply.code(r.status).headers(r.headers).send(r.body);
+
+  async function post(req: FastifyRequest, reply: FastifyReply) {
+    checkOrigin(req);
+    if (!acceptsBoth(req.headers.accept)) {
+      throw new Refusal(406, jsonRpcError(-32000, 'Not Acceptable: Accept must list both application/json and text/event-stream'));
+    }
+    if (!isJsonContentType(req.headers['content-type'])) {
+      throw new Refusal(415, jsonRpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json'));
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(req.body as string);
+    } catch {
+      throw new Refusal(400, jsonRpcError(-32700, 'Parse error: the body is not valid JSON'));
+    }
+    const messages = asMessages(parsed);
+    if (!messages) throw new Refusal(400, jsonRpcError(-32600, 'Invalid Request: expected a JSON-RPC 2.0 message'));
+    const init = messages.find((m) => m.method === 'initialize');
+    if (init && messages.length > 1) throw new Refusal(400, jsonRpcError(-32600, 'Invalid Request: initialize must be sent alone'));
+    if (!init && requestProtocolVersion(headerOf(req, 'mcp-protocol-version')) === undefined) {
+      throw badRequest(`Unsupported MCP-Protocol-Version: ${headerOf(req, 'mcp-protocol-version')}`);
+    }
+
+    const caller = await authenticate(req, !init);
+    let sessionId: string;
+    if (init) {
+      sessionId = await openSession(init, caller?.principal);
+    } else {
+      sessionId = await requireSession(req, caller!.principal);
+      for (const m of messages) {
+        const tool = m.method === 'tools/call' ? TOOLS_BY_NAME.get(String(m.params?.name)) : undefined;
+        if (tool && !allows(caller!.principal.scope, tool.access)) throw forbidden(tool.access);
+      }
+    }
+    await dispatch(req, reply, messages, caller, init ? sessionId : undefined);
+  }
+
+  async function openSession(init: JsonRpcMessage, principal: Principal | undefined): Promise<string> {
+    const params = (init.params ?? {}) as { protocolVersion?: unknown; clientInfo?: { name?: unknown; version?: unknown } };
+    // The SDK answers the newest revision it knows when asked for one it does not; we speak 2025-06-18.
+    const protocolVersion = negotiateVersion(params.protocolVersion);
+    init.params = { ...params, protocolVersion };
+    const id = newSessionId();
+    const now = ctx.now();
+    await ctx.sessions.sweep(now);
+    await ctx.sessions.create(hashSessionId(id), {
+      protocolVersion,
+      clientName: typeof params.clientInfo?.name === 'string' ? params.clientInfo.name : undefined,
+      clientVersion: typeof params.clientInfo?.version === 'string' ? params.clientInfo.version : undefined,
+      principal,
+      now,
+    });
+    return id;
+  }
+
+  async function dispatch(req: FastifyRequest, reply: FastifyReply, messages: JsonRpcMessage[], caller: { principal: Principal; token: string } | undefined, newSession: string | undefined) {
+    let api: ReturnType<WorkspaceClient['as']> | undefined;
+    const server = buildMcpServer(
+      {
+        principal: caller?.principal,
+        now: ctx.now,
+        api: async () => {
+          if (!caller) throw new CredentialRejectedError('no credential');
+          try {
+            api ??= ctx.workspace.as(await ctx.auth.internalToken(caller.token), req.id);
+          } catch (err) {
+            if (err instanceof CredentialRejectedError) ctx.auth.forget(caller.token);
+            throw err;
+          }
+          return api;
+        },
+      },
+      (err) => req.log.error({ err }, 'MCP handler failed'),
+    );
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !prefersSse(req.headers.accept) });
+    await server.connect(transport);
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (typeof v === 'string') headers.set(k, v);
+      else if (Array.isArray(v)) headers.set(k, v.join(', '));
+    }
+    const response = await transport.handleRequest(new Request(`${ctx.publicBaseUrl}${MCP_PATH}`, { method: 'POST', headers }), {
+      parsedBody: messages.length === 1 ? messages[0] : messages,
+    });
+    reply.code(response.status);
+    response.headers.forEach((value, key) => {
+      if (key !== 'mcp-session-id' && key !== 'connection') reply.header(key, value);
+    });
+    if (newSession && response.status === 200) reply.header('mcp-session-id', newSession);
+    const close = () => void server.close().catch(() => {});
+    if (!response.body) {
+      close();
+      return reply.send();
+    }
+    if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+      reply.raw.on('close', close);
+      return reply.send(Readable.fromWeb(response.body as never));
+    }
+    const text = await response.text();
+    close();
+    return reply.send(text);
+  }
+
+  async function remove(req: FastifyRequest, reply: FastifyReply) {
+    checkOrigin(req);
+    const caller = await authenticate(req, true);
+    const id = await requireSession(req, caller!.principal);
+    await ctx.sessions.delete(hashSessionId(id));
+    return reply.code(204).send();
+  }
+
+  return async (app: Service) => {
+    // The body stays text until the checks above have run in MCP's order (406 before 415 before parse).
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+    const guard = (fn: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>) => async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        return await fn(req, reply);
+      } catch (err) {
+        if (err instanceof Refusal) return send(reply, err);
+        throw err;
+      }
+    };
+    app.post(MCP_PATH, guard(post));
+    app.delete(MCP_PATH, guard(remove));
+    // No server-initiated messages to stream: the spec allows 405 for GET.
+    app.get(
+      MCP_PATH,
+      guard(async (req, reply) => {
+        checkOrigin(req);
+        return reply.code(405).header('allow', 'POST, DELETE').send(jsonRpcError(-32000, 'Method Not Allowed: this server does not offer a GET stream'));
+      }),
+    );
+  };
+}
+
+const headerOf = (req: FastifyRequest, name: string) => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};

@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase, type Database } from '@flowdesk/db';
+import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
+import { buildApp as buildAuth, createApiKey, createPrismaClient as createAuthPrisma, createUser, generateServiceSecret, migrateAuth, revokeApiKey } from '@flowdesk/auth';
+import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { buildApp as buildGateway } from '../../src/app.ts';
+import { migrateGateway } from '../../src/adapters/db.ts';
+
+export const MCP_PATH = '/functions/v1/mcp-server-v2';
+
+export interface TestUser {
+  id: string;
+  readKey: string;
+  writeKey: string;
+  writeKeyId: string;
+}
+
+export interface Stack {
+  db: Database;
+  /** The first gateway; more with addGateway (same database, same clock). */
+  gatewayUrl: string;
+  publicBaseUrl: string;
+  /** Every log line of every service, to prove no credential appears in them. */
+  logs: string[];
+  addGateway(): Promise<string>;
+  newUser(): Promise<TestUser>;
+  revoke(userId: string, keyId: string): Promise<void>;
+  /** Moves the shared clock (gateway sessions and caches; auth). */
+  advance(ms: number): void;
+  close(): Promise<void>;
+}
+
+/** auth + workspace-api + mcp-gateway, in-process on one test database, over real loopback HTTP. */
+export async function startStack(): Promise<Stack> {
+  const test = await createTestDatabase();
+  const db = test.db;
+  await migrateWorkspace(db);
+  await migrateAuth(db);
+  await migrateGateway(db);
+  const signingKeys = generateSigningKeys();
+  const gatewaySecret = generateServiceSecret();
+  const logs: string[] = [];
+  const logStream = { write: (line: string) => void logs.push(line) };
+  let offset = 0;
+  const clock = () => new Date(Date.now() + offset);
+  const apps: Service[] = [];
+
+  const publicBaseUrl = 'https://flowdesk.example.test';
+  const auth = await buildAuth({ db, signingKeys, serviceClients: { 'mcp-gateway': gatewaySecret }, publicBaseUrl, logLevel: 'debug', logStream, clock });
+  apps.push(auth);
+  const authUrl = await listen(auth, 0, '127.0.0.1');
+  const api = await buildWorkspaceApi({ db, jwtPublicKeyPem: signingKeys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl, logLevel: 'silent' });
+  apps.push(api);
+  const workspaceApiUrl = await listen(api, 0, '127.0.0.1');
+
+  const addGateway = async () => {
+    const gw = await buildGateway({ db, publicBaseUrl, authUrl, serviceClientSecret: gatewaySecret, workspaceApiUrl, logLevel: 'debug', logStream, clock });
+    apps.push(gw);
+    return listen(gw, 0, '127.0.0.1');
+  };
+  const gatewayUrl = await addGateway();
+  const authPrisma = createAuthPrisma(db);
+
+  return {
+    db,
+    gatewayUrl,
+    publicBaseUrl,
+    logs,
+    addGateway,
+    async newUser() {
+      const user = await createUser(authPrisma, { email: `u${randomBytes(6).toString('hex')}@example.test`, password: randomBytes(12).toString('base64url') });
+      const read = await createApiKey(authPrisma, { userId: user.id, name: 'read', scope: 'mcp:read' });
+      const write = await createApiKey(authPrisma, { userId: user.id, name: 'write', scope: 'mcp:write' });
+      return { id: user.id, readKey: read.secret, writeKey: write.secret, writeKeyId: write.key.id };
+    },
+    async revoke(userId, keyId) {
+      await revokeApiKey(authPrisma, userId, keyId, clock());
+    },
+    advance(ms) {
+      offset += ms;
+    },
+    async close() {
+      await Promise.allSettled(apps.map((a) => a.close()));
+      await authPrisma.$disconnect().catch(() => {});
+      await test.close();
+    },
+  };
+}
+
+/** The official SDK client on the gateway, authenticated with `key`; `sse` asks for SSE answers. */
+export async function connectClient(url: string, key: string, opts: { sse?: boolean } = {}) {
+  const client = new Client({ name: 'flowdesk-test', version: '1.0.0' });
+  const fetchWithAccept: typeof fetch = async (input, init) => {
+    const headers = new Headers(init?.headers);
+    // The SDK always sends "application/json, text/event-stream" (JSON preferred); list SSE first to prefer it.
+    if (opts.sse && headers.get('accept')?.includes('text/event-stream')) headers.set('accept', 'text/event-stream, application/json');
+    return fetch(input, { ...init, headers });
+  };
+  const transport = new StreamableHTTPClientTransport(new URL(`${url}${MCP_PATH}`), {
+    requestInit: { headers: { authorization: `Bearer ${key}` } },
+    fetch: fetchWithAccept,
+  });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: any;
+}
+
+/** One raw HTTP request to the MCP endpoint with MCP's usual headers unless overridden (null drops one). */
+export async function rawMcp(url: string, body: unknown, headers: Record<string, string | null> = {}, method = 'POST'): Promise<RawResponse> {
+  const h: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18' };
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === null) delete h[k];
+    else h[k] = v;
+  }
+  const res = await fetch(`${url}${MCP_PATH}`, { method, headers: h, body: method === 'POST' ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, body: parsed };
+}
+
+export const initializeBody = (protocolVersion = '2025-06-18') => ({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+/** A fresh session over raw HTTP; returns its id. */
+export async function openRawSession(url: string, key?: string): Promise<string> {
+  const res = await rawMcp(url, initializeBody(), key ? { authorization: `Bearer ${key}` } : {});
+  const id = res.headers.get('mcp-session-id');
+  if (res.status !== 200 || !id) throw new Error(`initialize → ${res.status} ${res.text}`);
+  return id;
+}

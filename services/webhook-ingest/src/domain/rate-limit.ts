@@ -1,0 +1,36 @@
+/**
+ * Per-workflow token buckets: `burst` deliveries at once, refilled at `perSecond`. In memory, per
+ * replica: the limit protects the engine and the database from one runaway sender, it is not a quota.
+ */
+export interface RateLimitOptions {
+  perSecond: number;
+  burst: number;
+  now?: () => number;
+  /** Buckets kept at most; idle full buckets are dropped first. */
+  maxKeys?: number;
+}
+
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+export function rateLimiter(options: RateLimitOptions) {
+  const now = options.now ?? Date.now;
+  const maxKeys = options.maxKeys ?? 50_000;
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  return {
+    take(key: string): RateDecision {
+      const t = now();
+      const b = buckets.get(key) ?? { tokens: options.burst, at: t };
+      b.tokens = Math.min(options.burst, b.tokens + ((t - b.at) / 1000) * options.perSecond);
+      b.at = t;
+      if (buckets.size >= maxKeys && !buckets.has(key)) {
+        for (const [k, v] of buckets) if (v.tokens >= options.burst) buckets.delete(k);
+      }
+      buckets.set(key, b);
+      if (b.tokens >= 1) {
+        b.tokens -= 1;
+        return { allowed: true };
+      }
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - b.tokens) / options.perSecond)) };
+    },
+  };
+}

@@ -1,0 +1,287 @@
+// POST /functions/v1/webhook-trigger/<workflow_id> over real HTTP, with a fake trigger directory and
+// the real embedded event bus on a fresh database (PGlite, or Postgres with DATABASE_URL).
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, beforeEach, describe, test } from 'node:test';
+import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
+import { createEmbeddedBus, type EventBus, type ReceivedMessage } from '@flowdesk/bus';
+import { TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
+import { listen } from '@flowdesk/service-kit';
+import { buildApp } from '../src/app.ts';
+import type { TriggerDirectory, WebhookTrigger } from '../src/domain/trigger-directory.ts';
+import { signStandardWebhook } from '../src/domain/signatures.ts';
+
+const SECRET = `whsec_${Buffer.from('a'.repeat(32)).toString('base64')}`;
+let testDb: TestDatabase;
+let bus: EventBus;
+let base: string;
+let close: () => Promise<void>;
+let nowMs = Date.parse('2026-11-22T10:00:00Z');
+const triggers = new Map<string, WebhookTrigger>();
+let lookups = 0;
+const received: TriggerEvent[] = [];
+const logs: string[] = [];
+
+const directory: TriggerDirectory = {
+  async lookup(id) {
+    lookups++;
+    const t = triggers.get(id);
+    return t ? { ...t } : null;
+  },
+};
+
+function addTrigger(over: Partial<WebhookTrigger> = {}): WebhookTrigger {
+  const t: WebhookTrigger = { workflowId: randomUUID(), ownerId: randomUUID(), active: true, requireSecret: true, signature: 'none', secret: SECRET, ...over };
+  triggers.set(t.workflowId, t);
+  return t;
+}
+
+async function post(id: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${base}/functions/v1/webhook-trigger/${id}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+}
+
+/** Events published for a workflow so far (the subscription sees them shortly after publish). */
+async function eventsFor(workflowId: string, atLeast = 0): Promise<TriggerEvent[]> {
+  for (let i = 0; i < 100 && received.filter((e) => e.workflowId === workflowId).length < atLeast; i++) await new Promise((r) => setTimeout(r, 20));
+  return received.filter((e) => e.workflowId === workflowId);
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 150));
+
+before(async () => {
+  testDb = await createTestDatabase();
+  bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 20 });
+  await bus.subscribe<TriggerEvent>({
+    topic: TRIGGER_TOPIC,
+    groupId: 'test',
+    concurrency: 8,
+    handler: (m: ReceivedMessage<TriggerEvent>) => void received.push(m.value),
+  });
+  const app = await buildApp({
+    bus,
+    directory,
+    clock: () => new Date(nowMs),
+    logLevel: 'info',
+    logStream: { write: (l) => void logs.push(l) },
+    rateLimit: { perSecond: 1, burst: 6 },
+  });
+  base = await listen(app, 0);
+  close = async () => {
+    await app.close();
+    await bus.close();
+    await testDb.close();
+  };
+});
+after(() => close());
+beforeEach(() => {
+  nowMs += 60_000; // fresh rate-limit tokens and directory cache for every test
+});
+
+test('health and readiness answer through the service kit', async () => {
+  assert.deepEqual(await (await fetch(`${base}/healthz`)).json(), { status: 'ok', service: 'webhook-ingest' });
+  assert.equal((await fetch(`${base}/readyz`)).status, 200);
+  const unknown = await fetch(`${base}/no/such/path`);
+  assert.equal(unknown.status, 404);
+  assert.equal(((await unknown.json()) as any).error, 'not_found');
+});
+
+describe('accepted deliveries', () => {
+  test('a JSON object with the right secret → 200 at once, and the event carries payload, owner and safe headers', async () => {
+    const t = addTrigger();
+    const res = await post(t.workflowId, { customer: { name: 'Ada' }, items: [{ sku: 'x' }] }, { 'x-webhook-secret': SECRET, 'x-github-event': 'push', authorization: 'Bearer leak' });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.accepted, true);
+    assert.match(res.body.eventId, /^evt_[0-9a-f-]{36}$/);
+    const [event] = await eventsFor(t.workflowId, 1);
+    assert.ok(event, 'the event reached the bus');
+    assert.equal(event.eventId, res.body.eventId);
+    assert.equal(event.ownerId, t.ownerId);
+    assert.equal(event.source, 'webhook');
+    assert.deepEqual(event.payload, { customer: { name: 'Ada' }, items: [{ sku: 'x' }] });
+    assert.equal(event.headers['x-github-event'], 'push');
+    assert.equal(event.headers['x-webhook-secret'], undefined, 'the secret is never published');
+    assert.equal(event.headers.authorization, undefined);
+    assert.equal(event.receivedAt, new Date(nowMs).toISOString());
+  });
+
+  test('a trigger that does not require the secret accepts deliveries without it', async () => {
+    const t = addTrigger({ requireSecret: false });
+    assert.equal((await post(t.workflowId, { a: 1 })).status, 200);
+  });
+
+  test('any +json content type is JSON too', async () => {
+    const t = addTrigger();
+    const res = await post(t.workflowId, { a: 1 }, { 'x-webhook-secret': SECRET, 'content-type': 'application/cloudevents+json; charset=utf-8' });
+    assert.equal(res.status, 200);
+  });
+
+  test('a retried delivery with the same Idempotency-Key (or webhook-id) gets the same event id', async () => {
+    const t = addTrigger();
+    const h = { 'x-webhook-secret': SECRET, 'idempotency-key': 'order-42' };
+    const a = await post(t.workflowId, { n: 1 }, h);
+    const b = await post(t.workflowId, { n: 1 }, h);
+    const c = await post(t.workflowId, { n: 1 }, { 'x-webhook-secret': SECRET, 'idempotency-key': 'order-43' });
+    assert.equal(a.body.eventId, b.body.eventId);
+    assert.notEqual(a.body.eventId, c.body.eventId);
+  });
+});
+
+describe('refused deliveries publish nothing', () => {
+  test('unknown, malformed and inactive workflow ids → the same 404', async () => {
+    const inactive = addTrigger({ active: false });
+    const answers = [await post(randomUUID(), { a: 1 }), await post('not-a-uuid', { a: 1 }), await post(inactive.workflowId, { a: 1 }, { 'x-webhook-secret': SECRET })];
+    for (const r of answers) {
+      assert.equal(r.status, 404);
+      assert.deepEqual(r.body, { error: 'not_found', message: 'No active webhook is registered at this URL' });
+    }
+    await settle();
+    assert.deepEqual(await eventsFor(inactive.workflowId), []);
+  });
+
+  test('missing or wrong x-webhook-secret → 401 with the error body', async () => {
+    const t = addTrigger();
+    const missing = await post(t.workflowId, { a: 1 });
+    const wrong = await post(t.workflowId, { a: 1 }, { 'x-webhook-secret': `${SECRET}x` });
+    const prefix = await post(t.workflowId, { a: 1 }, { 'x-webhook-secret': SECRET.slice(0, 10) });
+    for (const r of [missing, wrong, prefix]) {
+      assert.equal(r.status, 401);
+      assert.equal(r.body.error, 'unauthorized');
+    }
+    assert.match(missing.body.message, /Missing x-webhook-secret/);
+    await settle();
+    assert.deepEqual(await eventsFor(t.workflowId), []);
+  });
+
+  test('malformed JSON, non-object JSON, wrong content type, oversized body → clean 4xx', async () => {
+    const t = addTrigger({ requireSecret: false });
+    const cases: [string | object, Record<string, string>, number, string][] = [
+      ['{"a":', {}, 400, 'bad_request'],
+      ['[1,2]', {}, 400, 'bad_request'],
+      ['"text"', {}, 400, 'bad_request'],
+      ['null', {}, 400, 'bad_request'],
+      ['a=1', { 'content-type': 'application/x-www-form-urlencoded' }, 415, 'unsupported_media_type'],
+      ['hello', { 'content-type': 'text/plain' }, 415, 'unsupported_media_type'],
+      [{ big: 'x'.repeat(1024 * 1024) }, {}, 413, 'payload_too_large'],
+    ];
+    for (const [body, headers, status, error] of cases) {
+      const r = await post(t.workflowId, body, headers);
+      assert.equal(r.status, status, `${String(body).slice(0, 20)} → ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.error, error);
+    }
+    await settle();
+    assert.deepEqual(await eventsFor(t.workflowId), []);
+  });
+
+  test('per-workflow rate limit: 429 with Retry-After, other workflows unaffected', async () => {
+    const t = addTrigger({ requireSecret: false });
+    const other = addTrigger({ requireSecret: false });
+    for (let i = 0; i < 6; i++) assert.equal((await post(t.workflowId, { i })).status, 200);
+    const limited = await post(t.workflowId, { i: 7 });
+    assert.equal(limited.status, 429);
+    assert.equal(limited.body.error, 'rate_limited');
+    assert.equal(limited.headers.get('retry-after'), '1');
+    assert.equal((await post(other.workflowId, { i: 1 })).status, 200);
+    nowMs += 1_000;
+    assert.equal((await post(t.workflowId, { i: 5 })).status, 200, 'a token is back after a second');
+  });
+});
+
+describe('Standard Webhooks signatures (opt-in)', () => {
+  const signed = (t: WebhookTrigger, raw: string, at = nowMs / 1000, id = `msg_${randomUUID()}`): Record<string, string> => ({
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at)),
+    'webhook-signature': signStandardWebhook(t.secret!, id, Math.floor(at), raw),
+  });
+
+  test('a valid signature over the raw bytes is accepted; the signature header is not published', async () => {
+    const t = addTrigger({ requireSecret: false, signature: 'standard-webhooks' });
+    const raw = '{"type":"invoice.paid",  "amount": 12}';
+    const res = await post(t.workflowId, raw, signed(t, raw));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const [event] = await eventsFor(t.workflowId, 1);
+    assert.equal(event!.headers['webhook-signature'], undefined);
+  });
+
+  test('a rotated secret: any of several v1 signatures may match', async () => {
+    const t = addTrigger({ requireSecret: false, signature: 'standard-webhooks' });
+    const raw = '{"a":1}';
+    const h = signed(t, raw);
+    h['webhook-signature'] = `v1,${Buffer.alloc(32).toString('base64')} ${h['webhook-signature']}`;
+    assert.equal((await post(t.workflowId, raw, h)).status, 200);
+  });
+
+  test('tampered body, wrong secret, stale or future timestamp, missing headers → 401', async () => {
+    const t = addTrigger({ requireSecret: false, signature: 'standard-webhooks' });
+    const raw = '{"amount":12}';
+    const tampered = await post(t.workflowId, '{"amount":13}', signed(t, raw));
+    const other = { ...t, secret: `whsec_${Buffer.from('b'.repeat(32)).toString('base64')}` };
+    const wrongSecret = await post(t.workflowId, raw, signed(other, raw));
+    const stale = await post(t.workflowId, raw, signed(t, raw, nowMs / 1000 - 301));
+    const future = await post(t.workflowId, raw, signed(t, raw, nowMs / 1000 + 301));
+    const missing = await post(t.workflowId, raw, {});
+    for (const r of [tampered, wrongSecret, stale, future, missing]) assert.equal(r.status, 401, JSON.stringify(r.body));
+    assert.match(stale.body.message, /timestamp/);
+    const within = await post(t.workflowId, raw, signed(t, raw, nowMs / 1000 - 299));
+    assert.equal(within.status, 200, 'inside the ±5 minute window');
+  });
+});
+
+describe('what the directory says takes effect within a second', () => {
+  test('activation, deactivation and a regenerated secret', async () => {
+    const t = addTrigger({ active: false });
+    assert.equal((await post(t.workflowId, { a: 1 }, { 'x-webhook-secret': SECRET })).status, 404);
+    triggers.get(t.workflowId)!.active = true;
+    nowMs += 1_001;
+    assert.equal((await post(t.workflowId, { a: 1 }, { 'x-webhook-secret': SECRET })).status, 200, 'active within a second');
+    const fresh = `whsec_${Buffer.from('c'.repeat(32)).toString('base64')}`;
+    triggers.get(t.workflowId)!.secret = fresh;
+    nowMs += 1_001;
+    assert.equal((await post(t.workflowId, { a: 1 }, { 'x-webhook-secret': SECRET })).status, 401, 'the old secret is refused');
+    assert.equal((await post(t.workflowId, { a: 1 }, { 'x-webhook-secret': fresh })).status, 200);
+    triggers.get(t.workflowId)!.active = false;
+    nowMs += 1_001;
+    assert.equal((await post(t.workflowId, { a: 1 }, { 'x-webhook-secret': fresh })).status, 404, 'inactive within a second');
+  });
+
+  test('a burst to one workflow costs one lookup per second', async () => {
+    const t = addTrigger({ requireSecret: false });
+    const before = lookups;
+    await Promise.all([1, 2, 3].map((i) => post(t.workflowId, { i })));
+    assert.equal(lookups - before, 1);
+  });
+});
+
+test('a bus that cannot store the event → 503 with Retry-After, never 200', async () => {
+  const failing: EventBus = {
+    publish: async () => {
+      throw new Error('broker down');
+    },
+    subscribe: async () => ({ close: async () => {} }),
+    close: async () => {},
+  };
+  const t = addTrigger({ requireSecret: false });
+  const app = await buildApp({ bus: failing, directory, logLevel: 'silent' });
+  const url = await listen(app, 0);
+  try {
+    const res = await fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '5');
+    assert.equal(((await res.json()) as any).error, 'unavailable');
+  } finally {
+    await app.close();
+  }
+});
+
+test('secrets never reach the log', async () => {
+  const t = addTrigger();
+  await post(t.workflowId, { a: 1 }, { 'x-webhook-secret': SECRET });
+  await post(t.workflowId, { a: 1 }, { 'x-webhook-secret': `${SECRET}-wrong` });
+  const all = logs.join('');
+  assert.match(all, /webhook accepted/);
+  assert.doesNotMatch(all, new RegExp(SECRET.slice(6, 30)));
+});

@@ -3,7 +3,7 @@ import type { Database } from '@flowdesk/db';
 import { listen, serviceTokenSource, userTokenSource, type Service } from '@flowdesk/service-kit';
 import { buildApp as buildWorkspaceApi } from '@flowdesk/workspace-api';
 import { buildApp as buildAuth } from '@flowdesk/auth';
-import { buildApp as buildMcpGateway } from '@flowdesk/mcp-gateway';
+import { buildApp as buildMcpGateway, withInProcessRevocations } from '@flowdesk/mcp-gateway';
 import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
 import { buildApp as buildWorkflowEngine, createGuardedHttpClient, SsrfPolicy, workspaceClient } from '@flowdesk/workflow-engine';
 import type { EmbeddedKeys } from './keys.ts';
@@ -57,10 +57,22 @@ const tokenOptions = (d: ServiceDeps, started: Started, service: string) => ({
   audience: 'workspace-api',
 });
 
+/**
+ * Auth and the gateway share this process: revocation events also reach the gateway in-process
+ * before auth answers the revoke (docs/auth.md, "Revocation events"). One wrapper per bus.
+ */
+const revocationBuses = new WeakMap<EventBus, EventBus>();
+const revocationBus = (bus: EventBus): EventBus => {
+  let wrapped = revocationBuses.get(bus);
+  if (!wrapped) revocationBuses.set(bus, (wrapped = withInProcessRevocations(bus)));
+  return wrapped;
+};
+
 const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Promise<Service>> = {
   'workspace-api': (d) =>
     buildWorkspaceApi({ db: d.db, jwtPublicKeyPem: d.keys.signing.publicKeyPem, webhookSecretKey: d.keys.webhookSecretKey, publicBaseUrl: d.publicBaseUrl, logLevel: d.logLevel }),
-  auth: (d) => buildAuth({ db: d.db, signingKeys: d.keys.signing, serviceClients: d.keys.serviceClients, publicBaseUrl: d.publicBaseUrl, logLevel: d.logLevel }),
+  auth: (d) =>
+    buildAuth({ db: d.db, signingKeys: d.keys.signing, serviceClients: d.keys.serviceClients, publicBaseUrl: d.publicBaseUrl, logLevel: d.logLevel, events: revocationBus(d.bus) }),
   'mcp-gateway': (d, started) =>
     buildMcpGateway({
       db: d.db,
@@ -69,6 +81,8 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       serviceClientSecret: d.keys.serviceClients['mcp-gateway'] ?? '',
       workspaceApiUrl: urlOf(started, 'workspace-api'),
       logLevel: d.logLevel,
+      // Revocation events from auth, so a revoked credential's cached introspection dies at once.
+      bus: revocationBus(d.bus),
     }),
   'webhook-ingest': (d, started) =>
     buildWebhookIngest({

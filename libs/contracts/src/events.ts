@@ -21,3 +21,43 @@ export const TriggerEvent = Type.Object(
   { $id: 'TriggerEvent' },
 );
 export type TriggerEvent = Static<typeof TriggerEvent>;
+
+/**
+ * Topic of credential revocations, published by auth after a revocation has committed and consumed by
+ * every mcp-gateway replica (each its own consumer group), which drops its cached introspection
+ * results and internal tokens for the credential at once instead of waiting out the cache TTL.
+ * Keyed by user id. See docs/auth.md ("Revocation events").
+ */
+export const CREDENTIAL_REVOKED_TOPIC = 'auth.credential.revoked.v1';
+
+/** SHA-256 of a bearer token, base64url: what the gateway keys its caches by. Never the token itself. */
+export const TokenSha256 = Type.String({ pattern: '^[A-Za-z0-9_-]{43}$' });
+
+export const CredentialRevoked = Type.Object(
+  {
+    eventId: Type.String({ format: 'uuid' }),
+    /** The credential's owner (introspection's `sub`). */
+    userId: Type.String({ format: 'uuid' }),
+    /**
+     * api_key: one API key; oauth_grant: a whole grant (Disconnect, refresh-token replay) — every token
+     * of this user for this OAuth client; oauth_tokens: only the tokens listed in `tokenSha256`
+     * (RFC 7009 revocation, reused authorization code).
+     */
+    kind: StringEnum(['api_key', 'oauth_grant', 'oauth_tokens']),
+    /** What introspection reports as `client_id` for the credential: the key id, or the OAuth client id. */
+    clientId: Type.String({ minLength: 1, maxLength: 200 }),
+    /** oauth_tokens only: the access tokens that died. Absent: every credential of userId × clientId. */
+    tokenSha256: Type.Optional(Type.Array(TokenSha256, { maxItems: 10_000 })),
+    revokedAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'CredentialRevoked' },
+);
+export type CredentialRevoked = Static<typeof CredentialRevoked>;
+
+/**
+ * The publishing half of @flowdesk/bus's EventBus (which satisfies it structurally), so a service that
+ * only publishes needs no dependency on the bus implementation.
+ */
+export interface EventPublisher {
+  publish(topic: string, messages: { key: string; value: object; headers?: Record<string, string> }[]): Promise<void>;
+}

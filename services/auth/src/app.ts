@@ -1,4 +1,4 @@
-import { AUTH_API_PREFIX, ErrorBody } from '@flowdesk/contracts';
+import { AUTH_API_PREFIX, ErrorBody, type EventPublisher } from '@flowdesk/contracts';
 import type { Database } from '@flowdesk/db';
 import { createService, type Service, type SigningKeys } from '@flowdesk/service-kit';
 import { createPrismaClient } from './adapters/db.ts';
@@ -10,6 +10,7 @@ import { oauthRoutes } from './routes/oauth.ts';
 import { wellKnownRoutes } from './routes/well-known.ts';
 import { mcpResourceUrl } from './domain/oauth/policy.ts';
 import type { RateLimit } from './routes/rate-limit.ts';
+import { revocationNotifier } from './domain/revocations.ts';
 
 export interface AuthDeps {
   /** An opened, migrated database (see migrateAuth). */
@@ -30,6 +31,11 @@ export interface AuthDeps {
   publicBaseUrl: string;
   /** Dynamic client registrations per caller address (default 20 per 10 minutes). */
   registrationRateLimit?: RateLimit;
+  /**
+   * Where revocations are announced (CREDENTIAL_REVOKED_TOPIC), so gateways evict cached results at
+   * once: an @flowdesk/bus EventBus fits. Optional: without it gateways rely on their cache TTL.
+   */
+  events?: EventPublisher;
 }
 
 export const DEFAULT_USER_ID_EXCHANGE_CLIENTS = ['workflow-engine'] as const;
@@ -57,6 +63,7 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     publicBaseUrl: normalizeBaseUrl(deps.publicBaseUrl),
     mcpResource: mcpResourceUrl(normalizeBaseUrl(deps.publicBaseUrl)),
     registrationRateLimit: deps.registrationRateLimit ?? DEFAULT_REGISTRATION_RATE_LIMIT,
+    revoked: revocationNotifier(deps.events, app.log),
   };
   app.addSchema(ErrorBody);
   await app.register(wellKnownRoutes(ctx));

@@ -1,5 +1,6 @@
 import type { SigningKeys } from '@flowdesk/service-kit';
 import type { PrismaClient } from './adapters/db.ts';
+import type { OnRevoked } from './domain/revocations.ts';
 import type { ServiceClients } from './domain/service-clients.ts';
 import type { RateLimit } from './routes/rate-limit.ts';
 
@@ -16,4 +17,6 @@ export interface AuthContext {
   mcpResource: string;
   /** Dynamic client registrations allowed per caller address and window. */
   registrationRateLimit: RateLimit;
+  /** Announces a committed revocation to the gateways (CredentialRevoked); never throws. */
+  revoked: OnRevoked;
 }

@@ -1,3 +1,4 @@
+import { busConfigFromEnv, createEmbeddedBus, createKafkaBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
 import { listen, onShutdown } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
@@ -8,6 +9,11 @@ import { loadConfig } from './config.ts';
 const config = loadConfig(process.env);
 const db = await openDatabase(config.database);
 if (config.migrateOnStart) await migrateAuth(db);
+// Revocation events (docs/auth.md): Kafka when KAFKA_BROKERS is set, else the embedded bus on this
+// database, which reaches gateways on the same database only.
+const busConfig = busConfigFromEnv(process.env);
+const bus =
+  busConfig.kind === 'kafka' ? await createKafkaBus({ brokers: busConfig.brokers, clientId: `${busConfig.clientId}-auth` }) : await createEmbeddedBus(db);
 const app = await buildApp({
   db,
   signingKeys: config.signingKeys,
@@ -15,9 +21,11 @@ const app = await buildApp({
   userIdExchangeClients: config.userIdExchangeClients,
   publicBaseUrl: config.publicBaseUrl,
   logLevel: process.env.LOG_LEVEL,
+  events: bus,
 });
 await listen(app, config.port, config.host);
 onShutdown(async () => {
   await app.close();
+  await bus.close();
   await db.close();
 });

@@ -1,7 +1,10 @@
+import { MCP_PATH } from '@flowdesk/contracts';
+import type { EventBus, Subscription } from '@flowdesk/bus';
 import type { Database } from '@flowdesk/db';
 import { createService, type Service } from '@flowdesk/service-kit';
 import { AuthClient } from './adapters/auth-client.ts';
 import { createPrismaClient } from './adapters/db.ts';
+import { subscribeToRevocations } from './adapters/revocations.ts';
 import { prismaSessionStore } from './adapters/session-store.ts';
 import { WorkspaceClient } from './adapters/workspace-client.ts';
 import { mcpRoutes } from './routes/mcp.ts';
@@ -29,6 +32,11 @@ export interface McpGatewayDeps {
   logStream?: { write(line: string): void };
   /** Clock port: session idle expiry and cache lifetimes. */
   clock?: () => Date;
+  /**
+   * Where auth announces revocations (CREDENTIAL_REVOKED_TOPIC): cached results for a revoked
+   * credential are evicted on arrival. Optional: without it only the cache TTL bounds revocation.
+   */
+  bus?: Pick<EventBus, 'subscribe'>;
 }
 
 export async function buildApp(deps: McpGatewayDeps): Promise<Service> {
@@ -40,6 +48,7 @@ export async function buildApp(deps: McpGatewayDeps): Promise<Service> {
     clientId: deps.serviceClientId ?? 'mcp-gateway',
     clientSecret: deps.serviceClientSecret,
     now,
+    resource: `${publicBaseUrl}${MCP_PATH}`,
     activeTtlMs: deps.introspectionCacheMs,
   });
   const workspace = new WorkspaceClient(deps.workspaceApiUrl);
@@ -51,7 +60,17 @@ export async function buildApp(deps: McpGatewayDeps): Promise<Service> {
       await deps.db.exec('SELECT 1');
     },
   });
+  // Consuming revocations starts with the app and stops with it (before the auth client closes).
+  let revocations: Subscription | undefined;
+  const bus = deps.bus;
+  if (bus) {
+    app.addHook('onReady', async () => {
+      revocations = await subscribeToRevocations(bus, auth, app.log, now);
+    });
+  }
   app.addHook('onClose', async () => {
+    await revocations?.close();
+    revocations = undefined;
     await Promise.allSettled([auth.close(), workspace.close(), prisma.$disconnect()]);
   });
   const allowedOrigins = new Set([new URL(publicBaseUrl).origin, ...(deps.allowedOrigins ?? [])].map((o) => o.toLowerCase()));

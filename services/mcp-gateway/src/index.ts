@@ -1,3 +1,4 @@
 // The package entry: the embedded start builds this service in its own process.
 export { buildApp, type McpGatewayDeps } from './app.ts';
 export { migrateGateway, MIGRATIONS_DIR, GATEWAY_SCHEMA } from './adapters/db.ts';
+export { withInProcessRevocations } from './adapters/revocations.ts';

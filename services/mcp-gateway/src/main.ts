@@ -1,3 +1,4 @@
+import { busConfigFromEnv, createEmbeddedBus, createKafkaBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
 import { listen, onShutdown } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
@@ -8,6 +9,11 @@ import { loadConfig } from './config.ts';
 const config = loadConfig(process.env);
 const db = await openDatabase(config.database);
 if (config.migrateOnStart) await migrateGateway(db);
+// Revocation events from auth (docs/mcp-gateway.md): Kafka when KAFKA_BROKERS is set, else the
+// embedded bus on this database (it reaches an auth service on the same database only).
+const busConfig = busConfigFromEnv(process.env);
+const bus =
+  busConfig.kind === 'kafka' ? await createKafkaBus({ brokers: busConfig.brokers, clientId: `${busConfig.clientId}-mcp-gateway` }) : await createEmbeddedBus(db);
 const app = await buildApp({
   db,
   publicBaseUrl: config.publicBaseUrl,
@@ -17,9 +23,11 @@ const app = await buildApp({
   allowedOrigins: config.allowedOrigins,
   introspectionCacheMs: config.introspectionCacheMs,
   logLevel: config.logLevel,
+  bus,
 });
 await listen(app, config.port, config.host);
 onShutdown(async () => {
   await app.close();
+  await bus.close();
   await db.close();
 });

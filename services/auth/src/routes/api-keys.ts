@@ -29,7 +29,10 @@ export function apiKeyRoutes(ctx: AuthContext) {
       '/api-keys/:id',
       { onRequest: requireUserKey(ctx, 'write'), schema: { params: IdParams, response: { 204: Type.Null(), ...errors } } },
       async (req, reply) => {
-        await revokeApiKey(ctx.prisma, credentialOf(req).userId, req.params.id, ctx.now());
+        const userId = credentialOf(req).userId;
+        const now = ctx.now();
+        await revokeApiKey(ctx.prisma, userId, req.params.id, now);
+        await ctx.revoked({ userId, kind: 'api_key', clientId: req.params.id, revokedAt: now });
         return reply.code(204).send(null);
       },
     );

@@ -37,8 +37,13 @@ export function connectedAppRoutes(ctx: AuthContext) {
       { onRequest: requireUserKey(ctx, 'write'), schema: { params: IdParams, response: { 204: Type.Null(), ...errors } } },
       async (req, reply) => {
         const userId = credentialOf(req).userId;
-        if (!(await disconnectGrant(ctx.prisma, userId, req.params.id, ctx.now()))) {
-          await revokeApiKey(ctx.prisma, userId, req.params.id, ctx.now());
+        const now = ctx.now();
+        const grant = await disconnectGrant(ctx.prisma, userId, req.params.id, now);
+        if (grant) {
+          await ctx.revoked({ userId, kind: 'oauth_grant', clientId: grant.clientId, revokedAt: now });
+        } else {
+          await revokeApiKey(ctx.prisma, userId, req.params.id, now);
+          await ctx.revoked({ userId, kind: 'api_key', clientId: req.params.id, revokedAt: now });
         }
         return reply.code(204).send(null);
       },

@@ -34,7 +34,7 @@ export function oauthClientRoutes(ctx: AuthContext) {
       const body = req.body as Record<string, string | undefined>;
       const client = await authenticateClient(ctx.prisma, req.headers.authorization, body);
       if (!body.token) throw new OAuthError(400, 'invalid_request', 'token is required');
-      await revokeToken(ctx.prisma, client, body.token, ctx.now());
+      await revokeToken(ctx.prisma, client, body.token, ctx.now(), ctx.revoked);
       reply.header('cache-control', 'no-store');
       return reply.code(200).send({});
     });

@@ -89,8 +89,8 @@ export function oauthRoutes(ctx: AuthContext) {
         const client = await authenticateClient(ctx.prisma, req.headers.authorization, body);
         if (!client.grantTypes.includes(body.grant_type)) throw new OAuthError(400, 'unauthorized_client', `This client did not register the ${body.grant_type} grant`);
         return body.grant_type === 'authorization_code'
-          ? redeemAuthorizationCode(ctx.prisma, client, { code: body.code, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier, resource: body.resource }, ctx.now())
-          : refreshTokens(ctx.prisma, client, { refreshToken: body.refresh_token, scope: body.scope, resource: body.resource }, ctx.now());
+          ? redeemAuthorizationCode(ctx.prisma, client, { code: body.code, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier, resource: body.resource }, ctx.now(), ctx.revoked)
+          : refreshTokens(ctx.prisma, client, { refreshToken: body.refresh_token, scope: body.scope, resource: body.resource }, ctx.now(), ctx.revoked);
       }
       if (body.grant_type === 'client_credentials') {
         // Only our own services, acting as themselves (e.g. webhook-ingest's trigger lookup). To a

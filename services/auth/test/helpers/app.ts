@@ -60,6 +60,8 @@ async function freePort(): Promise<number> {
 
 export interface TestAuthOptions {
   registrationRateLimit?: AuthDeps['registrationRateLimit'];
+  /** Where revocation events go (a recording fake in the tests). */
+  events?: AuthDeps['events'];
   /** Extra routes on the same origin before listening (a stand-in for what the front routes elsewhere). */
   beforeListen?: (app: Service, baseUrl: string) => void | Promise<void>;
 }
@@ -86,6 +88,7 @@ export async function startTestAuth(options: TestAuthOptions = {}): Promise<Test
     clock: () => now ?? new Date(),
     publicBaseUrl: `http://127.0.0.1:${port}`,
     registrationRateLimit: options.registrationRateLimit,
+    events: options.events,
   });
   await options.beforeListen?.(app, `http://127.0.0.1:${port}`);
   const baseUrl = await listen(app, port, '127.0.0.1');

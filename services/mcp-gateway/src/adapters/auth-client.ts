@@ -11,6 +11,11 @@ export interface AuthClientOptions {
   clientSecret: string;
   now: () => Date;
   /**
+   * This gateway's resource (the exact MCP URL, RFC 8707/9728). An OAuth access token is accepted
+   * only if it was issued for it (introspection's `aud`); API keys carry no audience.
+   */
+  resource: string;
+  /**
    * How long an "active" introspection answer is reused: also how long a revoked key keeps working
    * here. 30 s keeps the per-call cost off the hot path and revocation effective within seconds.
    */
@@ -35,7 +40,12 @@ export class AuthClient {
   private readonly pool: Pool;
   private readonly basic: string;
   private readonly introspected = new Map<string, { principal: Principal | null; until: number }>();
-  private readonly exchanged = new Map<string, { token: string; until: number }>();
+  private readonly exchanged = new Map<string, { token: string; until: number; principal: Principal | null }>();
+  /**
+   * Bumped by every eviction. An introspection or exchange that was in flight while a revocation was
+   * evicted may carry the answer from before it: such an answer is used for its request, not cached.
+   */
+  private generation = 0;
   private readonly activeTtl: number;
   private readonly inactiveTtl: number;
 
@@ -52,13 +62,16 @@ export class AuthClient {
     const now = this.opts.now().getTime();
     const hit = this.introspected.get(key);
     if (hit && hit.until > now) return hit.principal;
+    const generation = this.generation;
     const res = await this.form('/oauth/introspect', { token });
     if (res.status !== 200) throw new AuthUnavailableError(`introspection answered ${res.status}`);
     const body = res.body as Introspection;
-    const principal = body.active ? { userId: body.sub, credentialId: body.client_id, scope: body.scope } : null;
+    // MCP authorization: a token minted for another resource must never be accepted here (confused deputy).
+    const forUs = body.active && (body.token_type === 'api_key' || body.aud === this.opts.resource);
+    const principal = body.active && forUs ? { userId: body.sub, credentialId: body.client_id, scope: body.scope } : null;
     // An OAuth access token may expire before the cache entry would: never trust it past its exp.
     const exp = body.active && body.exp ? body.exp * 1000 : Infinity;
-    remember(this.introspected, key, { principal, until: Math.min(now + (principal ? this.activeTtl : this.inactiveTtl), exp) });
+    if (generation === this.generation) remember(this.introspected, key, { principal, until: Math.min(now + (principal ? this.activeTtl : this.inactiveTtl), exp) });
     return principal;
   }
 
@@ -68,6 +81,7 @@ export class AuthClient {
     const now = this.opts.now().getTime();
     const hit = this.exchanged.get(key);
     if (hit && hit.until > now) return hit.token;
+    const generation = this.generation;
     const res = await this.form('/oauth/token', {
       grant_type: TOKEN_EXCHANGE_GRANT,
       subject_token: token,
@@ -77,7 +91,11 @@ export class AuthClient {
     if (res.status === 400) throw new CredentialRejectedError('The credential is no longer valid');
     if (res.status !== 200) throw new AuthUnavailableError(`token exchange answered ${res.status}`);
     const body = res.body as TokenExchangeResponse;
-    remember(this.exchanged, key, { token: body.access_token, until: now + body.expires_in * 1000 - EXCHANGE_MARGIN_MS });
+    if (generation === this.generation) {
+      // Who it is for, so an eviction by user × credential finds it even if its introspection entry is gone.
+      const principal = this.introspected.get(key)?.principal ?? null;
+      remember(this.exchanged, key, { token: body.access_token, until: now + body.expires_in * 1000 - EXCHANGE_MARGIN_MS, principal });
+    }
     return body.access_token;
   }
 
@@ -86,6 +104,31 @@ export class AuthClient {
     const key = hash(token);
     this.introspected.delete(key);
     this.exchanged.delete(key);
+  }
+
+  /**
+   * Drops everything cached for revoked credentials (a CredentialRevoked event): the listed token
+   * hashes, or else every token of `userId` whose introspection named `credentialId` as its client_id
+   * (one API key; every token of one OAuth grant). Synchronous, so it is done when the handler returns.
+   * Returns how many cache entries went.
+   */
+  evict(target: { userId: string; credentialId: string; tokenSha256?: readonly string[] }): number {
+    this.generation++;
+    let dropped = 0;
+    if (target.tokenSha256) {
+      for (const key of target.tokenSha256) dropped += Number(this.introspected.delete(key)) + Number(this.exchanged.delete(key));
+      return dropped;
+    }
+    const matches = (p: Principal | null) => p !== null && p.userId === target.userId && p.credentialId === target.credentialId;
+    for (const map of [this.introspected, this.exchanged] as Map<string, { principal: Principal | null }>[]) {
+      for (const [key, entry] of map) {
+        if (matches(entry.principal)) {
+          map.delete(key);
+          dropped++;
+        }
+      }
+    }
+    return dropped;
   }
 
   close(): Promise<void> {

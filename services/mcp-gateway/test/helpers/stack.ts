@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
 import { createTestDatabase, type Database } from '@flowdesk/db';
 import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
 import { buildApp as buildAuth, createApiKey, createPrismaClient as createAuthPrisma, createUser, generateServiceSecret, migrateAuth, revokeApiKey } from '@flowdesk/auth';
@@ -7,11 +8,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { buildApp as buildGateway } from '../../src/app.ts';
 import { migrateGateway } from '../../src/adapters/db.ts';
+import { withInProcessRevocations } from '../../src/adapters/revocations.ts';
 
 export const MCP_PATH = '/functions/v1/mcp-server-v2';
 
 export interface TestUser {
   id: string;
+  /** Sign-in for the OAuth consent page. */
+  email: string;
+  password: string;
   readKey: string;
   writeKey: string;
   writeKeyId: string;
@@ -19,6 +24,10 @@ export interface TestUser {
 
 export interface Stack {
   db: Database;
+  /** The embedded bus on the test database, shared by auth (revocation events) and every gateway. */
+  bus: EventBus;
+  /** auth over loopback (its PUBLIC_BASE_URL is publicBaseUrl, so tokens are minted for the gateway's resource). */
+  authUrl: string;
   /** The first gateway; more with addGateway (same database, same clock). */
   gatewayUrl: string;
   publicBaseUrl: string;
@@ -46,9 +55,11 @@ export async function startStack(): Promise<Stack> {
   let offset = 0;
   const clock = () => new Date(Date.now() + offset);
   const apps: Service[] = [];
+  // As embedded/src/services.ts wires it: auth's revocation publish also evicts in this process's gateways before it resolves.
+  const bus = withInProcessRevocations(await createEmbeddedBus(db));
 
   const publicBaseUrl = 'https://flowdesk.example.test';
-  const auth = await buildAuth({ db, signingKeys, serviceClients: { 'mcp-gateway': gatewaySecret }, publicBaseUrl, logLevel: 'debug', logStream, clock });
+  const auth = await buildAuth({ db, signingKeys, serviceClients: { 'mcp-gateway': gatewaySecret }, publicBaseUrl, logLevel: 'debug', logStream, clock, events: bus });
   apps.push(auth);
   const authUrl = await listen(auth, 0, '127.0.0.1');
   const api = await buildWorkspaceApi({ db, jwtPublicKeyPem: signingKeys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl, logLevel: 'silent' });
@@ -56,7 +67,7 @@ export async function startStack(): Promise<Stack> {
   const workspaceApiUrl = await listen(api, 0, '127.0.0.1');
 
   const addGateway = async () => {
-    const gw = await buildGateway({ db, publicBaseUrl, authUrl, serviceClientSecret: gatewaySecret, workspaceApiUrl, logLevel: 'debug', logStream, clock });
+    const gw = await buildGateway({ db, publicBaseUrl, authUrl, serviceClientSecret: gatewaySecret, workspaceApiUrl, logLevel: 'debug', logStream, clock, bus });
     apps.push(gw);
     return listen(gw, 0, '127.0.0.1');
   };
@@ -65,15 +76,19 @@ export async function startStack(): Promise<Stack> {
 
   return {
     db,
+    bus,
+    authUrl,
     gatewayUrl,
     publicBaseUrl,
     logs,
     addGateway,
     async newUser() {
-      const user = await createUser(authPrisma, { email: `u${randomBytes(6).toString('hex')}@example.test`, password: randomBytes(12).toString('base64url') });
+      const email = `u${randomBytes(6).toString('hex')}@example.test`;
+      const password = randomBytes(12).toString('base64url');
+      const user = await createUser(authPrisma, { email, password });
       const read = await createApiKey(authPrisma, { userId: user.id, name: 'read', scope: 'mcp:read' });
       const write = await createApiKey(authPrisma, { userId: user.id, name: 'write', scope: 'mcp:write' });
-      return { id: user.id, readKey: read.secret, writeKey: write.secret, writeKeyId: write.key.id };
+      return { id: user.id, email, password, readKey: read.secret, writeKey: write.secret, writeKeyId: write.key.id };
     },
     async revoke(userId, keyId) {
       await revokeApiKey(authPrisma, userId, keyId, clock());
@@ -83,6 +98,7 @@ export async function startStack(): Promise<Stack> {
     },
     async close() {
       await Promise.allSettled(apps.map((a) => a.close()));
+      await bus.close();
       await authPrisma.$disconnect().catch(() => {});
       await test.close();
     },

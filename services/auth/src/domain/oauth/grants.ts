@@ -54,9 +54,13 @@ export async function listGrants(prisma: PrismaClient, userId: string): Promise<
   return rows.map((r) => ({ grantId: r.id, clientName: r.client.name, scope: r.scope, createdAt: r.createdAt, lastUsedAt: r.lastUsedAt }));
 }
 
-/** Disconnect one of the user's grants; false when it is not theirs, unknown or already revoked. */
-export async function disconnectGrant(prisma: PrismaClient, userId: string, grantId: string, now: Date): Promise<boolean> {
-  const grant = await prisma.oAuthGrant.findFirst({ where: { id: grantId, userId, revokedAt: null }, select: { id: true } });
-  if (!grant) return false;
-  return prisma.$transaction((tx) => revokeGrant(tx, grant.id, now));
+/**
+ * Disconnect one of the user's grants; null when it is not theirs, unknown or already revoked (or a
+ * concurrent Disconnect won). The OAuth client id is what the revocation event names.
+ */
+export async function disconnectGrant(prisma: PrismaClient, userId: string, grantId: string, now: Date): Promise<{ clientId: string } | null> {
+  const grant = await prisma.oAuthGrant.findFirst({ where: { id: grantId, userId, revokedAt: null }, select: { id: true, clientId: true } });
+  if (!grant) return null;
+  const revoked = await prisma.$transaction((tx) => revokeGrant(tx, grant.id, now));
+  return revoked ? { clientId: grant.clientId } : null;
 }

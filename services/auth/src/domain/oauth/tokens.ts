@@ -4,6 +4,7 @@ import type { OAuthClient } from './clients.ts';
 import { recordGrantUse, revokeGrant, type Db } from './grants.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, REFRESH_REUSE_GRACE_SECONDS, REFRESH_TOKEN_TTL_SECONDS } from './policy.ts';
 import { hashSecret, looksLike, newSecret, openSuccessor, sealSuccessor, verifierMatches } from './secrets.ts';
+import { tokenSha256, type OnRevoked } from '../revocations.ts';
 
 /** RFC 6749 §5.1 answer of the code and refresh grants. */
 export interface TokenResponse {
@@ -16,6 +17,20 @@ export interface TokenResponse {
 
 const invalidGrant = (description: string) => new OAuthError(400, 'invalid_grant', description);
 const addSeconds = (d: Date, s: number) => new Date(d.getTime() + s * 1000);
+const noRevocationEvents: OnRevoked = async () => {};
+
+/**
+ * The access tokens of some families that could still be cached as active somewhere (unexpired, not
+ * revoked one by one), as the hashes the revocation event names. Refresh tokens are left out: no
+ * gateway ever caches them as active.
+ */
+async function liveAccessTokenHashes(db: Db, families: { id?: string; authorizationCodeId?: string }, now: Date): Promise<string[]> {
+  const rows = await db.oAuthToken.findMany({
+    where: { kind: 'access', revokedAt: null, expiresAt: { gt: now }, family: families },
+    select: { tokenHash: true },
+  });
+  return rows.map((r) => tokenSha256(r.tokenHash));
+}
 
 /** A new access + refresh pair in a family; only their hashes are stored. */
 async function issuePair(db: Db, family: { id: string; scope: string }, now: Date): Promise<TokenResponse> {
@@ -42,13 +57,24 @@ export interface CodeRedemption {
  * same redirect_uri and the verifier of its S256 challenge. A code presented a second time is a
  * sign it leaked: it is refused and every token issued from it is revoked (RFC 6749 §4.1.2).
  */
-export async function redeemAuthorizationCode(prisma: PrismaClient, client: OAuthClient, req: CodeRedemption, now: Date): Promise<TokenResponse> {
+export async function redeemAuthorizationCode(
+  prisma: PrismaClient,
+  client: OAuthClient,
+  req: CodeRedemption,
+  now: Date,
+  onRevoked: OnRevoked = noRevocationEvents,
+): Promise<TokenResponse> {
   if (!req.code) throw new OAuthError(400, 'invalid_request', 'code is required');
   if (!req.redirectUri) throw new OAuthError(400, 'invalid_request', 'redirect_uri is required');
   const code = looksLike('code', req.code) ? await prisma.oAuthAuthorizationCode.findUnique({ where: { codeHash: hashSecret(req.code) }, include: { grant: true } }) : null;
   if (!code || code.clientId !== client.id) throw invalidGrant('The authorization code is invalid');
   if (code.usedAt) {
-    await prisma.oAuthTokenFamily.updateMany({ where: { authorizationCodeId: code.id, revokedAt: null }, data: { revokedAt: now } });
+    // Hashes first: once the family is revoked nothing tells its live tokens apart from long-dead ones.
+    const killed = await liveAccessTokenHashes(prisma, { authorizationCodeId: code.id }, now);
+    const { count } = await prisma.oAuthTokenFamily.updateMany({ where: { authorizationCodeId: code.id, revokedAt: null }, data: { revokedAt: now } });
+    if (count > 0 && killed.length > 0) {
+      await onRevoked({ userId: code.grant.userId, kind: 'oauth_tokens', clientId: client.id, tokenSha256: killed, revokedAt: now });
+    }
     throw invalidGrant('The authorization code was already used; the tokens issued from it are revoked');
   }
   if (code.expiresAt <= now) throw invalidGrant('The authorization code has expired');
@@ -84,7 +110,13 @@ export interface RefreshRequest {
  * refreshed twice at once, or lost the answer); later, it is a replay: the whole grant is revoked,
  * so the newest refresh token, held by whoever is first, stops working too.
  */
-export async function refreshTokens(prisma: PrismaClient, client: OAuthClient, req: RefreshRequest, now: Date): Promise<TokenResponse> {
+export async function refreshTokens(
+  prisma: PrismaClient,
+  client: OAuthClient,
+  req: RefreshRequest,
+  now: Date,
+  onRevoked: OnRevoked = noRevocationEvents,
+): Promise<TokenResponse> {
   if (!req.refreshToken) throw new OAuthError(400, 'invalid_request', 'refresh_token is required');
   const presented = req.refreshToken;
   const find = () =>
@@ -105,7 +137,9 @@ export async function refreshTokens(prisma: PrismaClient, client: OAuthClient, r
   const replayed = async (rotatedAt: Date, sealed: Uint8Array | null): Promise<TokenResponse> => {
     const successor = sealed && now.getTime() - rotatedAt.getTime() <= REFRESH_REUSE_GRACE_SECONDS * 1000 ? openSuccessor<TokenResponse>(presented, sealed) : undefined;
     if (successor) return { ...successor, expires_in: Math.max(0, successor.expires_in - Math.floor((now.getTime() - rotatedAt.getTime()) / 1000)) };
-    await prisma.$transaction((tx) => revokeGrant(tx, family.grantId, now));
+    if (await prisma.$transaction((tx) => revokeGrant(tx, family.grantId, now))) {
+      await onRevoked({ userId: family.grant.userId, kind: 'oauth_grant', clientId: client.id, revokedAt: now });
+    }
     throw invalidGrant('The refresh token was already used: the authorization is revoked, sign in again');
   };
   if (token.rotatedAt) return replayed(token.rotatedAt, token.successorCipher);
@@ -169,13 +203,25 @@ export async function authenticateAccessToken(prisma: PrismaClient, token: strin
  * an access token goes alone. Tokens of other clients, unknown or malformed ones: nothing happens,
  * and the answer is the same 200, so the endpoint tells nobody which tokens exist.
  */
-export async function revokeToken(prisma: PrismaClient, client: OAuthClient, token: string | undefined, now: Date): Promise<void> {
+export async function revokeToken(
+  prisma: PrismaClient,
+  client: OAuthClient,
+  token: string | undefined,
+  now: Date,
+  onRevoked: OnRevoked = noRevocationEvents,
+): Promise<void> {
   if (!token || !(looksLike('access', token) || looksLike('refresh', token))) return;
   const row = await prisma.oAuthToken.findUnique({ where: { tokenHash: hashSecret(token) }, include: { family: { include: { grant: true } } } });
   if (!row || row.family.grant.clientId !== client.id) return;
+  let killed: string[];
   if (row.kind === 'refresh') {
-    await prisma.oAuthTokenFamily.updateMany({ where: { id: row.familyId, revokedAt: null }, data: { revokedAt: now } });
+    killed = await liveAccessTokenHashes(prisma, { id: row.familyId }, now);
+    const { count } = await prisma.oAuthTokenFamily.updateMany({ where: { id: row.familyId, revokedAt: null }, data: { revokedAt: now } });
+    if (count === 0) killed = [];
   } else {
-    await prisma.oAuthToken.updateMany({ where: { id: row.id, revokedAt: null }, data: { revokedAt: now } });
+    const { count } = await prisma.oAuthToken.updateMany({ where: { id: row.id, revokedAt: null }, data: { revokedAt: now } });
+    killed = count > 0 ? [tokenSha256(row.tokenHash)] : [];
   }
+  // Only what this call actually revoked: a second revocation of the same token announces nothing.
+  if (killed.length > 0) await onRevoked({ userId: row.family.grant.userId, kind: 'oauth_tokens', clientId: client.id, tokenSha256: killed, revokedAt: now });
 }

@@ -1,0 +1,435 @@
+// The whole OAuth flow as an MCP client meets it, driven by the official SDK's client auth only:
+// a Client + StreamableHTTPClientTransport with an in-memory OAuthClientProvider and no token, on
+// one origin (a path-routing front, like the ingress) serving the gateway and auth:
+// bare 401 → discovery → registration → consent in chromium → token → tools → 403 step-up →
+// second consent → refresh on expiry → revoke; and a token for another resource refused.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { insufficientScopeMessage } from '@flowdesk/contracts';
+import { createTestDatabase } from '@flowdesk/db';
+import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
+import { buildApp as buildAuth, createPrismaClient as createAuthPrisma, createUser, generateServiceSecret, migrateAuth } from '@flowdesk/auth';
+import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
+import { buildApp as buildGateway } from '../src/app.ts';
+import { migrateGateway } from '../src/adapters/db.ts';
+import { approveConsent, launchChromium, type Browser } from './helpers/browser.ts';
+import { MCP_PATH, initializeBody, rawMcp } from './helpers/stack.ts';
+
+const PRM_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`;
+
+/** Which backend serves a path on the public origin: the same split as the ingress (embedded/src/services.ts). */
+function routeOf(pathname: string): 'gateway' | 'auth' | undefined {
+  if (pathname === MCP_PATH || pathname.startsWith(`${MCP_PATH}/`) || pathname.startsWith('/.well-known/oauth-protected-resource')) return 'gateway';
+  if (pathname.startsWith('/.well-known/') || pathname.startsWith('/oauth/') || pathname.startsWith('/auth/')) return 'auth';
+  return undefined;
+}
+
+/** A loopback front door: one origin, routed by path, bodies piped both ways. */
+async function startFront(targets: Partial<Record<'gateway' | 'auth', string>>) {
+  const agent = new http.Agent({ keepAlive: true });
+  const server = http.createServer((req, res) => {
+    const service = routeOf(new URL(req.url ?? '/', 'http://front').pathname);
+    const base = service && targets[service];
+    if (!base) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'not_found', message: 'No route' }));
+      return;
+    }
+    const target = new URL(base);
+    const headers = { ...req.headers };
+    delete headers.connection;
+    const upstream = http.request({ hostname: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent }, (answer) => {
+      const out = { ...answer.headers };
+      delete out.connection;
+      delete out['transfer-encoding'];
+      res.writeHead(answer.statusCode ?? 502, out);
+      answer.pipe(res);
+    });
+    upstream.on('error', () => {
+      if (!res.headersSent) res.writeHead(502).end();
+      else res.destroy();
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        agent.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The MCP client's own redirect URI (it lives in the client in reality): a page that says "done". */
+async function startCallback() {
+  const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Connected</title><p>You can close this window.</p>'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    redirectUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Every secret handled here: none may reach a log line. */
+const secrets: string[] = [];
+const remember = <T extends string | undefined>(s: T): T => {
+  if (s) secrets.push(s);
+  return s;
+};
+
+/** An MCP client's memory: what the SDK asks an OAuthClientProvider to keep. */
+class MemoryProvider implements OAuthClientProvider {
+  client?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier?: string;
+  authorizationUrl?: URL;
+  readonly stateValue = randomBytes(16).toString('base64url');
+  constructor(
+    readonly redirectUrl: string,
+    readonly name = 'E2E Agent',
+  ) {}
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: this.name, redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+  }
+  state = () => this.stateValue;
+  clientInformation = () => this.client;
+  saveClientInformation = (c: OAuthClientInformationMixed) => void (this.client = c);
+  tokens = () => this.saved;
+  saveTokens = (t: OAuthTokens) => {
+    remember(t.access_token);
+    remember(t.refresh_token);
+    this.saved = t;
+  };
+  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
+  saveCodeVerifier = (v: string) => void (this.verifier = remember(v));
+  codeVerifier = () => this.verifier!;
+  invalidateCredentials = (scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') => {
+    if (scope === 'all' || scope === 'tokens') this.saved = undefined;
+    if (scope === 'all' || scope === 'client') this.client = undefined;
+  };
+}
+
+/** What the SDK sent and got back, in order (method, path, status, WWW-Authenticate). */
+interface Exchange {
+  method: string;
+  path: string;
+  status: number;
+  challenge: string | null;
+  auth: boolean;
+}
+
+let front: Awaited<ReturnType<typeof startFront>>;
+let callback: Awaited<ReturnType<typeof startCallback>>;
+let browser: Browser;
+let base: string;
+let mcpUrl: string;
+/** A second gateway on the same auth whose PUBLIC_BASE_URL (hence its resource) is another. */
+let foreignGatewayUrl: string;
+let authOffset = 0;
+const logs: string[] = [];
+const apps: Service[] = [];
+let closeDb: () => Promise<void>;
+let closePrisma: () => Promise<void>;
+const user = { email: `e2e-${randomBytes(4).toString('hex')}@example.test`, password: remember(randomBytes(12).toString('base64url')), id: '' };
+const exchanges: Exchange[] = [];
+
+/** fetch for the SDK: records every exchange so the test can show the order of the flow. */
+const recordingFetch: typeof fetch = async (input, init) => {
+  const req = new Request(input, init);
+  const res = await fetch(req);
+  exchanges.push({ method: req.method, path: new URL(req.url).pathname, status: res.status, challenge: res.headers.get('www-authenticate'), auth: req.headers.has('authorization') });
+  return res;
+};
+
+before(async () => {
+  const targets: Partial<Record<'gateway' | 'auth', string>> = {};
+  front = await startFront(targets);
+  base = front.url;
+  mcpUrl = `${base}${MCP_PATH}`;
+  callback = await startCallback();
+  const testDb = await createTestDatabase();
+  closeDb = () => testDb.close();
+  const db = testDb.db;
+  await migrateWorkspace(db);
+  await migrateAuth(db);
+  await migrateGateway(db);
+  const signingKeys = generateSigningKeys();
+  const gatewaySecret = generateServiceSecret();
+  const logStream = { write: (line: string) => void logs.push(line) };
+  // auth has its own clock: moving it past an access token's lifetime leaves the gateway's
+  // sessions (1 h idle limit, measured on the gateway's clock) alone.
+  const authClock = () => new Date(Date.now() + authOffset);
+
+  const auth = await buildAuth({ db, signingKeys, serviceClients: { 'mcp-gateway': gatewaySecret }, publicBaseUrl: base, logLevel: 'debug', logStream, clock: authClock });
+  apps.push(auth);
+  targets.auth = await listen(auth, 0, '127.0.0.1');
+  const api = await buildWorkspaceApi({ db, jwtPublicKeyPem: signingKeys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: base, logLevel: 'silent' });
+  apps.push(api);
+  const workspaceApiUrl = await listen(api, 0, '127.0.0.1');
+  const gatewayDeps = { db, authUrl: targets.auth, serviceClientSecret: gatewaySecret, workspaceApiUrl, logLevel: 'debug', logStream, introspectionCacheMs: 0 };
+  const gateway = await buildGateway({ ...gatewayDeps, publicBaseUrl: base });
+  apps.push(gateway);
+  targets.gateway = await listen(gateway, 0, '127.0.0.1');
+  const foreign = await buildGateway({ ...gatewayDeps, publicBaseUrl: 'https://other.example.test' });
+  apps.push(foreign);
+  foreignGatewayUrl = await listen(foreign, 0, '127.0.0.1');
+
+  const prisma = createAuthPrisma(db);
+  closePrisma = () => prisma.$disconnect();
+  user.id = (await createUser(prisma, { email: user.email, password: user.password })).id;
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await Promise.allSettled(apps.map((a) => a.close()));
+  await closePrisma?.().catch(() => {});
+  await front?.close();
+  await callback?.close();
+  await closeDb?.();
+});
+
+const newTransport = (provider: MemoryProvider) => new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider, fetch: recordingFetch });
+
+/** Connects as far as the SDK can without a user: it must stop at the redirect to consent. */
+async function connectUntilConsent(provider: MemoryProvider) {
+  const transport = newTransport(provider);
+  const client = new Client({ name: 'e2e-agent', version: '1.0.0' });
+  await assert.rejects(client.connect(transport), UnauthorizedError);
+  await client.close().catch(() => {});
+  assert.ok(provider.authorizationUrl, 'the SDK asked to send the user to the authorization endpoint');
+  return transport;
+}
+
+async function connected(provider: MemoryProvider) {
+  const client = new Client({ name: 'e2e-agent', version: '1.0.0' });
+  const transport = newTransport(provider);
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** The code from where chromium landed, checked against the state the SDK sent. */
+function codeFrom(landed: URL, provider: MemoryProvider): string {
+  assert.equal(landed.origin + landed.pathname, callback.redirectUri);
+  assert.equal(landed.searchParams.get('state'), provider.stateValue);
+  assert.equal(landed.searchParams.get('iss'), base);
+  return remember(landed.searchParams.get('code')!);
+}
+
+/** A raw request on the MCP endpoint with a bearer token, on an existing session. */
+function raw(token: string, sessionId: string | undefined, body: unknown, url = base) {
+  return rawMcp(url, body, { authorization: `Bearer ${token}`, ...(sessionId ? { 'mcp-session-id': sessionId } : {}) });
+}
+
+const challenge = () => `Bearer resource_metadata="${base}${PRM_PATH}"`;
+const toolCall = (name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } });
+
+describe('the official MCP SDK client against auth + gateway on one origin', () => {
+  const provider = new MemoryProvider('');
+  let client: Client;
+  let transport: StreamableHTTPClientTransport;
+
+  before(() => {
+    Object.assign(provider, { redirectUrl: callback.redirectUri });
+  });
+  after(async () => {
+    await client?.close().catch(() => {});
+  });
+
+  test('bare 401 → PRM (path-inserted) → AS metadata → registration → authorization URL with PKCE S256 and resource', async () => {
+    exchanges.length = 0;
+    transport = await connectUntilConsent(provider);
+    const seen = exchanges.map((e) => `${e.method} ${e.path} ${e.status}`);
+    // initialize needs no token (SPEC §5.1); the next request is the bare 401.
+    assert.deepEqual(seen.slice(0, 5), [
+      `POST ${MCP_PATH} 200`,
+      `POST ${MCP_PATH} 401`,
+      `GET ${PRM_PATH} 200`,
+      'GET /.well-known/oauth-authorization-server 200',
+      'POST /oauth/register 201',
+    ]);
+    assert.equal(exchanges[1]!.auth, false);
+    assert.equal(exchanges[1]!.challenge, challenge());
+    assert.equal(exchanges.length, 5, seen.join('\n'));
+
+    assert.ok(provider.client?.client_id, 'registered dynamically');
+    const url = provider.authorizationUrl!;
+    assert.equal(url.origin + url.pathname, `${base}/oauth/authorize`);
+    assert.equal(url.searchParams.get('response_type'), 'code');
+    assert.equal(url.searchParams.get('client_id'), provider.client!.client_id);
+    assert.equal(url.searchParams.get('redirect_uri'), callback.redirectUri);
+    assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
+    assert.match(url.searchParams.get('code_challenge') ?? '', /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(url.searchParams.get('resource'), mcpUrl, 'the exact MCP URL');
+    assert.equal(url.searchParams.get('scope'), 'mcp:read mcp:write', 'from the PRM scopes_supported');
+    assert.equal(url.searchParams.get('state'), provider.stateValue);
+  });
+
+  test('consent in chromium approving only mcp:read → finishAuth → connect → tools/list and a read tool work', async () => {
+    const screenshot = path.join(tmpdir(), 'flowdesk-e2e-consent.png');
+    const consent = await approveConsent(browser, provider.authorizationUrl!, {
+      email: user.email,
+      password: user.password,
+      redirectUri: callback.redirectUri,
+      untick: ['Change your workspace'],
+      screenshot,
+    });
+    assert.equal(consent.heading, 'Connect E2E Agent to Flowdesk');
+    assert.deepEqual(consent.scopesShown, ['Read your workspace', 'Change your workspace']);
+    const code = codeFrom(consent.landed, provider);
+
+    await transport.finishAuth(code);
+    assert.equal(provider.saved?.scope, 'mcp:read', 'only what the user approved');
+    assert.equal(provider.saved?.token_type, 'Bearer');
+
+    ({ client, transport } = await connected(provider));
+    const { tools } = await client.listTools();
+    assert.equal(tools.length, 52);
+    const res = await client.callTool({ name: 'list_projects', arguments: {} });
+    assert.notEqual(res.isError, true, JSON.stringify(res.content));
+    assert.deepEqual((res.structuredContent as { items: unknown[] }).items, []);
+  });
+
+  test('a write tool with the read-only token: HTTP 403 insufficient_scope with the SPEC §7 body; the SDK surfaces a 403', async () => {
+    // At the HTTP level, with the very token the SDK holds, on its session.
+    const token = provider.saved!.access_token;
+    const res = await raw(token, transport.sessionId, toolCall('create_project', { name: 'Nope' }));
+    assert.equal(res.status, 403);
+    assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="${base}${PRM_PATH}"`);
+    assert.deepEqual(res.body, { error: 'forbidden', message: insufficientScopeMessage('write') });
+
+    // The SDK: on insufficient_scope it runs auth() with scope=mcp:write; holding a refresh token it
+    // refreshes (same scope), retries, meets the same 403 and gives up with a StreamableHTTPError.
+    exchanges.length = 0;
+    const before = provider.saved!.refresh_token;
+    await assert.rejects(client.callTool({ name: 'create_project', arguments: { name: 'Nope' } }), (err: unknown) => {
+      assert.ok(err instanceof StreamableHTTPError, String(err));
+      assert.equal(err.code, 403);
+      return true;
+    });
+    assert.deepEqual(
+      exchanges.filter((e) => e.path === MCP_PATH).map((e) => [e.status, e.challenge]),
+      [
+        [403, `Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="${base}${PRM_PATH}"`],
+        [403, `Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="${base}${PRM_PATH}"`],
+      ],
+    );
+    assert.notEqual(provider.saved!.refresh_token, before, 'the SDK refreshed in between');
+    assert.equal(provider.saved!.scope, 'mcp:read', 'a refresh never widens the scope');
+    // Nothing was created.
+    const list = await client.callTool({ name: 'list_projects', arguments: {} });
+    assert.deepEqual((list.structuredContent as { items: unknown[] }).items, []);
+  });
+
+  test('a second consent granting mcp:write lets the write tool succeed', async () => {
+    await client.close();
+    // Step up: the client forgets its tokens (keeps its registration) and goes through consent again.
+    provider.invalidateCredentials('tokens');
+    provider.authorizationUrl = undefined;
+    const registered = provider.client!.client_id;
+    exchanges.length = 0;
+    const pending = await connectUntilConsent(provider);
+    assert.ok(!exchanges.some((e) => e.path === '/oauth/register'), 'no second registration');
+    assert.equal(provider.authorizationUrl!.searchParams.get('client_id'), registered);
+    const consent = await approveConsent(browser, provider.authorizationUrl!, { email: user.email, password: user.password, redirectUri: callback.redirectUri });
+    assert.deepEqual(consent.scopesShown, ['Read your workspace', 'Change your workspace']);
+    await pending.finishAuth(codeFrom(consent.landed, provider));
+    assert.equal(provider.saved?.scope, 'mcp:read mcp:write');
+
+    ({ client, transport } = await connected(provider));
+    const created = await client.callTool({ name: 'create_project', arguments: { name: 'Launch', color: '#336699' } });
+    assert.notEqual(created.isError, true, JSON.stringify(created.content));
+    assert.equal((created.structuredContent as { name: string }).name, 'Launch');
+    const list = await client.callTool({ name: 'list_projects', arguments: {} });
+    assert.deepEqual((list.structuredContent as { items: { name: string }[] }).items.map((p) => p.name), ['Launch']);
+  });
+
+  test('a token minted for this resource is refused (401) by a gateway protecting another resource', async () => {
+    const token = provider.saved!.access_token;
+    const here = await rawMcp(base, initializeBody(), { authorization: `Bearer ${token}` });
+    assert.equal(here.status, 200, 'valid here');
+    const there = await rawMcp(foreignGatewayUrl, initializeBody(), { authorization: `Bearer ${token}` });
+    assert.equal(there.status, 401, there.text);
+    assert.equal(there.headers.get('www-authenticate'), `Bearer resource_metadata="https://other.example.test${PRM_PATH}"`);
+    assert.equal(there.body?.error, 'unauthorized');
+    const list = await raw(token, undefined, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, foreignGatewayUrl);
+    assert.equal(list.status, 401);
+  });
+
+  test('refresh: past the access token lifetime the gateway answers 401 and the SDK refreshes and carries on', async () => {
+    const old = { ...provider.saved! };
+    authOffset += 3_601_000;
+    const expired = await raw(old.access_token, transport.sessionId, { jsonrpc: '2.0', id: 3, method: 'tools/list' });
+    assert.equal(expired.status, 401);
+    assert.equal(expired.headers.get('www-authenticate'), challenge());
+
+    exchanges.length = 0;
+    const res = await client.callTool({ name: 'list_projects', arguments: {} });
+    assert.notEqual(res.isError, true, JSON.stringify(res.content));
+    assert.deepEqual(
+      exchanges.map((e) => `${e.method} ${e.path} ${e.status}`),
+      [`POST ${MCP_PATH} 401`, `GET ${PRM_PATH} 200`, 'GET /.well-known/oauth-authorization-server 200', 'POST /oauth/token 200', `POST ${MCP_PATH} 200`],
+    );
+    assert.notEqual(provider.saved!.access_token, old.access_token);
+    assert.notEqual(provider.saved!.refresh_token, old.refresh_token, 'rotated');
+    assert.equal(provider.saved!.scope, 'mcp:read mcp:write');
+    const created = await client.callTool({ name: 'create_project', arguments: { name: 'After refresh' } });
+    assert.notEqual(created.isError, true, JSON.stringify(created.content));
+  });
+
+  test('revoke (RFC 7009) at auth: the next MCP request with that access token gets 401 with the header', async () => {
+    const metadata = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as { revocation_endpoint: string };
+    assert.equal(metadata.revocation_endpoint, `${base}/oauth/revoke`);
+    const revoke = (token: string, hint: string) =>
+      fetch(metadata.revocation_endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, token_type_hint: hint, client_id: provider.client!.client_id }),
+      });
+    const access = provider.saved!.access_token;
+    assert.equal((await raw(access, transport.sessionId, { jsonrpc: '2.0', id: 4, method: 'tools/list' })).status, 200);
+    assert.equal((await revoke(access, 'access_token')).status, 200);
+    const after = await raw(access, transport.sessionId, { jsonrpc: '2.0', id: 5, method: 'tools/list' });
+    assert.equal(after.status, 401);
+    assert.equal(after.headers.get('www-authenticate'), challenge());
+    assert.equal(after.body?.error, 'unauthorized');
+
+    // The SDK meets the same 401; its refresh token is still good, so it refreshes and works.
+    await client.listTools();
+    assert.notEqual(provider.saved!.access_token, access);
+
+    // Revoking the refresh token ends the grant: the SDK's next 401 cannot be refreshed, it drops
+    // the tokens and asks for a new authorization.
+    const refresh = provider.saved!.refresh_token!;
+    const access2 = provider.saved!.access_token;
+    assert.equal((await revoke(refresh, 'refresh_token')).status, 200);
+    assert.equal((await raw(access2, transport.sessionId, { jsonrpc: '2.0', id: 6, method: 'tools/list' })).status, 401);
+    provider.authorizationUrl = undefined;
+    await assert.rejects(client.listTools(), UnauthorizedError);
+    assert.equal(provider.saved, undefined, 'the SDK dropped the dead tokens');
+    assert.ok(provider.authorizationUrl, 'and went back to the authorization endpoint');
+  });
+});
+
+test('no token, code, verifier or password reaches the logs of auth or the gateway', () => {
+  const text = logs.join('');
+  assert.ok(text.includes('/oauth/token') && text.includes(MCP_PATH), 'the logs were captured');
+  assert.ok(secrets.length > 10, `${secrets.length} secrets checked`);
+  for (const s of secrets) assert.ok(!text.includes(s), `a secret (${s.slice(0, 6)}…) is in the logs`);
+});

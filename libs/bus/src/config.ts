@@ -1,4 +1,7 @@
-import type { KafkaTopicSpec } from './kafka-bus.ts';
+import type { Database } from '@flowdesk/db';
+import type { EventBus } from './bus.ts';
+import { createEmbeddedBus } from './embedded-bus.ts';
+import { createKafkaBus, type KafkaTopicSpec } from './kafka-bus.ts';
 
 /** Which bus a service uses, from its environment (docs/event-bus.md, Configuration). */
 export type BusConfig =
@@ -30,4 +33,15 @@ export function busConfigFromEnv(env: Record<string, string | undefined> = proce
 /** The topic specs an init job creates for `topics` under this configuration. */
 export function topicSpecs(config: Extract<BusConfig, { kind: 'kafka' }>, topics: string[]): KafkaTopicSpec[] {
   return topics.map((topic) => ({ topic, numPartitions: config.partitions, replicationFactor: config.replicationFactor }));
+}
+
+/**
+ * The bus a service's own process uses, from its environment: Kafka when KAFKA_BROKERS is set (the
+ * client id gets the service's name), else the embedded bus on the service's database, opened only
+ * then (`database`).
+ */
+export async function openBus(service: string, database: () => Promise<Database>, env: Record<string, string | undefined> = process.env): Promise<EventBus> {
+  const config = busConfigFromEnv(env);
+  if (config.kind === 'kafka') return createKafkaBus({ brokers: config.brokers, clientId: `${config.clientId}-${service}` });
+  return createEmbeddedBus(await database());
 }

@@ -1,4 +1,4 @@
-import { busConfigFromEnv, createEmbeddedBus, createKafkaBus } from '@flowdesk/bus';
+import { openBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
 import { listen, onShutdown } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
@@ -11,9 +11,7 @@ const db = await openDatabase(config.database);
 if (config.migrateOnStart) await migrateGateway(db);
 // Revocation events from auth (docs/mcp-gateway.md): Kafka when KAFKA_BROKERS is set, else the
 // embedded bus on this database (it reaches an auth service on the same database only).
-const busConfig = busConfigFromEnv(process.env);
-const bus =
-  busConfig.kind === 'kafka' ? await createKafkaBus({ brokers: busConfig.brokers, clientId: `${busConfig.clientId}-mcp-gateway` }) : await createEmbeddedBus(db);
+const bus = await openBus('mcp-gateway', async () => db);
 const app = await buildApp({
   db,
   publicBaseUrl: config.publicBaseUrl,

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { openRawSession, rawMcp, startStack, type Stack, type TestUser } from './helpers/stack.ts';
-import { obtainTokens } from './helpers/oauth-flow.ts';
+import { obtainTokens } from '@flowdesk/auth/testing';
 
 let stack: Stack;
 let gateways: string[];

@@ -1,4 +1,4 @@
-import { busConfigFromEnv, createEmbeddedBus, createKafkaBus, type EventBus } from '@flowdesk/bus';
+import { openBus } from '@flowdesk/bus';
 import { openDatabase, type Database } from '@flowdesk/db';
 import { listen, onShutdown, serviceTokenSource } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
@@ -12,15 +12,8 @@ function required(name: string): string {
   return v;
 }
 
-const busConfig = busConfigFromEnv(process.env);
 let db: Database | undefined;
-let bus: EventBus;
-if (busConfig.kind === 'kafka') {
-  bus = await createKafkaBus({ brokers: busConfig.brokers, clientId: `${busConfig.clientId}-webhook-ingest` });
-} else {
-  db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') });
-  bus = await createEmbeddedBus(db);
-}
+const bus = await openBus('webhook-ingest', async () => (db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') })));
 const token = serviceTokenSource({
   authUrl: required('AUTH_URL'),
   clientId: 'webhook-ingest',

@@ -1,4 +1,4 @@
-import { busConfigFromEnv, createEmbeddedBus, createKafkaBus, type EventBus } from '@flowdesk/bus';
+import { openBus } from '@flowdesk/bus';
 import { openDatabase, type Database } from '@flowdesk/db';
 import { listen, onShutdown, userTokenSource } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
@@ -14,15 +14,8 @@ function required(name: string): string {
   return v;
 }
 
-const busConfig = busConfigFromEnv(process.env);
 let db: Database | undefined;
-let bus: EventBus;
-if (busConfig.kind === 'kafka') {
-  bus = await createKafkaBus({ brokers: busConfig.brokers, clientId: `${busConfig.clientId}-workflow-engine` });
-} else {
-  db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') });
-  bus = await createEmbeddedBus(db);
-}
+const bus = await openBus('workflow-engine', async () => (db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') })));
 const http = createGuardedHttpClient({ policy: SsrfPolicy.fromEnv(process.env) });
 const userToken = userTokenSource({
   authUrl: required('AUTH_URL'),

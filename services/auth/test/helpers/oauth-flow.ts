@@ -1,3 +1,4 @@
+// The plain-HTTP OAuth flow for tests; other packages import it as @flowdesk/auth/testing.
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 

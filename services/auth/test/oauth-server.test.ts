@@ -4,10 +4,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { auth as sdkAuth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { auth as sdkAuth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { startTestAuth, type Res, type TestAuth } from './helpers/app.ts';
+import { MemoryProvider } from './helpers/memory-provider.ts';
 
 // The OAuth 2.1 authorization server end to end over real HTTP on loopback: the official MCP SDK's
 // client drives discovery, registration, token and refresh; Debian's chromium drives the consent page.
@@ -57,33 +57,6 @@ before(async () => {
 });
 after(() => auth.close());
 
-/** An MCP client's memory: what the SDK asks an OAuthClientProvider to keep. */
-class MemoryProvider implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier?: string;
-  authorizationUrl?: URL;
-  readonly stateValue = randomBytes(16).toString('base64url');
-  constructor(
-    readonly redirectUrl: string,
-    readonly name = 'Claude Test Client',
-  ) {}
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: this.name, redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', scope: 'mcp:read mcp:write' };
-  }
-  state = () => this.stateValue;
-  clientInformation = () => this.client;
-  saveClientInformation = (c: OAuthClientInformationMixed) => void (this.client = c);
-  tokens = () => this.saved;
-  saveTokens = (t: OAuthTokens) => {
-    remember(t.access_token);
-    remember(t.refresh_token);
-    this.saved = t;
-  };
-  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
-  saveCodeVerifier = (v: string) => void (this.verifier = remember(v));
-  codeVerifier = () => this.verifier!;
-}
 
 const introspect = (token: string) => auth.form('/oauth/introspect', { token });
 const tokenRequest = (fields: Record<string, string>, header?: string | null) => auth.form('/oauth/token', fields, { header: header ?? null });
@@ -210,7 +183,7 @@ describe('the official MCP SDK client, with the consent approved in chromium', (
   });
 
   test('discovery → registration → consent (write unticked) → token → refresh → revoke', async () => {
-    const provider = new MemoryProvider(`${base}/callback`);
+    const provider = new MemoryProvider(`${base}/callback`, 'Claude Test Client', remember, 'mcp:read mcp:write');
     // 1. Discovery and dynamic registration: the SDK finds the resource metadata, then ours.
     assert.equal(await sdkAuth(provider, { serverUrl: mcpUrl }), 'REDIRECT');
     assert.ok(provider.client?.client_id, 'the SDK registered a client');
@@ -308,7 +281,7 @@ describe('the official MCP SDK client, with the consent approved in chromium', (
 test('without protected resource metadata the SDK falls back to our metadata and the resource defaults to the MCP URL', async () => {
   prmServed = false;
   try {
-    const provider = new MemoryProvider(`${base}/callback`, 'Fallback Client');
+    const provider = new MemoryProvider(`${base}/callback`, 'Fallback Client', remember, 'mcp:read mcp:write');
     assert.equal(await sdkAuth(provider, { serverUrl: mcpUrl }), 'REDIRECT');
     const url = provider.authorizationUrl!;
     assert.equal(url.searchParams.get('resource'), null, 'the SDK names no resource without PRM');

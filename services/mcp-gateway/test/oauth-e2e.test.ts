@@ -11,9 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { insufficientScopeMessage } from '@flowdesk/contracts';
 import { createTestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
@@ -22,6 +21,7 @@ import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/works
 import { buildApp as buildGateway } from '../src/app.ts';
 import { migrateGateway } from '../src/adapters/db.ts';
 import { approveConsent, launchChromium, type Browser } from './helpers/browser.ts';
+import { MemoryProvider } from '@flowdesk/auth/testing';
 import { MCP_PATH, initializeBody, rawMcp } from './helpers/stack.ts';
 
 const PRM_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`;
@@ -93,37 +93,6 @@ const remember = <T extends string | undefined>(s: T): T => {
   return s;
 };
 
-/** An MCP client's memory: what the SDK asks an OAuthClientProvider to keep. */
-class MemoryProvider implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier?: string;
-  authorizationUrl?: URL;
-  readonly stateValue = randomBytes(16).toString('base64url');
-  constructor(
-    readonly redirectUrl: string,
-    readonly name = 'E2E Agent',
-  ) {}
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: this.name, redirect_uris: [this.redirectUrl], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-  state = () => this.stateValue;
-  clientInformation = () => this.client;
-  saveClientInformation = (c: OAuthClientInformationMixed) => void (this.client = c);
-  tokens = () => this.saved;
-  saveTokens = (t: OAuthTokens) => {
-    remember(t.access_token);
-    remember(t.refresh_token);
-    this.saved = t;
-  };
-  redirectToAuthorization = (url: URL) => void (this.authorizationUrl = url);
-  saveCodeVerifier = (v: string) => void (this.verifier = remember(v));
-  codeVerifier = () => this.verifier!;
-  invalidateCredentials = (scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') => {
-    if (scope === 'all' || scope === 'tokens') this.saved = undefined;
-    if (scope === 'all' || scope === 'client') this.client = undefined;
-  };
-}
 
 /** What the SDK sent and got back, in order (method, path, status, WWW-Authenticate). */
 interface Exchange {
@@ -241,7 +210,7 @@ const challenge = () => `Bearer resource_metadata="${base}${PRM_PATH}"`;
 const toolCall = (name: string, args: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } });
 
 describe('the official MCP SDK client against auth + gateway on one origin', () => {
-  const provider = new MemoryProvider('');
+  const provider = new MemoryProvider('', 'E2E Agent', remember);
   let client: Client;
   let transport: StreamableHTTPClientTransport;
 

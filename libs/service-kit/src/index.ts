@@ -5,3 +5,4 @@ export { loggerOptions } from './logger.ts';
 export { listen, onShutdown } from './lifecycle.ts';
 export { constantTimeEqual, hmacSha256Hex, verifyHmacSha256 } from './constant-time.ts';
 export { serviceTokenSource, userTokenSource, type ServiceTokenSource, type ServiceTokenSourceOptions, type UserTokenSource } from './service-token.ts';
+export { requiredEnv } from './env.ts';

@@ -1,5 +1,5 @@
 import type { DatabaseConfig } from '@flowdesk/db';
-import type { SigningKeys } from '@flowdesk/service-kit';
+import { requiredEnv, type SigningKeys } from '@flowdesk/service-kit';
 import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import { DEFAULT_USER_ID_EXCHANGE_CLIENTS, normalizeBaseUrl } from './app.ts';
 import { parseServiceClients } from './domain/service-clients.ts';
@@ -15,24 +15,18 @@ export interface AuthConfig {
   publicBaseUrl: string;
 }
 
-function required(env: NodeJS.ProcessEnv, name: string): string {
-  const v = env[name];
-  if (!v) throw new Error(`${name} is required`);
-  return v;
-}
-
 /** See docs/configuration.md for every variable. */
 export function loadConfig(env: NodeJS.ProcessEnv): AuthConfig {
-  const privateKeyPem = required(env, 'INTERNAL_JWT_PRIVATE_KEY');
+  const privateKeyPem = requiredEnv(env, 'INTERNAL_JWT_PRIVATE_KEY');
   const privateKey = createPrivateKey(privateKeyPem);
   if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error('INTERNAL_JWT_PRIVATE_KEY must be an Ed25519 private key (PEM, PKCS#8)');
   // The public half and the kid follow from the private key, so the two can never disagree.
   const publicKeyPem = createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
-  const serviceClients = parseServiceClients(required(env, 'SERVICE_CLIENT_SECRETS'));
+  const serviceClients = parseServiceClients(requiredEnv(env, 'SERVICE_CLIENT_SECRETS'));
   return {
     port: Number(env.PORT ?? 3002),
     host: env.HOST ?? '0.0.0.0',
-    database: { kind: 'postgres', url: required(env, 'DATABASE_URL') },
+    database: { kind: 'postgres', url: requiredEnv(env, 'DATABASE_URL') },
     migrateOnStart: env.MIGRATE_ON_START === 'true',
     signingKeys: { privateKeyPem, publicKeyPem, kid: env.INTERNAL_JWT_KEY_ID || jwkThumbprint(publicKeyPem) },
     serviceClients,
@@ -41,7 +35,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AuthConfig {
       .map((s) => s.trim())
       .filter(Boolean),
     // The OAuth issuer and every URL of the metadata; validated (and its trailing slash dropped) by buildApp.
-    publicBaseUrl: normalizeBaseUrl(required(env, 'PUBLIC_BASE_URL')),
+    publicBaseUrl: normalizeBaseUrl(requiredEnv(env, 'PUBLIC_BASE_URL')),
   };
 }
 

@@ -1,3 +1,4 @@
+import { requiredEnv } from '@flowdesk/service-kit';
 import type { DatabaseConfig } from '@flowdesk/db';
 
 export interface GatewayConfig {
@@ -14,27 +15,21 @@ export interface GatewayConfig {
   logLevel: string | undefined;
 }
 
-function required(env: NodeJS.ProcessEnv, name: string): string {
-  const v = env[name];
-  if (!v) throw new Error(`${name} is required`);
-  return v;
-}
-
 /** The container's configuration (docs/configuration.md). */
 export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
-  const secret = required(env, 'MCP_GATEWAY_CLIENT_SECRET');
+  const secret = requiredEnv(env, 'MCP_GATEWAY_CLIENT_SECRET');
   if (secret.length < 32) throw new Error('MCP_GATEWAY_CLIENT_SECRET must be at least 32 characters');
   const cacheMs = Number(env.INTROSPECTION_CACHE_MS ?? 30_000);
   if (!Number.isInteger(cacheMs) || cacheMs < 0 || cacheMs > 60_000) throw new Error('INTROSPECTION_CACHE_MS must be 0..60000');
   return {
     port: Number(env.PORT || 3003),
     host: env.HOST || '0.0.0.0',
-    database: { kind: 'postgres', url: required(env, 'DATABASE_URL') },
+    database: { kind: 'postgres', url: requiredEnv(env, 'DATABASE_URL') },
     migrateOnStart: env.MIGRATE_ON_START === 'true',
-    publicBaseUrl: required(env, 'PUBLIC_BASE_URL').replace(/\/+$/, ''),
-    authUrl: required(env, 'AUTH_URL'),
+    publicBaseUrl: requiredEnv(env, 'PUBLIC_BASE_URL').replace(/\/+$/, ''),
+    authUrl: requiredEnv(env, 'AUTH_URL'),
     serviceClientSecret: secret,
-    workspaceApiUrl: required(env, 'WORKSPACE_API_URL'),
+    workspaceApiUrl: requiredEnv(env, 'WORKSPACE_API_URL'),
     allowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     introspectionCacheMs: cacheMs,
     logLevel: env.LOG_LEVEL,

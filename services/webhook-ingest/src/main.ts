@@ -1,16 +1,12 @@
 import { openBus } from '@flowdesk/bus';
 import { openDatabase, type Database } from '@flowdesk/db';
-import { listen, onShutdown, serviceTokenSource } from '@flowdesk/service-kit';
+import { listen, onShutdown, requiredEnv, serviceTokenSource } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
 import { workspaceApiDirectory } from './adapters/workspace-directory.ts';
 
 // The service's own process (its container's entrypoint): configuration from the environment
 // (docs/configuration.md). Kafka when KAFKA_BROKERS is set, else the embedded bus on DATABASE_URL.
-function required(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is required`);
-  return v;
-}
+const required = (name: string) => requiredEnv(process.env, name);
 
 let db: Database | undefined;
 const bus = await openBus('webhook-ingest', async () => (db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') })));

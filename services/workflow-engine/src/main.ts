@@ -1,6 +1,6 @@
 import { openBus } from '@flowdesk/bus';
 import { openDatabase, type Database } from '@flowdesk/db';
-import { listen, onShutdown, userTokenSource } from '@flowdesk/service-kit';
+import { listen, onShutdown, requiredEnv, userTokenSource } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
 import { createGuardedHttpClient } from './adapters/guarded-http.ts';
 import { workspaceClient } from './adapters/workspace-client.ts';
@@ -8,11 +8,7 @@ import { SsrfPolicy } from './domain/ssrf.ts';
 
 // The service's own process (its container's entrypoint): configuration from the environment
 // (docs/configuration.md). Kafka when KAFKA_BROKERS is set, else the embedded bus on DATABASE_URL.
-function required(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is required`);
-  return v;
-}
+const required = (name: string) => requiredEnv(process.env, name);
 
 let db: Database | undefined;
 const bus = await openBus('workflow-engine', async () => (db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') })));

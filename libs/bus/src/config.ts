@@ -1,6 +1,6 @@
-import type { Database } from '@flowdesk/db';
+import type { Database, MigrationResult } from '@flowdesk/db';
 import type { EventBus } from './bus.ts';
-import { createEmbeddedBus } from './embedded-bus.ts';
+import { createEmbeddedBus, migrateBus } from './embedded-bus.ts';
 import { createKafkaBus, type KafkaTopicSpec } from './kafka-bus.ts';
 
 /** Which bus a service uses, from its environment (docs/event-bus.md, Configuration). */
@@ -44,4 +44,17 @@ export async function openBus(service: string, database: () => Promise<Database>
   const config = busConfigFromEnv(env);
   if (config.kind === 'kafka') return createKafkaBus({ brokers: config.brokers, clientId: `${config.clientId}-${service}` });
   return createEmbeddedBus(await database());
+}
+
+/**
+ * The migration job's part for a service that publishes or consumes events: with the embedded bus
+ * (no KAFKA_BROKERS) its tables live in the service's database, so its schema is applied with the
+ * service's own migrations (`own`); on Kafka there is nothing to migrate. The summary a job logs.
+ */
+export async function withBusMigrations(db: Database, own: MigrationResult, env: Record<string, string | undefined> = process.env): Promise<{ applied: string[]; alreadyApplied: number }> {
+  const bus = busConfigFromEnv(env).kind === 'embedded' ? await migrateBus(db) : undefined;
+  return {
+    applied: [...own.applied, ...(bus?.applied.map((m) => `bus/${m}`) ?? [])],
+    alreadyApplied: own.skipped.length + (bus?.skipped.length ?? 0),
+  };
 }

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { migrate, type Database, type MigrationResult } from '@flowdesk/db';
 import type { EventBus, OutgoingMessage, RetryPolicy, SubscribeOptions, Subscription } from './bus.ts';
 import { EmbeddedConsumer } from './embedded-consumer.ts';
-import { EmbeddedStore } from './embedded-store.ts';
+import { EmbeddedStore, type EncodedMessage } from './embedded-store.ts';
 import { resolveRetry } from './retry.ts';
 
 export interface EmbeddedBusOptions {
@@ -36,12 +36,44 @@ export async function createEmbeddedBus(db: Database, options: EmbeddedBusOption
 
 /** Publish calls stored together at most, per statement. */
 const MAX_GROUP_COMMIT = 256;
+/**
+ * Encoded characters per statement beyond which a batch is cut (a single larger publish still goes
+ * alone): 256 one-MiB webhook bodies must not become one quarter-gigabyte statement.
+ */
+const MAX_GROUP_CHARS = 4 * 1024 * 1024;
 
 interface PendingPublish {
-  messages: OutgoingMessage[];
+  messages: EncodedMessage[];
+  chars: number;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
+
+/**
+ * Serialises a message in its publisher's own call, so that a value that cannot be stored (not
+ * serialisable, a bad key) fails that publish alone instead of the batch it would have joined, and
+ * the batch statement is assembled from ready text. A NUL cannot appear in the SQL text (Postgres
+ * would cut the statement there); JSON.stringify escapes it in values and headers, keys are checked.
+ */
+function encode(topic: string, m: OutgoingMessage): EncodedMessage {
+  if (typeof m.key !== 'string' || m.key.includes('\0')) throw new TypeError(`publish to ${topic}: a message key must be a string without NUL characters`);
+  const value = JSON.stringify(m.value);
+  if (typeof value !== 'string') throw new TypeError(`publish to ${topic}: a message value must be JSON-serialisable`);
+  return { key: m.key, value, headers: m.headers ? JSON.stringify(m.headers) : '{}' };
+}
+
+/**
+ * A statement the database refused because of what one message contains (SQLSTATE class 22, data
+ * exception: a \u0000 in a JSON string, which jsonb cannot hold; class 54: too large). The server
+ * answered, so the implicit transaction was rolled back and nothing of the batch is stored.
+ */
+function isDataError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
+}
+
+/** Lets the rest of the current event-loop turn's I/O callbacks run first (they may publish). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 class EmbeddedBus implements EventBus {
   private readonly consumers = new Set<{ topic: string; consumer: EmbeddedConsumer }>();
@@ -56,37 +88,68 @@ class EmbeddedBus implements EventBus {
 
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (this.closed) throw new Error('bus is closed');
+    if (typeof topic !== 'string' || topic.includes('\0')) throw new TypeError('a topic must be a string without NUL characters');
     if (messages.length === 0) return;
+    const encoded = messages.map((m) => encode(topic, m));
+    let chars = 0;
+    for (const m of encoded) chars += m.key.length + m.value.length + m.headers.length;
     return new Promise<void>((resolve, reject) => {
       const queue = this.pending.get(topic) ?? [];
-      queue.push({ messages, resolve, reject });
+      queue.push({ messages: encoded, chars, resolve, reject });
       this.pending.set(topic, queue);
-      if (!this.flushing.has(topic)) void this.flush(topic);
+      if (!this.flushing.has(topic)) {
+        this.flushing.add(topic);
+        void this.flush(topic);
+      }
     });
   }
 
   /**
-   * Group commit: publishes that arrive while a write to the topic is under way are stored together
+   * Group commit: one write per topic in flight; publishes that arrive meanwhile are stored together
    * in the next single statement, in call order (so per-key order holds), and each resolves only once
-   * that statement has committed. An idle bus writes at once; a busy one writes fewer, larger batches.
+   * that statement has committed. One at a time keeps the rows of a topic committed in sequence order,
+   * which the claim relies on (a key's later message is never visible before an earlier one).
+   *
+   * Before cutting each batch the flush waits for the current event-loop turn to end (setImmediate),
+   * so every request read in that turn has published and joins: without it the first delivery of a
+   * turn would start a write alone, and on PGlite, whose queries run on this thread, every write
+   * would carry one event. The wait is one turn, not a timer: an idle bus still writes at once.
    */
   private async flush(topic: string): Promise<void> {
-    this.flushing.add(topic);
     try {
-      for (let queue = this.pending.get(topic); queue?.length; queue = this.pending.get(topic)) {
-        const batch = queue.splice(0, MAX_GROUP_COMMIT);
+      for (;;) {
+        await nextTurn();
+        const queue = this.pending.get(topic);
+        if (!queue?.length) return;
+        let n = 0;
+        let chars = 0;
+        while (n < queue.length && n < MAX_GROUP_COMMIT && (n === 0 || chars + queue[n]!.chars <= MAX_GROUP_CHARS)) chars += queue[n++]!.chars;
+        const batch = queue.splice(0, n);
         if (queue.length === 0) this.pending.delete(topic);
-        try {
-          await this.store.publish(topic, batch.flatMap((p) => p.messages));
-          for (const p of batch) p.resolve();
-          this.notify(topic);
-        } catch (err) {
-          for (const p of batch) p.reject(err);
-        }
+        await this.write(topic, batch);
       }
     } finally {
       this.flushing.delete(topic);
     }
+  }
+
+  /** Stores one batch; every publisher of it resolves after the commit, or rejects. */
+  private async write(topic: string, batch: PendingPublish[]): Promise<void> {
+    try {
+      await this.store.publish(topic, batch.length === 1 ? batch[0]!.messages : batch.flatMap((p) => p.messages));
+    } catch (err) {
+      if (batch.length > 1 && isDataError(err)) {
+        // One publisher's content must not fail the deliveries that merely shared its statement:
+        // nothing was stored, so each is written again on its own, in order, and only the
+        // offending one rejects.
+        for (const p of batch) await this.write(topic, [p]);
+        return;
+      }
+      for (const p of batch) p.reject(err);
+      return;
+    }
+    for (const p of batch) p.resolve();
+    this.notify(topic);
   }
 
   /** In-process wake-up: subscribers of the topic look now instead of at their next poll. */

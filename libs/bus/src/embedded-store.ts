@@ -1,5 +1,5 @@
 import type { Database } from '@flowdesk/db';
-import { DLQ_HEADERS, dlqTopicOf, type OutgoingMessage, type ReceivedMessage } from './bus.ts';
+import { DLQ_HEADERS, dlqTopicOf, type ReceivedMessage } from './bus.ts';
 
 /** A claimed delivery: the message plus the attempt number this claim is. */
 export interface ClaimedRow {
@@ -9,12 +9,30 @@ export interface ClaimedRow {
 
 type Row = Record<string, unknown>;
 
+/** A message as stored: value and headers already serialised to JSON text by the publisher. */
+export interface EncodedMessage {
+  key: string;
+  value: string;
+  headers: string;
+}
+
+/**
+ * A SQL string literal, valid whatever standard_conforming_strings is set to (the node-postgres
+ * escapeLiteral rule): quotes doubled, and with any backslash the E'' form with backslashes doubled.
+ * A NUL character cannot be in SQL text at all; Postgres rejects it, as it would as a parameter.
+ */
+export function sqlLiteral(text: string): string {
+  const quoted = text.includes("'") ? text.replaceAll("'", "''") : text;
+  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
+}
+
 /**
  * The embedded bus's SQL, one statement per operation so that each is atomic on its own (on PGlite
  * an explicit BEGIN on the shared connection could swallow another component's statements).
  * On Postgres, operations that fan a message out to the registered groups run in a short
- * transaction holding an advisory lock on the topic: shared for publishers, exclusive for a group
- * registering, so a registration's backfill and a concurrent publish never miss each other.
+ * transaction holding an advisory lock on the topic: shared for publishers (one implicit transaction,
+ * see publish), exclusive for a group registering, so a registration's backfill and a concurrent
+ * publish never miss each other.
  */
 export class EmbeddedStore {
   constructor(private readonly db: Database) {}
@@ -42,26 +60,32 @@ export class EmbeddedStore {
     });
   }
 
-  /** Inserts the messages in order and a pending delivery for every group of the topic; resolves after commit. */
-  async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+  /**
+   * Inserts the messages in order and a pending delivery for every group of the topic, in one round
+   * trip; resolves after commit. On Postgres the text is two statements sent as one simple query, which
+   * the server runs as one implicit transaction: the shared topic lock first, then the insert, whose
+   * snapshot is taken after the lock was granted (READ COMMITTED: a snapshot per statement), so it sees
+   * every group whose registration held the exclusive lock before. Values are inlined as escaped
+   * literals because the simple protocol (the only one that takes several statements) has no
+   * parameters; they are already JSON text (see EncodedMessage).
+   */
+  async publish(topic: string, messages: EncodedMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    const keys = messages.map((m) => m.key);
-    const values = messages.map((m) => JSON.stringify(m.value));
-    const headers = messages.map((m) => JSON.stringify(m.headers ?? {}));
-    await this.underTopicLock(
-      topic,
-      false,
-      `WITH input AS (
-         SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(key, value, headers, ord)
-       ), m AS (
-         INSERT INTO bus.message (topic, key, value, headers)
-         SELECT $1, key, value::jsonb, headers::jsonb FROM input ORDER BY ord
+    const t = sqlLiteral(topic);
+    const rows = messages.map((m) => `(${t}, ${sqlLiteral(m.key)}, ${sqlLiteral(m.value)}, ${m.headers === '{}' ? "'{}'" : sqlLiteral(m.headers)})`);
+    // Multi-row VALUES: sequences are drawn in list order, so the batch keeps its publish order.
+    const insert = `WITH m AS (
+         INSERT INTO bus.message (topic, key, value, headers) VALUES ${rows.join(',\n')}
          RETURNING sequence, key
        )
        INSERT INTO bus.delivery (group_id, sequence, topic, key)
-       SELECT s.group_id, m.sequence, $1, m.key FROM m JOIN bus.subscription s ON s.topic = $1`,
-      [topic, keys, values, headers],
-    );
+       SELECT s.group_id, m.sequence, ${t}, m.key FROM m JOIN bus.subscription s ON s.topic = ${t}`;
+    if (this.db.kind === 'pglite') {
+      // One connection: no concurrent registration to guard against, and no lock to take.
+      await this.db.session((exec) => exec(insert));
+      return;
+    }
+    await this.db.exec(`SELECT pg_advisory_xact_lock_shared(hashtext(${sqlLiteral(`flowdesk-bus:${topic}`)}));\n${insert}`);
   }
 
   /** Registers the group; a new group gets a delivery for every message already on the topic. */

@@ -12,4 +12,4 @@ export {
 export { DEFAULT_RETRY, backoffMs } from './retry.ts';
 export { createEmbeddedBus, migrateBus, type EmbeddedBusOptions } from './embedded-bus.ts';
 export { createKafkaBus, ensureKafkaTopics, type KafkaBusOptions, type KafkaTopicSpec } from './kafka-bus.ts';
-export { busConfigFromEnv, openBus, topicSpecs, type BusConfig } from './config.ts';
+export { busConfigFromEnv, openBus, topicSpecs, withBusMigrations, type BusConfig } from './config.ts';

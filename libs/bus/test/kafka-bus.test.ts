@@ -3,36 +3,13 @@
 import { test } from 'node:test';
 import { createKafkaBus, ensureKafkaTopics, type EventBus } from '../src/index.ts';
 import { runBusContract, type BusFixture } from './contract.ts';
+import { dockerAnswers, startKafkaContainer } from '../src/testing.ts';
 
 const SKIP = 'no Docker engine answers: Kafka contract suite skipped';
 
-/** True when testcontainers finds a container runtime within a few seconds (it fails fast without one). */
-async function dockerAnswers(): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), 8_000);
-    timer.unref();
-  });
-  const probe = (async () => {
-    try {
-      const { getContainerRuntimeClient } = await import('testcontainers');
-      await getContainerRuntimeClient();
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-  try {
-    return await Promise.race([probe, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 async function kafkaFixture(): Promise<BusFixture> {
-  const { KafkaContainer } = await import('@testcontainers/kafka');
-  const container = await new KafkaContainer('confluentinc/cp-kafka:7.9.0').withKraft().start();
-  const brokers = [`${container.getHost()}:${container.getMappedPort(9093)}`];
+  const kafka = await startKafkaContainer();
+  const { brokers } = kafka;
   let buses: EventBus[] = [];
   const closeAll = async () => {
     for (const b of buses) await b.close();
@@ -54,7 +31,7 @@ async function kafkaFixture(): Promise<BusFixture> {
     },
     async close() {
       await closeAll();
-      await container.stop();
+      await kafka.stop();
     },
   };
 }

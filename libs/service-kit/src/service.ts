@@ -3,6 +3,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyBaseLogge
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { HttpError, type ErrorBody } from '@flowdesk/contracts';
+import { isDraining } from './lifecycle.ts';
 import { loggerOptions } from './logger.ts';
 import { validatorCompiler } from './validation.ts';
 
@@ -49,6 +50,14 @@ export function createService(options: ServiceOptions): Service {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  // Shutting down (lifecycle.ts): every response from then on, also of requests that began before,
+  // ends its connection. The client's next request opens a new one, which the load balancer sends
+  // to another replica, and close() is not kept waiting by keep-alive connections (fastify keeps
+  // them 72 s) that went idle after it began.
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    if (isDraining(app)) reply.header('connection', 'close');
+    done(null, payload);
+  });
 
   app.setErrorHandler((err: FastifyError | HttpError, req, reply) => {
     const { status, body, headers } = toErrorResponse(err);
@@ -64,6 +73,8 @@ export function createService(options: ServiceOptions): Service {
 
   app.get('/healthz', { logLevel: 'warn', schema: { hide: true } as object }, async () => ({ status: 'ok', service: options.name }));
   app.get('/readyz', { logLevel: 'warn', schema: { hide: true } as object }, async (req, reply) => {
+    // Shutting down: not ready, on purpose, so no warning with a stack for every probe.
+    if (isDraining(app)) return reply.code(503).send({ error: 'unavailable', message: `${options.name} is shutting down` } satisfies ErrorBody);
     try {
       await options.readiness?.();
       return { status: 'ready', service: options.name };

@@ -21,9 +21,13 @@ const app = await buildApp({
   logLevel: process.env.LOG_LEVEL,
   events: bus,
 });
-await listen(app, config.port, config.host);
+// SIGTERM (libs/service-kit lifecycle.ts): /readyz answers 503 at once; app.close() stops accepting
+// and lets in-flight requests finish (a revocation being published is part of its request); then the
+// bus and the pool close. Registered before listening, so a signal during start-up stops gracefully
+// too. Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
 onShutdown(async () => {
   await app.close();
   await bus.close();
   await db.close();
-});
+}, { app });
+await listen(app, config.port, config.host);

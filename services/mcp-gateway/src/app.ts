@@ -5,8 +5,10 @@ import { createService, type Service } from '@flowdesk/service-kit';
 import { AuthClient } from './adapters/auth-client.ts';
 import { createPrismaClient } from './adapters/db.ts';
 import { subscribeToRevocations } from './adapters/revocations.ts';
+import { inProcessSessionCache } from './adapters/session-cache.ts';
 import { prismaSessionStore } from './adapters/session-store.ts';
 import { WorkspaceClient } from './adapters/workspace-client.ts';
+import { conformanceRouting, guardConformanceMode } from './conformance/mode.ts';
 import { mcpRoutes } from './routes/mcp.ts';
 import { wellKnownRoutes } from './routes/well-known.ts';
 
@@ -37,6 +39,12 @@ export interface McpGatewayDeps {
    * credential are evicted on arrival. Optional: without it only the cache TTL bounds revocation.
    */
   bus?: Pick<EventBus, 'subscribe'>;
+  /**
+   * Serve the MCP conformance suite's fixtures, unauthenticated, instead of the Flowdesk catalogue
+   * (docs/mcp-gateway.md, "Conformance"). Loopback only: listen() refuses any other address and
+   * non-loopback clients get 403. Never set in production.
+   */
+  conformanceMode?: boolean;
 }
 
 export async function buildApp(deps: McpGatewayDeps): Promise<Service> {
@@ -73,8 +81,13 @@ export async function buildApp(deps: McpGatewayDeps): Promise<Service> {
     revocations = undefined;
     await Promise.allSettled([auth.close(), workspace.close(), prisma.$disconnect()]);
   });
+  if (deps.conformanceMode) guardConformanceMode(app);
   const allowedOrigins = new Set([new URL(publicBaseUrl).origin, ...(deps.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
   await app.register(wellKnownRoutes(publicBaseUrl));
-  await app.register(mcpRoutes({ publicBaseUrl, allowedOrigins, sessions: prismaSessionStore(prisma), auth, workspace, now }));
+  // On PGlite every replica is in this process (nothing else can open it): sessions are mirrored in
+  // memory and a check costs no query. On Postgres each request reads the row (docs/mcp-gateway.md, "Performance").
+  const store = prismaSessionStore(prisma, deps.db.exec);
+  const sessions = deps.db.kind === 'pglite' ? inProcessSessionCache(deps.db, store) : store;
+  await app.register(mcpRoutes({ publicBaseUrl, allowedOrigins, sessions, auth, workspace, now, conformance: deps.conformanceMode ? conformanceRouting() : undefined }));
   return app;
 }

@@ -1,5 +1,6 @@
 import { requiredEnv } from '@flowdesk/service-kit';
 import type { DatabaseConfig } from '@flowdesk/db';
+import { conformanceModeRequested, loadConformanceConfig } from './conformance/config.ts';
 
 export interface GatewayConfig {
   port: number;
@@ -13,10 +14,13 @@ export interface GatewayConfig {
   allowedOrigins: string[];
   introspectionCacheMs: number;
   logLevel: string | undefined;
+  /** MCP_CONFORMANCE_MODE=1: the conformance fixtures, unauthenticated, on loopback only. */
+  conformanceMode: boolean;
 }
 
 /** The container's configuration (docs/configuration.md). */
 export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
+  if (conformanceModeRequested(env)) return loadConformanceConfig(env);
   const secret = requiredEnv(env, 'MCP_GATEWAY_CLIENT_SECRET');
   if (secret.length < 32) throw new Error('MCP_GATEWAY_CLIENT_SECRET must be at least 32 characters');
   const cacheMs = Number(env.INTROSPECTION_CACHE_MS ?? 30_000);
@@ -33,5 +37,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     allowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     introspectionCacheMs: cacheMs,
     logLevel: env.LOG_LEVEL,
+    conformanceMode: false,
   };
 }

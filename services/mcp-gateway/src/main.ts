@@ -22,10 +22,15 @@ const app = await buildApp({
   introspectionCacheMs: config.introspectionCacheMs,
   logLevel: config.logLevel,
   bus,
+  conformanceMode: config.conformanceMode,
 });
-await listen(app, config.port, config.host);
+// SIGTERM (libs/service-kit lifecycle.ts): /readyz answers 503 at once; app.close() stops accepting,
+// lets in-flight requests finish and closes the revocation consumer (its onClose hook); then the bus
+// and the pool close. Registered before listening, so a signal during start-up stops gracefully too.
+// Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
 onShutdown(async () => {
   await app.close();
   await bus.close();
   await db.close();
-});
+}, { app });
+await listen(app, config.port, config.host);

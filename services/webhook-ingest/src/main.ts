@@ -21,9 +21,14 @@ const app = await buildApp({
   directory: workspaceApiDirectory({ workspaceApiUrl: required('WORKSPACE_API_URL'), token }),
   logLevel: process.env.LOG_LEVEL,
 });
-await listen(app, Number(process.env.PORT || 3004), process.env.HOST || '0.0.0.0');
+// SIGTERM (libs/service-kit lifecycle.ts): /readyz answers 503 at once; app.close() stops accepting
+// and lets in-flight requests finish — each answers 200 only once its event is durable on the bus,
+// so nothing acknowledged is lost; then the bus (producer) and the pool close. Registered before
+// listening, so a signal during start-up stops gracefully too. Exit 0, or 1 when SHUTDOWN_GRACE_MS
+// runs out.
 onShutdown(async () => {
   await app.close();
   await bus.close();
   await db?.close();
-});
+}, { app });
+await listen(app, Number(process.env.PORT || 3004), process.env.HOST || '0.0.0.0');

@@ -277,6 +277,49 @@ test('a bus that cannot store the event → 503 with Retry-After, never 200', as
   }
 });
 
+test('concurrent deliveries share commits: every 200 has its event stored, each once; a body no database can hold is refused alone with 400', async () => {
+  const t = addTrigger({ requireSecret: false });
+  const app = await buildApp({ bus, directory, logLevel: 'silent', rateLimit: { perSecond: 1e6, burst: 1e6 } });
+  const url = await listen(app, 0);
+  try {
+    const send = (body: string, headers: Record<string, string> = {}) =>
+      fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    const results = await Promise.all([
+      ...Array.from({ length: 120 }, (_, n) => send(JSON.stringify({ n }))),
+      // jsonb cannot hold \u0000: refused up front, and it must not take the others down with it.
+      send('{"n": -1, "text": "nul \\u0000"}'),
+      send(JSON.stringify({ n: 1000 }), { 'idempotency-key': 'same' }),
+      send(JSON.stringify({ n: 1001 }), { 'idempotency-key': 'same' }),
+    ]);
+    const refused = results[120]!;
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error, 'bad_request');
+    assert.match(refused.body.message, /NUL/);
+    const ok = results.filter((r) => r !== refused);
+    assert.deepEqual(ok.map((r) => r.status), ok.map(() => 200));
+    assert.equal(results[121]!.body.eventId, results[122]!.body.eventId, 'one Idempotency-Key, one event id');
+    const { rows } = await testDb.db.exec(
+      `SELECT value->>'eventId' AS "eventId", (value->'payload'->>'n')::int AS n FROM bus.message WHERE topic = $1 AND value->>'workflowId' = $2`,
+      [TRIGGER_TOPIC, t.workflowId],
+    );
+    assert.equal(rows.length, 122, 'every accepted delivery stored, once; the refused one not at all');
+    assert.deepEqual(new Set(rows.map((r) => r.n)), new Set([...Array.from({ length: 120 }, (_, n) => n), 1000, 1001]));
+    const stored = new Set(rows.map((r) => r.eventId));
+    for (const r of ok) assert.ok(stored.has(r.body.eventId), `event ${r.body.eventId} was answered 200 and is stored`);
+  } finally {
+    await app.close();
+  }
+});
+
+test('a NUL in a key is refused with 400; the text \\u0000 (an escaped backslash) is ordinary data', async () => {
+  const t = addTrigger({ requireSecret: false });
+  const refused = await post(t.workflowId, '{"ke\\u0000y": 1}');
+  assert.equal(refused.status, 400);
+  assert.match(refused.body.message, /NUL/);
+  const ok = await post(t.workflowId, { path: 'C:\\u0000' });
+  assert.equal(ok.status, 200);
+});
+
 test('secrets never reach the log', async () => {
   const t = addTrigger();
   await post(t.workflowId, { a: 1 }, { 'x-webhook-secret': SECRET });

@@ -26,10 +26,15 @@ const app = await buildApp({
   concurrency: Number(process.env.ENGINE_CONCURRENCY || 8),
   logLevel: process.env.LOG_LEVEL,
 });
-await listen(app, Number(process.env.PORT || 3005), process.env.HOST || '0.0.0.0');
+// SIGTERM (libs/service-kit lifecycle.ts): /readyz answers 503 at once; app.close() stops accepting,
+// and its onClose hook closes the subscription, which waits for the runs in flight and records them
+// done (Kafka: commits their offsets); then the bus, the HTTP client and the pool close. Registered
+// before listening, so a signal during start-up stops gracefully too. Exit 0, or 1 when
+// SHUTDOWN_GRACE_MS runs out.
 onShutdown(async () => {
-  await app.close(); // stops consuming after in-flight runs finish
+  await app.close();
   await bus.close();
   await http.close();
   await db?.close();
-});
+}, { app });
+await listen(app, Number(process.env.PORT || 3005), process.env.HOST || '0.0.0.0');

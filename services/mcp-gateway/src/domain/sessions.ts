@@ -2,6 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 
 /** SPEC.md section 8: a session expires after one hour without a request. */
 export const SESSION_IDLE_MS = 60 * 60 * 1000;
+/**
+ * A request records its use (writes last_seen_at) only when the recorded use is older than this:
+ * a write per request was the largest part of the gateway's per-call cost. The price is that the
+ * recorded time may trail the real last use by up to this much, so a session idle for more than
+ * SESSION_IDLE_MS − SESSION_TOUCH_INTERVAL_MS (59 min 30 s) may already be refused; it is never
+ * accepted after SESSION_IDLE_MS idle (the check is always against the database, on every request).
+ */
+export const SESSION_TOUCH_INTERVAL_MS = 30 * 1000;
 
 /** Who is behind a credential, as introspection told us. */
 export interface Principal {
@@ -14,12 +22,17 @@ export interface Principal {
 export interface SessionBinding {
   userId: string | null;
   credentialId: string | null;
+  /** The recorded last use after this check (what the idle hour counts from). */
+  lastSeenAt: Date;
 }
 
 /** The sessions table, behind a port so the domain does not care where it lives. */
 export interface SessionStore {
   create(idHash: string, s: { protocolVersion: string; clientName?: string; clientVersion?: string; principal?: Principal; now: Date }): Promise<void>;
-  /** Checks the session is live (used within SESSION_IDLE_MS) and records this use, in one step. */
+  /**
+   * Checks the session is live (its recorded use is within SESSION_IDLE_MS) and records this use when
+   * the recorded one is older than SESSION_TOUCH_INTERVAL_MS. Undefined when unknown, expired or deleted.
+   */
   touch(idHash: string, now: Date): Promise<SessionBinding | undefined>;
   /** Binds an unbound session to its first identity; false when someone else got there first. */
   bind(idHash: string, principal: Principal): Promise<boolean>;

@@ -19,6 +19,7 @@ import {
   type JsonRpcMessage,
 } from '../domain/http-protocol.ts';
 import { PROTECTED_RESOURCE_METADATA_PATH } from './well-known.ts';
+import type { ConformanceRouting } from '../conformance/mode.ts';
 
 export interface McpRouteContext {
   publicBaseUrl: string;
@@ -27,6 +28,8 @@ export interface McpRouteContext {
   auth: AuthClient;
   workspace: WorkspaceClient;
   now: () => Date;
+  /** Conformance mode (src/conformance): fixtures and a fixed identity instead of the catalogue and the bearer token. */
+  conformance?: ConformanceRouting;
 }
 
 const SESSION_HEADER = 'mcp-session-id';
@@ -64,6 +67,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
 
   /** The caller behind the bearer token; `required` false lets initialize go without one. */
   async function authenticate(req: FastifyRequest, required: boolean): Promise<{ principal: Principal; token: string } | undefined> {
+    if (ctx.conformance) return { principal: ctx.conformance.principal, token: '' };
     const header = req.headers.authorization;
     if (header === undefined) {
       if (required) throw unauthorized('Missing bearer token: send Authorization: Bearer <API key or access token>');
@@ -128,12 +132,13 @@ export function mcpRoutes(ctx: McpRouteContext) {
       sessionId = await openSession(init, caller?.principal);
     } else {
       sessionId = await requireSession(req, caller!.principal);
+      if (ctx.conformance?.deliverResponses(sessionId, messages)) return reply.code(202).send();
       for (const m of messages) {
         const tool = m.method === 'tools/call' ? TOOLS_BY_NAME.get(String(m.params?.name)) : undefined;
         if (tool && !allows(caller!.principal.scope, tool.access)) throw forbidden(tool.access);
       }
     }
-    await dispatch(req, reply, messages, caller, init ? sessionId : undefined);
+    await dispatch(req, reply, messages, caller, init ? sessionId : undefined, sessionId);
   }
 
   async function openSession(init: JsonRpcMessage, principal: Principal | undefined): Promise<string> {
@@ -154,9 +159,9 @@ export function mcpRoutes(ctx: McpRouteContext) {
     return id;
   }
 
-  async function dispatch(req: FastifyRequest, reply: FastifyReply, messages: JsonRpcMessage[], caller: { principal: Principal; token: string } | undefined, newSession: string | undefined) {
+  async function dispatch(req: FastifyRequest, reply: FastifyReply, messages: JsonRpcMessage[], caller: { principal: Principal; token: string } | undefined, newSession: string | undefined, sessionId: string) {
     let api: ReturnType<WorkspaceClient['as']> | undefined;
-    const server = buildMcpServer(
+    const server = ctx.conformance?.buildServer(sessionId, (err) => req.log.error({ err }, 'MCP handler failed')) ?? buildMcpServer(
       {
         principal: caller?.principal,
         now: ctx.now,
@@ -173,7 +178,8 @@ export function mcpRoutes(ctx: McpRouteContext) {
       },
       (err) => req.log.error({ err }, 'MCP handler failed'),
     );
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !prefersSse(req.headers.accept) });
+    // The fixtures send progress, log messages and sampling/elicitation requests mid-call: only SSE carries them.
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !ctx.conformance && !prefersSse(req.headers.accept) });
     await server.connect(transport);
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) {
@@ -207,6 +213,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
     const caller = await authenticate(req, true);
     const id = await requireSession(req, caller!.principal);
     await ctx.sessions.delete(hashSessionId(id));
+    ctx.conformance?.sessionEnded(id);
     return reply.code(204).send();
   }
 

@@ -25,6 +25,14 @@ declare module 'fastify' {
   }
 }
 
+/** True when a key or string anywhere in a parsed JSON value holds U+0000. */
+function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\0');
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some(containsNul);
+  return Object.entries(value).some(([k, v]) => k.includes('\0') || containsNul(v));
+}
+
 /**
  * POST /functions/v1/webhook-trigger/<workflow_id>: checks, publishes a trigger event, answers 200
  * once the event is durably handed over (the bus's publish resolves after acks=all / commit), so a
@@ -45,6 +53,11 @@ export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync
       }
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
         return done(new HttpError('bad_request', 'Body must be a JSON object'), undefined);
+      }
+      // Valid JSON, but no Postgres jsonb column (the bus, the run record) can hold a NUL, so the event
+      // could never be stored or run: a 400 tells the sender now, instead of a 503 it would retry forever.
+      if (body.includes('\\u0000') && containsNul(parsed)) {
+        return done(new HttpError('bad_request', 'Body must not contain the NUL character (\\u0000) in a key or string'), undefined);
       }
       done(null, parsed);
     });

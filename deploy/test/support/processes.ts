@@ -1,0 +1,151 @@
+// Starting the compiled entrypoints (services/<svc>/dist/{main,migrate}.js) as child processes, the
+// way their container images run them: `node dist/main.js`, configuration from the environment,
+// no tsx, no source condition. dist/ comes from `npx turbo run build` (deploy's test task depends on
+// ^build); nothing here builds.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+export type ServiceName = 'workspace-api' | 'auth' | 'mcp-gateway' | 'webhook-ingest' | 'workflow-engine';
+
+export function entrypoint(service: ServiceName, file: 'main.js' | 'migrate.js'): string {
+  const p = path.join(REPO_ROOT, 'services', service, 'dist', file);
+  if (!existsSync(p)) throw new Error(`${p} does not exist: run \`npx turbo run build\` at the repository root first`);
+  return p;
+}
+
+/** A free loopback port (the services need theirs before they start: PUBLIC_BASE_URL names it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The environment a child gets: only what is given plus PATH/HOME-like basics, so nothing of the
+ * test runner's (DATABASE_URL of another database, NODE_OPTIONS with tsx, a developer's KAFKA_BROKERS)
+ * leaks into "production configuration".
+ */
+function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ', 'SYSTEMROOT'];
+  const base = Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
+  return { ...base, ...Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) } as NodeJS.ProcessEnv;
+}
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** When the process ended (Date.now()). */
+  at: number;
+}
+
+export interface ServiceProcess {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  /** Every stdout line so far (pino JSON when all is well). */
+  stdout: string[];
+  stderr: string[];
+  exited: Promise<Exit>;
+  /** Sends `signal` and waits for the exit; returns it with how long it took. */
+  stop(signal?: NodeJS.Signals): Promise<Exit & { ms: number }>;
+}
+
+function lines(stream: NodeJS.ReadableStream | null, into: string[], echo: boolean, name: string): void {
+  let rest = '';
+  stream?.setEncoding('utf8');
+  stream?.on('data', (chunk: string) => {
+    rest += chunk;
+    let i: number;
+    while ((i = rest.indexOf('\n')) !== -1) {
+      const line = rest.slice(0, i);
+      rest = rest.slice(i + 1);
+      into.push(line);
+      if (echo) process.stderr.write(`[${name}] ${line}\n`);
+    }
+  });
+  stream?.on('end', () => {
+    if (rest) into.push(rest);
+  });
+}
+
+const ECHO = process.env.FLOWDESK_TEST_ECHO === '1';
+
+/** Starts `node <script>` with exactly `env` (plus PATH/HOME); its output is collected line by line. */
+export function spawnNode(name: string, script: string, env: Record<string, string | undefined>, url = ''): ServiceProcess {
+  const child = spawn(process.execPath, [script], { cwd: REPO_ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  lines(child.stdout, stdout, ECHO, name);
+  lines(child.stderr, stderr, ECHO, name);
+  const exited = new Promise<Exit>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+  return {
+    name,
+    url,
+    child,
+    stdout,
+    stderr,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      const sent = Date.now();
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      const exit = await exited;
+      return { ...exit, ms: exit.at - sent };
+    },
+  };
+}
+
+/** Runs a migration entrypoint to its end. */
+export async function runMigrate(service: ServiceName, env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string[]; stderr: string[] }> {
+  const p = spawnNode(`${service}/migrate`, entrypoint(service, 'migrate.js'), env);
+  const exit = await p.exited;
+  // The 'exit' event can precede the last 'data' of the pipes.
+  await new Promise((r) => setImmediate(r));
+  return { code: exit.code, stdout: p.stdout, stderr: p.stderr };
+}
+
+/** Starts a service's dist/main.js on `port` and waits for its /readyz 200 (or its early death). */
+export async function startService(service: ServiceName, port: number, env: Record<string, string | undefined>, timeoutMs = 30_000): Promise<ServiceProcess> {
+  const url = `http://127.0.0.1:${port}`;
+  const p = spawnNode(service, entrypoint(service, 'main.js'), { ...env, PORT: String(port), HOST: '127.0.0.1' }, url);
+  await waitReady(p, timeoutMs);
+  return p;
+}
+
+export async function waitReady(p: ServiceProcess, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let died: Exit | undefined;
+  void p.exited.then((e) => (died = e));
+  for (;;) {
+    if (died) throw new Error(`${p.name} exited (${died.code ?? died.signal}) before it was ready:\n${[...p.stderr, ...p.stdout].slice(-20).join('\n')}`);
+    try {
+      const res = await fetch(`${p.url}/readyz`, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`${p.name} not ready within ${timeoutMs} ms:\n${[...p.stderr, ...p.stdout].slice(-20).join('\n')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Kills what is still running (a failed test must not leave processes behind). */
+export async function killAll(ps: Iterable<ServiceProcess | undefined>): Promise<void> {
+  await Promise.all(
+    [...ps].map(async (p) => {
+      if (!p || p.child.exitCode !== null || p.child.signalCode !== null) return;
+      p.child.kill('SIGKILL');
+      await p.exited;
+    }),
+  );
+}

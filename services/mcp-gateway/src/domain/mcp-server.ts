@@ -47,7 +47,10 @@ export interface CallContext {
   now: () => Date;
 }
 
-const asText = (value: unknown) => JSON.stringify(value, null, 2);
+// Compact JSON: the text block goes into the model's context, where indentation costs tokens (about a
+// third more for a task list) and buys nothing a model needs; clients that want structure read
+// structuredContent.
+const asText = (value: unknown) => JSON.stringify(value);
 
 /** The failure a model can act on; 5xx details stay out of the answer. */
 function toolError(err: unknown): CallToolResult {

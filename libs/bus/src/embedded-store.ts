@@ -30,9 +30,9 @@ export function sqlLiteral(text: string): string {
  * The embedded bus's SQL, one statement per operation so that each is atomic on its own (on PGlite
  * an explicit BEGIN on the shared connection could swallow another component's statements).
  * On Postgres, operations that fan a message out to the registered groups run in a short
- * transaction holding an advisory lock on the topic: shared for publishers (one implicit transaction,
- * see publish), exclusive for a group registering, so a registration's backfill and a concurrent
- * publish never miss each other.
+ * transaction holding the topic's exclusive advisory lock (publish: one implicit transaction), so a
+ * registration's backfill and a concurrent publish never miss each other, and publishes of a topic
+ * commit one after another — in sequence order, across processes too (see publish).
  */
 export class EmbeddedStore {
   constructor(private readonly db: Database) {}
@@ -43,13 +43,12 @@ export class EmbeddedStore {
     return this.db.exec(sql, params);
   }
 
-  private async underTopicLock(topic: string, exclusive: boolean, sql: string, params: unknown[]): Promise<{ rows: Row[] }> {
+  private async underTopicLock(topic: string, sql: string, params: unknown[]): Promise<{ rows: Row[] }> {
     if (this.db.kind === 'pglite') return this.run(sql, params);
     return this.db.session(async (exec) => {
       await exec('BEGIN');
       try {
-        const fn = exclusive ? 'pg_advisory_xact_lock' : 'pg_advisory_xact_lock_shared';
-        await exec(`SELECT ${fn}(hashtext($1))`, [`flowdesk-bus:${topic}`]);
+        await exec('SELECT pg_advisory_xact_lock(hashtext($1))', [`flowdesk-bus:${topic}`]);
         const res = await exec(sql, params);
         await exec('COMMIT');
         return res;
@@ -63,9 +62,13 @@ export class EmbeddedStore {
   /**
    * Inserts the messages in order and a pending delivery for every group of the topic, in one round
    * trip; resolves after commit. On Postgres the text is two statements sent as one simple query, which
-   * the server runs as one implicit transaction: the shared topic lock first, then the insert, whose
-   * snapshot is taken after the lock was granted (READ COMMITTED: a snapshot per statement), so it sees
-   * every group whose registration held the exclusive lock before. Values are inlined as escaped
+   * the server runs as one implicit transaction: the topic lock first, then the insert, whose snapshot
+   * is taken after the lock was granted (READ COMMITTED: a snapshot per statement), so it sees every
+   * group registered before. The lock is exclusive, held to commit: sequences are drawn under it, so
+   * rows of a topic become visible in sequence order even with several publishing processes — the
+   * claim relies on that for per-key order (a key's later message must never be handed out before, or
+   * alongside, an earlier one that commits late). One process has one write in flight per topic
+   * anyway, so this costs nothing there; across processes it serialises one round trip per batch. Values are inlined as escaped
    * literals because the simple protocol (the only one that takes several statements) has no
    * parameters; they are already JSON text (see EncodedMessage).
    */
@@ -85,14 +88,13 @@ export class EmbeddedStore {
       await this.db.session((exec) => exec(insert));
       return;
     }
-    await this.db.exec(`SELECT pg_advisory_xact_lock_shared(hashtext(${sqlLiteral(`flowdesk-bus:${topic}`)}));\n${insert}`);
+    await this.db.exec(`SELECT pg_advisory_xact_lock(hashtext(${sqlLiteral(`flowdesk-bus:${topic}`)}));\n${insert}`);
   }
 
   /** Registers the group; a new group gets a delivery for every message already on the topic. */
   async register(topic: string, groupId: string): Promise<void> {
     await this.underTopicLock(
       topic,
-      true,
       `WITH s AS (
          INSERT INTO bus.subscription (topic, group_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING group_id
        )
@@ -200,7 +202,6 @@ export class EmbeddedStore {
     };
     await this.underTopicLock(
       dlq,
-      false,
       `WITH dead AS (
          UPDATE bus.delivery SET done_at = now(), dead_at = now(), locked_until = NULL, last_error = $5
           WHERE group_id = $1 AND sequence = $2::bigint AND locked_by = $3 AND done_at IS NULL

@@ -160,6 +160,27 @@ describe('embedded bus: group-commit publish', () => {
     }
   });
 
+  test('Postgres: publishes of a topic wait for its lock, so they commit one at a time, in sequence order, across processes', { timeout: 60_000 }, async (t) => {
+    const { db, bus } = await setup();
+    if (db.kind !== 'postgres') return t.skip('needs Postgres (DATABASE_URL): a PGlite database belongs to one process');
+    // Another "process" holding the topic's lock (as its publish would, until its commit) — even in
+    // shared mode — must hold this publish back: otherwise a later sequence could commit before an
+    // earlier, still uncommitted one, and the claim could hand a key's messages out of order.
+    let done = false;
+    const published = await db.session(async (exec) => {
+      await exec('BEGIN');
+      await exec('SELECT pg_advisory_xact_lock_shared(hashtext($1))', ['flowdesk-bus:lock.t']);
+      const p = bus.publish('lock.t', [{ key: 'k', value: { n: 1 } }]).then(() => void (done = true));
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(done, false, 'the publish waited for the lock');
+      assert.equal((await stored(db, 'lock.t')).length, 0);
+      await exec('COMMIT');
+      return p;
+    });
+    await published;
+    assert.equal((await stored(db, 'lock.t')).length, 1);
+  });
+
   test('sqlLiteral reads back the same text whatever standard_conforming_strings is', { timeout: 60_000 }, async () => {
     const tdb = await createTestDatabase();
     cleanup.push(() => tdb.close());

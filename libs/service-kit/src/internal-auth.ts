@@ -1,5 +1,6 @@
 import fastifyJwt from '@fastify/jwt';
 import fp from 'fastify-plugin';
+import { createPublicKey } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   HttpError,
@@ -12,6 +13,7 @@ import {
   type InternalClaims,
   serviceSubject,
 } from '@flowdesk/contracts';
+import { jwkThumbprint } from './internal-token.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,12 +28,36 @@ declare module 'fastify' {
 }
 
 export interface InternalAuthOptions {
-  /** PEM public key(s) of the auth service's signing key; several during a key rotation. */
+  /**
+   * PEM public key(s) of the auth service's signing key: one, or several concatenated during a key
+   * rotation (the next key is added before auth signs with it, the old one removed after its last
+   * token expired). A token is verified with the key whose thumbprint is its `kid`.
+   */
   publicKeyPem: string;
   /** This service's audience: tokens minted for another service are refused. */
   audience: string;
   /** Seconds of clock skew tolerated on exp/iat. */
   clockToleranceSeconds?: number;
+}
+
+const PEM_BLOCK = /-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g;
+
+/** The configured public keys by kid (their RFC 7638 thumbprints); Ed25519 only, at least one. */
+function verificationKeys(pems: string): Map<string, string> {
+  const blocks = pems.match(PEM_BLOCK) ?? [];
+  if (blocks.length === 0) throw new Error('internal auth: no PEM public key (-----BEGIN PUBLIC KEY-----) configured');
+  const keys = new Map<string, string>();
+  for (const pem of blocks) {
+    if (createPublicKey(pem).asymmetricKeyType !== 'ed25519') throw new Error('internal auth: every public key must be Ed25519 (SPKI PEM)');
+    keys.set(jwkThumbprint(pem), `${pem}\n`);
+  }
+  return keys;
+}
+
+function selectKey(keys: Map<string, string>, kid: unknown): string {
+  const key = typeof kid === 'string' ? keys.get(kid) : undefined;
+  if (!key) throw new HttpError('unauthorized', 'Invalid or expired token');
+  return key;
 }
 
 /**
@@ -41,8 +67,15 @@ export interface InternalAuthOptions {
  */
 export const internalAuth = fp<InternalAuthOptions>(
   async (app, opts) => {
+    const keys = verificationKeys(opts.publicKeyPem);
     await app.register(fastifyJwt, {
-      secret: { public: opts.publicKeyPem, private: 'verify-only' },
+      // With one key, that key (whatever the token's kid); with several, only the one the kid names:
+      // a token never gets to pick among keys it was not signed with.
+      secret: {
+        public: keys.size === 1 ? [...keys.values()][0]! : async (_req: FastifyRequest, token: unknown) => selectKey(keys, (token as { header?: { kid?: unknown } }).header?.kid),
+        private: 'verify-only',
+      },
+      decode: { complete: true },
       verify: {
         algorithms: [INTERNAL_JWT_ALGORITHM],
         allowedIss: INTERNAL_ISSUER,

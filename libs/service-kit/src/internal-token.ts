@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { createSigner } from 'fast-jwt';
 import { INTERNAL_ISSUER, INTERNAL_TOKEN_TTL_SECONDS, type InternalClaims } from '@flowdesk/contracts';
 
@@ -7,16 +7,27 @@ export interface SigningKeys {
   privateKeyPem: string;
   /** PEM, SPKI. Every service that verifies internal tokens. */
   publicKeyPem: string;
-  /** Key id, in the token header and the JWKS. */
+  /** Key id, in the token header and the JWKS: the key's RFC 7638 thumbprint (see jwkThumbprint). */
   kid: string;
+}
+
+/**
+ * RFC 7638 thumbprint of an Ed25519 public key: the internal tokens' `kid`. Derived from the key,
+ * so a verifier holding several public keys (a rotation) picks the right one without another
+ * variable to keep in step.
+ */
+export function jwkThumbprint(publicKeyPem: string): string {
+  const { crv, kty, x } = createPublicKey(publicKeyPem).export({ format: 'jwk' }) as { crv: string; kty: string; x: string };
+  return createHash('sha256').update(JSON.stringify({ crv, kty, x })).digest('base64url');
 }
 
 export function generateSigningKeys(): SigningKeys {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const publicKeyPem = (publicKey as KeyObject).export({ type: 'spki', format: 'pem' }).toString();
   return {
     privateKeyPem: (privateKey as KeyObject).export({ type: 'pkcs8', format: 'pem' }).toString(),
-    publicKeyPem: (publicKey as KeyObject).export({ type: 'spki', format: 'pem' }).toString(),
-    kid: randomUUID(),
+    publicKeyPem,
+    kid: jwkThumbprint(publicKeyPem),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { DatabaseConfig } from '@flowdesk/db';
-import { requiredEnv, type SigningKeys } from '@flowdesk/service-kit';
-import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
+import { jwkThumbprint, requiredEnv, type SigningKeys } from '@flowdesk/service-kit';
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { DEFAULT_USER_ID_EXCHANGE_CLIENTS, normalizeBaseUrl } from './app.ts';
 import { parseServiceClients } from './domain/service-clients.ts';
 
@@ -28,7 +28,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AuthConfig {
     host: env.HOST ?? '0.0.0.0',
     database: { kind: 'postgres', url: requiredEnv(env, 'DATABASE_URL') },
     migrateOnStart: env.MIGRATE_ON_START === 'true',
-    signingKeys: { privateKeyPem, publicKeyPem, kid: env.INTERNAL_JWT_KEY_ID || jwkThumbprint(publicKeyPem) },
+    signingKeys: { privateKeyPem, publicKeyPem, kid: jwkThumbprint(publicKeyPem) },
     serviceClients,
     userIdExchangeClients: (env.USER_ID_EXCHANGE_CLIENTS ?? DEFAULT_USER_ID_EXCHANGE_CLIENTS.join(','))
       .split(',')
@@ -37,10 +37,4 @@ export function loadConfig(env: NodeJS.ProcessEnv): AuthConfig {
     // The OAuth issuer and every URL of the metadata; validated (and its trailing slash dropped) by buildApp.
     publicBaseUrl: normalizeBaseUrl(requiredEnv(env, 'PUBLIC_BASE_URL')),
   };
-}
-
-/** RFC 7638 thumbprint of an Ed25519 public key: a stable kid without another variable to keep in step. */
-export function jwkThumbprint(publicKeyPem: string): string {
-  const { crv, kty, x } = createPublicKey(publicKeyPem).export({ format: 'jwk' }) as { crv: string; kty: string; x: string };
-  return createHash('sha256').update(JSON.stringify({ crv, kty, x })).digest('base64url');
 }

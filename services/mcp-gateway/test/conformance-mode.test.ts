@@ -8,21 +8,13 @@ import { buildApp } from '../src/app.ts';
 import { migrateGateway } from '../src/adapters/db.ts';
 import { loadConfig } from '../src/config.ts';
 import { isLoopbackAddress, isLoopbackHost } from '../src/conformance/mode.ts';
-import { connectClient, initializeBody, MCP_PATH, openRawSession, rawMcp, startStack, type Stack } from './helpers/stack.ts';
+import { connectClient, initializeBody, MCP_PATH, openRawSession, rawMcp, standaloneGatewayDeps, startStack, type Stack } from './helpers/stack.ts';
 
 const FIXTURE_TOOLS = ['test_simple_text', 'test_image_content', 'test_tool_with_progress', 'test_sampling'];
 const ping = (id = 2) => ({ jsonrpc: '2.0', id, method: 'ping', params: {} });
 const call = (name: string, id = 3) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
 
-const conformanceDeps = (database: TestDatabase) => ({
-  db: database.db,
-  publicBaseUrl: 'http://127.0.0.1',
-  authUrl: 'http://127.0.0.1:9',
-  serviceClientSecret: 'x'.repeat(32),
-  workspaceApiUrl: 'http://127.0.0.1:9',
-  logLevel: 'silent',
-  conformanceMode: true,
-});
+const conformanceDeps = (database: TestDatabase) => standaloneGatewayDeps(database.db, { conformanceMode: true });
 
 describe('off by default', () => {
   let stack: Stack;

@@ -15,7 +15,7 @@ import { listen, type Service } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
 import { migrateGateway } from '../src/adapters/db.ts';
 import { CONFORMANCE_PRINCIPAL } from '../src/conformance/mode.ts';
-import { MCP_PATH } from '@flowdesk/contracts';
+import { MCP_PATH, standaloneGatewayDeps } from './helpers/stack.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '../../..');
@@ -40,15 +40,7 @@ before(async () => {
   if (skip) return;
   database = await createTestDatabase();
   await migrateGateway(database.db);
-  app = await buildApp({
-    db: database.db,
-    publicBaseUrl: 'http://127.0.0.1',
-    authUrl: 'http://127.0.0.1:9',
-    serviceClientSecret: 'x'.repeat(32),
-    workspaceApiUrl: 'http://127.0.0.1:9',
-    logLevel: 'silent',
-    conformanceMode: true,
-  });
+  app = await buildApp(standaloneGatewayDeps(database.db, { conformanceMode: true }));
   url = `${await listen(app, 0, '127.0.0.1')}${MCP_PATH}`;
 });
 after(async () => {

@@ -4,6 +4,7 @@ import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { listen } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
 import { migrateGateway } from '../src/adapters/db.ts';
+import { standaloneGatewayDeps } from './helpers/stack.ts';
 
 const SERVICE = 'mcp-gateway';
 let app: Awaited<ReturnType<typeof buildApp>>;
@@ -13,15 +14,7 @@ let database: TestDatabase;
 before(async () => {
   database = await createTestDatabase();
   await migrateGateway(database.db);
-  // Nothing here calls auth or workspace-api: their URLs only have to be well-formed.
-  app = await buildApp({
-    db: database.db,
-    publicBaseUrl: 'https://flowdesk.example.test',
-    authUrl: 'http://127.0.0.1:9',
-    serviceClientSecret: 'x'.repeat(32),
-    workspaceApiUrl: 'http://127.0.0.1:9',
-    logLevel: 'silent',
-  });
+  app = await buildApp(standaloneGatewayDeps(database.db, { publicBaseUrl: 'https://flowdesk.example.test' }));
   base = await listen(app, 0, '127.0.0.1');
 });
 after(async () => {

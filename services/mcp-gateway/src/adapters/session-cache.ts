@@ -1,5 +1,5 @@
 import type { Database } from '@flowdesk/db';
-import { SESSION_IDLE_MS, SESSION_TOUCH_INTERVAL_MS, type SessionBinding, type SessionStore } from '../domain/sessions.ts';
+import { sessionUse, type SessionBinding, type SessionStore } from '../domain/sessions.ts';
 
 /** Entries kept at most; past that the oldest go (a miss only costs a database read). */
 const MAX_ENTRIES = 10_000;
@@ -25,7 +25,7 @@ const states = new WeakMap<Database, CacheState>();
  * once. On Postgres another process may run a replica: there every request reads the row instead.
  *
  * The database stays the record (a restart finds the sessions there) and the rules are the store's:
- * the idle hour counts from the recorded use, which is written every SESSION_TOUCH_INTERVAL_MS.
+ * the idle hour counts from the recorded use, which is written every SESSION_TOUCH_INTERVAL_MS (sessionUse).
  */
 export function inProcessSessionCache(db: Database, store: SessionStore): SessionStore {
   if (db.kind !== 'pglite') throw new Error('the in-process session cache needs a database only this process can open (PGlite)');
@@ -50,11 +50,10 @@ export function inProcessSessionCache(db: Database, store: SessionStore): Sessio
     async touch(idHash, now) {
       const hit = s.entries.get(idHash);
       if (hit) {
-        const idle = now.getTime() - hit.lastSeenAt.getTime();
-        // The store's own rules on the recorded use: expired once it is SESSION_IDLE_MS old (the
-        // store's `last_seen_at > now − SESSION_IDLE_MS`), nothing to write within the interval.
-        if (idle >= SESSION_IDLE_MS) return undefined;
-        if (idle < SESSION_TOUCH_INTERVAL_MS) return hit;
+        // The store's own rule on the recorded use (sessionUse): expired, or nothing to write yet.
+        const use = sessionUse(hit.lastSeenAt, now);
+        if (use === 'expired') return undefined;
+        if (use === 'recorded') return hit;
       }
       const generation = s.generation;
       const fresh = await store.touch(idHash, now);
@@ -79,7 +78,7 @@ export function inProcessSessionCache(db: Database, store: SessionStore): Sessio
     async sweep(now) {
       await store.sweep(now);
       invalidate();
-      for (const [idHash, b] of s.entries) if (now.getTime() - b.lastSeenAt.getTime() >= SESSION_IDLE_MS) s.entries.delete(idHash);
+      for (const [idHash, b] of s.entries) if (sessionUse(b.lastSeenAt, now) === 'expired') s.entries.delete(idHash);
     },
   };
 }

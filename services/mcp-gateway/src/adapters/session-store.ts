@@ -1,6 +1,6 @@
 import type { Database } from '@flowdesk/db';
 import type { PrismaClient } from './db.ts';
-import { SESSION_IDLE_MS, SESSION_TOUCH_INTERVAL_MS, type Principal, type SessionBinding, type SessionStore } from '../domain/sessions.ts';
+import { SESSION_IDLE_MS, sessionUse, type Principal, type SessionBinding, type SessionStore } from '../domain/sessions.ts';
 
 type SessionRow = { user_id: string | null; credential_id: string | null; last_seen_at: Date | string };
 const binding = (row: SessionRow): SessionBinding => ({ userId: row.user_id, credentialId: row.credential_id, lastSeenAt: new Date(row.last_seen_at) });
@@ -26,7 +26,7 @@ export function prismaSessionStore(prisma: PrismaClient, exec: Database['exec'])
       const cutoff = new Date(now.getTime() - SESSION_IDLE_MS);
       // Every check reads the row, so a DELETE or an expiry on any replica is seen by the next request
       // on every other (on Postgres nothing about a session is kept in a process; session-cache.ts is
-      // for PGlite only). Only a read: most requests write nothing (SESSION_TOUCH_INTERVAL_MS). Plain
+      // for PGlite only). Only a read: most requests write nothing (sessionUse, SESSION_TOUCH_INTERVAL_MS). Plain
       // SQL rather than Prisma on this hot statement: Prisma doubled its cost (0.65 → 0.32 ms on PGlite).
       const { rows } = await exec(
         `SELECT "user_id"::text AS user_id, "credential_id", "last_seen_at"
@@ -35,7 +35,8 @@ export function prismaSessionStore(prisma: PrismaClient, exec: Database['exec'])
       );
       const row = rows[0] as SessionRow | undefined;
       if (!row) return undefined;
-      if (now.getTime() - new Date(row.last_seen_at).getTime() < SESSION_TOUCH_INTERVAL_MS) return binding(row);
+      const found = binding(row);
+      if (sessionUse(found.lastSeenAt, now) === 'recorded') return found;
       // Record the use, checking liveness again in the same statement: a session that expired or was
       // deleted since the read is not resurrected, and a later time another replica wrote is kept.
       const touched = await exec(

@@ -21,6 +21,7 @@ import {
   type LoggingLevel,
   type ReadResourceResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { RESOURCE_NOT_FOUND } from '../domain/mcp-server.ts';
 import type { ResponseRelay } from './relay.ts';
 
 // The scenario fixtures of @modelcontextprotocol/conformance (`conformance list --server`): names,
@@ -50,7 +51,6 @@ function silentWav(): string {
 const WAV_BASE64 = silentWav();
 
 const LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
-const RESOURCE_NOT_FOUND = -32002;
 const TEMPLATE = /^test:\/\/template\/([^/]+)\/data$/;
 
 const noArgs = { type: 'object' as const, properties: {} };

@@ -20,7 +20,7 @@ import { PROMPT_RENDERERS, PromptArgumentError } from './prompts.ts';
 import type { Principal } from './sessions.ts';
 
 /** MCP's code for an unknown resource URI (spec, server/resources). */
-const RESOURCE_NOT_FOUND = -32002;
+export const RESOURCE_NOT_FOUND = -32002;
 
 export const SERVER_INFO = { name: 'flowdesk', title: 'Flowdesk', version: '1.0.0' };
 const INSTRUCTIONS =

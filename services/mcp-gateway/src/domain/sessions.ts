@@ -11,6 +11,17 @@ export const SESSION_IDLE_MS = 60 * 60 * 1000;
  */
 export const SESSION_TOUCH_INTERVAL_MS = 30 * 1000;
 
+/**
+ * The one rule for a session whose use was last recorded at `lastSeenAt`, shared by the store and
+ * the PGlite cache: refuse it once that is SESSION_IDLE_MS old, use it as is within the touch
+ * interval, record this use otherwise.
+ */
+export function sessionUse(lastSeenAt: Date, now: Date): 'expired' | 'recorded' | 'record' {
+  const idle = now.getTime() - lastSeenAt.getTime();
+  if (idle >= SESSION_IDLE_MS) return 'expired';
+  return idle < SESSION_TOUCH_INTERVAL_MS ? 'recorded' : 'record';
+}
+
 /** Who is behind a credential, as introspection told us. */
 export interface Principal {
   userId: string;

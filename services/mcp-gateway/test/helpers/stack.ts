@@ -6,11 +6,28 @@ import { buildApp as buildAuth, createApiKey, createPrismaClient as createAuthPr
 import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { buildApp as buildGateway } from '../../src/app.ts';
+import { MCP_PATH } from '@flowdesk/contracts';
+import { buildApp as buildGateway, type McpGatewayDeps } from '../../src/app.ts';
 import { migrateGateway } from '../../src/adapters/db.ts';
 import { withInProcessRevocations } from '../../src/adapters/revocations.ts';
 
-export const MCP_PATH = '/functions/v1/mcp-server-v2';
+export { MCP_PATH };
+
+/**
+ * Deps of a gateway with nothing behind it, for tests that never reach auth or workspace-api (health,
+ * conformance mode): their URLs only have to be well-formed.
+ */
+export function standaloneGatewayDeps(db: Database, overrides: Partial<McpGatewayDeps> = {}): McpGatewayDeps {
+  return {
+    db,
+    publicBaseUrl: 'http://127.0.0.1',
+    authUrl: 'http://127.0.0.1:9',
+    serviceClientSecret: 'x'.repeat(32),
+    workspaceApiUrl: 'http://127.0.0.1:9',
+    logLevel: 'silent',
+    ...overrides,
+  };
+}
 
 export interface TestUser {
   id: string;

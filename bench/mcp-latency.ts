@@ -15,7 +15,8 @@ import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ACCESS_TOKEN_TYPE, Audience, MCP_PATH, TOKEN_EXCHANGE_GRANT } from '@flowdesk/contracts';
+import { MCP_PATH } from '@flowdesk/contracts';
+import { AuthClient } from '@flowdesk/mcp-gateway';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { loadConfig, startEmbedded } from '@flowdesk/embedded';
 
@@ -48,6 +49,7 @@ const config = loadConfig({ ...process.env, FLOWDESK_HOME: home, PORT: '0', HOST
 const embedded = await startEmbedded(config);
 const pool = new Pool(embedded.localUrl, { connections: 1, keepAliveTimeout: 60_000 });
 let client: Client | undefined;
+let closeAuth = async () => {};
 
 try {
   // The demo user's API key, as a person would take it from dev.json after `npm start`.
@@ -55,24 +57,21 @@ try {
   const keys = JSON.parse(await readFile(path.join(home, 'keys.json'), 'utf8')) as { serviceClients: Record<string, string> };
 
   // The direct side uses the very credential the gateway presents to workspace-api: the internal JWT
-  // from auth's RFC 8693 exchange of the user's key, requested as mcp-gateway. Obtained once (a 5-minute
-  // token; renewed outside the timed calls if the run is long).
-  const exchange = async () => {
-    const basic = Buffer.from(`mcp-gateway:${encodeURIComponent(keys.serviceClients['mcp-gateway']!)}`).toString('base64');
-    const res = await pool.request({
-      method: 'POST',
-      path: '/oauth/token',
-      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: TOKEN_EXCHANGE_GRANT, subject_token: dev.readKey, subject_token_type: ACCESS_TOKEN_TYPE, audience: Audience.workspaceApi }).toString(),
-    });
-    const body = (await res.body.json()) as { access_token?: string; expires_in?: number };
-    if (res.statusCode !== 200 || !body.access_token) throw new Error(`token exchange answered ${res.statusCode}`);
-    return { token: body.access_token, renewAt: performance.now() + ((body.expires_in ?? 300) - 60) * 1000 };
-  };
-  let internal = await exchange();
+  // from auth's RFC 8693 exchange of the user's key, obtained with the gateway's own AuthClient as
+  // mcp-gateway (which keeps it until shortly before its 5-minute expiry). Refreshed between rounds,
+  // outside the timed calls.
+  const auth = new AuthClient({
+    url: embedded.localUrl,
+    clientId: 'mcp-gateway',
+    clientSecret: keys.serviceClients['mcp-gateway']!,
+    now: () => new Date(),
+    resource: `${embedded.localUrl}${MCP_PATH}`,
+  });
+  closeAuth = () => auth.close();
+  let internalToken = await auth.internalToken(dev.readKey);
 
   const direct = async (route: string) => {
-    const res = await pool.request({ method: 'GET', path: `/api/v1${route}`, headers: { authorization: `Bearer ${internal.token}`, accept: 'application/json' } });
+    const res = await pool.request({ method: 'GET', path: `/api/v1${route}`, headers: { authorization: `Bearer ${internalToken}`, accept: 'application/json' } });
     const body = (await res.body.json()) as Record<string, unknown>;
     if (res.statusCode !== 200) throw new Error(`GET ${route} answered ${res.statusCode}`);
     return body;
@@ -149,7 +148,7 @@ try {
   ];
   const started = performance.now();
   for (let i = 0; i < N; i++) {
-    if (performance.now() > internal.renewAt) internal = await exchange();
+    internalToken = await auth.internalToken(dev.readKey);
     for (let k = 0; k < kinds.length; k++) {
       const kind = kinds[(i + k) % kinds.length]!;
       kind.ms.push(await timed(kind.run));
@@ -181,6 +180,7 @@ try {
   // DELETE the MCP session, as a well-behaved client does, then close.
   await (client?.transport as StreamableHTTPClientTransport | undefined)?.terminateSession().catch(() => {});
   await client?.close().catch(() => {});
+  await closeAuth();
   await pool.close();
   await embedded.close();
   await pgTest?.close();

@@ -3,7 +3,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApiKey, createPrismaClient, createUser } from '@flowdesk/auth';
-import { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT } from '@flowdesk/contracts';
+import { MCP_PATH } from '@flowdesk/contracts';
+import { AuthClient } from '@flowdesk/mcp-gateway';
 import { openDatabase } from '@flowdesk/db';
 import type { Stack } from './stack.ts';
 
@@ -44,19 +45,22 @@ export async function createKeyViaApi(stack: Stack, apiKey: string, name: string
 }
 
 /**
- * An internal token for workspace-api, obtained as the gateway obtains it: RFC 8693 exchange of the
- * user's API key at auth, authenticated with the gateway's service secret.
+ * An internal token for workspace-api, obtained as the gateway obtains it — with the gateway's own
+ * AuthClient: RFC 8693 exchange of the user's API key at auth, authenticated with its service secret.
  */
 export async function exchangeForWorkspaceToken(stack: Stack, apiKey: string): Promise<string> {
-  const basic = Buffer.from(`mcp-gateway:${stack.secrets.serviceClients['mcp-gateway']}`).toString('base64');
-  const res = await fetch(`${stack.url('auth')}/oauth/token`, {
-    method: 'POST',
-    headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: TOKEN_EXCHANGE_GRANT, subject_token: apiKey, subject_token_type: ACCESS_TOKEN_TYPE, audience: 'workspace-api' }).toString(),
+  const auth = new AuthClient({
+    url: stack.url('auth'),
+    clientId: 'mcp-gateway',
+    clientSecret: stack.secrets.serviceClients['mcp-gateway']!,
+    now: () => new Date(),
+    resource: `${stack.url('mcp-gateway')}${MCP_PATH}`,
   });
-  const body = (await res.json()) as { access_token?: string };
-  if (!res.ok || !body.access_token) throw new Error(`token exchange answered ${res.status}: ${JSON.stringify(body)}`);
-  return body.access_token;
+  try {
+    return await auth.internalToken(apiKey);
+  } finally {
+    await auth.close();
+  }
 }
 
 /** The workspace API as `apiKey`'s user (a fresh exchanged token per call would be wasteful: one per client). */

@@ -7,10 +7,11 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { ServiceName } from '../k8s-support/repo.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-export type ServiceName = 'workspace-api' | 'auth' | 'mcp-gateway' | 'webhook-ingest' | 'workflow-engine';
+export type { ServiceName };
 
 export function entrypoint(service: ServiceName, file: 'main.js' | 'migrate.js'): string {
   const p = path.join(REPO_ROOT, 'services', service, 'dist', file);

@@ -7,9 +7,9 @@ import { generateServiceSecret } from '@flowdesk/auth';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, type SigningKeys } from '@flowdesk/service-kit';
 import { freePort, killAll, runMigrate, startService, type ServiceName, type ServiceProcess } from './processes.ts';
+import { MIGRATING_SERVICES, SERVICES } from '../k8s-support/repo.ts';
 
-export const SERVICES: readonly ServiceName[] = ['workspace-api', 'auth', 'mcp-gateway', 'webhook-ingest', 'workflow-engine'];
-const MIGRATED: readonly ServiceName[] = ['workspace-api', 'auth', 'mcp-gateway'];
+export { SERVICES };
 
 /** The machine's Postgres (trust auth), unless DATABASE_URL names another server. */
 export const MACHINE_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
@@ -145,7 +145,7 @@ export async function defineStack(o: StackOptions): Promise<Stack> {
 export async function migrateAll(stack: Stack): Promise<void> {
   // Sequential on purpose: the bus schema is migrated by both auth's and the gateway's job, and
   // their advisory lock makes that safe, but a readable log on failure matters more than a second.
-  for (const s of MIGRATED) {
+  for (const s of MIGRATING_SERVICES) {
     const r = await runMigrate(s, stack.envOf(s));
     if (r.code !== 0) throw new Error(`${s} dist/migrate.js exited ${r.code}:\n${[...r.stdout, ...r.stderr].join('\n')}`);
   }

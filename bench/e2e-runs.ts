@@ -1,21 +1,138 @@
-// Webhook to recorded run: N deliveries to one active workflow (condition → create task) through
-// webhook-ingest, the embedded bus, the workflow engine and workspace-api; prints completed runs per
-// second from the first accept to the last run recorded.
-//   npm run bench:e2e [N=500]        (DATABASE_URL=postgres://... for Postgres; default PGlite)
+// Webhook to recorded run, end to end in one process: webhook-ingest, the bus (embedded, or Kafka),
+// the workflow engine (its own runs schema) and workspace-api on one database. Each delivery runs
+// condition → [HTTP Request to a loopback endpoint] → create task.
+//
+//   npm run bench:e2e [-- --runs 5000] [--workflows 1] [--http-latency MS] [--rate R] [--connections C] [--bus kafka]
+//     --bus kafka       the Kafka bus: on KAFKA_BROKERS (topics must exist), else on a local one-node
+//                       broker from tools/kafka (Java + scripts/install-kafka.sh), whose JVM's CPU is
+//                       counted per run too (from /proc)
+//     --runs N          deliveries in total (default 3000)
+//     --workflows N     spread over N workflows of one owner (default 1)
+//     --http-latency MS an HTTP Request node to a loopback endpoint answering after MS (default: none)
+//     --rate R          send at R deliveries/s (default: as fast as C connections go)
+//     --connections C   concurrent senders (default 64)
+//   DATABASE_URL=postgres://... for Postgres (a fresh database), else PGlite in memory.
+//
+// Prints runs/s (first accept to last run finished), p50/p99 from accepted (the 200) to the run's
+// finished_at, CPU per run of this process (all services) and of Postgres (from /proc, so other load
+// on the machine does not count), the load average, and the issue 11 targets. The senders run in a
+// child process (as a real sender would be elsewhere); their CPU is printed apart.
+import { fork } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { createEmbeddedBus } from '@flowdesk/bus';
+import { parseArgs } from 'node:util';
+import { createEmbeddedBus, createKafkaBus, ensureKafkaTopics, type EventBus } from '@flowdesk/bus';
+import { startLocalKafka, type LocalKafka } from '@flowdesk/bus/testing';
+import { TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
 import { createTestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, signInternalToken } from '@flowdesk/service-kit';
 import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
-import { buildApp as buildEngine, createGuardedHttpClient, workspaceClient } from '@flowdesk/workflow-engine';
+import { buildApp as buildEngine, createGuardedHttpClient, migrateEngine, SsrfPolicy, workspaceClient } from '@flowdesk/workflow-engine';
 import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
 
-const N = Number(process.argv[2] ?? 500);
+interface SendJob {
+  url: string;
+  deliveries: { path: string; secret: string }[];
+  count: number;
+  rate?: number;
+  connections: number;
+}
+
+// The sender child: keep-alive undici Pool, C concurrent senders, answers the epoch ms of each 200.
+if (process.argv[2] === 'sender') {
+  const { Pool } = await import('undici');
+  process.once('message', async (job: SendJob) => {
+    const pool = new Pool(job.url, { connections: job.connections, pipelining: 1, keepAliveTimeout: 30_000 });
+    const acceptedAt: number[] = new Array(job.count);
+    const retries: Record<number, number> = {};
+    const startedEpoch = Date.now();
+    const cpu0 = process.cpuUsage();
+    let next = 0;
+    let error: string | undefined;
+    await Promise.all(
+      Array.from({ length: job.connections }, async () => {
+        while (next < job.count && !error) {
+          const n = next++;
+          if (job.rate) {
+            const wait = startedEpoch + (n * 1000) / job.rate - Date.now();
+            if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+          }
+          const d = job.deliveries[n % job.deliveries.length]!;
+          // As a real sender: a 429 or 5xx is retried after its Retry-After (at most 10 times).
+          for (let attempt = 1; ; attempt++) {
+            const res = await pool.request({ method: 'POST', path: d.path, headers: { 'content-type': 'application/json', 'x-webhook-secret': d.secret }, body: JSON.stringify({ n }) });
+            const text = await res.body.text();
+            if (res.statusCode === 200) break;
+            if ((res.statusCode !== 429 && res.statusCode < 500) || attempt >= 10) {
+              error = `delivery ${n}: ${res.statusCode} ${text}`;
+              break;
+            }
+            retries[res.statusCode] = (retries[res.statusCode] ?? 0) + 1;
+            await new Promise((r) => setTimeout(r, Math.min(5_000, 1000 * Number(res.headers['retry-after'] ?? 1))));
+          }
+          acceptedAt[n] = Date.now();
+        }
+      }),
+    );
+    const cpu = process.cpuUsage(cpu0);
+    await pool.close();
+    process.send!({ acceptedAt, error, retries, cpuMs: (cpu.user + cpu.system) / 1000 }, () => process.exit(0));
+  });
+  process.send!({ ready: true });
+  await new Promise(() => {});
+}
+
+const { values: args, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    runs: { type: 'string' },
+    workflows: { type: 'string', default: '1' },
+    'http-latency': { type: 'string' },
+    rate: { type: 'string' },
+    connections: { type: 'string', default: '64' },
+    'engine-concurrency': { type: 'string', default: '256' },
+    'workflow-concurrency': { type: 'string', default: '128' },
+    bus: { type: 'string', default: 'embedded' },
+  },
+});
+if (args.bus !== 'embedded' && args.bus !== 'kafka') throw new Error('--bus must be embedded or kafka');
+const N = Number(args.runs ?? positionals[0] ?? 3000);
+const WORKFLOWS = Number(args.workflows);
+const LATENCY = args['http-latency'] === undefined ? undefined : Number(args['http-latency']);
+const RATE = args.rate === undefined ? undefined : Number(args.rate);
+const CONNECTIONS = Number(args.connections);
+
+// ---- CPU from /proc: this process, and every process named postgres (the server and its backends).
+const TICK = 100; // USER_HZ
+function procCpuMs(pid: number | 'self'): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / TICK; // utime stime cutime cstime
+  } catch {
+    return 0;
+  }
+}
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') total += procCpuMs(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
 const keys = generateSigningKeys();
 const owner = randomUUID();
-// One token per caller for the whole run, as the services' token sources cache theirs (service-kit
-// userTokenSource / serviceTokenSource): signing a fresh one per call cost ~10% of this process's CPU.
 const tokens = new Map<string, string>();
 const token = (sub: string, azp: string, scope = 'mcp:read mcp:write') => {
   const id = `${sub} ${azp} ${scope}`;
@@ -24,70 +141,147 @@ const token = (sub: string, azp: string, scope = 'mcp:read mcp:write') => {
   return t;
 };
 
+// The slow endpoint of the HTTP Request node.
+let endpoint: http.Server | undefined;
+let endpointUrl = '';
+if (LATENCY !== undefined) {
+  endpoint = http.createServer((req, res) => {
+    req.resume();
+    setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'), LATENCY);
+  });
+  endpoint.keepAliveTimeout = 30_000;
+  await new Promise<void>((r) => endpoint!.listen(0, '127.0.0.1', r));
+  endpointUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
+}
+
 const db = await createTestDatabase();
 await migrateWorkspace(db.db);
-const bus = await createEmbeddedBus(db.db, { pollIntervalMs: 20 });
-const api = await buildWorkspaceApi({ db: db.db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: 'http://bench', logLevel: 'silent' });
+await migrateEngine(db.db);
+let kafka: LocalKafka | undefined;
+let bus: EventBus;
+let brokersLabel = '';
+if (args.bus === 'kafka') {
+  let brokers = process.env.KAFKA_BROKERS?.split(',').filter(Boolean);
+  if (!brokers?.length) {
+    // One broker with the full JIT (as bench:webhook), the topics as the init job makes them.
+    kafka = await startLocalKafka({ heap: '768m', quickStart: false });
+    brokers = kafka.brokers;
+    await ensureKafkaTopics({ brokers }, [TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC].map((topic) => ({ topic, numPartitions: 12, replicationFactor: 1 })));
+  }
+  brokersLabel = kafka ? `Kafka (local broker ${brokers[0]})` : `Kafka (${brokers.join(',')})`;
+  bus = await createKafkaBus({ brokers, clientId: 'bench-e2e' });
+} else {
+  bus = await createEmbeddedBus(db.db, { pollIntervalMs: 20 });
+}
+/** CPU of the local broker's JVM(s), from /proc (0 for brokers this process did not start). */
+const brokerCpuMs = () => (kafka?.nodes ?? []).reduce((a, n) => a + (n.pid ? procCpuMs(n.pid) : 0), 0);
+const api = await buildWorkspaceApi({ db: db.db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: 'http://bench', logLevel: 'silent', events: bus });
 const apiUrl = await listen(api, 0);
 const ingest = await buildWebhookIngest({
   bus,
   directory: workspaceApiDirectory({ workspaceApiUrl: apiUrl, token: async () => token('svc:webhook-ingest', 'webhook-ingest', 'internal') }),
   rateLimit: { perSecond: 1e9, burst: 1e9 },
-  logLevel: 'silent',
+  logLevel: process.env.BENCH_LOG_LEVEL ?? 'silent',
+  // As in production (main.ts): triggers cached until a workflow.changed event evicts them.
+  definitionEvents: { groupId: 'webhook-ingest.definitions.bench' },
 });
 const ingestUrl = await listen(ingest, 0);
-const http = createGuardedHttpClient();
-const engine = await buildEngine({ bus, http, workspace: workspaceClient({ workspaceApiUrl: apiUrl, userToken: async (sub) => token(sub, 'workflow-engine') }), concurrency: 16, logLevel: 'silent' });
+const engineHttp = createGuardedHttpClient(LATENCY === undefined ? {} : { policy: SsrfPolicy.fromEnv({ SSRF_ALLOWLIST: new URL(endpointUrl).host }) });
+const workspace = workspaceClient({
+  workspaceApiUrl: apiUrl,
+  userToken: async (sub) => token(sub, 'workflow-engine'),
+  serviceToken: async () => token('svc:workflow-engine', 'workflow-engine', 'internal'),
+});
+const engine = await buildEngine({
+  bus,
+  db: db.db,
+  jwtPublicKeyPem: keys.publicKeyPem,
+  http: engineHttp,
+  workspace,
+  concurrency: Number(args['engine-concurrency']),
+  workflowConcurrency: Number(args['workflow-concurrency']),
+  logLevel: 'silent',
+});
 await listen(engine, 0);
 
 const asOwner = async (method: string, path: string, body?: unknown) =>
   (await (await fetch(`${apiUrl}${path}`, { method, headers: { authorization: `Bearer ${token(owner, 'bench')}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })).json()) as any;
-const wf = await asOwner('POST', '/api/v1/workflows', {
-  name: 'bench',
-  triggerType: 'webhook',
-  active: true,
-  graph: {
-    nodes: [
-      { id: 'c', type: 'condition', params: { left: '{{trigger.n}}', operator: 'exists' } },
-      { id: 't', type: 'create_task', params: { title: 'order {{trigger.n}}' } },
-    ],
-    edges: [{ from: 'trigger', to: 'c' }, { from: 'c', to: 't', branch: 'true' }],
-  },
-});
+const nodes: unknown[] = [{ id: 'c', type: 'condition', params: { left: '{{trigger.n}}', operator: 'exists' } }];
+const edges: unknown[] = [{ from: 'trigger', to: 'c' }];
+if (LATENCY !== undefined) {
+  nodes.push({ id: 'h', type: 'http_request', params: { method: 'POST', url: `${endpointUrl}/hook`, body: { n: '{{trigger.n}}' } } });
+  edges.push({ from: 'c', to: 'h', branch: 'true' }, { from: 'h', to: 't' });
+} else {
+  edges.push({ from: 'c', to: 't', branch: 'true' });
+}
+nodes.push({ id: 't', type: 'create_task', params: { title: 'order {{trigger.n}}' } });
+const workflows: { id: string; webhookSecret: string }[] = [];
+for (let i = 0; i < WORKFLOWS; i++) workflows.push(await asOwner('POST', '/api/v1/workflows', { name: `bench ${i}`, triggerType: 'webhook', active: true, graph: { nodes, edges } }));
 
+// Warm-up: one delivery per workflow (definition caches, connections), not measured.
+const deliver = async (wf: { id: string; webhookSecret: string }, n: number) => {
+  const res = await fetch(`${ingestUrl}/functions/v1/webhook-trigger/${wf.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-webhook-secret': wf.webhookSecret }, body: JSON.stringify({ n }) });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`delivery ${n}: ${res.status} ${text}`);
+};
+const finishedCount = async () => Number((await db.db.exec(`SELECT count(*)::int AS n FROM "engine"."run" WHERE status IN ('succeeded', 'failed', 'skipped')`)).rows[0]!.n);
+await Promise.all(workflows.map((wf, i) => deliver(wf, -1 - i)));
+while ((await finishedCount()) < WORKFLOWS) await new Promise((r) => setTimeout(r, 50));
+
+const sender = fork(fileURLToPath(import.meta.url), ['sender'], { execArgv: ['--conditions=source', '--import', 'tsx'] });
+await new Promise((r) => sender.once('message', r));
+const load0 = loadavg()[0]!;
+const cpu0 = { self: process.cpuUsage(), pg: postgresCpuMs(), broker: brokerCpuMs() };
 const started = performance.now();
-let next = 0;
-await Promise.all(
-  Array.from({ length: 16 }, async () => {
-    while (next < N) {
-      const n = next++;
-      const res = await fetch(`${ingestUrl}/functions/v1/webhook-trigger/${wf.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-webhook-secret': wf.webhookSecret }, body: JSON.stringify({ n }) });
-      await res.arrayBuffer();
-      if (res.status !== 200) throw new Error(`delivery ${n}: ${res.status}`);
-    }
-  }),
-);
-const acceptedAt = performance.now();
-for (;;) {
-  const overview = await asOwner('GET', '/api/v1/overview');
-  if (overview.workflows.runsLast24h >= N) {
-    const runs = await asOwner('GET', `/api/v1/workflow-runs?status=succeeded&limit=1`);
-    if (runs.items.length) break;
-  }
-  await new Promise((r) => setTimeout(r, 100));
-}
-// runsLast24h counts runs that were claimed; wait until all of them have finished.
-for (;;) {
-  const tasks = await asOwner('GET', '/api/v1/overview');
-  if (tasks.tasks.open >= N) break;
-  await new Promise((r) => setTimeout(r, 100));
-}
+const sent = new Promise<{ acceptedAt: number[]; error?: string; retries: Record<number, number>; cpuMs: number }>((r) => sender.once('message', r));
+sender.send({
+  url: ingestUrl,
+  deliveries: workflows.map((wf) => ({ path: `/functions/v1/webhook-trigger/${wf.id}`, secret: wf.webhookSecret })),
+  count: N,
+  rate: RATE,
+  connections: CONNECTIONS,
+} satisfies SendJob);
+const { acceptedAt, error: sendError, retries, cpuMs: senderCpuMs } = await sent;
+if (sendError) throw new Error(sendError);
+const acceptDone = performance.now();
+while ((await finishedCount()) < N + WORKFLOWS) await new Promise((r) => setTimeout(r, 50));
 const done = performance.now();
-console.log(`e2e on ${db.db.kind}: ${N} webhooks accepted in ${((acceptedAt - started) / 1000).toFixed(1)} s; ${N} runs recorded in ${((done - started) / 1000).toFixed(1)} s`);
-console.log(`${(N / ((done - started) / 1000)).toFixed(0)} completed runs/s (first accept to last run)`);
+const cpuSelf = process.cpuUsage(cpu0.self);
+const cpuPg = postgresCpuMs() - cpu0.pg;
+const cpuBroker = brokerCpuMs() - cpu0.broker;
+
+const { rows } = await db.db.exec(`SELECT (trigger_payload->>'n')::int AS n, status, finished_at FROM "engine"."run" WHERE (trigger_payload->>'n')::int >= 0`);
+const latencies = rows.map((r) => new Date(r.finished_at as string).getTime() - acceptedAt[Number(r.n)]!).sort((a, b) => a - b);
+const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!;
+const failed = rows.filter((r) => r.status !== 'succeeded').length;
+const errors = await db.db.exec(`SELECT error, count(*)::int AS n FROM "engine"."run" WHERE status <> 'succeeded' GROUP BY error ORDER BY n DESC LIMIT 3`);
+const tasks = (await asOwner('GET', '/api/v1/overview')).tasks.open as number;
+const seconds = (done - started) / 1000;
+const runsPerSecond = N / seconds;
+
+console.log(`bench:e2e on ${db.db.kind}${kafka || brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries over ${WORKFLOWS} workflow(s)${LATENCY === undefined ? '' : `, HTTP Request node waiting ${LATENCY} ms`}${RATE ? `, sent at ${RATE}/s` : `, ${CONNECTIONS} senders`}`);
+console.log(`  accepted in ${((acceptDone - started) / 1000).toFixed(2)} s; all runs finished in ${seconds.toFixed(2)} s; ${failed} not succeeded; ${tasks} tasks`);
+for (const e of errors.rows) console.log(`  not succeeded: ${e.n} × ${String(e.error).slice(0, 200)}`);
+if (Object.keys(retries).length) console.log(`  deliveries retried by the senders (status: count): ${JSON.stringify(retries)}`);
+console.log(`  ${runsPerSecond.toFixed(0)} runs/s (first accept to last run finished)`);
+console.log(`  accepted → finished: p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies[latencies.length - 1]} ms`);
+console.log(`  CPU per run: services (this process) ${((cpuSelf.user + cpuSelf.system) / 1000 / N).toFixed(2)} ms, Postgres ${db.db.kind === 'postgres' ? `${(cpuPg / N).toFixed(2)} ms` : 'n/a (PGlite runs in this process)'}${args.bus === 'kafka' ? `, Kafka broker ${kafka ? `${(cpuBroker / N).toFixed(2)} ms` : 'n/a (brokers not started here)'}` : ''}; senders (child) ${(senderCpuMs / N).toFixed(2)} ms`);
+console.log(`  load average (1 min) at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} (2 cores)`);
+const targets =
+  LATENCY !== undefined
+    ? [`one workflow, HTTP node 200 ms: ≥ 500 runs/s → ${runsPerSecond >= 500 ? 'met' : 'NOT met'}${WORKFLOWS === 1 && LATENCY === 200 ? '' : ' (target is for 1 workflow, 200 ms)'}`]
+    : WORKFLOWS === 1
+      ? [`one workflow: ≥ 1,000 runs/s → ${runsPerSecond >= 1000 ? 'met' : 'NOT met'}`]
+      : [`${WORKFLOWS} workflows: ≥ 2,000 runs/s (target for 100) → ${runsPerSecond >= 2000 ? 'met' : 'NOT met'}`];
+if (RATE) targets.push(`p99 accepted → finished ≤ 250 ms at ${RATE}/s (target at 500/s) → ${pct(99) <= 250 ? 'met' : 'NOT met'}`);
+console.log(`  targets (Postgres, 2 cores): ${targets.join('; ')}`);
+
 await engine.close();
 await ingest.close();
 await bus.close();
-await http.close();
+await engineHttp.close();
+await workspace.close();
 await api.close();
+endpoint?.close();
 await db.close();
+await kafka?.stop();

@@ -1,6 +1,8 @@
 // Webhook endpoint throughput against a bare fastify route, in one run, over loopback, with the
 // durable hand-over on (the embedded bus commits every event before the 200).
 //   npm run bench:webhook            (DATABASE_URL=postgres://... for Postgres; default PGlite)
+//   npm run bench:webhook -- --bus kafka   (a real local broker from tools/kafka: every 200 after
+//                                          acks=all; needs Java and scripts/install-kafka.sh)
 // BENCH_SECONDS per measurement (5), BENCH_ROUNDS (3), BENCH_CONNECTIONS (32), BENCH_LOG_LEVEL
 // (silent; e.g. info to include the service's per-request log lines, written to /dev/null).
 //
@@ -12,7 +14,10 @@ import autocannon from 'autocannon';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { openSync, writeSync } from 'node:fs';
 import Fastify from 'fastify';
-import { createEmbeddedBus } from '@flowdesk/bus';
+import { parseArgs } from 'node:util';
+import { createEmbeddedBus, createKafkaBus, ensureKafkaTopics, type EventBus } from '@flowdesk/bus';
+import { startLocalKafka, type LocalKafka } from '@flowdesk/bus/testing';
+import { TRIGGER_TOPIC } from '@flowdesk/contracts';
 import { createTestDatabase } from '@flowdesk/db';
 import { listen } from '@flowdesk/service-kit';
 import { buildApp as buildWebhookIngest } from '@flowdesk/webhook-ingest';
@@ -23,8 +28,19 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const logLevel = process.env.BENCH_LOG_LEVEL ?? 'silent';
 
 const devNull = openSync('/dev/null', 'w');
+const { values: args } = parseArgs({ options: { bus: { type: 'string', default: 'embedded' } } });
+if (args.bus !== 'embedded' && args.bus !== 'kafka') throw new Error('--bus must be embedded or kafka');
 const db = await createTestDatabase();
-const bus = await createEmbeddedBus(db.db);
+let kafka: LocalKafka | undefined;
+let bus: EventBus;
+if (args.bus === 'kafka') {
+  // One broker with the full JIT; the trigger topic as the init job makes it (12 partitions).
+  kafka = await startLocalKafka({ heap: '768m', quickStart: false });
+  await ensureKafkaTopics({ brokers: kafka.brokers }, [{ topic: TRIGGER_TOPIC, numPartitions: 12, replicationFactor: 1 }]);
+  bus = await createKafkaBus({ brokers: kafka.brokers, clientId: 'bench' });
+} else {
+  bus = await createEmbeddedBus(db.db);
+}
 const workflowId = randomUUID();
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const ingest = await buildWebhookIngest({
@@ -66,7 +82,7 @@ await load(webhookTarget, 1);
 
 const bares: Result[] = [];
 const webhooks: Result[] = [];
-console.log(`webhook-ingest on ${db.db.kind}, ${connections} connections, ${rounds} rounds of ${seconds} s each, log level ${logLevel}`);
+console.log(`webhook-ingest on ${kafka ? `Kafka (local broker ${kafka.brokers[0]})` : db.db.kind}, ${connections} connections, ${rounds} rounds of ${seconds} s each, log level ${logLevel}`);
 for (let round = 1; round <= rounds; round++) {
   if (round % 2 === 1) {
     bares.push(await load(bareTarget, seconds));
@@ -87,4 +103,5 @@ console.log(`ratio ${median(bares.map((b, i) => webhooks[i]!.rps / b.rps)).toFix
 await ingest.close();
 await bare.close();
 await bus.close();
+await kafka?.stop();
 await db.close();

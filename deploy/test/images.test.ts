@@ -128,8 +128,8 @@ for (const svc of SERVICES) {
     test('build tree: what compiling needs, plus workspaces only tests use (never copied to the image)', () => {
       const workspaces = listWorkspaces(path.join(pruned.get(svc)!, 'build/json'));
       for (const dir of production) assert.ok(workspaces.includes(dir), `build tree lacks ${dir}`);
-      if (svc === 'mcp-gateway') {
-        // The gateway's tests import auth and workspace-api: in the build tree, not in the runtime tree.
+      if (svc === 'mcp-gateway' || svc === 'console') {
+        // Their tests import auth and workspace-api: in the build tree, not in the runtime tree.
         assert.ok(workspaces.includes('services/auth') && workspaces.includes('services/workspace-api'));
       } else {
         for (const other of SERVICES.filter((s) => s !== svc)) assert.ok(!workspaces.includes(`services/${other}`), `build tree carries services/${other}`);

@@ -15,7 +15,7 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { dlqTopicOf } from '@flowdesk/bus';
-import { CREDENTIAL_REVOKED_TOPIC, TRIGGER_TOPIC } from '@flowdesk/contracts';
+import { CREDENTIAL_REVOKED_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
 import { MIGRATING_SERVICES, REPO, SERVICES, defaultPort, type ServiceName } from './k8s-support/repo.ts';
 import { K8S_DIR, kubectlProblem, render, run, selects, type K8sObject } from './k8s-support/render.ts';
 
@@ -43,12 +43,11 @@ const VALIDATORS: Record<string, (o: K8sObject) => void> = {
 };
 
 /** Public prefixes of the embedded start that the Ingress leaves out on purpose (ingress.yaml says why). */
-const NOT_PUBLIC_IN_CLUSTER: Record<string, string> = {
-  '/api/': 'workspace-api accepts only internal JWTs; its callers are services, and the NetworkPolicy keeps the ingress controller away from it',
-};
+const NOT_PUBLIC_IN_CLUSTER: Record<string, string> = {};
 
 const SIGNING_SECRET = 'flowdesk-internal-jwt-signing';
 const WEBHOOK_KEY_SECRET = 'flowdesk-webhook-secret-key';
+const CREDENTIALS_KEY_SECRET = 'flowdesk-credentials-key';
 const SERVICE_CLIENTS_SECRET = 'flowdesk-service-clients';
 
 const problem = kubectlProblem();
@@ -145,7 +144,9 @@ for (const target of TARGETS) {
         const s = objects().find((o) => o.kind === 'Service' && o.metadata.name === svc);
         assert.ok(s, `no Service ${svc}`);
         assert.ok(selects({ matchLabels: s.spec.selector }, labels), 'Service selects other pods');
-        assert.ok(s.spec.ports.every((p: Json) => portNumber(c, p.targetPort ?? p.port) === port), 'Service targets another port');
+        // Besides the metrics port (METRICS_PORT's default, 9464: deploy/k8s/monitoring scrapes it).
+        assert.ok(s.spec.ports.filter((p: Json) => p.name !== 'metrics').every((p: Json) => portNumber(c, p.targetPort ?? p.port) === port), 'Service targets another port');
+        assert.equal(portNumber(c, s.spec.ports.find((p: Json) => p.name === 'metrics')?.targetPort), 9464, 'no metrics port on the Service');
 
         const hpa = objects().find((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name === svc);
         assert.ok(hpa, `no HPA for ${svc}`);
@@ -208,6 +209,7 @@ for (const target of TARGETS) {
         const reads = (secret: string) => refs.some((r) => baseName(r.name, secret));
         assert.equal(reads(SIGNING_SECRET), object.kind === 'Deployment' && name === 'auth', `${object.kind} ${name} and the signing key`);
         assert.equal(reads(WEBHOOK_KEY_SECRET), object.kind === 'Deployment' && name === 'workspace-api', `${object.kind} ${name} and the webhook secret key`);
+        assert.equal(reads(CREDENTIALS_KEY_SECRET), object.kind === 'Deployment' && name === 'workflow-engine', `${object.kind} ${name} and the credentials key`);
         // A caller of auth holds its own client secret only (auth holds all, to check them).
         const clientKeys = refs.filter((r) => baseName(r.name, SERVICE_CLIENTS_SECRET)).map((r) => r.key);
         if (name !== 'auth') assert.ok(clientKeys.every((k) => k === name), `${name} reads client secrets ${clientKeys.join(', ')}`);
@@ -237,7 +239,7 @@ for (const target of TARGETS) {
       }
     });
 
-    test('NetworkPolicy: default deny; only mcp-gateway, workflow-engine and webhook-ingest reach workspace-api', () => {
+    test('NetworkPolicy: default deny; only mcp-gateway, the console, workflow-engine and webhook-ingest reach workspace-api', () => {
       const policies = objects().filter((o) => o.kind === 'NetworkPolicy');
       const deny = policies.find((p) => Object.keys(p.spec.podSelector ?? {}).length === 0 && !p.spec.ingress && !p.spec.egress);
       assert.ok(deny, 'no default-deny policy');
@@ -259,10 +261,10 @@ for (const target of TARGETS) {
         return who;
       };
       const labelsOf = (svc: ServiceName) => deployment(objects(), svc).spec.template.metadata.labels;
-      assert.deepEqual([...admitted(labelsOf('workspace-api'))].sort(), ['mcp-gateway', 'webhook-ingest', 'workflow-engine']);
-      assert.deepEqual([...admitted(labelsOf('workflow-engine'))], [], 'nothing calls the engine');
+      assert.deepEqual([...admitted(labelsOf('workspace-api'))].sort(), ['console', 'mcp-gateway', 'webhook-ingest', 'workflow-engine']);
+      assert.deepEqual([...admitted(labelsOf('workflow-engine'))].sort(), ['console', 'mcp-gateway'], 'the runs API: the public edge and the gateway');
       const authCallers = [...admitted(labelsOf('auth'))];
-      assert.deepEqual(authCallers.filter((w) => !w.startsWith('outside:')).sort(), ['mcp-gateway', 'webhook-ingest', 'workflow-engine']);
+      assert.deepEqual(authCallers.filter((w) => !w.startsWith('outside:')).sort(), ['console', 'mcp-gateway', 'webhook-ingest', 'workflow-engine']);
     });
 
     test('Ingress routes exactly the public paths of the embedded start (embedded/src/services.ts) to the same services', async () => {
@@ -286,7 +288,7 @@ for (const target of TARGETS) {
       if (target === 'overlays/prod') assert.ok(ingress.spec.tls?.length, 'prod Ingress without TLS');
     });
 
-    test('migration Job: workspace-api, auth, mcp-gateway in order, each its own image and migrate.js', () => {
+    test('migration Job: workspace-api, auth, mcp-gateway, workflow-engine in order, each its own image and migrate.js', () => {
       const jobs = objects().filter((o) => o.kind === 'Job');
       assert.equal(jobs.length, 1);
       const pod = jobs[0]!.spec.template.spec;
@@ -321,7 +323,7 @@ for (const target of TARGETS) {
     test('Kafka topics: every topic the code uses, with its dead-letter topic; the engine cannot outgrow its partitions', () => {
       const topics = objects().filter((o) => o.kind === 'KafkaTopic');
       const names = topics.map((t) => t.spec.topicName ?? t.metadata.name).sort();
-      assert.deepEqual(names, [TRIGGER_TOPIC, dlqTopicOf(TRIGGER_TOPIC), CREDENTIAL_REVOKED_TOPIC, dlqTopicOf(CREDENTIAL_REVOKED_TOPIC)].sort());
+      assert.deepEqual(names, [TRIGGER_TOPIC, dlqTopicOf(TRIGGER_TOPIC), CREDENTIAL_REVOKED_TOPIC, dlqTopicOf(CREDENTIAL_REVOKED_TOPIC), WORKFLOW_CHANGED_TOPIC, dlqTopicOf(WORKFLOW_CHANGED_TOPIC)].sort());
       for (const t of topics) {
         const minIsr = Number(t.spec.config?.['min.insync.replicas'] ?? 1);
         assert.ok(minIsr <= t.spec.replicas, `${t.metadata.name}: min.insync.replicas above replicas makes every acks=-1 publish fail`);
@@ -355,5 +357,7 @@ describe('deploy/k8s/overlays/dev generated example keys', { skip }, () => {
     assert.equal(derived.trim(), pub.data!.INTERNAL_JWT_PUBLIC_KEY!.trim());
     const webhookKey = objects.find((o) => o.kind === 'Secret' && baseName(o.metadata.name, WEBHOOK_KEY_SECRET))!;
     assert.equal(Buffer.from(Buffer.from(webhookKey.data!.WEBHOOK_SECRET_KEY!, 'base64').toString('utf8'), 'base64').length, 32);
+    const credentialsKey = objects.find((o) => o.kind === 'Secret' && baseName(o.metadata.name, CREDENTIALS_KEY_SECRET))!;
+    assert.equal(Buffer.from(Buffer.from(credentialsKey.data!.CREDENTIALS_KEY!, 'base64').toString('utf8'), 'base64').length, 32);
   });
 });

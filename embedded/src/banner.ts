@@ -2,6 +2,8 @@ import path from 'node:path';
 
 export interface BannerInfo {
   baseUrl: string;
+  /** The metrics listener (not behind the front). */
+  metricsUrl?: string;
   devFile: string;
   database: 'pglite' | 'postgres';
   dataDir: string;
@@ -15,12 +17,14 @@ export function banner(info: BannerInfo, cwd = process.cwd()): string {
   };
   const b = info.baseUrl;
   const rows: [string, string][] = [
-    ['Workspace API', `${b}/api/v1/`],
+    ['Console', `${b}/  (sign in, API keys, Connected Apps)`],
+    ['Public API', `${b}/api/v1/  (reference: ${b}/api/v1/docs)`],
     ['MCP server', `${b}/functions/v1/mcp-server-v2`],
     ['Webhook triggers', `${b}/functions/v1/webhook-trigger/<workflow_id>`],
     ['API keys', `${b}/auth/v1/api-keys  (npx flowdesk keys list)`],
     ['OAuth', `${b}/oauth/  and  ${b}/.well-known/`],
     ['Health', `${b}/healthz`],
+    ...(info.metricsUrl ? [['Metrics', `${info.metricsUrl}/metrics  (one service: ${info.metricsUrl}/metrics/<service>)`] as [string, string]] : []),
   ];
   return [
     '',

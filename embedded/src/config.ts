@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { busConfigFromEnv, type BusConfig } from '@flowdesk/bus';
 
 export interface EmbeddedConfig {
   /** Keys, the demo credentials and (on PGlite) the data live here. */
@@ -13,24 +14,36 @@ export interface EmbeddedConfig {
   logLevel: string;
   /** SSRF_ALLOWLIST: hosts/CIDRs the HTTP Request node may reach despite the SSRF guard. */
   ssrfAllowlist: string | undefined;
+  /** TRUST_PROXY: set when the embedded start sits behind another proxy (docs/configuration.md). */
+  trustProxy: string | undefined;
+  /**
+   * METRICS_PORT: the one metrics listener of the process (docs/observability.md). Default 9464, or
+   * 0 (a free one) when PORT is 0 (tests); a busy default falls back to a free port.
+   */
+  metricsPort: number;
+  /** KAFKA_BROKERS set: the services talk through that Kafka instead of the embedded bus. Default embedded. */
+  bus?: BusConfig;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): EmbeddedConfig {
   return {
     home: path.resolve(cwd, env.FLOWDESK_HOME || '.flowdesk'),
     port: parsePort(env.PORT, 8080),
+    metricsPort: parsePort(env.METRICS_PORT, env.PORT === '0' ? 0 : 9464, 'METRICS_PORT'),
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || undefined,
     publicBaseUrl: env.PUBLIC_BASE_URL ? env.PUBLIC_BASE_URL.replace(/\/+$/, '') : undefined,
     // Quiet by default so the banner stays readable; LOG_LEVEL=info shows every request.
     logLevel: env.LOG_LEVEL || 'warn',
     ssrfAllowlist: env.SSRF_ALLOWLIST || undefined,
+    trustProxy: env.TRUST_PROXY || undefined,
+    bus: busConfigFromEnv(env),
   };
 }
 
-function parsePort(value: string | undefined, fallback: number): number {
+function parsePort(value: string | undefined, fallback: number, name = 'PORT'): number {
   if (!value) return fallback;
   const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`PORT must be a port number, got "${value}"`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${name} must be a port number, got "${value}"`);
   return port;
 }

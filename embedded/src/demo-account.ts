@@ -39,6 +39,9 @@ export async function ensureDemoAccount(db: Database, home: string, proposedUser
     if (!user) {
       password ??= randomPassword();
       user = await createUser(prisma, { id: proposedUserId, email: DEMO_EMAIL, password });
+    } else if (user.disabled) {
+      // The owner disabled the demo account (docs/console.md): it stays so — no new password, no new keys.
+      return { userId: user.id, email: DEMO_EMAIL, password: password ?? '', readKey: stored('readKey') ?? '', writeKey: stored('writeKey') ?? '' };
     } else if (!password || !(await verifyPassword(prisma, DEMO_EMAIL, password))) {
       password = randomPassword();
       await setPassword(prisma, user.id, password);

@@ -20,7 +20,7 @@ interface KeysFile {
 }
 
 /** The services that call auth's introspection and token exchange. */
-export const SERVICE_CLIENT_IDS = ['mcp-gateway', 'webhook-ingest', 'workflow-engine'] as const;
+export const SERVICE_CLIENT_IDS = ['mcp-gateway', 'webhook-ingest', 'workflow-engine', 'console'] as const;
 
 const newServiceClients = (have: Record<string, string> = {}) =>
   Object.fromEntries(SERVICE_CLIENT_IDS.map((id) => [id, typeof have[id] === 'string' && have[id].length >= 32 ? have[id] : generateServiceSecret()]));

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { onShutdown } from '@flowdesk/service-kit';
+import { onShutdown, startTracing } from '@flowdesk/service-kit';
 import { banner } from './banner.ts';
 import { loadConfig, type EmbeddedConfig } from './config.ts';
 import { devFilePath } from './dev-file.ts';
@@ -18,11 +18,14 @@ try {
 } catch (err) {
   fail(err);
 }
+// Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (one resource, `flowdesk`, for all services).
+const tracing = startTracing({ serviceName: 'flowdesk' });
 const starting = startEmbedded(config);
 // Registered before the start finishes, so Ctrl+C during a slow first start still closes cleanly.
 onShutdown(async () => {
   const embedded = await starting.catch(() => undefined);
   await embedded?.close();
+  await tracing.shutdown();
   // The last line of a clean stop: everything closed, data flushed, the PGlite lock released.
   console.log('Flowdesk stopped.');
 });
@@ -30,7 +33,7 @@ onShutdown(async () => {
 try {
   const embedded = await starting;
   const database = config.databaseUrl ? 'postgres' : 'pglite';
-  console.log(banner({ baseUrl: embedded.baseUrl, devFile: devFilePath(config.home), database, dataDir: path.join(config.home, 'pglite') }));
+  console.log(banner({ baseUrl: embedded.baseUrl, metricsUrl: embedded.metricsUrl, devFile: devFilePath(config.home), database, dataDir: path.join(config.home, 'pglite') }));
 } catch (err) {
   fail(err, (err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? ` (set PORT to use another port than ${config.port})` : '');
 }

@@ -1,3 +1,4 @@
+import { BlockList, isIP } from 'node:net';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import type { Logger } from './log.ts';
 import { resolve, type Route } from './routing.ts';
@@ -11,6 +12,56 @@ export interface ProxyOptions {
   log: Logger;
   /** How long the front `/healthz` waits for each backend. */
   healthTimeoutMs?: number;
+  /** Which proxies in front of this one to believe (TRUST_PROXY); default none: the peer is the client. */
+  trustProxy?: FrontTrust;
+}
+
+/** TRUST_PROXY as the front applies it: a hop count, or the addresses/CIDRs of trusted proxies. */
+export type FrontTrust = { hops: number } | { trusted: BlockList } | undefined;
+
+const NAMED: Record<string, string[]> = {
+  loopback: ['127.0.0.0/8', '::1/128'],
+  linklocal: ['169.254.0.0/16', 'fe80::/10'],
+  uniquelocal: ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'],
+};
+
+export function parseFrontTrust(value: string | undefined): FrontTrust {
+  const text = (value ?? '').trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return { hops: Number(text) };
+  const trusted = new BlockList();
+  for (const entry of text.split(',').map((e) => e.trim()).filter(Boolean)) {
+    for (const item of NAMED[entry] ?? [entry]) {
+      const [address, bits] = item.split('/');
+      const type = isIP(address ?? '') === 6 ? 'ipv6' : isIP(address ?? '') === 4 ? 'ipv4' : undefined;
+      if (!type) throw new Error(`TRUST_PROXY: "${entry}" is not an address, a CIDR or a hop count`);
+      if (bits === undefined) trusted.addAddress(address!, type);
+      else trusted.addSubnet(address!, Number(bits), type);
+    }
+  }
+  return { trusted };
+}
+
+const plain = (address: string) => (address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address);
+
+/**
+ * The client's address as the front sees it: the TCP peer, unless TRUST_PROXY names the proxies in
+ * front of us, in which case X-Forwarded-For is walked from the right past the trusted ones (the
+ * same rule as fastify's trustProxy). Whatever else a caller wrote into X-Forwarded-For is ignored.
+ */
+export function clientAddress(req: IncomingMessage, trust: FrontTrust): string {
+  const peer = plain(req.socket.remoteAddress ?? '');
+  if (!trust) return peer;
+  const forwarded = String(req.headers['x-forwarded-for'] ?? '')
+    .split(',')
+    .map((a) => plain(a.trim()))
+    .filter(Boolean)
+    .reverse();
+  const chain = [peer, ...forwarded];
+  if ('hops' in trust) return chain[Math.min(trust.hops, chain.length - 1)]!;
+  let i = 0;
+  while (i < chain.length - 1 && isIP(chain[i]!) && trust.trusted.check(chain[i]!, isIP(chain[i]!) === 6 ? 'ipv6' : 'ipv4')) i++;
+  return chain[i]!;
 }
 
 // Meaningful for one connection only; forwarding them would corrupt the next hop's framing.
@@ -32,7 +83,7 @@ export function createProxy(options: ProxyOptions): http.Server {
     } else {
       const base = options.target(dest.service);
       if (!base) sendError(res, 502, 'unavailable', `${dest.service} is not running`);
-      else forward(req, res, { agent, base, path: dest.path, service: dest.service, prefix: dest.strippedPrefix, log: options.log });
+      else forward(req, res, { agent, base, path: dest.path, service: dest.service, prefix: dest.strippedPrefix, log: options.log, client: clientAddress(req, options.trustProxy) });
     }
   });
   server.on('close', () => agent.destroy());
@@ -46,6 +97,8 @@ interface Hop {
   service: string;
   prefix: string | undefined;
   log: Logger;
+  /** The client's address (clientAddress). */
+  client: string;
 }
 
 function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
@@ -56,7 +109,7 @@ function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
     port: target.port,
     method: req.method,
     path: hop.path,
-    headers: forwardedHeaders(req, hop.prefix),
+    headers: forwardedHeaders(req, hop.prefix, hop.client),
     agent: hop.agent,
   });
   upstream.on('response', (answer) => {
@@ -82,11 +135,12 @@ function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
   req.pipe(upstream);
 }
 
-function forwardedHeaders(req: IncomingMessage, strippedPrefix: string | undefined): OutgoingHttpHeaders {
+function forwardedHeaders(req: IncomingMessage, strippedPrefix: string | undefined, client: string): OutgoingHttpHeaders {
   const headers: OutgoingHttpHeaders = withoutHopByHop(req.headers);
-  const client = req.socket.remoteAddress ?? '';
-  const prior = req.headers['x-forwarded-for'];
-  headers['x-forwarded-for'] = prior ? `${String(prior)}, ${client}` : client;
+  // Replaced, never appended to: the backends trust the front (loopback), so whatever a caller wrote
+  // into X-Forwarded-For would otherwise become their idea of the client's address (login
+  // throttling is per address). One entry: the address the front determined.
+  headers['x-forwarded-for'] = client;
   // What this hop saw, not what the client claims: the front is the edge of the embedded start.
   headers['x-forwarded-proto'] = 'http';
   if (req.headers.host) headers['x-forwarded-host'] = req.headers.host;

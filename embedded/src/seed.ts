@@ -1,8 +1,8 @@
 export const WELCOME_PROJECT = 'Welcome to Flowdesk';
 
 interface Api {
-  /** Where this process reaches the front. */
-  localUrl: string;
+  /** workspace-api's own loopback URL: the seed holds an internal token, which only workspace-api takes (the public /api/v1 edge does not). */
+  workspaceApiUrl: string;
   /** The URL people use, for the links in the task notes. */
   publicBaseUrl: string;
   token: string;
@@ -29,12 +29,12 @@ function welcomeTasks(base: string) {
 }
 
 /**
- * The demo user's welcome project and its three tasks, through the public workspace API. Safe to
+ * The demo user's welcome project and its three tasks, through workspace-api's API. Safe to
  * repeat after a partial failure: it only adds what is missing.
  */
 export async function seedWelcome(api: Api): Promise<{ projectId: string }> {
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${api.localUrl}/api/v1${path}`, {
+    const res = await fetch(`${api.workspaceApiUrl}/api/v1${path}`, {
       method,
       headers: { authorization: `Bearer ${api.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),

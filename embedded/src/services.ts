@@ -1,3 +1,4 @@
+import { hkdfSync } from 'node:crypto';
 import type { EventBus } from '@flowdesk/bus';
 import type { Database } from '@flowdesk/db';
 import { listen, serviceTokenSource, userTokenSource, type Service } from '@flowdesk/service-kit';
@@ -6,15 +7,19 @@ import { buildApp as buildAuth } from '@flowdesk/auth';
 import { buildApp as buildMcpGateway, withInProcessRevocations } from '@flowdesk/mcp-gateway';
 import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
 import { buildApp as buildWorkflowEngine, createGuardedHttpClient, SsrfPolicy, workspaceClient } from '@flowdesk/workflow-engine';
+import { buildApp as buildConsole } from '@flowdesk/console';
 import type { EmbeddedKeys } from './keys.ts';
 import type { Route } from './routing.ts';
 
-export const SERVICE_NAMES = ['workspace-api', 'auth', 'mcp-gateway', 'webhook-ingest', 'workflow-engine'] as const;
+// Start order: each service after the ones it calls (the gateway and the console read runs from the engine).
+export const SERVICE_NAMES = ['workspace-api', 'auth', 'workflow-engine', 'mcp-gateway', 'webhook-ingest', 'console'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /** The same prefixes the Kubernetes ingress routes; keep the two in step. */
 export const PUBLIC_ROUTES: readonly Route[] = [
-  { prefix: '/api/', service: 'workspace-api' },
+  // The public API edge (docs/console.md): sessions and users' credentials in, internal tokens out.
+  // workspace-api itself is internal only (it accepts nothing but internal tokens).
+  { prefix: '/api/v1', service: 'console' },
   { prefix: '/functions/v1/mcp-server-v2', service: 'mcp-gateway' },
   { prefix: '/functions/v1/webhook-trigger/', service: 'webhook-ingest' },
   // RFC 9728 metadata of the MCP endpoint; the longer prefix wins over /.well-known/ (routing.ts).
@@ -23,6 +28,8 @@ export const PUBLIC_ROUTES: readonly Route[] = [
   { prefix: '/oauth/', service: 'auth' },
   // Key management and Connected Apps, called with the user's own key. Nothing under /internal/ is public.
   { prefix: '/auth/', service: 'auth' },
+  // The web console: every path no other prefix takes (the shortest prefix, so the last choice).
+  { prefix: '/', service: 'console' },
 ];
 
 export interface ServiceDeps {
@@ -70,7 +77,15 @@ const revocationBus = (bus: EventBus): EventBus => {
 
 const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Promise<Service>> = {
   'workspace-api': (d) =>
-    buildWorkspaceApi({ db: d.db, jwtPublicKeyPem: d.keys.signing.publicKeyPem, webhookSecretKey: d.keys.webhookSecretKey, publicBaseUrl: d.publicBaseUrl, logLevel: d.logLevel }),
+    buildWorkspaceApi({
+      db: d.db,
+      jwtPublicKeyPem: d.keys.signing.publicKeyPem,
+      webhookSecretKey: d.keys.webhookSecretKey,
+      publicBaseUrl: d.publicBaseUrl,
+      logLevel: d.logLevel,
+      // workflow.changed events, through its outbox, for the caches of ingest and the engine.
+      events: d.bus,
+    }),
   auth: (d) =>
     buildAuth({ db: d.db, signingKeys: d.keys.signing, serviceClients: d.keys.serviceClients, publicBaseUrl: d.publicBaseUrl, logLevel: d.logLevel, events: revocationBus(d.bus) }),
   'mcp-gateway': (d, started) =>
@@ -80,6 +95,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       authUrl: urlOf(started, 'auth'),
       serviceClientSecret: d.keys.serviceClients['mcp-gateway'] ?? '',
       workspaceApiUrl: urlOf(started, 'workspace-api'),
+      engineUrl: urlOf(started, 'workflow-engine'),
       logLevel: d.logLevel,
       // Revocation events from auth, so a revoked credential's cached introspection dies at once.
       bus: revocationBus(d.bus),
@@ -88,19 +104,36 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
     buildWebhookIngest({
       bus: d.bus,
       directory: workspaceApiDirectory({ workspaceApiUrl: urlOf(started, 'workspace-api'), token: serviceTokenSource(tokenOptions(d, started, 'webhook-ingest')) }),
+      definitionEvents: { groupId: 'webhook-ingest.definitions' },
       logLevel: d.logLevel,
     }),
   'workflow-engine': async (d, started) => {
     const http = createGuardedHttpClient({ policy: SsrfPolicy.fromEnv({ SSRF_ALLOWLIST: d.ssrfAllowlist }) });
-    const app = await buildWorkflowEngine({
-      bus: d.bus,
-      http,
-      workspace: workspaceClient({ workspaceApiUrl: urlOf(started, 'workspace-api'), userToken: userTokenSource(tokenOptions(d, started, 'workflow-engine')) }),
-      logLevel: d.logLevel,
+    const workspace = workspaceClient({
+      workspaceApiUrl: urlOf(started, 'workspace-api'),
+      userToken: userTokenSource(tokenOptions(d, started, 'workflow-engine')),
+      serviceToken: serviceTokenSource(tokenOptions(d, started, 'workflow-engine')),
     });
-    app.addHook('onClose', () => http.close());
+    // The credentials key is derived from the stored secret key (HKDF, its own label): one key file,
+    // and the webhook secrets' key itself is never used for another purpose (docs/credentials.md).
+    const credentialsKey = { key: Buffer.from(hkdfSync('sha256', d.keys.webhookSecretKey, Buffer.alloc(0), 'flowdesk credentials v1', 32)), keyId: 'e1' };
+    const app = await buildWorkflowEngine({ bus: d.bus, db: d.db, jwtPublicKeyPem: d.keys.signing.publicKeyPem, http, workspace, credentialsKey, logLevel: d.logLevel });
+    app.addHook('onClose', async () => {
+      await http.close();
+      await workspace.close();
+    });
     return app;
   },
+  console: (d, started) =>
+    buildConsole({
+      publicBaseUrl: d.publicBaseUrl,
+      authUrl: urlOf(started, 'auth'),
+      serviceClientSecret: d.keys.serviceClients.console ?? '',
+      workspaceApiUrl: urlOf(started, 'workspace-api'),
+      engineUrl: urlOf(started, 'workflow-engine'),
+      logLevel: d.logLevel,
+      bus: revocationBus(d.bus),
+    }),
 };
 
 /**

@@ -98,6 +98,9 @@ test('passes method, body, status and headers through, and adds x-forwarded-*', 
   assert.deepEqual(JSON.parse(res.body.body), { hello: 'world' });
   assert.equal(res.body.headers['x-custom'], 'kept');
   assert.equal(res.body.headers['x-forwarded-for'], '127.0.0.1');
+  // What a caller claims is replaced, not appended to: the front is the edge.
+  const claimed = await fetch(`${base}/api/items`, { headers: { 'x-forwarded-for': '6.6.6.6' } });
+  assert.equal(((await claimed.json()) as { headers: Record<string, string> }).headers['x-forwarded-for'], '127.0.0.1');
   assert.equal(res.body.headers['x-forwarded-proto'], 'http');
   assert.equal(res.body.headers['x-forwarded-host'], new URL(base).host);
 });

@@ -71,10 +71,13 @@ test('a second start on the same home keeps the user and keys and does not seed 
   );
   assert.equal((await fetch(`${second.baseUrl}/internal/anything`)).status, 404, 'nothing internal is public');
 
+  // The public API takes the user's key (the console edge exchanges it); an internal token, which
+  // only workspace-api accepts, means nothing at the public edge.
   const keys = JSON.parse(keysAfterFirst) as { signing: { privateKeyPem: string; kid: string } };
-  const token = signInternalToken(keys.signing, { sub: second.userId, aud: 'workspace-api', scope: 'mcp:read' });
+  const internal = signInternalToken(keys.signing, { sub: second.userId, aud: 'workspace-api', scope: 'mcp:read' });
+  assert.equal((await fetch(`${second.baseUrl}/api/v1/projects`, { headers: { authorization: `Bearer ${internal}` } })).status, 401);
   const get = async (p: string) => {
-    const res = await fetch(`${second.baseUrl}${p}`, { headers: { authorization: `Bearer ${token}` } });
+    const res = await fetch(`${second.baseUrl}${p}`, { headers: { authorization: `Bearer ${demo.readKey}` } });
     assert.equal(res.status, 200, p);
     return (await res.json()) as { items: { id: string; name: string; title: string }[] };
   };

@@ -8,7 +8,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
-import { signInternalToken } from '@flowdesk/service-kit';
 import { loadConfig } from '../src/config.ts';
 import { startEmbedded, type Embedded } from '../src/start.ts';
 
@@ -67,8 +66,8 @@ before(async () => {
     databaseUrl: database?.url,
   };
   flowdesk = await startEmbedded(config);
-  const keys = JSON.parse(await readFile(path.join(home, 'keys.json'), 'utf8'));
-  token = signInternalToken(keys.signing, { sub: flowdesk.userId, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'test' });
+  // The demo user's own Read + Write key, through the public API (/api/v1, the console's edge).
+  token = JSON.parse(await readFile(path.join(home, 'dev.json'), 'utf8')).writeKey;
 });
 
 after(async () => {

@@ -5,11 +5,11 @@ import { fileURLToPath } from 'node:url';
 /** Helpers shared by images.test.ts and manifests.test.ts: the repository as the source of truth. */
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-export const SERVICES = ['workspace-api', 'auth', 'mcp-gateway', 'webhook-ingest', 'workflow-engine'] as const;
+export const SERVICES = ['workspace-api', 'auth', 'mcp-gateway', 'webhook-ingest', 'workflow-engine', 'console'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 
 /** Services that own a Postgres schema and ship `node services/<svc>/dist/migrate.js`. */
-export const MIGRATING_SERVICES = ['workspace-api', 'auth', 'mcp-gateway'] as const;
+export const MIGRATING_SERVICES = ['workspace-api', 'auth', 'mcp-gateway', 'workflow-engine'] as const;
 
 /**
  * The port a service listens on when PORT is unset, read from its own code (main.ts, or config.ts

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApiKey, createPrismaClient, createUser } from '@flowdesk/auth';
-import { MCP_PATH } from '@flowdesk/contracts';
+import { Audience, MCP_PATH } from '@flowdesk/contracts';
 import { AuthClient } from '@flowdesk/mcp-gateway';
 import { openDatabase } from '@flowdesk/db';
 import type { Stack } from './stack.ts';
@@ -48,7 +48,7 @@ export async function createKeyViaApi(stack: Stack, apiKey: string, name: string
  * An internal token for workspace-api, obtained as the gateway obtains it — with the gateway's own
  * AuthClient: RFC 8693 exchange of the user's API key at auth, authenticated with its service secret.
  */
-export async function exchangeForWorkspaceToken(stack: Stack, apiKey: string): Promise<string> {
+export async function exchangeForWorkspaceToken(stack: Stack, apiKey: string, audience: string = Audience.workspaceApi): Promise<string> {
   const auth = new AuthClient({
     url: stack.url('auth'),
     clientId: 'mcp-gateway',
@@ -57,7 +57,7 @@ export async function exchangeForWorkspaceToken(stack: Stack, apiKey: string): P
     resource: `${stack.url('mcp-gateway')}${MCP_PATH}`,
   });
   try {
-    return await auth.internalToken(apiKey);
+    return await auth.internalToken(apiKey, audience);
   } finally {
     await auth.close();
   }
@@ -66,10 +66,15 @@ export async function exchangeForWorkspaceToken(stack: Stack, apiKey: string): P
 /** The workspace API as `apiKey`'s user (a fresh exchanged token per call would be wasteful: one per client). */
 export async function workspaceApi(stack: Stack, apiKey: string) {
   const token = await exchangeForWorkspaceToken(stack, apiKey);
+  // Runs are the engine's data (its own runs API, audience workflow-engine), as the console's edge routes them.
+  let engineToken: string | undefined;
+  const isRunsPath = (path: string) => /^\/api\/v1\/(workflow-runs\b|workflows\/[^/]+\/runs\b)/.test(path);
   return async function call<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const res = await fetch(`${stack.url('workspace-api')}${path}`, {
+    const toEngine = isRunsPath(path);
+    if (toEngine) engineToken ??= await exchangeForWorkspaceToken(stack, apiKey, Audience.workflowEngine);
+    const res = await fetch(`${stack.url(toEngine ? 'workflow-engine' : 'workspace-api')}${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${toEngine ? engineToken : token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: res.status, body: (await res.json().catch(() => undefined)) as T };
@@ -110,8 +115,13 @@ export async function waitForRuns(api: WorkspaceApi, workflowIds: string[], done
 }
 
 /** POSTs one webhook delivery to webhook-ingest. */
-export async function deliver(stack: Stack, workflowId: string, secret: string, body: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${stack.url('webhook-ingest')}/functions/v1/webhook-trigger/${workflowId}`, {
+export function deliver(stack: Stack, workflowId: string, secret: string, body: unknown): Promise<{ status: number; body: any }> {
+  return deliverTo(stack.url('webhook-ingest'), workflowId, secret, body);
+}
+
+/** POSTs one webhook delivery to the webhook-ingest process at `ingestUrl`. */
+export async function deliverTo(ingestUrl: string, workflowId: string, secret: string, body: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${ingestUrl}/functions/v1/webhook-trigger/${workflowId}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-webhook-secret': secret },
     body: JSON.stringify(body),

@@ -39,7 +39,9 @@ export function freePort(): Promise<number> {
 function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const keep = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ', 'SYSTEMROOT'];
   const base = Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
-  return { ...base, ...Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) } as NodeJS.ProcessEnv;
+  // Every process its own metrics port (0: any free one): in Kubernetes each pod has 9464 to itself,
+  // here several services share one host and the second to bind 9464 exited with EADDRINUSE.
+  return { ...base, METRICS_PORT: '0', ...Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) } as NodeJS.ProcessEnv;
 }
 
 export interface Exit {
@@ -114,15 +116,19 @@ export async function runMigrate(service: ServiceName, env: Record<string, strin
   return { code: exit.code, stdout: p.stdout, stderr: p.stderr };
 }
 
-/** Starts a service's dist/main.js on `port` and waits for its /readyz 200 (or its early death). */
-export async function startService(service: ServiceName, port: number, env: Record<string, string | undefined>, timeoutMs = 30_000): Promise<ServiceProcess> {
+/**
+ * Starts a service's dist/main.js on `port` and waits for its /readyz 200 (or its early death). The
+ * 180 s ceiling: on a two-core machine at load average 40 (other suites running), one migrate
+ * entrypoint took 20 s and workspace-api alone 26 s to be ready; six starting at once took over 90 s.
+ */
+export async function startService(service: ServiceName, port: number, env: Record<string, string | undefined>, timeoutMs = 180_000): Promise<ServiceProcess> {
   const url = `http://127.0.0.1:${port}`;
   const p = spawnNode(service, entrypoint(service, 'main.js'), { ...env, PORT: String(port), HOST: '127.0.0.1' }, url);
   await waitReady(p, timeoutMs);
   return p;
 }
 
-export async function waitReady(p: ServiceProcess, timeoutMs = 30_000): Promise<void> {
+export async function waitReady(p: ServiceProcess, timeoutMs = 180_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let died: Exit | undefined;
   void p.exited.then((e) => (died = e));

@@ -27,17 +27,21 @@ export async function freshDatabase(): Promise<TestDatabase & { url: string }> {
 export interface Secrets {
   signing: SigningKeys;
   webhookSecretKey: string;
-  serviceClients: Record<'mcp-gateway' | 'webhook-ingest' | 'workflow-engine', string>;
+  /** The engine's CREDENTIALS_KEY (workflow credentials at rest), as the manifests give it. */
+  credentialsKey: string;
+  serviceClients: Record<'mcp-gateway' | 'webhook-ingest' | 'workflow-engine' | 'console', string>;
 }
 
 export function generateSecrets(): Secrets {
   return {
     signing: generateSigningKeys(),
     webhookSecretKey: randomBytes(32).toString('base64'),
+    credentialsKey: randomBytes(32).toString('base64'),
     serviceClients: {
       'mcp-gateway': generateServiceSecret(),
       'webhook-ingest': generateServiceSecret(),
       'workflow-engine': generateServiceSecret(),
+      console: generateServiceSecret(),
     },
   };
 }
@@ -45,7 +49,7 @@ export function generateSecrets(): Secrets {
 /** Every secret value a log line must never contain (the PEM by its base64 body lines). */
 export function secretValues(s: Secrets, extra: string[] = []): string[] {
   const pemLines = (pem: string) => pem.split('\n').filter((l) => l && !l.startsWith('-----'));
-  return [...pemLines(s.signing.privateKeyPem), s.webhookSecretKey, ...Object.values(s.serviceClients), ...extra];
+  return [...pemLines(s.signing.privateKeyPem), s.webhookSecretKey, s.credentialsKey, ...Object.values(s.serviceClients), ...extra];
 }
 
 export interface StackOptions {
@@ -74,7 +78,7 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** Ports, secrets and environments for the five services; nothing runs yet. */
+/** Ports, secrets and environments for the six services; nothing runs yet. */
 export async function defineStack(o: StackOptions): Promise<Stack> {
   const secrets = generateSecrets();
   const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()] as const))) as Record<ServiceName, number>;
@@ -102,6 +106,7 @@ export async function defineStack(o: StackOptions): Promise<Stack> {
       PUBLIC_BASE_URL: publicBaseUrl,
       AUTH_URL: url('auth'),
       WORKSPACE_API_URL: url('workspace-api'),
+      WORKFLOW_ENGINE_URL: url('workflow-engine'),
       MCP_GATEWAY_CLIENT_SECRET: secrets.serviceClients['mcp-gateway'],
     },
     'webhook-ingest': {
@@ -113,7 +118,16 @@ export async function defineStack(o: StackOptions): Promise<Stack> {
       AUTH_URL: url('auth'),
       WORKSPACE_API_URL: url('workspace-api'),
       WORKFLOW_ENGINE_CLIENT_SECRET: secrets.serviceClients['workflow-engine'],
+      INTERNAL_JWT_PUBLIC_KEY: secrets.signing.publicKeyPem,
+      CREDENTIALS_KEY: secrets.credentialsKey,
       SSRF_ALLOWLIST: o.ssrfAllowlist,
+    },
+    console: {
+      PUBLIC_BASE_URL: publicBaseUrl,
+      AUTH_URL: url('auth'),
+      WORKSPACE_API_URL: url('workspace-api'),
+      WORKFLOW_ENGINE_URL: url('workflow-engine'),
+      CONSOLE_CLIENT_SECRET: secrets.serviceClients.console,
     },
   };
   const envOf = (s: ServiceName) => ({ ...common, ...own[s], ...o.env?.[s] });

@@ -6,7 +6,10 @@
  * - publish resolves only once the messages are durable (Kafka acks=all, or committed rows), so an
  *   HTTP 200 sent after it never loses an event;
  * - at-least-once delivery per consumer group: a message is done only after its handler resolves;
- * - per-key order: messages with the same key are handled in publish order, never concurrently;
+ * - per-key order by default: messages with the same key are handled in publish order, never
+ *   concurrently. A subscriber may allow `keyConcurrency` > 1 (a workflow's runs in parallel); then
+ *   only messages published with `ordered: true` keep their place in their key's order (see below),
+ *   and on Kafka offsets are committed only up to the lowest unfinished record of a partition;
  * - a throwing handler is retried with backoff, then the message goes to `<topic>.dlq` with the
  *   error in its headers, and the consumer moves on.
  */
@@ -17,6 +20,13 @@ export interface OutgoingMessage {
   /** Any JSON-serialisable object. */
   value: object;
   headers?: Record<string, string>;
+  /**
+   * Matters only to subscribers with `keyConcurrency` > 1: this message starts only after every
+   * earlier message with the same key has finished, and no later message of its key starts before
+   * it finishes (a workflow set to "one at a time, in order"). Subscribers with the default
+   * keyConcurrency 1 keep every key in order anyway. Default false.
+   */
+  ordered?: boolean;
 }
 
 export interface ReceivedMessage<T = unknown> {
@@ -46,9 +56,23 @@ export interface SubscribeOptions<T = unknown> {
   /** Consumers sharing a group id share the work; every group gets every message. */
   groupId: string;
   handler: MessageHandler<T>;
-  /** Messages handled at once by this subscriber (different keys only). Default 1. */
+  /** Messages handled at once by this subscriber, all keys together. Default 1. */
   concurrency?: number;
+  /**
+   * Messages of one key handled at once by this subscriber. Default 1: strict per-key order. Above 1,
+   * a key's messages run concurrently (bounded by this and `concurrency`), except those published
+   * with `ordered: true`. The contract suite checks both modes on every implementation.
+   */
+  keyConcurrency?: number;
   retry?: Partial<RetryPolicy>;
+  /**
+   * The group belongs to this one subscriber (e.g. a replica's cache that needs every message, with a
+   * group id of its own per process): close() deletes the group, so restarts leave no group behind
+   * that would keep receiving (embedded bus) or keep its offsets (Kafka). A subscriber that dies
+   * without closing leaves it to the group expiry (BUS_GROUP_EXPIRY_MS; Kafka:
+   * offsets.retention.minutes). Default false.
+   */
+  ephemeral?: boolean;
 }
 
 export interface Subscription {
@@ -59,6 +83,18 @@ export interface Subscription {
 export interface EventBus {
   publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
   subscribe<T = unknown>(options: SubscribeOptions<T>): Promise<Subscription>;
+  /**
+   * Readiness of the bus for publishing: throws while publishes cannot succeed (Kafka: no broker
+   * answers, or a topic written to has a partition without a leader). Optional: the embedded bus
+   * lives in the service's database, whose own readiness check covers it.
+   */
+  ready?(): Promise<void>;
+  /**
+   * Unprocessed messages (published, not yet acknowledged by `groupId`; in flight included) per key,
+   * each counted up to `atMost`, in one query. Optional: the embedded bus knows its lanes; on Kafka
+   * there is no per-key count (webhook-ingest then admits by rate only, docs/webhooks.md).
+   */
+  backlog?(topic: string, groupId: string, keys: string[], atMost: number): Promise<Map<string, number>>;
   /** Closes every subscription of this bus (gracefully) and its own connections, not the database. */
   close(): Promise<void>;
 }

@@ -1,12 +1,22 @@
 import type { Database, MigrationResult } from '@flowdesk/db';
 import type { EventBus } from './bus.ts';
-import { createEmbeddedBus, migrateBus } from './embedded-bus.ts';
+import { createEmbeddedBus, DEFAULT_GROUP_EXPIRY_MS, DEFAULT_RETENTION_MS, migrateBus, type EmbeddedBusOptions } from './embedded-bus.ts';
 import { createKafkaBus, type KafkaTopicSpec } from './kafka-bus.ts';
 
 /** Which bus a service uses, from its environment (docs/event-bus.md, Configuration). */
 export type BusConfig =
-  | { kind: 'embedded' }
-  | { kind: 'kafka'; brokers: string[]; clientId: string; partitions: number; replicationFactor: number };
+  | { kind: 'embedded'; retentionMs: number; groupExpiryMs: number }
+  | {
+      kind: 'kafka';
+      brokers: string[];
+      clientId: string;
+      partitions: number;
+      replicationFactor: number;
+      /** KAFKA_SESSION_TIMEOUT_MS: a consumer silent this long loses its partitions to the others of its group. */
+      sessionTimeoutMs: number;
+      /** KAFKA_PUBLISH_TIMEOUT_MS: longest a publish (a webhook's 200) waits for the brokers' acknowledgement. */
+      publishTimeoutMs: number;
+    };
 
 function positiveInt(env: Record<string, string | undefined>, name: string, fallback: number): number {
   const raw = env[name];
@@ -16,10 +26,29 @@ function positiveInt(env: Record<string, string | undefined>, name: string, fall
   return n;
 }
 
-/** KAFKA_BROKERS set → Kafka; unset → the embedded bus on the service's database. */
+/** A duration in ms: a non-negative integer, or `off` (Infinity: never). */
+function durationMs(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'off') return Infinity;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer (milliseconds) or "off", got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+/**
+ * KAFKA_BROKERS set → Kafka; unset → the embedded bus on the service's database, with its retention
+ * (BUS_RETENTION_MS, default 24 h) and group expiry (BUS_GROUP_EXPIRY_MS, default 7 days).
+ */
 export function busConfigFromEnv(env: Record<string, string | undefined> = process.env): BusConfig {
   const brokers = (env.KAFKA_BROKERS ?? '').split(',').map((b) => b.trim()).filter(Boolean);
-  if (brokers.length === 0) return { kind: 'embedded' };
+  if (brokers.length === 0) {
+    return {
+      kind: 'embedded',
+      retentionMs: durationMs(env, 'BUS_RETENTION_MS', DEFAULT_RETENTION_MS),
+      groupExpiryMs: durationMs(env, 'BUS_GROUP_EXPIRY_MS', DEFAULT_GROUP_EXPIRY_MS),
+    };
+  }
   for (const b of brokers) if (!/^[^\s:]+:\d+$/.test(b)) throw new Error(`KAFKA_BROKERS: expected host:port, got ${JSON.stringify(b)}`);
   return {
     kind: 'kafka',
@@ -27,6 +56,8 @@ export function busConfigFromEnv(env: Record<string, string | undefined> = proce
     clientId: env.KAFKA_CLIENT_ID || 'flowdesk',
     partitions: positiveInt(env, 'KAFKA_TOPIC_PARTITIONS', 12),
     replicationFactor: positiveInt(env, 'KAFKA_REPLICATION_FACTOR', 3),
+    sessionTimeoutMs: positiveInt(env, 'KAFKA_SESSION_TIMEOUT_MS', 30_000),
+    publishTimeoutMs: positiveInt(env, 'KAFKA_PUBLISH_TIMEOUT_MS', 5_000),
   };
 }
 
@@ -42,8 +73,16 @@ export function topicSpecs(config: Extract<BusConfig, { kind: 'kafka' }>, topics
  */
 export async function openBus(service: string, database: () => Promise<Database>, env: Record<string, string | undefined> = process.env): Promise<EventBus> {
   const config = busConfigFromEnv(env);
-  if (config.kind === 'kafka') return createKafkaBus({ brokers: config.brokers, clientId: `${config.clientId}-${service}` });
-  return createEmbeddedBus(await database());
+  if (config.kind === 'kafka') {
+    return createKafkaBus({ brokers: config.brokers, clientId: `${config.clientId}-${service}`, sessionTimeoutMs: config.sessionTimeoutMs, publishTimeoutMs: config.publishTimeoutMs });
+  }
+  return createEmbeddedBus(await database(), embeddedBusOptionsFromEnv(env));
+}
+
+/** The embedded bus's settings from the environment (BUS_RETENTION_MS, BUS_GROUP_EXPIRY_MS), for callers that create it themselves. */
+export function embeddedBusOptionsFromEnv(env: Record<string, string | undefined> = process.env): EmbeddedBusOptions {
+  const config = busConfigFromEnv({ ...env, KAFKA_BROKERS: '' });
+  return config.kind === 'embedded' ? { retentionMs: config.retentionMs, groupExpiryMs: config.groupExpiryMs } : {};
 }
 
 /**
@@ -58,3 +97,5 @@ export async function withBusMigrations(db: Database, own: MigrationResult, env:
     alreadyApplied: own.skipped.length + (bus?.skipped.length ?? 0),
   };
 }
+
+export { instanceGroupId } from './group-id.ts';

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { instrumentBus } from './telemetry.ts';
 import { migrate, type Database, type MigrationResult } from '@flowdesk/db';
 import type { EventBus, OutgoingMessage, RetryPolicy, SubscribeOptions, Subscription } from './bus.ts';
 import { EmbeddedConsumer } from './embedded-consumer.ts';
@@ -16,6 +17,34 @@ export interface EmbeddedBusOptions {
   migrate?: boolean;
   /** Errors the bus cannot hand to a caller (a lost database connection while polling). Default: console.error. */
   onError?: (err: unknown) => void;
+  /**
+   * Messages delivered to every group they were fanned out to are deleted once older than this
+   * (BUS_RETENTION_MS). Default 24 h. `Infinity` keeps them.
+   */
+  retentionMs?: number;
+  /**
+   * A consumer group that no consumer has marked alive for this long is dropped with its pending
+   * deliveries (BUS_GROUP_EXPIRY_MS; an mcp-gateway replica's group after a restart). Default 7 days,
+   * as Kafka's offsets.retention.minutes. `Infinity` keeps every group.
+   */
+  groupExpiryMs?: number;
+  /** How often the sweeper runs (retention, group expiry). Default: a tenth of retentionMs, between 1 s and 60 s. */
+  sweepIntervalMs?: number;
+  /** Messages deleted per statement (each its own short transaction). Default 1000. */
+  sweepBatch?: number;
+  /** How often a running consumer marks its group alive. Default: 60 s, or a quarter of groupExpiryMs if less. */
+  heartbeatMs?: number;
+}
+
+export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;
+export const DEFAULT_GROUP_EXPIRY_MS = 7 * 24 * 60 * 60 * 1000;
+/** Statements of one topic per sweep at most, so one sweep's work is bounded; the rest waits for the next. */
+const MAX_SWEEP_BATCHES = 20;
+
+/** The embedded bus: the EventBus plus its sweeper, callable directly (tests, an operator's script). */
+export interface EmbeddedEventBus extends EventBus {
+  /** Drops expired groups and deletes delivered messages past the retention, now (the timer does it periodically). */
+  sweep(): Promise<{ deleted: number; expired: number }>;
 }
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../migrations', import.meta.url));
@@ -29,9 +58,13 @@ export function migrateBus(db: Database): Promise<MigrationResult> {
  * The bus on the service's own database (PGlite for `npm start`, or Postgres): as durable as the
  * database, consumer groups across processes via leases. See docs/event-bus.md.
  */
-export async function createEmbeddedBus(db: Database, options: EmbeddedBusOptions = {}): Promise<EventBus> {
+export async function createEmbeddedBus(db: Database, options: EmbeddedBusOptions = {}): Promise<EmbeddedEventBus> {
   if (options.migrate !== false) await migrateBus(db);
-  return new EmbeddedBus(new EmbeddedStore(db), options);
+  for (const name of ['retentionMs', 'groupExpiryMs', 'sweepIntervalMs', 'sweepBatch', 'heartbeatMs'] as const) {
+    const v = options[name];
+    if (v !== undefined && !(typeof v === 'number' && v >= 0 && (Number.isInteger(v) || v === Infinity))) throw new RangeError(`${name} must be a non-negative integer or Infinity`);
+  }
+  return instrumentBus(new EmbeddedBus(new EmbeddedStore(db), options));
 }
 
 /** Publish calls stored together at most, per statement. */
@@ -59,7 +92,7 @@ function encode(topic: string, m: OutgoingMessage): EncodedMessage {
   if (typeof m.key !== 'string' || m.key.includes('\0')) throw new TypeError(`publish to ${topic}: a message key must be a string without NUL characters`);
   const value = JSON.stringify(m.value);
   if (typeof value !== 'string') throw new TypeError(`publish to ${topic}: a message value must be JSON-serialisable`);
-  return { key: m.key, value, headers: m.headers ? JSON.stringify(m.headers) : '{}' };
+  return { key: m.key, value, headers: m.headers ? JSON.stringify(m.headers) : '{}', ordered: m.ordered === true };
 }
 
 /**
@@ -75,16 +108,60 @@ function isDataError(err: unknown): boolean {
 /** Lets the rest of the current event-loop turn's I/O callbacks run first (they may publish). */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-class EmbeddedBus implements EventBus {
-  private readonly consumers = new Set<{ topic: string; consumer: EmbeddedConsumer }>();
+class EmbeddedBus implements EmbeddedEventBus {
+  private readonly consumers = new Set<{ topic: string; consumer: EmbeddedConsumer; drop?: () => Promise<void> }>();
   private readonly pending = new Map<string, PendingPublish[]>();
   private readonly flushing = new Set<string>();
   private closed = false;
+  private readonly sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+  private readonly retentionMs: number;
+  private readonly groupExpiryMs: number;
 
   constructor(
     private readonly store: EmbeddedStore,
     private readonly options: EmbeddedBusOptions,
-  ) {}
+  ) {
+    this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+    this.groupExpiryMs = options.groupExpiryMs ?? DEFAULT_GROUP_EXPIRY_MS;
+    if (Number.isFinite(this.retentionMs) || Number.isFinite(this.groupExpiryMs)) {
+      const base = Number.isFinite(this.retentionMs) ? this.retentionMs / 10 : 60_000;
+      const every = options.sweepIntervalMs ?? Math.min(60_000, Math.max(1_000, Math.round(base)));
+      this.sweepTimer = setInterval(() => {
+        this.sweeping ??= this.sweep()
+          .then(() => {})
+          .catch((err) => (options.onError ?? ((e) => console.error('[bus]', e)))(err))
+          .finally(() => (this.sweeping = undefined));
+      }, Math.max(10, every));
+      this.sweepTimer.unref(); // the sweeper alone keeps no process alive
+    }
+  }
+
+  /**
+   * One sweep: drops expired groups, then deletes delivered messages older than the retention, per
+   * topic, in statements of sweepBatch messages, at most MAX_SWEEP_BATCHES per topic (bounded work;
+   * the rest waits for the next sweep).
+   */
+  async sweep(): Promise<{ deleted: number; expired: number }> {
+    let expired = 0;
+    let deleted = 0;
+    if (Number.isFinite(this.groupExpiryMs)) expired = (await this.store.expireGroups(this.groupExpiryMs)).length;
+    if (Number.isFinite(this.retentionMs)) {
+      const batch = this.options.sweepBatch ?? 1000;
+      for (const topic of await this.store.topics()) {
+        for (let i = 0; i < MAX_SWEEP_BATCHES && !this.closed; i++) {
+          const n = await this.store.sweep(topic, this.retentionMs, batch);
+          deleted += n;
+          if (n < batch) break;
+        }
+      }
+    }
+    return { deleted, expired };
+  }
+
+  backlog(topic: string, groupId: string, keys: string[], atMost: number): Promise<Map<string, number>> {
+    return this.store.backlog(topic, groupId, keys, atMost);
+  }
 
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (this.closed) throw new Error('bus is closed');
@@ -161,31 +238,46 @@ class EmbeddedBus implements EventBus {
     if (this.closed) throw new Error('bus is closed');
     const concurrency = options.concurrency ?? 1;
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError('concurrency must be an integer >= 1');
+    const keyConcurrency = options.keyConcurrency ?? 1;
+    if (!Number.isInteger(keyConcurrency) || keyConcurrency < 1) throw new RangeError('keyConcurrency must be an integer >= 1');
     await this.store.register(options.topic, options.groupId);
     const consumer = new EmbeddedConsumer(this.store, {
       topic: options.topic,
       groupId: options.groupId,
       handler: options.handler as SubscribeOptions<unknown>['handler'],
       concurrency,
+      keyConcurrency,
       retry: resolveRetry(this.options.retry, options.retry),
       pollIntervalMs: this.options.pollIntervalMs ?? 250,
       leaseMs: this.options.leaseMs ?? 30_000,
+      heartbeatMs: this.options.heartbeatMs ?? Math.min(60_000, Math.max(10, Math.floor(this.groupExpiryMs / 4))),
       onError: this.options.onError ?? ((err) => console.error('[bus]', err)),
       notify: (t) => this.notify(t),
     });
-    const entry = { topic: options.topic, consumer };
+    const entry = { topic: options.topic, consumer, drop: options.ephemeral ? () => this.dropEphemeral(options.topic, options.groupId) : undefined };
     this.consumers.add(entry);
     return {
       close: async () => {
         await consumer.close();
         this.consumers.delete(entry);
+        await entry.drop?.();
       },
     };
   }
 
+  /** An ephemeral group goes with its subscriber; if that fails, the sweeper's group expiry takes it later. */
+  private async dropEphemeral(topic: string, groupId: string): Promise<void> {
+    await this.store.dropGroup(topic, groupId).catch((err: Error) => (this.options.onError ?? ((e) => console.error('[bus]', e)))(err));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.consumers].map((c) => c.consumer.close()));
+    clearInterval(this.sweepTimer);
+    await this.sweeping;
+    await Promise.all([...this.consumers].map(async (c) => {
+      await c.consumer.close();
+      await c.drop?.();
+    }));
     this.consumers.clear();
   }
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { deadLettered } from './telemetry.ts';
+import { groupLabel } from './group-id.ts';
 import type { MessageHandler, RetryPolicy, Subscription } from './bus.ts';
-import type { ClaimedRow, EmbeddedStore } from './embedded-store.ts';
+import type { Ack, ClaimedRow, EmbeddedStore } from './embedded-store.ts';
 import { backoffMs, errorSummary, errorText } from './retry.ts';
 
 export interface ConsumerSettings {
@@ -8,22 +10,35 @@ export interface ConsumerSettings {
   groupId: string;
   handler: MessageHandler<unknown>;
   concurrency: number;
+  /** Deliveries of one key in flight at once, across the group (SubscribeOptions.keyConcurrency). */
+  keyConcurrency: number;
   retry: RetryPolicy;
   pollIntervalMs: number;
   leaseMs: number;
+  /** How often the group is marked alive (subscription.seen_at) while this consumer runs. */
+  heartbeatMs: number;
   onError: (err: unknown) => void;
   /** Called after a dead-letter publish, so in-process subscribers of the DLQ topic wake up. */
   notify: (topic: string) => void;
 }
 
+/** Lets the rest of the current event-loop turn run first (handlers finishing in it join the batch). */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
- * One subscriber: a single pump claims as many deliveries as it has free slots and runs their
- * handlers; it sleeps until woken (publish in this process, a handler finishing, a backoff
- * expiring) or the poll interval passes (work published by another process).
+ * One subscriber: a single pump, one database round trip at a time, which acknowledges the handlers
+ * that resolved since its last trip and, in the same statement text and commit, claims as many
+ * deliveries as it then has free slots (EmbeddedStore.ackAndClaim), then runs their handlers. It
+ * sleeps until woken (publish in this process, a handler finishing, a backoff expiring) or the poll
+ * interval passes (work published by another process). A delivery is acknowledged only after its
+ * handler resolved: the handler's completion is what queues it.
  */
 export class EmbeddedConsumer implements Subscription {
   readonly id = randomUUID();
-  private readonly inflight = new Map<string, Promise<void>>();
+  /** Deliveries taken and not yet recorded (handler running, or resolved and waiting for its ack). */
+  private readonly inflight = new Map<string, { key: string; run: Promise<void> }>();
+  /** Handlers that resolved, waiting for the pump's next trip; `recorded` runs once it committed. */
+  private acks: { ack: Ack; recorded: () => void }[] = [];
   private closing = false;
   private closed: Promise<void> | undefined;
   private woken = false;
@@ -31,14 +46,19 @@ export class EmbeddedConsumer implements Subscription {
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly loop: Promise<void>;
   private readonly renewTimer: NodeJS.Timeout;
+  private readonly heartbeatTimer: NodeJS.Timeout;
 
   constructor(
     private readonly store: EmbeddedStore,
     private readonly s: ConsumerSettings,
   ) {
     this.renewTimer = setInterval(() => {
-      this.store.renew(s.groupId, [...this.inflight.keys()], this.id, s.leaseMs).catch(s.onError);
+      const refs = [...this.inflight].map(([sequence, { key }]) => ({ sequence, key }));
+      this.store.renew(s.topic, s.groupId, refs, this.id, s.leaseMs).catch(s.onError);
     }, Math.max(10, Math.floor(s.leaseMs / 3)));
+    const heartbeat = () => void this.store.heartbeat(s.topic, s.groupId).catch(s.onError);
+    heartbeat();
+    this.heartbeatTimer = setInterval(heartbeat, s.heartbeatMs);
     this.loop = this.pump();
   }
 
@@ -66,25 +86,33 @@ export class EmbeddedConsumer implements Subscription {
   }
 
   private async pump(): Promise<void> {
-    while (!this.closing) {
-      const free = this.s.concurrency - this.inflight.size;
+    // After close() began the pump only records what is in flight, then ends.
+    while (!this.closing || this.inflight.size > 0) {
+      await nextTurn();
+      const acks = this.acks.splice(0);
+      // Slots of the deliveries acknowledged in this trip are free for its claim.
+      const free = this.closing ? 0 : this.s.concurrency - this.inflight.size + acks.length;
       let claimed: ClaimedRow[] = [];
-      if (free > 0) {
+      if (free > 0 || acks.length > 0) {
         try {
-          claimed = await this.store.claim(this.s.topic, this.s.groupId, this.id, free, this.s.leaseMs);
+          claimed = await this.store.ackAndClaim(this.s.topic, this.s.groupId, this.id, acks.map((a) => a.ack), free, this.s.leaseMs, this.s.keyConcurrency);
         } catch (err) {
+          // Not recorded: the leases run out and the messages are delivered again (at-least-once).
           this.s.onError(err);
+          for (const a of acks) a.recorded();
           await this.sleep(this.s.pollIntervalMs);
           continue;
         }
-        if (this.closing) {
+        for (const a of acks) a.recorded();
+        if (this.closing && claimed.length > 0) {
           // close() began while claiming: these never started, so hand them straight back.
-          await this.store.release(this.s.groupId, claimed.map((c) => c.sequence), this.id).catch(this.s.onError);
-          break;
+          const refs = claimed.map((c) => ({ sequence: c.sequence, key: c.message.key }));
+          await this.store.release(this.s.topic, this.s.groupId, refs, this.id).catch(this.s.onError);
+          claimed = [];
         }
         for (const row of claimed) this.start(row);
       }
-      if (free === 0 || claimed.length < free) await this.sleep(this.s.pollIntervalMs);
+      if (free <= 0 || claimed.length < free) await this.sleep(this.s.pollIntervalMs);
     }
   }
 
@@ -95,7 +123,7 @@ export class EmbeddedConsumer implements Subscription {
         this.inflight.delete(row.sequence);
         this.wake(); // a slot is free, and the key's next message may now be eligible
       });
-    this.inflight.set(row.sequence, run);
+    this.inflight.set(row.sequence, { key: row.message.key, run });
   }
 
   private async handle({ sequence, message }: ClaimedRow): Promise<void> {
@@ -104,12 +132,13 @@ export class EmbeddedConsumer implements Subscription {
       await s.handler(message);
     } catch (err) {
       if (message.attempt >= s.retry.maxAttempts) {
-        await store.deadLetter(s.topic, s.groupId, sequence, this.id, message.attempt, errorText(err), errorSummary(err));
+        await store.deadLetter(s.topic, s.groupId, { sequence, key: message.key }, this.id, message.attempt, errorText(err), errorSummary(err));
         s.notify(`${s.topic}.dlq`);
+        deadLettered.inc({ topic: s.topic, group: groupLabel(s.groupId) });
         return;
       }
       const delay = backoffMs(s.retry, message.attempt);
-      await store.retryLater(s.groupId, sequence, this.id, delay, errorText(err));
+      await store.retryLater(s.topic, s.groupId, { sequence, key: message.key }, this.id, delay, errorText(err));
       const timer = setTimeout(() => {
         this.timers.delete(timer);
         this.wake();
@@ -117,17 +146,22 @@ export class EmbeddedConsumer implements Subscription {
       this.timers.add(timer);
       return;
     }
-    // Only now is the message done; if this fails the lease runs out and it is delivered again.
-    await store.ack(s.groupId, sequence, this.id);
+    // Only now is the message done: queued for the pump's next trip, which acknowledges every handler
+    // that resolved meanwhile in one statement. If that fails the lease runs out and it is delivered again.
+    await new Promise<void>((recorded) => {
+      this.acks.push({ ack: { sequence, key: message.key }, recorded });
+      this.wake();
+    });
   }
 
   close(): Promise<void> {
     this.closed ??= (async () => {
       this.closing = true;
       this.wake();
-      await this.loop;
-      await Promise.all(this.inflight.values());
+      await this.loop; // ends once every delivery in flight is recorded
+      await Promise.all([...this.inflight.values()].map((f) => f.run));
       clearInterval(this.renewTimer);
+      clearInterval(this.heartbeatTimer);
       for (const t of this.timers) clearTimeout(t);
     })();
     return this.closed;

@@ -1,4 +1,6 @@
-import { Kafka, logLevel, type Consumer, type IHeaders, type KafkaMessage, type Producer } from 'kafkajs';
+import { Kafka, Partitioners, logLevel, type Admin, type ISocketFactory, type Consumer, type EachBatchPayload, type IHeaders, type KafkaMessage, type Message, type Producer } from 'kafkajs';
+import { consumerLag, deadLettered, instrumentBus } from './telemetry.ts';
+import { groupLabel } from './group-id.ts';
 import { DLQ_HEADERS, dlqTopicOf, type EventBus, type OutgoingMessage, type ReceivedMessage, type RetryPolicy, type SubscribeOptions, type Subscription } from './bus.ts';
 import { backoffMs, errorSummary, resolveRetry } from './retry.ts';
 
@@ -12,6 +14,13 @@ export interface KafkaBusOptions {
   logLevel?: logLevel;
   /** Consumer session timeout; a consumer silent longer than this loses its partitions. Default 30 s. */
   sessionTimeoutMs?: number;
+  /**
+   * Longest a publish waits for the brokers' acknowledgement before it rejects (the webhook then
+   * answers 503). Default 5 s. While the brokers are known to be unreachable, publishes reject at once.
+   */
+  publishTimeoutMs?: number;
+  /** How the client opens its broker connections (kafkajs `socketFactory`); tests use it to cut a bus off as a killed process would be. */
+  socketFactory?: ISocketFactory;
 }
 
 export interface KafkaTopicSpec {
@@ -19,11 +28,24 @@ export interface KafkaTopicSpec {
   /** The unit of parallelism: at most this many consumers of a group do work. */
   numPartitions: number;
   replicationFactor: number;
+  /** min.insync.replicas of the topic: with acks=all, a write needs this many copies. Default: 2 when replicated 3+ times, else 1. */
+  minInsyncReplicas?: number;
 }
+
+/** Raised by publish when the brokers cannot take the messages now (unreachable, no leader, timed out). */
+export class BusUnavailableError extends Error {
+  override name = 'BusUnavailableError';
+}
+
+/** Header carrying OutgoingMessage.ordered on the record (stripped again on delivery). */
+const ORDERED_HEADER = 'x-flowdesk-ordered';
+
+const defaultMinIsr = (replicationFactor: number) => (replicationFactor >= 3 ? 2 : 1);
 
 /**
  * Creates the topics and their `<topic>.dlq` companions if missing (for tests and an init job;
- * brokers in production should not auto-create topics with default partition counts).
+ * brokers in production should not auto-create topics with default partition counts). Each topic
+ * gets min.insync.replicas (2 of 3 by default), so acks=all means two brokers have every record.
  */
 export async function ensureKafkaTopics(options: Pick<KafkaBusOptions, 'brokers' | 'clientId' | 'logLevel'>, specs: KafkaTopicSpec[]): Promise<void> {
   const kafka = new Kafka({ clientId: options.clientId ?? 'flowdesk', brokers: options.brokers, logLevel: options.logLevel ?? logLevel.WARN });
@@ -33,7 +55,13 @@ export async function ensureKafkaTopics(options: Pick<KafkaBusOptions, 'brokers'
     const existing = new Set(await admin.listTopics());
     const topics = specs
       .flatMap((s) => [s, { ...s, topic: dlqTopicOf(s.topic) }])
-      .filter((s) => !existing.has(s.topic));
+      .filter((s) => !existing.has(s.topic))
+      .map((s) => ({
+        topic: s.topic,
+        numPartitions: s.numPartitions,
+        replicationFactor: s.replicationFactor,
+        configEntries: [{ name: 'min.insync.replicas', value: String(s.minInsyncReplicas ?? defaultMinIsr(s.replicationFactor)) }],
+      }));
     if (topics.length > 0) await admin.createTopics({ waitForLeaders: true, topics });
   } finally {
     await admin.disconnect();
@@ -45,51 +73,264 @@ export async function createKafkaBus(options: KafkaBusOptions): Promise<EventBus
     clientId: options.clientId ?? 'flowdesk',
     brokers: options.brokers,
     logLevel: options.logLevel ?? logLevel.WARN,
+    socketFactory: options.socketFactory,
+    // Short client-side retries: a leader election takes seconds, and a publish is bounded by
+    // publishTimeoutMs anyway; the webhook's sender retries a 503, not this process for a minute.
+    retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 2_000 },
   });
-  // Idempotent, one request in flight: broker retries neither duplicate nor reorder a key's messages.
-  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
-  await producer.connect();
-  return new KafkaBus(kafka, producer, options);
+  const bus = new KafkaBus(kafka, options);
+  await bus.connect();
+  return instrumentBus(bus);
 }
 
 const textHeaders = (headers: IHeaders | undefined): Record<string, string> => {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers ?? {})) {
-    if (v === undefined) continue;
+    if (v === undefined || k === ORDERED_HEADER) continue;
     out[k] = Array.isArray(v) ? String(v[v.length - 1]) : String(v);
   }
   return out;
 };
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** `p`, or a rejection after `ms`: kafkajs retries a request to an unreachable broker for minutes. */
+const within = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms).unref())]);
+/** Longest a commit or heartbeat of a batch may take before the partition is taken as lost. */
+const BROKER_CALL_MS = 10_000;
+const nextTurn = () => new Promise<void>((r) => setImmediate(r));
+
+interface PendingPublish {
+  topic: string;
+  messages: Message[];
+  resolve(): void;
+  reject(err: Error): void;
+  /** Set when its timeout fired: it is dropped if still queued, or ignored when its send settles. */
+  settled: boolean;
+}
+
+/** Largest number of publish calls gathered into one sendBatch. */
+const MAX_GROUP = 500;
 
 class KafkaBus implements EventBus {
   private readonly subscriptions = new Set<KafkaSubscription>();
+  private producer: Producer;
+  private readonly queue: PendingPublish[] = [];
+  private flushing = false;
+  private closed = false;
+  /** Set while the brokers are known not to take writes; publishes reject at once meanwhile. */
+  private down: Error | undefined;
+  private probing: Promise<void> | undefined;
+  private lastProbe = 0;
+  private readonly topicsSeen = new Set<string>();
+  private readonly publishTimeoutMs: number;
 
   constructor(
     private readonly kafka: Kafka,
-    private readonly producer: Producer,
     private readonly options: KafkaBusOptions,
-  ) {}
+  ) {
+    this.publishTimeoutMs = options.publishTimeoutMs ?? 5_000;
+    this.producer = this.newProducer();
+  }
 
-  async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
-    if (messages.length === 0) return;
-    // acks -1: resolves once every in-sync replica has the messages. The default partitioner hashes
-    // the key (murmur2, as the Java client), so one workflow's events share a partition and its order.
-    await this.producer.send({
-      topic,
-      acks: -1,
-      messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers ?? {} })),
+  // Idempotent (acks=all is implied and set on every send), one request in flight: broker retries
+  // neither duplicate nor reorder a key's records.
+  private newProducer(): Producer {
+    return this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+  }
+
+  async connect(): Promise<void> {
+    await this.producer.connect();
+  }
+
+  publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('bus is closed'));
+    if (messages.length === 0) return Promise.resolve();
+    let encoded: Message[];
+    try {
+      encoded = messages.map((m) => ({
+        key: m.key,
+        value: JSON.stringify(m.value),
+        headers: m.ordered ? { ...m.headers, [ORDERED_HEADER]: '1' } : (m.headers ?? {}),
+      }));
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+    return this.enqueue(topic, encoded);
+  }
+
+  /** Queues records for the next sendBatch; resolves once the brokers acknowledged them (acks=all). */
+  enqueue(topic: string, messages: Message[]): Promise<void> {
+    if (this.down) {
+      this.probeSoon();
+      return Promise.reject(new BusUnavailableError(`Kafka is unavailable: ${this.down.message}`));
+    }
+    this.topicsSeen.add(topic);
+    return new Promise<void>((resolve, reject) => {
+      const p: PendingPublish = { topic, messages, resolve, reject, settled: false };
+      const timer = setTimeout(() => {
+        if (p.settled) return;
+        p.settled = true;
+        const i = this.queue.indexOf(p);
+        if (i >= 0) this.queue.splice(i, 1); // never sent: it will not be
+        this.markDown(new Error(`no acknowledgement within ${this.publishTimeoutMs} ms`));
+        reject(new BusUnavailableError(`Kafka did not acknowledge within ${this.publishTimeoutMs} ms`));
+      }, this.publishTimeoutMs);
+      timer.unref();
+      p.resolve = () => {
+        clearTimeout(timer);
+        if (p.settled) return;
+        p.settled = true;
+        resolve();
+      };
+      p.reject = (err) => {
+        clearTimeout(timer);
+        if (p.settled) return;
+        p.settled = true;
+        reject(err);
+      };
+      this.queue.push(p);
+      if (!this.flushing) {
+        this.flushing = true;
+        void this.flush();
+      }
     });
   }
 
+  /**
+   * Batched produce, as the embedded bus's group commit: one sendBatch in flight; publishes that
+   * arrive meanwhile (and all those of the current event-loop turn) go out together in the next
+   * one, in call order (so a key's records keep their order in its partition), and each resolves
+   * only when that request is acknowledged by every in-sync replica.
+   */
+  private async flush(): Promise<void> {
+    try {
+      for (;;) {
+        await nextTurn();
+        if (this.queue.length === 0) return;
+        const batch = this.queue.splice(0, MAX_GROUP);
+        await this.send(batch);
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async send(batch: PendingPublish[]): Promise<void> {
+    const byTopic = new Map<string, Message[]>();
+    for (const p of batch) {
+      const list = byTopic.get(p.topic) ?? [];
+      list.push(...p.messages);
+      byTopic.set(p.topic, list);
+    }
+    const producer = this.producer;
+    try {
+      await producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+    } catch (err) {
+      this.markDown(err as Error);
+      for (const p of batch) p.reject(new BusUnavailableError(`Kafka did not take the messages: ${(err as Error).message}`));
+      // A failed idempotent send may or may not have been written; a fresh producer (new producer
+      // id, sequences from 0) keeps a later batch from being taken for a duplicate of this one.
+      await this.replaceProducer(producer);
+      return;
+    }
+    this.down = undefined;
+    for (const p of batch) p.resolve();
+  }
+
+  private async replaceProducer(old: Producer): Promise<void> {
+    if (this.producer !== old || this.closed) return;
+    this.producer = this.newProducer();
+    await old.disconnect().catch(() => {});
+    // Connecting needs a broker; if none answers, the next send connects (kafkajs does it lazily).
+    await this.producer.connect().catch(() => {});
+  }
+
+  private markDown(err: Error): void {
+    this.down ??= err;
+    this.probeSoon();
+  }
+
+  /** Checks the brokers in the background (at most every 500 ms) and clears `down` when they answer. */
+  private probeSoon(): void {
+    if (this.probing || this.closed || Date.now() - this.lastProbe < 500) return;
+    this.lastProbe = Date.now();
+    this.probing = this.probe()
+      .then(() => {
+        this.down = undefined;
+      })
+      .catch((err: Error) => {
+        this.down ??= err;
+      })
+      .finally(() => {
+        this.probing = undefined;
+      });
+  }
+
+  private admin: Admin | undefined;
+  /** One metadata request with short timeouts: every partition of the topics written so far has a leader. */
+  private async probe(): Promise<void> {
+    this.admin ??= new Kafka({
+      clientId: `${this.options.clientId ?? 'flowdesk'}-probe`,
+      brokers: this.options.brokers,
+      logLevel: logLevel.NOTHING,
+      socketFactory: this.options.socketFactory,
+      retry: { retries: 0 },
+      connectionTimeout: 1_000,
+      requestTimeout: 2_000,
+    }).admin();
+    const admin = this.admin;
+    try {
+      await admin.connect();
+      if (this.topicsSeen.size === 0) {
+        await admin.describeCluster();
+        return;
+      }
+      const { topics } = await admin.fetchTopicMetadata({ topics: [...this.topicsSeen] });
+      for (const t of topics) for (const p of t.partitions) if (p.leader < 0) throw new Error(`${t.name}/${p.partitionId} has no leader`);
+    } catch (err) {
+      this.admin = undefined;
+      await admin.disconnect().catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Readiness: throws while the brokers cannot take writes (at most one probe every 500 ms). */
+  async ready(): Promise<void> {
+    if (this.closed) throw new Error('bus is closed');
+    if (Date.now() - this.lastProbe >= 1_000 && !this.probing) {
+      this.lastProbe = Date.now();
+      this.probing = this.probe()
+        .then(() => {
+          this.down = undefined;
+        })
+        .catch((err: Error) => {
+          this.down ??= err;
+        })
+        .finally(() => {
+          this.probing = undefined;
+        });
+      await this.probing;
+    } else if (this.probing) {
+      await this.probing;
+    }
+    if (this.down) throw new BusUnavailableError(`Kafka is unavailable: ${this.down.message}`);
+  }
+
   async subscribe<T>(options: SubscribeOptions<T>): Promise<Subscription> {
-    const consumer = this.kafka.consumer({
-      groupId: options.groupId,
-      sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
-      allowAutoTopicCreation: false,
-    });
-    const sub = new KafkaSubscription(consumer, this.producer, options as SubscribeOptions<unknown>, resolveRetry(this.options.retry, options.retry));
+    if (this.closed) throw new Error('bus is closed');
+    const concurrency = options.concurrency ?? 1;
+    const keyConcurrency = options.keyConcurrency ?? 1;
+    if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError('concurrency must be an integer >= 1');
+    if (!Number.isInteger(keyConcurrency) || keyConcurrency < 1) throw new RangeError('keyConcurrency must be an integer >= 1');
+    const consumer = () =>
+      this.kafka.consumer({
+        groupId: options.groupId,
+        sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
+        heartbeatInterval: Math.min(3_000, Math.floor((this.options.sessionTimeoutMs ?? 30_000) / 5)),
+        allowAutoTopicCreation: false,
+      });
+    const sub = new KafkaSubscription(consumer, this, options as SubscribeOptions<unknown>, resolveRetry(this.options.retry, options.retry), concurrency, keyConcurrency);
     await sub.start();
     this.subscriptions.add(sub);
     return {
@@ -100,97 +341,297 @@ class KafkaBus implements EventBus {
     };
   }
 
+  /**
+   * Deletes an ephemeral subscriber's group once it has left it (bounded: with no broker answering
+   * the broker's offsets.retention.minutes removes the empty group later).
+   */
+  async deleteGroup(groupId: string): Promise<void> {
+    const admin = this.kafka.admin();
+    await Promise.race([
+      (async () => {
+        await admin.connect();
+        await admin.deleteGroups([groupId]);
+      })().catch(() => {}),
+      sleep(5_000),
+    ]);
+    await admin.disconnect().catch(() => {});
+  }
+
   async close(): Promise<void> {
+    if (this.closed) return;
     await Promise.all([...this.subscriptions].map((s) => s.close()));
     this.subscriptions.clear();
-    await this.producer.disconnect();
+    // Publishes already queued still go out (a webhook awaiting its 200 is being drained).
+    while (this.flushing) await sleep(5);
+    this.closed = true;
+    await this.probing;
+    await this.admin?.disconnect().catch(() => {});
+    await Promise.race([this.producer.disconnect().catch(() => {}), sleep(10_000)]);
   }
 }
 
+interface Task {
+  offset: bigint;
+  key: string;
+  ordered: boolean;
+  message: KafkaMessage;
+  state: 'waiting' | 'running' | 'done';
+}
+
 /**
- * One consumer in the group. eachMessage runs serially per partition (one key lives in one
- * partition, so a key is never handled concurrently and stays in order); `concurrency` partitions
- * run at once. The offset is committed only after the handler resolved or the message was
- * dead-lettered; retries block the partition, which is what keeps the key's order.
+ * One consumer in the group. Records of a partition are handled concurrently: up to `concurrency`
+ * at once for the whole subscriber, up to `keyConcurrency` of one key (default 1: a key's records
+ * one after another, in order), and an `ordered` record only alone within its key, after every
+ * earlier record of the key. The committed offset of a partition only moves up to its lowest
+ * unfinished record, so a crash redelivers everything not finished and nothing finished is lost
+ * (at-least-once; the engine's run record makes a redelivery a no-op). Retries hold only their key.
  */
 class KafkaSubscription {
   private closing = false;
   private closed: Promise<void> | undefined;
+  private running = 0;
+  /** Every active batch's dispatcher: a freed slot may let any of them start a record. */
+  private readonly pumps = new Set<() => void>();
+  /** Batches being handled: close() waits for them (their records finished and committed) itself. */
+  private readonly batches = new Set<Promise<void>>();
+
+  private consumer!: Consumer;
 
   constructor(
-    private readonly consumer: Consumer,
-    private readonly producer: Producer,
+    private readonly newConsumer: () => Consumer,
+    private readonly bus: KafkaBus,
     private readonly options: SubscribeOptions<unknown>,
     private readonly retry: RetryPolicy,
+    private readonly concurrency: number,
+    private readonly keyConcurrency: number,
   ) {}
 
   async start(): Promise<void> {
+    const consumer = (this.consumer = this.newConsumer());
+    // kafkajs restarts a consumer after a retriable crash by itself; after any other one (seen when
+    // every broker of a cluster died and came back) it stays stopped: start a new one then.
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      if (!payload.restart && !this.closing && this.consumer === consumer) void this.recover(consumer);
+    });
     await this.consumer.connect();
     // A new group starts at the oldest retained message, like the embedded bus.
     await this.consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
     await this.consumer.run({
       autoCommit: false,
-      partitionsConsumedConcurrently: this.options.concurrency ?? 1,
-      eachMessage: async ({ topic, partition, message, heartbeat }) => {
-        const done = await this.process(topic, partition, message, heartbeat);
-        if (!done) return; // closing during a backoff: leave it uncommitted for the next owner
-        await this.consumer.commitOffsets([{ topic, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: this.concurrency,
+      eachBatch: async (payload) => {
+        const run = this.batch(payload);
+        this.batches.add(run);
+        try {
+          await run;
+        } finally {
+          this.batches.delete(run);
+        }
       },
     });
   }
 
-  /** Runs the handler with retries; true once the message is handled or dead-lettered. */
-  private async process(topic: string, partition: number, message: KafkaMessage, heartbeat: () => Promise<void>): Promise<boolean> {
-    const base: Omit<ReceivedMessage, 'attempt'> = {
-      id: `${topic}/${partition}/${message.offset}`,
-      topic,
+  private async recover(crashed: Consumer): Promise<void> {
+    await crashed.disconnect().catch(() => {});
+    for (let delay = 500; !this.closing; delay = Math.min(delay * 2, 10_000)) {
+      await sleep(delay);
+      if (this.closing) return;
+      try {
+        await this.start();
+        return;
+      } catch {
+        await this.consumer.disconnect().catch(() => {});
+      }
+    }
+  }
+
+  /** Handles one fetched batch of a partition; returns when every record it started is finished. */
+  private async batch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+    const { topic, partition } = batch;
+    const tasks: Task[] = batch.messages.map((message) => ({
+      offset: BigInt(message.offset),
       key: message.key?.toString() ?? '',
-      value: JSON.parse(message.value?.toString() ?? 'null'),
-      headers: textHeaders(message.headers),
-      publishedAt: new Date(Number(message.timestamp)),
+      ordered: message.headers?.[ORDERED_HEADER] !== undefined,
+      message,
+      state: 'waiting',
+    }));
+    if (tasks.length === 0 || this.closing) return;
+    // Records from this batch's first to the partition's end (docs/observability.md, consumer lag).
+    consumerLag.set({ topic, group: groupLabel(this.options.groupId), partition: String(partition) }, Number(batch.offsetLagLow()) + 1);
+    const runningByKey = new Map<string, { n: number; ordered: boolean }>();
+    let committed = -1n;
+    let committing: Promise<void> | undefined;
+    let lastBeat = Date.now();
+    let wake: (() => void) | undefined;
+
+    /** The partition's commit point: its lowest unfinished record, or past the last one. */
+    const commitPoint = (): bigint => {
+      for (const t of tasks) if (t.state !== 'done') return t.offset;
+      return tasks[tasks.length - 1]!.offset + 1n;
     };
+    /** Set when a commit failed (the group moved on, or the brokers are gone): the batch stops starting records. */
+    let lost = false;
+    const commit = async (): Promise<void> => {
+      while (!lost && commitPoint() > committed) {
+        const point = commitPoint();
+        if (point > 0n) resolveOffset((point - 1n).toString());
+        try {
+          // Bounded: with the brokers gone kafkajs would retry for minutes, holding the batch and
+          // with it close() (found with a consumer cut off from the network, as a killed one is).
+          await within(this.consumer.commitOffsets([{ topic, partition, offset: point.toString() }]), BROKER_CALL_MS, 'commit');
+          committed = point;
+        } catch {
+          // The group rebalanced under us or the brokers are gone: the partition's next owner (maybe
+          // this consumer again, after kafkajs rejoins) starts from the last commit that made it and
+          // redelivers the rest (at-least-once). Retrying here would hold the batch, and with it the
+          // consumer, forever.
+          lost = true;
+        }
+      }
+    };
+    const scheduleCommit = () => {
+      if (lost) return;
+      committing ??= (async () => {
+        await nextTurn(); // one commit for every record finished in this turn
+        await commit();
+      })().finally(() => {
+        committing = undefined;
+        if (!lost && commitPoint() > committed) scheduleCommit();
+      });
+    };
+
+    const stop = () => lost || this.closing || !isRunning() || isStale();
+    const pump = () => {
+      if (stop()) return;
+      const blocked = new Set<string>();
+      for (const t of tasks) {
+        if (this.running >= this.concurrency) break;
+        if (t.state !== 'waiting' || blocked.has(t.key)) continue;
+        const r = runningByKey.get(t.key);
+        // A key's records start in offset order: once one cannot start, none after it of its key
+        // does. Next to a running record only a plain one may start (keyConcurrency > 1), never
+        // an ordered one, and nothing next to a running ordered one.
+        const free = !r || (!t.ordered && !r.ordered && r.n < this.keyConcurrency);
+        if (!free) {
+          blocked.add(t.key);
+          continue;
+        }
+        t.state = 'running';
+        this.running++;
+        runningByKey.set(t.key, { n: (r?.n ?? 0) + 1, ordered: t.ordered });
+        void this.handle(topic, partition, t.message).then((done) => {
+          this.running--;
+          const k = runningByKey.get(t.key)!;
+          k.n--;
+          if (k.n === 0) runningByKey.delete(t.key);
+          if (done) {
+            t.state = 'done';
+            scheduleCommit();
+          } else {
+            t.state = 'waiting'; // closing during a backoff: left for the next owner
+          }
+          for (const p of this.pumps) p();
+          wake?.();
+        });
+      }
+    };
+
+    this.pumps.add(pump);
+    try {
+      pump();
+      for (;;) {
+        const inFlight = tasks.some((t) => t.state === 'running');
+        if (!inFlight && (stop() || tasks.every((t) => t.state === 'done'))) break;
+        await new Promise<void>((r) => {
+          wake = r;
+          setTimeout(r, 1_000).unref();
+        });
+        wake = undefined;
+        if (Date.now() - lastBeat >= 1_000 && !this.closing) {
+          lastBeat = Date.now();
+          await within(heartbeat(), BROKER_CALL_MS, 'heartbeat').catch(() => {});
+        }
+        pump();
+      }
+    } finally {
+      this.pumps.delete(pump);
+    }
+    while (committing) await committing;
+    await commit();
+  }
+
+  /** Runs the handler with retries; true once the message is handled or dead-lettered. */
+  private async handle(topic: string, partition: number, message: KafkaMessage): Promise<boolean> {
+    let base: Omit<ReceivedMessage, 'attempt'>;
+    try {
+      base = {
+        id: `${topic}/${partition}/${message.offset}`,
+        topic,
+        key: message.key?.toString() ?? '',
+        value: JSON.parse(message.value?.toString() ?? 'null'),
+        headers: textHeaders(message.headers),
+        publishedAt: new Date(Number(message.timestamp)),
+      };
+    } catch (err) {
+      return this.deadLetter(topic, partition, message, err, 0);
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         await this.options.handler({ ...base, attempt });
         return true;
       } catch (err) {
-        if (attempt >= this.retry.maxAttempts) {
-          await this.producer.send({
-            topic: dlqTopicOf(topic),
-            acks: -1,
-            messages: [{
-              key: message.key,
-              value: message.value,
-              headers: {
-                ...base.headers,
-                [DLQ_HEADERS.error]: errorSummary(err),
-                [DLQ_HEADERS.attempts]: String(attempt),
-                [DLQ_HEADERS.originalTopic]: topic,
-                [DLQ_HEADERS.originalId]: base.id,
-                [DLQ_HEADERS.groupId]: this.options.groupId,
-              },
-            }],
-          });
-          return true;
-        }
-        // Sleep in slices with heartbeats, so a long backoff does not cost the partition.
+        if (attempt >= this.retry.maxAttempts) return this.deadLetter(topic, partition, message, err, attempt);
         const until = Date.now() + backoffMs(this.retry, attempt);
         while (Date.now() < until) {
           if (this.closing) return false;
-          await sleep(Math.min(1000, until - Date.now()));
-          await heartbeat().catch(() => {});
+          await sleep(Math.min(100, until - Date.now()));
         }
         if (this.closing) return false;
       }
     }
   }
 
-  /** stop() fetches nothing new and waits for running eachMessage calls (which commit); then leave the group. */
+  /** To `<topic>.dlq` with the error; true once the DLQ acknowledged it (else it stays unfinished). */
+  private async deadLetter(topic: string, partition: number, message: KafkaMessage, err: unknown, attempts: number): Promise<boolean> {
+    const headers = textHeaders(message.headers);
+    for (;;) {
+      try {
+        await this.bus.enqueue(dlqTopicOf(topic), [{
+          key: message.key,
+          value: message.value,
+          headers: {
+            ...headers,
+            [DLQ_HEADERS.error]: errorSummary(err),
+            [DLQ_HEADERS.attempts]: String(attempts),
+            [DLQ_HEADERS.originalTopic]: topic,
+            [DLQ_HEADERS.originalId]: `${topic}/${partition}/${message.offset}`,
+            [DLQ_HEADERS.groupId]: this.options.groupId,
+          },
+        }]);
+        deadLettered.inc({ topic, group: groupLabel(this.options.groupId) });
+        return true;
+      } catch {
+        if (this.closing) return false;
+        await sleep(500);
+      }
+    }
+  }
+
+  /** stop() fetches nothing new and waits for running batches (which finish and commit what they started); then leave the group. */
   close(): Promise<void> {
     this.closed ??= (async () => {
       this.closing = true;
-      await this.consumer.stop();
-      await this.consumer.disconnect();
+      for (const p of this.pumps) p();
+      while (this.batches.size > 0) await Promise.allSettled([...this.batches]);
+      // Leaving the group needs a broker; when none answers (kafkajs would retry for long), the
+      // group's session timeout hands the partitions over anyway: do not hold a shutdown for it.
+      const consumer = this.consumer;
+      await Promise.race([(async () => {
+        await consumer.stop();
+        await consumer.disconnect();
+      })().catch(() => {}), sleep(10_000)]);
+      if (this.options.ephemeral) await this.bus.deleteGroup(this.options.groupId);
     })();
     return this.closed;
   }

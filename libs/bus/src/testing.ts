@@ -39,3 +39,5 @@ export async function startKafkaContainer(): Promise<{ brokers: string[]; stop()
     },
   };
 }
+
+export { kafkaToolsDir, kafkaVersion, localKafkaUnavailable, startLocalKafka, type KafkaNode, type LocalKafka, type LocalKafkaOptions } from './testing-kafka.ts';

@@ -15,6 +15,14 @@ export interface BusFixture {
   createTopic?(topic: string): Promise<void>;
   /** Messages stored for the topic, read through a connection other than the publishing bus's. */
   storedCount?(topic: string): Promise<number>;
+  /**
+   * A bus that can die as a killed process would: after `kill()` it acknowledges, commits and renews
+   * nothing more and leaves no group gracefully; its handlers still in flight never finish as far as
+   * the store or broker can tell. Its consumers' hold on their messages must run out quickly (a short
+   * lease or session timeout) so that the rest of the group gets them again. Closed by `close()`.
+   * Without it the crash case is reported as skipped.
+   */
+  openDoomed?(): Promise<{ bus: EventBus; kill(): Promise<void> }>;
   /** How long delivery may take before a test gives up (Kafka group joins take seconds). */
   deliveryTimeoutMs: number;
   close(): Promise<void>;
@@ -192,6 +200,123 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
       assert.equal(duplicates, 0, 'no handler failed, so nothing is delivered twice');
     });
 
+    /** A promise that resolves when `cond` holds, or after `ms` (then the caller's assertion fails). */
+    const until = (cond: () => boolean, ms: number) =>
+      waitFor('a condition', cond, ms).then(
+        () => true,
+        () => false,
+      );
+
+    test('keyConcurrency 4: one key’s messages are handled concurrently, never more than 4 at once, each once', limit, async () => {
+      const t = await topic('keyconc');
+      const count = 40;
+      let active = 0;
+      let maxActive = 0;
+      let four: Promise<boolean> | undefined;
+      const handled = new Map<number, number>();
+      await sub(bus, {
+        topic: t,
+        groupId: group('keyconc'),
+        concurrency: 8,
+        keyConcurrency: 4,
+        handler: async (m) => {
+          maxActive = Math.max(maxActive, ++active);
+          // The first handlers wait until four of the key run at once: an implementation that runs a
+          // key's messages one at a time never gets there, and the assertion below fails.
+          four ??= until(() => maxActive >= 4, timeout);
+          await four;
+          await sleep(Math.random() * 3);
+          const n = (m.value as N).n;
+          handled.set(n, (handled.get(n) ?? 0) + 1);
+          active--;
+        },
+      });
+      await bus.publish(t, msgs(count, () => 'one-workflow'));
+      await waitFor(`${count} messages`, () => handled.size === count, timeout * 3);
+      await sleep(50);
+      assert.ok(await four, `four messages of one key ran at once (max ${maxActive})`);
+      assert.ok(maxActive <= 4, `never more than keyConcurrency at once (max ${maxActive})`);
+      assert.deepEqual([...handled.entries()].filter(([, c]) => c !== 1), [], 'each message handled once');
+    });
+
+    test('keyConcurrency 4: an ordered message waits for every earlier one of its key and holds back the later ones', limit, async () => {
+      const t = await topic('ordered');
+      // Per key: u u u O u u O O u u (O = ordered), on two keys.
+      const isOrdered = (i: number) => [3, 6, 7].includes(i % 10);
+      const events: { n: number; key: string; at: 'start' | 'end' }[] = [];
+      let overlapUnordered = false;
+      let active = 0;
+      await sub(bus, {
+        topic: t,
+        groupId: group('ordered'),
+        concurrency: 8,
+        keyConcurrency: 4,
+        handler: async (m) => {
+          const n = (m.value as N).n;
+          events.push({ n, key: m.key, at: 'start' });
+          active++;
+          // The leading unordered messages of each key wait for a sibling, so the run has real overlap.
+          if (n % 10 < 3) {
+            const mine = m.key;
+            const sibling = () => events.filter((e) => e.key === mine && e.at === 'start' && e.n % 10 < 3).length >= 2;
+            if (await until(sibling, timeout)) overlapUnordered = true;
+          }
+          await sleep(Math.random() * 5);
+          active--;
+          events.push({ n, key: m.key, at: 'end' });
+        },
+      });
+      const all = Array.from({ length: 20 }, (_, i) => ({ key: i < 10 ? 'wf-a' : 'wf-b', value: { n: i }, ordered: isOrdered(i) }));
+      // Interleave the two keys in one publish, keeping each key's own order.
+      const mixed = all.slice(0, 10).flatMap((m, i) => [m, all[10 + i]!]);
+      await bus.publish(t, mixed);
+      await waitFor('20 ends', () => events.filter((e) => e.at === 'end').length >= 20, timeout * 3);
+      await sleep(50);
+      assert.equal(events.length, 40, 'each message handled once');
+      assert.ok(overlapUnordered, 'unordered messages of one key overlapped');
+      const pos = (n: number, at: 'start' | 'end') => events.findIndex((e) => e.n === n && e.at === at);
+      for (const o of all.filter((m) => m.ordered)) {
+        const n = o.value.n;
+        for (const other of all.filter((m) => m.key === o.key && m.value.n !== n)) {
+          if (other.value.n < n) assert.ok(pos(other.value.n, 'end') < pos(n, 'start'), `ordered ${n} started after earlier ${other.value.n} ended`);
+          else assert.ok(pos(n, 'end') < pos(other.value.n, 'start'), `later ${other.value.n} started after ordered ${n} ended`);
+        }
+      }
+    });
+
+    test('keyConcurrency 4: messages held by a consumer that dies are delivered again to the rest of the group', limit, async (tc) => {
+      if (!fx.openDoomed) return tc.skip('the fixture has no openDoomed(): cannot kill a consumer');
+      const tp = await topic('keyconc-crash');
+      const g = group('keyconc-crash');
+      const count = 30;
+      const doomed = await fx.openDoomed();
+      let held = 0;
+      const hung: (() => void)[] = [];
+      // The dying consumer takes messages and never finishes them.
+      const dyingSub = await doomed.bus.subscribe({
+        topic: tp,
+        groupId: g,
+        concurrency: 4,
+        keyConcurrency: 4,
+        handler: () => {
+          held++;
+          return new Promise<void>((resolve) => hung.push(resolve));
+        },
+      });
+      try {
+        await bus.publish(tp, msgs(count, () => 'hot'));
+        await waitFor('the dying consumer to hold 4 messages', () => held >= 4, timeout);
+        await doomed.kill();
+        const handled = new Set<number>();
+        await sub(bus, { topic: tp, groupId: g, concurrency: 4, keyConcurrency: 4, handler: (m) => void handled.add((m.value as N).n) });
+        await waitFor('every message, including those the dead consumer held', () => handled.size === count, timeout * 3);
+        assert.deepEqual([...handled].sort((a, b) => a - b), [...Array(count).keys()]);
+      } finally {
+        for (const release of hung) release();
+        await dyingSub.close().catch(() => {});
+      }
+    });
+
     test('after N failures the message goes to <topic>.dlq with the error, and the consumer moves on', limit, async () => {
       const t = await topic('dlq');
       const calls = new Map<number, number[]>();
@@ -292,6 +417,21 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
       await waitFor('the remaining message', () => secondRun.length >= 1, timeout);
       await sleep(200);
       assert.deepEqual(secondRun, [1], 'the message handled before close was recorded as done');
+    });
+
+    test('an ephemeral group is deleted when its subscriber closes: the same group id later starts again from the oldest message', limit, async () => {
+      const t = await topic('ephemeral');
+      const g = group('ephemeral');
+      const first: number[] = [];
+      const s = await sub(bus, { topic: t, groupId: g, ephemeral: true, handler: (m) => void first.push((m.value as N).n) });
+      await bus.publish(t, msgs(5, () => 'k'));
+      await waitFor('the ephemeral subscriber to get every message', () => first.length === 5, timeout);
+      await s.close();
+      // A kept group would resume after message 4 and get nothing; a deleted one is new again.
+      const again: number[] = [];
+      await sub(bus, { topic: t, groupId: g, handler: (m) => void again.push((m.value as N).n) });
+      await waitFor('every message again, for the group id used anew', () => again.length === 5, timeout);
+      assert.deepEqual(again, [0, 1, 2, 3, 4]);
     });
 
     test('after a restart a group resumes where it was: new messages delivered, handled ones not again', limit, async () => {

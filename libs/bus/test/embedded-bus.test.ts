@@ -14,6 +14,26 @@ import { runBusContract, type BusFixture } from './contract.ts';
 
 const OPTIONS = { pollIntervalMs: 20, onError: (err: unknown) => console.error('[bus test]', err) };
 
+/**
+ * A bus on `db` that can die like a killed process: after kill() every statement it sends fails (no
+ * ack, no lease renewal, no release), so its short leases run out and the group's other consumers
+ * claim its messages again. Its errors are expected and not printed.
+ */
+async function doomedBus(db: Database): Promise<{ bus: EventBus; kill(): Promise<void> }> {
+  let dead = false;
+  const guard = (exec: Database['exec']): Database['exec'] => (sql, params) => (dead ? Promise.reject(new Error('killed')) : exec(sql, params));
+  const view: Database = {
+    kind: db.kind,
+    adapter: db.adapter,
+    exec: guard(db.exec),
+    session: (fn) => (dead ? Promise.reject(new Error('killed')) : db.session((exec) => fn(guard(exec)))),
+    queryAsUser: db.queryAsUser,
+    close: async () => {},
+  };
+  const bus = await createEmbeddedBus(view, { ...OPTIONS, leaseMs: 300, migrate: false, onError: () => {} });
+  return { bus, kill: async () => void (dead = true) };
+}
+
 async function pgliteFixture(): Promise<BusFixture> {
   const dir = await mkdtemp(path.join(tmpdir(), 'flowdesk-bus-'));
   let db = await openDatabase({ kind: 'pglite', dataDir: dir });
@@ -30,6 +50,11 @@ async function pgliteFixture(): Promise<BusFixture> {
       const bus = await createEmbeddedBus(db, OPTIONS);
       buses.push(bus);
       return bus;
+    },
+    async openDoomed() {
+      const doomed = await doomedBus(db);
+      buses.push(doomed.bus);
+      return doomed;
     },
     async restart() {
       await closeAll();
@@ -62,6 +87,12 @@ async function postgresFixture(): Promise<BusFixture> {
       const bus = await createEmbeddedBus(db, OPTIONS);
       opened.push({ bus, db });
       return bus;
+    },
+    async openDoomed() {
+      const db = await openDatabase({ kind: 'postgres', url, poolMax: 4 });
+      const doomed = await doomedBus(db);
+      opened.push({ bus: doomed.bus, db });
+      return doomed;
     },
     restart: closeAll,
     async storedCount(topic) {

@@ -9,7 +9,7 @@ import { createEmbeddedBus, type EventBus } from '../src/index.ts';
 import { sqlLiteral } from '../src/embedded-store.ts';
 
 type Exec = Database['exec'];
-const PUBLISH_SQL = 'INSERT INTO bus.message (topic, key, value, headers) VALUES';
+const PUBLISH_SQL = 'INSERT INTO bus.message (topic, key, value, headers, ordered) VALUES';
 
 /**
  * The database as the bus sees it, with a hook around every publish statement (before it is sent,
@@ -28,6 +28,7 @@ function observed(db: Database, hook: { before?: (sql: string) => Promise<void> 
     adapter: db.adapter,
     exec: wrap(db.exec),
     session: (fn) => db.session((exec) => fn(wrap(exec))),
+    queryAsUser: db.queryAsUser,
     close: () => db.close(),
   };
 }

@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { StringEnum } from './common.ts';
+import { ExecutionOrder, TriggerType, WorkflowGraph } from './entities/workflows.ts';
 
 /** Kafka topic (and embedded bus channel) of workflow trigger events, keyed by workflow id. */
 export const TRIGGER_TOPIC = 'workflow.trigger.v1';
@@ -23,6 +24,57 @@ export const TriggerEvent = Type.Object(
 export type TriggerEvent = Static<typeof TriggerEvent>;
 
 /**
+ * Topic of workflow definition changes, published by workspace-api through its outbox (the event exists
+ * iff the change committed), keyed by workflow id. webhook-ingest and the workflow engine keep a cache of
+ * definitions fed by it (docs/event-bus.md). Delivery is at-least-once and may repeat an older event:
+ * `version` grows with every change of a workflow, and a cache never replaces a newer version by an
+ * older one.
+ */
+export const WORKFLOW_CHANGED_TOPIC = 'workflow.changed.v1';
+
+/** What the engine needs to run a workflow (never its webhook secret: secrets do not travel on the bus). */
+export const WorkflowDefinition = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    ownerId: Type.String({ format: 'uuid' }),
+    version: Type.Integer({ minimum: 1 }),
+    triggerType: TriggerType,
+    active: Type.Boolean(),
+    executionOrder: ExecutionOrder,
+    graph: WorkflowGraph,
+    triggerConfig: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { $id: 'WorkflowDefinition' },
+);
+export type WorkflowDefinition = Static<typeof WorkflowDefinition>;
+
+export const WorkflowChange = StringEnum(['created', 'updated', 'activated', 'deactivated', 'deleted', 'secret_regenerated']);
+export type WorkflowChange = Static<typeof WorkflowChange>;
+
+export const WorkflowChanged = Type.Object(
+  {
+    eventId: Type.String({ format: 'uuid' }),
+    workflowId: Type.String({ format: 'uuid' }),
+    ownerId: Type.String({ format: 'uuid' }),
+    version: Type.Integer({ minimum: 1 }),
+    change: WorkflowChange,
+    changedAt: Type.String({ format: 'date-time' }),
+    /** The definition after the change; null when the workflow was deleted. */
+    definition: Type.Union([WorkflowDefinition, Type.Null()]),
+  },
+  { $id: 'WorkflowChanged' },
+);
+export type WorkflowChanged = Static<typeof WorkflowChanged>;
+
+/** A page of current definitions (workspace-api's internal API, the caches' cold start). */
+export const WorkflowDefinitionPage = Type.Object({
+  items: Type.Array(WorkflowDefinition),
+  /** Pass as `after` for the next page; null at the end. */
+  next: Type.Union([Type.String(), Type.Null()]),
+});
+export type WorkflowDefinitionPage = Static<typeof WorkflowDefinitionPage>;
+
+/**
  * Topic of credential revocations, published by auth after a revocation has committed and consumed by
  * every mcp-gateway replica (each its own consumer group), which drops its cached introspection
  * results and internal tokens for the credential at once instead of waiting out the cache TTL.
@@ -41,12 +93,17 @@ export const CredentialRevoked = Type.Object(
     /**
      * api_key: one API key; oauth_grant: a whole grant (Disconnect, refresh-token replay) — every token
      * of this user for this OAuth client; oauth_tokens: only the tokens listed in `tokenSha256`
-     * (RFC 7009 revocation, reused authorization code).
+     * (RFC 7009 revocation, reused authorization code); console_session: web console sessions — the
+     * ones listed in `tokenSha256`, or every session of userId when it is absent (sign out everywhere,
+     * user disabled).
      */
-    kind: StringEnum(['api_key', 'oauth_grant', 'oauth_tokens']),
+    kind: StringEnum(['api_key', 'oauth_grant', 'oauth_tokens', 'console_session']),
     /** What introspection reports as `client_id` for the credential: the key id, or the OAuth client id. */
     clientId: Type.String({ minLength: 1, maxLength: 200 }),
-    /** oauth_tokens only: the access tokens that died. Absent: every credential of userId × clientId. */
+    /**
+     * oauth_tokens: the access tokens that died; console_session: the session tokens that died.
+     * Absent: every credential of userId × clientId (console_session: every session of userId).
+     */
     tokenSha256: Type.Optional(Type.Array(TokenSha256, { maxItems: 10_000 })),
     revokedAt: Type.String({ format: 'date-time' }),
   },
@@ -59,5 +116,5 @@ export type CredentialRevoked = Static<typeof CredentialRevoked>;
  * only publishes needs no dependency on the bus implementation.
  */
 export interface EventPublisher {
-  publish(topic: string, messages: { key: string; value: object; headers?: Record<string, string> }[]): Promise<void>;
+  publish(topic: string, messages: { key: string; value: object; headers?: Record<string, string>; ordered?: boolean }[]): Promise<void>;
 }

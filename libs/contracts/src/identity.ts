@@ -11,6 +11,8 @@ export const INTERNAL_TOKEN_TTL_SECONDS = 300;
 
 export const Audience = {
   workspaceApi: 'workspace-api',
+  /** The runs API (runs and their steps are the engine's data). */
+  workflowEngine: 'workflow-engine',
 } as const;
 
 export const InternalClaims = Type.Object({

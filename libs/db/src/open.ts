@@ -3,6 +3,39 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { gauge } from '@flowdesk/telemetry';
+import { pgliteQueryAsUser, postgresQueryAsUser, type QueryAsUser } from './rls.ts';
+
+/**
+ * Pool gauges (docs/observability.md), read from the open pools at scrape time: all of a process's
+ * pools together (one per service process; the embedded start on Postgres shares one). PGlite has
+ * one connection and no pool: nothing to report.
+ */
+const pools = new Set<pg.Pool>();
+gauge<'state'>({
+  name: 'flowdesk_db_pool_connections',
+  help: 'Postgres pool connections by state: in_use (checked out), idle',
+  labelNames: ['state'],
+  collect() {
+    let total = 0;
+    let idle = 0;
+    for (const p of pools) {
+      total += p.totalCount;
+      idle += p.idleCount;
+    }
+    this.set({ state: 'in_use' }, total - idle);
+    this.set({ state: 'idle' }, idle);
+  },
+});
+gauge({
+  name: 'flowdesk_db_pool_waiting',
+  help: 'Queries waiting for a Postgres pool connection (all at max): the pool is the bottleneck',
+  collect() {
+    let waiting = 0;
+    for (const p of pools) waiting += p.waitingCount;
+    this.set(waiting);
+  },
+});
 
 /** Where the data lives: a Postgres server (production, CI) or PGlite (embedded start, tests without a server). */
 export type DatabaseConfig =
@@ -19,6 +52,11 @@ export interface Database {
   readonly adapter: SqlDriverAdapterFactory;
   /** Runs SQL outside Prisma (migrations, health checks); several statements allowed when no params. */
   exec: Exec;
+  /**
+   * Runs one statement as a user under row-level security (role and app.user_id set for its
+   * transaction only): one round trip on Postgres, a plain transaction on PGlite. See rls.ts.
+   */
+  queryAsUser: QueryAsUser;
   /**
    * Runs fn on one dedicated connection, alone: session state (advisory locks, an open transaction)
    * stays on that connection, and on PGlite (one connection by nature) other sessions wait their turn.
@@ -45,10 +83,12 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     const pool = new pg.Pool({ connectionString: config.url, max: config.poolMax ?? 10 });
     // An idle client that errors (server restart) must not crash the process; the pool drops it.
     pool.on('error', () => {});
+    pools.add(pool);
     return {
       kind: 'postgres',
       adapter: new PrismaPg(pool),
       exec: execOn(pool),
+      queryAsUser: postgresQueryAsUser(pool),
       async session(fn) {
         const client = await pool.connect();
         try {
@@ -57,7 +97,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
           client.release();
         }
       },
-      close: () => pool.end(),
+      close: () => {
+        pools.delete(pool);
+        return pool.end();
+      },
     };
   }
   const pglite = config.dataDir ? new PGlite(config.dataDir) : new PGlite();
@@ -75,6 +118,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     kind: 'pglite',
     adapter: new PrismaPGlite(pglite),
     exec,
+    queryAsUser: pgliteQueryAsUser(pglite),
     session(fn) {
       const run = queue.then(() => fn(exec));
       queue = run.catch(() => {});

@@ -1,6 +1,9 @@
 /** The database role every user-scoped transaction runs as: no BYPASSRLS, bound by every policy. */
 export const APP_ROLE = 'flowdesk_app';
 
+/** The setting every policy reads (through workspace.current_user_id() and its siblings). */
+export const USER_ID = 'app.user_id';
+
 const ROLE = /^[a-z_][a-z0-9_]*$/;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

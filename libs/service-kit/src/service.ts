@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { HttpError, type ErrorBody } from '@flowdesk/contracts';
 import { isDraining } from './lifecycle.ts';
 import { loggerOptions } from './logger.ts';
+import { instrumentHttp } from './observability.ts';
 import { validatorCompiler } from './validation.ts';
 
 export type Service = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -18,17 +19,43 @@ export interface ServiceOptions {
   logStream?: { write(line: string): void };
   /** Largest request body accepted, bytes; larger gets 413. Default 1 MiB. */
   bodyLimit?: number;
+  /**
+   * Whose X-Forwarded-For to believe for `request.ip` (fastify's trustProxy): a hop count, or a
+   * comma-separated list of addresses/CIDRs (names `loopback`, `linklocal`, `uniquelocal` allowed).
+   * Default: TRUST_PROXY from the environment, else `loopback` (the embedded front). See parseTrustProxy.
+   */
+  trustProxy?: string | number;
   /** Throws when the service cannot serve (database unreachable...): /readyz answers 503 then. */
   readiness?: () => Promise<void>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** The most an oversized body is read (and dropped) after its 413, before the connection is cut. */
+const DRAIN_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * A 413 answered before the body was read: fastify would close the connection at once, and a
+ * client (or the embedded front) still sending the body then gets a reset instead of the 413 —
+ * the kernel drops the unread answer with it. So the rest of the body is read and dropped (up to
+ * DRAIN_LIMIT, then the connection is cut) and the connection stays usable: the sender sees the 413.
+ */
+function readRestOfBody(raw: IncomingMessage, reply: { removeHeader(name: string): unknown }): void {
+  reply.removeHeader('connection');
+  let read = 0;
+  raw.on('data', (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > DRAIN_LIMIT) raw.socket.destroy();
+  });
+  raw.on('error', () => {});
+  raw.resume();
+}
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
 /**
  * A fastify instance with what every Flowdesk service shares: TypeBox schemas, pino logs with
  * request ids (taken from x-request-id when the caller sent a sane one, so one id follows a request
- * across services), one error shape for every failure, and /healthz + /readyz.
+ * across services), one error shape for every failure, /healthz + /readyz, and request metrics and
+ * spans (observability.ts; served on the separate metrics port by listenMetrics).
  */
 export function createService(options: ServiceOptions): Service {
   const app = Fastify({
@@ -40,6 +67,8 @@ export function createService(options: ServiceOptions): Service {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true },
+    // A hop count is valid at run time (fastify passes it to proxy-addr); its types only list strings.
+    trustProxy: (options.trustProxy ?? parseTrustProxy(process.env.TRUST_PROXY)) as string,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler());
 
@@ -50,12 +79,15 @@ export function createService(options: ServiceOptions): Service {
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
   });
+  // Request metrics (route template × status) and server spans (docs/observability.md).
+  instrumentHttp(app as unknown as FastifyInstance, options.name);
   // Shutting down (lifecycle.ts): every response from then on, also of requests that began before,
   // ends its connection. The client's next request opens a new one, which the load balancer sends
   // to another replica, and close() is not kept waiting by keep-alive connections (fastify keeps
   // them 72 s) that went idle after it began.
-  app.addHook('onSend', (_req, reply, payload, done) => {
+  app.addHook('onSend', (req, reply, payload, done) => {
     if (isDraining(app)) reply.header('connection', 'close');
+    else if (reply.statusCode === 413 && !req.raw.complete) readRestOfBody(req.raw, reply);
     done(null, payload);
   });
 
@@ -86,6 +118,21 @@ export function createService(options: ServiceOptions): Service {
   });
 
   return app;
+}
+
+/**
+ * TRUST_PROXY (docs/configuration.md): unset or empty → `loopback`; an integer → that many proxy hops
+ * in front of the service; otherwise a comma-separated list of addresses and CIDRs. `true` (trust
+ * any X-Forwarded-For) is refused: whoever can reach the service could then choose their address.
+ * Loopback is always trusted in a list: the embedded front, and a sidecar in the same pod, are local.
+ */
+export function parseTrustProxy(value: string | undefined): string | number {
+  const text = (value ?? '').trim();
+  if (!text) return 'loopback';
+  if (/^\d+$/.test(text)) return Number(text);
+  if (/^(true|false|\*)$/i.test(text)) throw new Error(`TRUST_PROXY must be a hop count or a list of addresses/CIDRs, not "${text}"`);
+  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
+  return [...new Set(['loopback', ...list])].join(',');
 }
 
 /** Maps anything thrown in a request to the status and ErrorBody a client sees; 5xx details stay in the log. */

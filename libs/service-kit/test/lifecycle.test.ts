@@ -40,7 +40,9 @@ test('SIGTERM: /readyz answers 503 at once and the next response says Connection
       await app.close();
       closed.push('app closed');
     },
-    { app, drainMs: 200, graceMs: 5_000, exit: h.exit, signals: h.signals },
+    // A drain period long enough that the checks made while draining finish inside it on a loaded
+    // machine (with 200 ms, the close sometimes began before the /healthz check under load).
+    { app, drainMs: 4_000, graceMs: 60_000, exit: h.exit, signals: h.signals },
   );
   const slow = fetch(`${base}/slow`);
   await slowStarted;
@@ -54,7 +56,9 @@ test('SIGTERM: /readyz answers 503 at once and the next response says Connection
   assert.equal((await fetch(`${base}/healthz`)).status, 200, 'liveness stays up: a restart would cut the in-flight work');
   assert.deepEqual(closed, [], 'close waits for the drain period');
 
-  await new Promise((r) => setTimeout(r, 300));
+  // The drain period ends and close starts; it cannot finish while /slow is in flight.
+  for (const until = Date.now() + 60_000; closed.length === 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 200));
   assert.deepEqual(closed, ['close started'], 'close waits for the request in flight');
   release();
   const res = await slow;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpError } from '@flowdesk/contracts';
-import { createService, listen } from '../src/index.ts';
+import { createService, listen, parseTrustProxy } from '../src/index.ts';
 
 function capture() {
   const lines: Record<string, any>[] = [];
@@ -80,4 +80,24 @@ test('unknown route → 404 error body; unknown method on a known route → 404 
   } finally {
     await app.close();
   }
+});
+
+test('TRUST_PROXY: X-Forwarded-For decides request.ip only when the peer is a trusted proxy', async () => {
+  assert.equal(parseTrustProxy(undefined), 'loopback');
+  assert.equal(parseTrustProxy(' '), 'loopback');
+  assert.equal(parseTrustProxy('1'), 1);
+  assert.equal(parseTrustProxy('10.0.0.0/8, 192.168.1.1'), 'loopback,10.0.0.0/8,192.168.1.1');
+  assert.throws(() => parseTrustProxy('true'), /TRUST_PROXY/);
+
+  const app = createService({ name: 'svc', logLevel: 'silent', trustProxy: parseTrustProxy('10.0.0.0/8') });
+  app.get('/ip', async (req) => ({ ip: req.ip }));
+  const ip = async (remoteAddress: string, xff?: string) =>
+    (await app.inject({ url: '/ip', remoteAddress, headers: xff ? { 'x-forwarded-for': xff } : {} })).json().ip;
+  // A caller that is no proxy of ours: its header is ignored.
+  assert.equal(await ip('192.0.2.1', '6.6.6.6'), '192.0.2.1');
+  // The embedded front (loopback) and a configured proxy: their word is taken, right to left.
+  assert.equal(await ip('127.0.0.1', '192.0.2.7'), '192.0.2.7');
+  assert.equal(await ip('10.1.2.3', '6.6.6.6, 192.0.2.7'), '192.0.2.7');
+  assert.equal(await ip('10.1.2.3', '6.6.6.6, 192.0.2.7, 10.4.4.4'), '192.0.2.7');
+  await app.close();
 });

@@ -11,6 +11,10 @@ import { wellKnownRoutes } from './routes/well-known.ts';
 import { mcpResourceUrl } from './domain/oauth/policy.ts';
 import type { RateLimit } from './routes/rate-limit.ts';
 import { revocationNotifier } from './domain/revocations.ts';
+import { accountRoutes } from './routes/accounts.ts';
+import { DEFAULT_SESSION_POLICY, type SessionPolicy } from './domain/sessions.ts';
+import { DEFAULT_THROTTLE, LoginThrottle, type ThrottlePolicies } from './domain/login-throttle.ts';
+import type { SignupMode } from '@flowdesk/contracts';
 
 export interface AuthDeps {
   /** An opened, migrated database (see migrateAuth). */
@@ -32,10 +36,23 @@ export interface AuthDeps {
   /** Dynamic client registrations per caller address (default 20 per 10 minutes). */
   registrationRateLimit?: RateLimit;
   /**
+   * Dynamic client registrations over all addresses together. Default: 50 times the per-address
+   * limit in the same window (1,000 per 10 minutes), so one caller cannot use it up.
+   */
+  registrationGlobalRateLimit?: RateLimit;
+  /**
    * Where revocations are announced (CREDENTIAL_REVOKED_TOPIC), so gateways evict cached results at
    * once: an @flowdesk/bus EventBus fits. Optional: without it gateways rely on their cache TTL.
    */
   events?: EventPublisher;
+  /** Console sessions' idle and absolute lifetimes (SESSION_IDLE_TTL, SESSION_ABSOLUTE_TTL; 7 and 30 days). */
+  sessionPolicy?: SessionPolicy;
+  /** SIGNUP_MODE (default invite). */
+  signupMode?: SignupMode;
+  /** Login throttling per account and per address (default: docs/auth.md). */
+  throttle?: ThrottlePolicies;
+  /** TRUST_PROXY (fastify trustProxy): whose X-Forwarded-For to believe. Default: the environment's, else loopback. */
+  trustProxy?: string | number;
 }
 
 export const DEFAULT_USER_ID_EXCHANGE_CLIENTS = ['workflow-engine'] as const;
@@ -47,6 +64,7 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     name: 'auth',
     logLevel: deps.logLevel,
     logStream: deps.logStream,
+    trustProxy: deps.trustProxy,
     readiness: async () => {
       await deps.db.exec('SELECT 1');
     },
@@ -63,7 +81,11 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     publicBaseUrl: normalizeBaseUrl(deps.publicBaseUrl),
     mcpResource: mcpResourceUrl(normalizeBaseUrl(deps.publicBaseUrl)),
     registrationRateLimit: deps.registrationRateLimit ?? DEFAULT_REGISTRATION_RATE_LIMIT,
+    registrationGlobalRateLimit: deps.registrationGlobalRateLimit ?? globalRegistrationLimit(deps.registrationRateLimit ?? DEFAULT_REGISTRATION_RATE_LIMIT),
     revoked: revocationNotifier(deps.events, app.log),
+    sessionPolicy: deps.sessionPolicy ?? DEFAULT_SESSION_POLICY,
+    signupMode: deps.signupMode ?? 'invite',
+    throttle: new LoginThrottle(prisma, deps.throttle ?? DEFAULT_THROTTLE),
   };
   app.addSchema(ErrorBody);
   await app.register(wellKnownRoutes(ctx));
@@ -72,6 +94,7 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     async (api: Service) => {
       await api.register(apiKeyRoutes(ctx));
       await api.register(connectedAppRoutes(ctx));
+      await api.register(accountRoutes(ctx));
     },
     { prefix: AUTH_API_PREFIX },
   );
@@ -86,3 +109,6 @@ export function normalizeBaseUrl(value: string): string {
   }
   return value.replace(/\/+$/, '');
 }
+
+/** The default ceiling over all addresses: 50 times one address's share, in the same window. */
+const globalRegistrationLimit = (perAddress: RateLimit): RateLimit => ({ max: 50 * perAddress.max, windowMs: perAddress.windowMs });

@@ -3,6 +3,9 @@ import { jwkThumbprint, requiredEnv, type SigningKeys } from '@flowdesk/service-
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { DEFAULT_USER_ID_EXCHANGE_CLIENTS, normalizeBaseUrl } from './app.ts';
 import { parseServiceClients } from './domain/service-clients.ts';
+import { parseSignupMode } from './domain/accounts.ts';
+import { DEFAULT_SESSION_POLICY, type SessionPolicy } from './domain/sessions.ts';
+import type { SignupMode } from '@flowdesk/contracts';
 
 export interface AuthConfig {
   port: number;
@@ -13,6 +16,28 @@ export interface AuthConfig {
   serviceClients: Record<string, string>;
   userIdExchangeClients: string[];
   publicBaseUrl: string;
+  signupMode: SignupMode;
+  sessionPolicy: SessionPolicy;
+}
+
+/**
+ * A duration: `30d`, `12h`, `45m`, `90s`, or plain seconds. Undefined or empty → the default.
+ */
+export function parseDuration(name: string, value: string | undefined, defaultMs: number): number {
+  const text = (value ?? '').trim();
+  if (!text) return defaultMs;
+  const match = /^(\d+)\s*(d|h|m|s)?$/.exec(text);
+  if (!match || Number(match[1]) <= 0) throw new Error(`${name} must be a duration like 7d, 12h, 30m or 3600 (seconds), got "${text}"`);
+  const unit = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000 }[(match[2] ?? 's') as 'd' | 'h' | 'm' | 's'];
+  return Number(match[1]) * unit;
+}
+
+/** SESSION_IDLE_TTL and SESSION_ABSOLUTE_TTL; the idle time may not exceed the absolute one. */
+export function sessionPolicyFrom(env: NodeJS.ProcessEnv): SessionPolicy {
+  const idleTtlMs = parseDuration('SESSION_IDLE_TTL', env.SESSION_IDLE_TTL, DEFAULT_SESSION_POLICY.idleTtlMs);
+  const absoluteTtlMs = parseDuration('SESSION_ABSOLUTE_TTL', env.SESSION_ABSOLUTE_TTL, DEFAULT_SESSION_POLICY.absoluteTtlMs);
+  if (idleTtlMs > absoluteTtlMs) throw new Error('SESSION_IDLE_TTL must not be longer than SESSION_ABSOLUTE_TTL');
+  return { idleTtlMs, absoluteTtlMs };
 }
 
 /** See docs/configuration.md for every variable. */
@@ -36,5 +61,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): AuthConfig {
       .filter(Boolean),
     // The OAuth issuer and every URL of the metadata; validated (and its trailing slash dropped) by buildApp.
     publicBaseUrl: normalizeBaseUrl(requiredEnv(env, 'PUBLIC_BASE_URL')),
+    signupMode: parseSignupMode(env.SIGNUP_MODE),
+    sessionPolicy: sessionPolicyFrom(env),
   };
 }

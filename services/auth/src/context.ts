@@ -3,6 +3,9 @@ import type { PrismaClient } from './adapters/db.ts';
 import type { OnRevoked } from './domain/revocations.ts';
 import type { ServiceClients } from './domain/service-clients.ts';
 import type { RateLimit } from './routes/rate-limit.ts';
+import type { SignupMode } from '@flowdesk/contracts';
+import type { LoginThrottle } from './domain/login-throttle.ts';
+import type { SessionPolicy } from './domain/sessions.ts';
 
 /** What the routes share, handed to each route plugin (not decorated: other services decorate `ctx`). */
 export interface AuthContext {
@@ -17,6 +20,14 @@ export interface AuthContext {
   mcpResource: string;
   /** Dynamic client registrations allowed per caller address and window. */
   registrationRateLimit: RateLimit;
+  /** Registrations over all addresses together (a ceiling far above one address's share). */
+  registrationGlobalRateLimit: RateLimit;
   /** Announces a committed revocation to the gateways (CredentialRevoked); never throws. */
   revoked: OnRevoked;
+  /** Idle and absolute lifetime of console sessions. */
+  sessionPolicy: SessionPolicy;
+  /** SIGNUP_MODE: who may create an account. */
+  signupMode: SignupMode;
+  /** Counts sign-in attempts per account and address before any password is checked. */
+  throttle: LoginThrottle;
 }

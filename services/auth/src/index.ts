@@ -4,3 +4,5 @@ export { createPrismaClient, migrateAuth, type PrismaClient } from './adapters/d
 export { createUser, findUserByEmail, setPassword, verifyPassword, type User } from './domain/users.ts';
 export { authenticateApiKey, createApiKey, listApiKeys, revokeApiKey } from './domain/api-keys.ts';
 export { generateServiceSecret, type ServiceClients } from './domain/service-clients.ts';
+export { listUsers, addUser, setUserDisabled, parseSignupMode } from './domain/accounts.ts';
+export { sessionPolicyFrom, parseDuration } from './config.ts';

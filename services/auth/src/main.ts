@@ -1,9 +1,12 @@
 import { openBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
-import { listen, onShutdown } from '@flowdesk/service-kit';
+import { listen, onShutdown, listenMetrics, startTracing } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
 import { migrateAuth } from './adapters/db.ts';
 import { loadConfig } from './config.ts';
+
+// Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; off otherwise (docs/observability.md).
+const tracing = startTracing({ serviceName: 'auth' });
 
 // The service's own process (its container's entrypoint): configuration from the environment.
 const config = loadConfig(process.env);
@@ -18,16 +21,22 @@ const app = await buildApp({
   serviceClients: config.serviceClients,
   userIdExchangeClients: config.userIdExchangeClients,
   publicBaseUrl: config.publicBaseUrl,
+  signupMode: config.signupMode,
+  sessionPolicy: config.sessionPolicy,
   logLevel: process.env.LOG_LEVEL,
   events: bus,
 });
+// /metrics (and /healthz, /readyz) on METRICS_PORT (9464), never on the public port.
+const metrics = await listenMetrics({ apps: [{ name: 'auth', app }] });
 // SIGTERM (libs/service-kit lifecycle.ts): /readyz answers 503 at once; app.close() stops accepting
 // and lets in-flight requests finish (a revocation being published is part of its request); then the
 // bus and the pool close. Registered before listening, so a signal during start-up stops gracefully
 // too. Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
 onShutdown(async () => {
   await app.close();
+  await metrics.close();
   await bus.close();
   await db.close();
+  await tracing.shutdown();
 }, { app });
 await listen(app, config.port, config.host);

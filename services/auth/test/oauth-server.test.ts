@@ -33,7 +33,9 @@ const remember = <T extends string | undefined>(s: T): T => {
 
 before(async () => {
   auth = await startTestAuth({
-    registrationRateLimit: { max: 40, windowMs: 60_000 },
+    // Well above the registrations this file makes within a minute on a fast machine (the step-up
+    // cases added some and the last suites got 429), low enough for the flood test below.
+    registrationRateLimit: { max: 100, windowMs: 60_000 },
     beforeListen: (app, baseUrl) => {
       // The gateway serves this document in the real system (the front routes it there); a stub
       // on the same origin lets the SDK find us exactly as it would.
@@ -262,6 +264,47 @@ describe('the official MCP SDK client, with the consent approved in chromium', (
     assert.deepEqual((await introspect(second.access_token)).body, { active: false });
     const refreshAfter = await tokenRequest({ grant_type: 'refresh_token', refresh_token: second.refresh_token!, client_id: provider.client!.client_id });
     assert.deepEqual([refreshAfter.status, refreshAfter.body.error], [400, 'invalid_grant']);
+  });
+
+  test('signed in to the console (fd_session cookie): the page only asks Approve / Deny, no password', async () => {
+    const signedIn = await auth.call('POST', '/auth/v1/sessions', { body: { email: user.email, password: user.password } });
+    assert.equal(signedIn.status, 201);
+    const session = remember(signedIn.body.token as string);
+    // What the console sets on sign-in (HttpOnly, SameSite=Lax, Path=/).
+    await browser.addCookies([{ name: 'fd_session', value: session, url: base, httpOnly: true, sameSite: 'Lax' }]);
+    try {
+      const provider = new MemoryProvider(`${base}/callback`, 'Signed In Client', remember, 'mcp:read mcp:write');
+      assert.equal(await sdkAuth(provider, { serverUrl: mcpUrl }), 'REDIRECT');
+      const page = await browser.newPage();
+      await page.goto(provider.authorizationUrl!.toString());
+      assert.equal(await page.locator('h1').innerText(), 'Connect Signed In Client to Flowdesk');
+      const who = await page.locator('#signed-in-as').innerText();
+      assert.ok(who.startsWith(`Signed in as ${user.email}. Not you? Sign out`), who);
+      assert.equal(await page.getByRole('link', { name: 'Sign out' }).getAttribute('href'), '/');
+      assert.equal(await page.getByLabel('Password').count(), 0, 'no password field');
+      assert.equal(await page.getByLabel('Email').count(), 0);
+      await page.screenshot({ path: path.join(tmpdir(), 'flowdesk-consent-signed-in.png'), fullPage: true });
+      await Promise.all([page.waitForURL(/\/callback\?/), page.getByRole('button', { name: 'Approve' }).click()]);
+      const landed = new URL(page.url());
+      await page.close();
+      const code = remember(landed.searchParams.get('code')!);
+      assert.match(code, /^fdc_/);
+      assert.equal(await sdkAuth(provider, { serverUrl: mcpUrl, authorizationCode: code }), 'AUTHORIZED');
+      const info = await introspect(provider.saved!.access_token);
+      assert.deepEqual([info.body.active, info.body.sub, info.body.scope], [true, user.id, 'mcp:read mcp:write']);
+
+      // Signed out in the console: the same page asks for the password again.
+      assert.equal((await auth.call('DELETE', '/auth/v1/sessions/current', { token: session })).status, 204);
+      const again = new MemoryProvider(`${base}/callback`, 'Signed Out Client', remember, 'mcp:read');
+      assert.equal(await sdkAuth(again, { serverUrl: mcpUrl }), 'REDIRECT');
+      const form = await browser.newPage();
+      await form.goto(again.authorizationUrl!.toString());
+      assert.equal(await form.getByLabel('Password').count(), 1);
+      assert.equal(await form.locator('#signed-in-as').count(), 0);
+      await form.close();
+    } finally {
+      await browser.clearCookies();
+    }
   });
 
   test('Deny in the browser sends the user back with error=access_denied and the state', async () => {
@@ -541,6 +584,71 @@ describe('refresh tokens: rotation and reuse detection', () => {
   });
 });
 
+describe('MCP step-up (the gateway reports a 403 insufficient_scope)', () => {
+  /** A read-only grant's tokens, as a client holds them after approving only mcp:read. */
+  async function readOnlyTokens() {
+    const clientId = await publicClient();
+    const verifier = randomBytes(32).toString('base64url');
+    const code = await obtainCode({ clientId, verifier }, ['mcp:read']);
+    const t = (await codeGrant(clientId, code, verifier)).body;
+    assert.equal(t.scope, 'mcp:read');
+    return { clientId, access: remember(t.access_token as string), refresh: remember(t.refresh_token as string) };
+  }
+  const stepUp = (token: string, scope = 'mcp:read mcp:write', header?: string | null) => auth.form('/oauth/step-up', { token, scope }, header === undefined ? {} : { header });
+
+  test('only Flowdesk services may report it (401 invalid_client otherwise); an unknown scope is invalid_scope', async () => {
+    const t = await readOnlyTokens();
+    const anonymous = await stepUp(t.access, 'mcp:read mcp:write', null);
+    assert.deepEqual([anonymous.status, anonymous.body.error], [401, 'invalid_client']);
+    const unknown = await stepUp(t.access, 'admin');
+    assert.deepEqual([unknown.status, unknown.body.error], [400, 'invalid_scope']);
+    // Nothing was recorded: the refresh works.
+    const refreshed = await tokenRequest({ grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh });
+    assert.equal(refreshed.status, 200, refreshed.text);
+    remember(refreshed.body.access_token);
+    remember(refreshed.body.refresh_token);
+  });
+
+  test('the next refresh is refused once with invalid_grant; the grant lives on and a later refresh works, still read-only', async () => {
+    const t = await readOnlyTokens();
+    const reported = await stepUp(t.access);
+    assert.deepEqual([reported.status, reported.body], [200, { recorded: true }]);
+    const refused = await tokenRequest({ grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh });
+    assert.deepEqual([refused.status, refused.body.error], [400, 'invalid_grant']);
+    assert.match(refused.body.error_description, /mcp:read mcp:write.*new authorization/);
+    assert.equal((await introspect(t.access)).body.active, true, 'the access token keeps working for reads');
+    const later = await tokenRequest({ grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh });
+    assert.equal(later.status, 200, later.text);
+    remember(later.body.access_token);
+    remember(later.body.refresh_token);
+    assert.equal(later.body.scope, 'mcp:read', 'a refresh never widens the scope');
+  });
+
+  test('a request older than the step-up window is ignored; a token that has the scope records nothing', async () => {
+    const t = await readOnlyTokens();
+    assert.deepEqual((await stepUp(t.access)).body, { recorded: true });
+    auth.setNow(new Date(Date.now() + 11 * 60_000));
+    try {
+      const refreshed = await tokenRequest({ grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh });
+      assert.equal(refreshed.status, 200, refreshed.text);
+      remember(refreshed.body.access_token);
+      remember(refreshed.body.refresh_token);
+    } finally {
+      auth.setNow(undefined);
+    }
+    const r = await readOnlyTokens();
+    assert.deepEqual((await stepUp(r.access, 'mcp:read')).body, { recorded: false });
+    assert.deepEqual((await stepUp(writeKey.secret)).body, { recorded: false }, 'an API key cannot step up');
+    assert.deepEqual((await stepUp('fda_nonsense')).body, { recorded: false });
+  });
+
+  test('a refresh asking for the wider scope itself is invalid_scope, never a wider token', async () => {
+    const t = await readOnlyTokens();
+    const wider = await tokenRequest({ grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh, scope: 'mcp:write' });
+    assert.deepEqual([wider.status, wider.body.error], [400, 'invalid_scope']);
+  });
+});
+
 describe('introspection, exchange, expiry and Disconnect', () => {
   test('an access token expires after an hour: introspection says inactive and the exchange refuses it', async () => {
     const t = await freshTokens();
@@ -622,7 +730,7 @@ describe('introspection, exchange, expiry and Disconnect', () => {
 
 test('registration is rate-limited per address: 429 with Retry-After', async () => {
   let res: Res | undefined;
-  for (let i = 0; i < 41; i++) {
+  for (let i = 0; i < 101; i++) {
     res = await register({ client_name: 'flood', redirect_uris: [`${base}/callback`], token_endpoint_auth_method: 'none' });
     if (res.status === 429) break;
   }

@@ -2,14 +2,15 @@ import { MCP_PATH } from '@flowdesk/contracts';
 import type { EventBus, Subscription } from '@flowdesk/bus';
 import type { Database } from '@flowdesk/db';
 import { createService, type Service } from '@flowdesk/service-kit';
-import { AuthClient } from './adapters/auth-client.ts';
+import { AuthClient, subscribeToRevocations } from '@flowdesk/service-kit';
 import { createPrismaClient } from './adapters/db.ts';
-import { subscribeToRevocations } from './adapters/revocations.ts';
 import { inProcessSessionCache } from './adapters/session-cache.ts';
 import { prismaSessionStore } from './adapters/session-store.ts';
 import { WorkspaceClient } from './adapters/workspace-client.ts';
 import { conformanceRouting, guardConformanceMode } from './conformance/mode.ts';
-import { mcpRoutes } from './routes/mcp.ts';
+import { corsRoutes } from './routes/cors.ts';
+import { DEFAULT_ANONYMOUS_INITIALIZE_LIMIT, mcpRoutes } from './routes/mcp.ts';
+import type { RateLimit } from './domain/rate-limit.ts';
 import { wellKnownRoutes } from './routes/well-known.ts';
 
 export interface McpGatewayDeps {
@@ -22,10 +23,19 @@ export interface McpGatewayDeps {
   /** This service's secret at auth (HTTP Basic as `mcp-gateway`). */
   serviceClientSecret: string;
   serviceClientId?: string;
-  /** workspace-api, where every tool call goes. */
+  /** workspace-api, where every tool call goes (but the runs reads). */
   workspaceApiUrl: string;
+  /** The workflow engine, which serves the runs API (list_workflow_runs, get_workflow_run, ...). */
+  engineUrl?: string;
   /** Browser origins allowed besides PUBLIC_BASE_URL's own (DNS-rebinding protection). */
   allowedOrigins?: readonly string[];
+  /**
+   * Origins of browser-based MCP clients (MCP_CORS_ORIGINS): they get CORS answers (preflight,
+   * exposed Mcp-Session-Id) and pass the Origin check.
+   */
+  corsOrigins?: readonly string[];
+  /** `initialize` without a token per client address (default 30 per minute). */
+  anonymousInitializeLimit?: RateLimit;
   /** How long an active introspection answer is reused (default 30 s): the revocation delay. */
   introspectionCacheMs?: number;
   /** pino level, or 'silent' (tests). Default LOG_LEVEL or info. */
@@ -59,7 +69,7 @@ export async function buildApp(deps: McpGatewayDeps): Promise<Service> {
     resource: `${publicBaseUrl}${MCP_PATH}`,
     activeTtlMs: deps.introspectionCacheMs,
   });
-  const workspace = new WorkspaceClient(deps.workspaceApiUrl);
+  const workspace = new WorkspaceClient(deps.workspaceApiUrl, { engineUrl: deps.engineUrl });
   const app = createService({
     name: 'mcp-gateway',
     logLevel: deps.logLevel,
@@ -82,12 +92,15 @@ export async function buildApp(deps: McpGatewayDeps): Promise<Service> {
     await Promise.allSettled([auth.close(), workspace.close(), prisma.$disconnect()]);
   });
   if (deps.conformanceMode) guardConformanceMode(app);
-  const allowedOrigins = new Set([new URL(publicBaseUrl).origin, ...(deps.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
+  const corsOrigins = new Set((deps.corsOrigins ?? []).map((o) => o.replace(/\/+$/, '').toLowerCase()));
+  const allowedOrigins = new Set([new URL(publicBaseUrl).origin, ...(deps.allowedOrigins ?? [])].map((o) => o.toLowerCase()).concat([...corsOrigins]));
+  // Hooks of the app itself (not a child context): CORS headers go on every route's answer, errors included.
+  await corsRoutes(corsOrigins)(app);
   await app.register(wellKnownRoutes(publicBaseUrl));
   // On PGlite every replica is in this process (nothing else can open it): sessions are mirrored in
   // memory and a check costs no query. On Postgres each request reads the row (docs/mcp-gateway.md, "Performance").
   const store = prismaSessionStore(prisma, deps.db.exec);
   const sessions = deps.db.kind === 'pglite' ? inProcessSessionCache(deps.db, store) : store;
-  await app.register(mcpRoutes({ publicBaseUrl, allowedOrigins, sessions, auth, workspace, now, conformance: deps.conformanceMode ? conformanceRouting() : undefined }));
+  await app.register(mcpRoutes({ publicBaseUrl, allowedOrigins, sessions, auth, workspace, now, conformance: deps.conformanceMode ? conformanceRouting() : undefined, anonymousInitializeLimit: deps.anonymousInitializeLimit ?? DEFAULT_ANONYMOUS_INITIALIZE_LIMIT }));
   return app;
 }

@@ -11,7 +11,11 @@ export interface GatewayConfig {
   authUrl: string;
   serviceClientSecret: string;
   workspaceApiUrl: string;
+  /** WORKFLOW_ENGINE_URL: the runs API (runs are the engine's data). */
+  engineUrl: string;
   allowedOrigins: string[];
+  /** MCP_CORS_ORIGINS: origins of browser-based MCP clients (CORS). */
+  corsOrigins: string[];
   introspectionCacheMs: number;
   logLevel: string | undefined;
   /** MCP_CONFORMANCE_MODE=1: the conformance fixtures, unauthenticated, on loopback only. */
@@ -34,9 +38,28 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     authUrl: requiredEnv(env, 'AUTH_URL'),
     serviceClientSecret: secret,
     workspaceApiUrl: requiredEnv(env, 'WORKSPACE_API_URL'),
+    engineUrl: requiredEnv(env, 'WORKFLOW_ENGINE_URL'),
     allowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    corsOrigins: corsOrigins(env.MCP_CORS_ORIGINS),
     introspectionCacheMs: cacheMs,
     logLevel: env.LOG_LEVEL,
     conformanceMode: false,
   };
+}
+
+/** MCP_CORS_ORIGINS: comma-separated origins (scheme://host[:port]); anything else is a configuration error. */
+export function corsOrigins(value: string | undefined): string[] {
+  const list = (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const o of list) {
+    let url: URL | undefined;
+    try {
+      url = new URL(o);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== o.replace(/\/+$/, '')) {
+      throw new Error(`MCP_CORS_ORIGINS: ${o} is not an origin (scheme://host[:port], no path)`);
+    }
+  }
+  return list;
 }

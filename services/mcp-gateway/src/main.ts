@@ -1,9 +1,12 @@
 import { openBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
-import { listen, onShutdown } from '@flowdesk/service-kit';
+import { listen, onShutdown, listenMetrics, startTracing } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
 import { migrateGateway } from './adapters/db.ts';
 import { loadConfig } from './config.ts';
+
+// Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; off otherwise (docs/observability.md).
+const tracing = startTracing({ serviceName: 'mcp-gateway' });
 
 // The service's own process (its container's entrypoint): configuration from the environment.
 const config = loadConfig(process.env);
@@ -18,19 +21,25 @@ const app = await buildApp({
   authUrl: config.authUrl,
   serviceClientSecret: config.serviceClientSecret,
   workspaceApiUrl: config.workspaceApiUrl,
+  engineUrl: config.engineUrl,
   allowedOrigins: config.allowedOrigins,
+  corsOrigins: config.corsOrigins,
   introspectionCacheMs: config.introspectionCacheMs,
   logLevel: config.logLevel,
   bus,
   conformanceMode: config.conformanceMode,
 });
+// /metrics (and /healthz, /readyz) on METRICS_PORT (9464), never on the public port.
+const metrics = await listenMetrics({ apps: [{ name: 'mcp-gateway', app }] });
 // SIGTERM (libs/service-kit lifecycle.ts): /readyz answers 503 at once; app.close() stops accepting,
 // lets in-flight requests finish and closes the revocation consumer (its onClose hook); then the bus
 // and the pool close. Registered before listening, so a signal during start-up stops gracefully too.
 // Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
 onShutdown(async () => {
   await app.close();
+  await metrics.close();
   await bus.close();
   await db.close();
+  await tracing.shutdown();
 }, { app });
 await listen(app, config.port, config.host);

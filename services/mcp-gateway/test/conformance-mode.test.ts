@@ -54,7 +54,7 @@ describe('off by default', () => {
   });
 
   test('the environment flag: unset, empty or 0 is off; 1 is on (loopback HOST only); anything else is refused', () => {
-    const env = { DATABASE_URL: 'postgres://x@127.0.0.1/db', PUBLIC_BASE_URL: 'https://f.example', AUTH_URL: 'http://a', WORKSPACE_API_URL: 'http://w', MCP_GATEWAY_CLIENT_SECRET: 's'.repeat(32) };
+    const env = { DATABASE_URL: 'postgres://x@127.0.0.1/db', PUBLIC_BASE_URL: 'https://f.example', AUTH_URL: 'http://a', WORKSPACE_API_URL: 'http://w', WORKFLOW_ENGINE_URL: 'http://e', MCP_GATEWAY_CLIENT_SECRET: 's'.repeat(32) };
     for (const flag of [undefined, '', '0']) assert.equal(loadConfig({ ...env, MCP_CONFORMANCE_MODE: flag }).conformanceMode, false, String(flag));
     const on = loadConfig({ DATABASE_URL: env.DATABASE_URL, MCP_CONFORMANCE_MODE: '1' });
     assert.equal(on.conformanceMode, true);

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { TOOLS } from '@flowdesk/contracts';
 import { connectClient, startStack, type Stack, type TestUser } from './helpers/stack.ts';
 
@@ -27,10 +29,17 @@ const today = () => new Date().toISOString().slice(0, 10);
 type Ids = { project: string; task: string; task2: string; entry: string; note: string; workflow: string; run: string; comment: string };
 
 /** Calls a tool and insists on a successful structured result. */
+// tools/list leaves output schemas out (their size); the catalogue keeps them, and every result is checked against its tool's.
+const ajv = new Ajv({ strict: false, allErrors: true });
+(addFormats as unknown as (a: Ajv) => void)(ajv);
+const OUTPUT_VALIDATORS = new Map(TOOLS.map((t) => [t.name, ajv.compile(t.outputSchema)]));
+
 async function call(c: Client, name: string, args: Record<string, unknown> = {}) {
   const res = await c.callTool({ name, arguments: args });
   assert.notEqual(res.isError, true, `${name} failed: ${JSON.stringify(res.content)}`);
   assert.ok(res.structuredContent, `${name} has structuredContent`);
+  const matches = OUTPUT_VALIDATORS.get(name)!;
+  assert.ok(matches(res.structuredContent), `${name}: structuredContent matches the catalogue's output schema: ${ajv.errorsText(matches.errors)}`);
   const text = (res.content as { type: string; text: string }[])[0]!;
   assert.equal(text.type, 'text');
   assert.deepEqual(JSON.parse(text.text), res.structuredContent, `${name}: the text block is the same JSON`);
@@ -48,7 +57,7 @@ async function seed(c: Client, userId: string, marker: string): Promise<Ids> {
   const comment = await call(c, 'add_comment', { targetType: 'task', targetId: task.id, body: `${marker} comment` });
   const run = randomUUID();
   await stack.db.exec(
-    `INSERT INTO "workspace"."workflow_run" (id, owner_id, workflow_id, event_id, status, trigger_payload) VALUES ($1, $2, $3, $4, 'failed', $5)`,
+    `INSERT INTO "engine"."run" (id, owner_id, workflow_id, event_id, status, trigger_payload) VALUES ($1, $2, $3, $4, 'failed', $5)`,
     [run, userId, workflow.id, randomUUID(), JSON.stringify({ secret: marker })],
   );
   return { project: project.id, task: task.id, task2: task2.id, entry: entry.id, note: note.id, workflow: workflow.id, run, comment: comment.id };
@@ -113,8 +122,9 @@ test('initialize answers 2025-06-18 with tools, resources and prompts; lists 52 
   assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS.map((t) => t.name).sort());
   for (const t of tools) {
     assert.equal(t.inputSchema.type, 'object', t.name);
-    assert.equal(t.outputSchema?.type, 'object', t.name);
+    assert.equal(t.outputSchema, undefined, `${t.name}: output schemas stay out of tools/list (docs/mcp-gateway.md)`);
     assert.equal(typeof t.annotations?.readOnlyHint, 'boolean', t.name);
+    for (const [k, p] of Object.entries(t.inputSchema.properties ?? {})) assert.ok((p as { description?: string }).description, `${t.name}.${k} has a description`);
   }
   assert.equal((await client.listResources()).resources.length, 4);
   assert.deepEqual((await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate), ['flowdesk://projects/{projectId}']);
@@ -122,8 +132,7 @@ test('initialize answers 2025-06-18 with tools, resources and prompts; lists 52 
   assert.deepEqual(await client.ping(), {});
 });
 
-test('every one of the 52 tools works, its structuredContent matching its output schema (the SDK client checks)', async () => {
-  await client.listTools(); // the client validates structuredContent against the listed output schemas
+test('every one of the 52 tools works, its structuredContent matching its output schema (checked against the catalogue)', async () => {
   const ids = await seed(client, owner.id, 'Alpha');
   const steps = plan(ids);
   const called = new Set(['create_project', 'create_task', 'create_calendar_entry', 'create_note', 'create_workflow', 'add_comment', ...steps.map(([n]) => n)]);
@@ -135,6 +144,9 @@ test('every one of the 52 tools works, its structuredContent matching its output
   assert.equal(results.move_task.projectId, ids.project);
   assert.deepEqual(results.bulk_update_tasks.notFound, []);
   assert.equal(results.get_workflow_run.status, 'failed');
+  // The seeded failed run is the engine's: the overview's run counts come from its summary.
+  assert.equal(results.get_workspace_overview.workflows.runsLast24h, 1);
+  assert.equal(results.get_workspace_overview.workflows.failedLast24h, 1);
   assert.equal(results.get_latest_workflow_run.run.id, ids.run);
   assert.match(results.get_webhook_trigger.webhook.url, /\/functions\/v1\/webhook-trigger\//);
   assert.notEqual(results.regenerate_webhook_secret.secret, results.reveal_webhook_secret.secret);
@@ -198,7 +210,7 @@ describe('errors', () => {
       ['create_task', {}, /title/],
       ['create_task', { title: 'x', dueDate: 'tomorrow' }, /dueDate.*date/],
       ['get_task', { taskId: 'not-a-uuid' }, /taskId.*uuid/],
-      ['create_task', { title: 'x', assignee: 'bob' }, /additional propert/],
+      ['create_task', { title: 'x', assignee: 'bob' }, /assignee is not a known property/],
       ['list_tasks', { limit: 1000 }, /limit/],
     ];
     for (const [name, args, message] of cases) {
@@ -264,4 +276,46 @@ test("cross-user: every tool that takes an id, given the other user's ids, finds
   } finally {
     await other.close();
   }
+});
+
+test('get_workflow with a read key masks secrets written inline in an HTTP Request node; a write key sees them; credential references stay', async () => {
+  const created = await call(client, 'create_workflow', {
+    name: 'Inline secrets',
+    triggerType: 'webhook',
+    graph: {
+      nodes: [
+        {
+          id: 'push',
+          type: 'http_request',
+          params: {
+            method: 'POST',
+            url: 'https://bot:pa55-inline@api.example.test/v1?token=t-inline-1',
+            headers: [
+              { name: 'Authorization', value: 'Bearer sk-inline-2' },
+              { name: 'X-Api-Key', value: 'key-inline-3' },
+              { name: 'X-Ref', value: 'Bearer {{credentials.crm}}' },
+            ],
+            body: '{"password":"pw-inline-4","contact":"{{trigger.email}}"}',
+          },
+        },
+      ],
+      edges: [{ from: 'trigger', to: 'push' }],
+    },
+  });
+  const reader = (await connectClient(stack.gatewayUrl, owner.readKey)).client;
+  try {
+    const seen = await call(reader, 'get_workflow', { workflowId: created.id });
+    const text = JSON.stringify(seen);
+    for (const secret of ['pa55-inline', 't-inline-1', 'sk-inline-2', 'key-inline-3', 'pw-inline-4']) assert.ok(!text.includes(secret), `${secret} is masked for a read key`);
+    const params = seen.graph.nodes[0].params;
+    assert.equal(params.url, 'https://bot:••••@api.example.test/v1?token=••••');
+    assert.deepEqual(params.headers, { Authorization: 'Bearer ••••', 'X-Api-Key': '••••', 'X-Ref': 'Bearer {{credentials.crm}}' });
+    assert.deepEqual(params.body, { password: '••••', contact: '{{trigger.email}}' });
+    const listed = await call(reader, 'list_workflows', {});
+    assert.ok(!JSON.stringify(listed).includes('sk-inline-2'), 'nor in the listing');
+  } finally {
+    await reader.close();
+  }
+  const full = await call(client, 'get_workflow', { workflowId: created.id });
+  assert.equal(full.graph.nodes[0].params.headers.Authorization, 'Bearer sk-inline-2', 'write access reads the graph as written');
 });

@@ -2,7 +2,9 @@
 // injected clock, two gateway instances), bearer authentication and scopes, and clean logs.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { connectClient, initializeBody, openRawSession, rawMcp, startStack, type Stack, type TestUser } from './helpers/stack.ts';
+import { listen } from '@flowdesk/service-kit';
+import { buildApp as buildGateway } from '../src/app.ts';
+import { connectClient, initializeBody, openRawSession, rawMcp, standaloneGatewayDeps, startStack, type Stack, type TestUser } from './helpers/stack.ts';
 
 let stack: Stack;
 let user: TestUser;
@@ -86,8 +88,8 @@ describe('Streamable HTTP', () => {
     assert.equal(res.status, 200);
     assert.equal(res.body.error.code, -32601);
   });
-  test('GET → 405 (no server stream); DELETE ends the session, after which it is 404', async () => {
-    const get = await rawMcp(url, undefined, { accept: 'text/event-stream' }, 'GET');
+  test('GET with a token → 405 (no server stream); DELETE ends the session, after which it is 404', async () => {
+    const get = await rawMcp(url, undefined, { accept: 'text/event-stream', ...bearer(user.readKey) }, 'GET');
     assert.equal(get.status, 405);
     assert.match(get.headers.get('allow') ?? '', /POST/);
     const session = await openRawSession(url, user.readKey);
@@ -158,6 +160,27 @@ describe('authentication and scopes', () => {
       assert.equal(res.headers.get('www-authenticate'), `Bearer resource_metadata="${RESOURCE_METADATA}"`, label);
     }
   });
+  test('a web console session token is no credential at the MCP endpoint (introspection answers inactive to the gateway) → 401', async () => {
+    const signIn = await fetch(`${stack.authUrl}/auth/v1/sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: user.email, password: user.password }),
+    });
+    assert.equal(signIn.status, 201);
+    const { token } = (await signIn.json()) as { token: string };
+    assert.match(token, /^fds_/);
+    // A live session: auth accepts it for the user's own /auth/v1 calls ...
+    const current = await fetch(`${stack.authUrl}/auth/v1/sessions/current`, { headers: bearer(token) });
+    assert.equal(current.status, 200);
+    // ... but the MCP endpoint refuses it, for initialize and for a call in a session.
+    const init = await rawMcp(url, initializeBody(), bearer(token));
+    assert.equal(init.status, 401, init.text);
+    const session = await openRawSession(url, user.readKey);
+    const res = await rawMcp(url, ping(), withSession(token, session));
+    assert.equal(res.status, 401);
+    assert.equal(res.body.error, 'unauthorized');
+    assert.ok(!stack.logs.join('\n').includes(token), 'the session token reached a log');
+  });
   test('a revoked key → 401 once the 30-second introspection cache has passed', async () => {
     const victim = await stack.newUser();
     const session = await openRawSession(url, victim.writeKey);
@@ -178,7 +201,7 @@ describe('authentication and scopes', () => {
     assert.deepEqual(Object.keys(res.body).sort(), ['error', 'message']);
     assert.equal(res.body.error, 'forbidden');
     assert.match(res.body.message, /requires the mcp:write scope/);
-    assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="${RESOURCE_METADATA}"`);
+    assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="mcp:read mcp:write", resource_metadata="${RESOURCE_METADATA}"`);
     // Through the SDK client the 403 surfaces as an error, and nothing was written.
     const { client } = await connectClient(url, user.readKey);
     await assert.rejects(client.callTool({ name: 'delete_project', arguments: { projectId: '00000000-0000-4000-8000-000000000000' } }), (e: Error & { code?: number }) => e.code === 403 && /mcp:write scope/.test(e.message));
@@ -195,5 +218,188 @@ describe('authentication and scopes', () => {
     for (const secret of [user.readKey, user.writeKey, user.readKey.slice(4)]) assert.equal(logs.includes(secret), false);
     assert.doesNotMatch(logs, /eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/, 'no JWT');
     assert.doesNotMatch(logs, /fdk_[A-Za-z0-9]{20,}/, 'no API key');
+  });
+});
+
+// What an outside test of the running gateway found (issue 12): anonymous initialize floods, GET probes
+// without a token, JSON-RPC edge cases, text Postgres cannot store, and browser clients (CORS).
+const pingWithId = (id: unknown) => ({ jsonrpc: '2.0', id, method: 'ping', params: {} });
+const rawToolCall = (name: string, args: unknown, id = 9) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+
+describe('requests without a token', () => {
+  test('GET, DELETE and any non-initialize POST without a token → 401 with the challenge (mcp-remote starts OAuth on it)', async () => {
+    const get = await rawMcp(url, undefined, { accept: 'text/event-stream' }, 'GET');
+    assert.equal(get.status, 401);
+    assert.equal(get.headers.get('www-authenticate'), `Bearer resource_metadata="${RESOURCE_METADATA}"`);
+    assert.equal(get.body.error, 'unauthorized');
+    const session = await openRawSession(url);
+    assert.equal((await rawMcp(url, undefined, { 'mcp-session-id': session }, 'DELETE')).status, 401);
+    const list = await rawMcp(url, { jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} }, { 'mcp-session-id': session });
+    assert.equal(list.status, 401);
+    assert.match(list.headers.get('www-authenticate') ?? '', /resource_metadata=/);
+    // initialize stays open (SPEC.md §5.1).
+    assert.equal((await rawMcp(url, initializeBody())).status, 200);
+  });
+
+  test('a session nobody used with a token expires after 5 minutes; once bound it has the hour', async () => {
+    const stale = await openRawSession(url);
+    const fresh = await openRawSession(url);
+    stack.advance(4 * 60_000);
+    assert.equal((await rawMcp(url, ping(), withSession(user.readKey, fresh))).status, 200, 'bound at 4 minutes');
+    stack.advance(2 * 60_000);
+    assert.equal((await rawMcp(url, ping(), withSession(user.readKey, stale))).status, 404, 'unbound for 6 minutes');
+    stack.advance(30 * 60_000);
+    assert.equal((await rawMcp(url, ping(), withSession(user.readKey, fresh))).status, 200, 'bound: the idle hour applies');
+  });
+
+  test('initialize without a token is limited per client address: 429 with Retry-After', async () => {
+    const gw = await buildGateway(standaloneGatewayDeps(stack.db, { anonymousInitializeLimit: { max: 3, windowMs: 60_000 } }));
+    const gwUrl = await listen(gw, 0, '127.0.0.1');
+    try {
+      for (let i = 0; i < 3; i++) assert.equal((await rawMcp(gwUrl, initializeBody())).status, 200, `initialize ${i + 1}`);
+      const refused = await rawMcp(gwUrl, initializeBody());
+      assert.equal(refused.status, 429);
+      assert.equal(refused.body.error, 'rate_limited');
+      assert.ok(Number(refused.headers.get('retry-after')) > 0);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('JSON-RPC edge cases', () => {
+  test('a batch under MCP-Protocol-Version 2025-06-18 → -32600; under 2025-03-26 batching still works', async () => {
+    const session = await openRawSession(url, user.readKey);
+    const batch = [ping(1), ping(2)];
+    const refused = await rawMcp(url, batch, withSession(user.readKey, session));
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.code, -32600);
+    assert.match(refused.body.error.message, /batch/);
+    const old = await rawMcp(url, batch, { ...withSession(user.readKey, session), 'mcp-protocol-version': '2025-03-26' });
+    assert.equal(old.status, 200);
+    assert.equal(old.body.length, 2);
+  });
+
+  test('id: null → -32600 Invalid Request (not a parse error)', async () => {
+    const session = await openRawSession(url, user.readKey);
+    const res = await rawMcp(url, pingWithId(null), withSession(user.readKey, session));
+    assert.equal(res.status, 400);
+    assert.equal(res.body.error.code, -32600);
+    assert.match(res.body.error.message, /id must be a string or a number/);
+  });
+
+  test('arguments that are not an object → -32602 with a plain message', async () => {
+    const session = await openRawSession(url, user.readKey);
+    for (const args of ['x', [1], 5, null]) {
+      const res = await rawMcp(url, rawToolCall('list_projects', args), withSession(user.readKey, session));
+      assert.equal(res.status, 200, JSON.stringify(args));
+      assert.equal(res.body.id, 9);
+      assert.equal(res.body.error.code, -32602, JSON.stringify(args));
+      assert.match(res.body.error.message, /^Invalid params: arguments must be an object/);
+    }
+  });
+
+  test('validation messages name the property', async () => {
+    const { client } = await connectClient(url, user.writeKey);
+    try {
+      const call = async (name: string, args: Record<string, unknown>) => {
+        try {
+          await client.callTool({ name, arguments: args });
+        } catch (err) {
+          return err as Error & { code?: number };
+        }
+        assert.fail(`${name} succeeded`);
+      };
+      const extra = await call('create_project', { name: 'p', colour: '#ff0000' });
+      assert.equal(extra.code, -32602);
+      assert.match(extra.message, /colour is not a known property/);
+      assert.match((await call('create_task', {})).message, /title is required/);
+      assert.match((await call('update_task', { taskId: '00000000-0000-4000-8000-000000000000', status: 'someday' })).message, /status must be one of: "todo"/);
+      assert.match((await call('get_upcoming', { days: 40 })).message, /days must be <= 31/);
+      assert.match((await call('update_project', { projectId: 'nope', name: 'x' })).message, /projectId must match format "uuid"/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test('NUL or a lone surrogate in any argument → -32602 naming the field, nothing stored', async () => {
+    const { client } = await connectClient(url, user.writeKey);
+    try {
+      const cases: [string, Record<string, unknown>, RegExp][] = [
+        ['create_project', { name: 'a\u0000b' }, /name must not contain the NUL character/],
+        ['create_task', { title: 'ok', notes: 'x\ud800y' }, /notes must not contain a lone UTF-16 surrogate/],
+        ['create_task', { title: 'ok', tags: ['fine', 'b\udc00'] }, /tags\[1\] must not contain a lone UTF-16 surrogate/],
+        [
+          'create_workflow',
+          { name: 'w', triggerType: 'manual', graph: { nodes: [{ id: 'n1', type: 'http_request', params: { method: 'POST', url: 'https://x.example/\u0000' } }], edges: [] } },
+          /graph\.nodes\[0\]\.params\.url must not contain the NUL character/,
+        ],
+        ['update_profile', { displayName: 'ok', 'k\u0000': 1 }, /property name "k\\\\u0000" in arguments must not contain the NUL character/],
+      ];
+      for (const [name, args, expected] of cases) {
+        await assert.rejects(client.callTool({ name, arguments: args }), (e: Error & { code?: number }) => e.code === -32602 && expected.test(e.message), name);
+      }
+      const projects = await client.callTool({ name: 'list_projects', arguments: {} });
+      assert.deepEqual((projects.structuredContent as { items: unknown[] }).items, []);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('workflow tools in strict-schema shape', () => {
+  test('http_request headers as a list and the body as JSON text are stored as the API shapes; bad JSON text → -32602', async () => {
+    const { client } = await connectClient(url, user.writeKey);
+    try {
+      const graph = {
+        nodes: [{ id: 'post', type: 'http_request', params: { method: 'POST', url: 'https://hooks.example/x', headers: [{ name: 'x-team', value: '{{trigger.team}}' }], body: '{"text": "{{trigger.message}}", "n": 1}' } }],
+        edges: [{ from: 'trigger', to: 'post' }],
+      };
+      const created = (await client.callTool({ name: 'create_workflow', arguments: { name: 'strict', triggerType: 'manual', graph } })).structuredContent as { id: string; graph: { nodes: { params: Record<string, unknown> }[] } };
+      assert.deepEqual(created.graph.nodes[0]!.params.headers, { 'x-team': '{{trigger.team}}' });
+      assert.deepEqual(created.graph.nodes[0]!.params.body, { text: '{{trigger.message}}', n: 1 });
+      const bad = { ...graph, nodes: [{ ...graph.nodes[0]!, params: { ...graph.nodes[0]!.params, body: '{text: oops' } }] };
+      await assert.rejects(
+        client.callTool({ name: 'update_workflow', arguments: { workflowId: created.id, graph: bad } }),
+        (e: Error & { code?: number }) => e.code === -32602 && /graph\.nodes\[0\]\.params\.body must be JSON text/.test(e.message),
+      );
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('CORS for browser-based clients (MCP_CORS_ORIGINS)', () => {
+  test('a configured origin gets the preflight and Mcp-Session-Id exposed; others are refused', async () => {
+    const gw = await buildGateway(standaloneGatewayDeps(stack.db, { corsOrigins: ['https://inspector.example'] }));
+    const gwUrl = await listen(gw, 0, '127.0.0.1');
+    try {
+      const preflight = await fetch(`${gwUrl}/functions/v1/mcp-server-v2`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://inspector.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, mcp-protocol-version, content-type' },
+      });
+      assert.equal(preflight.status, 204);
+      assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://inspector.example');
+      const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase();
+      for (const h of ['authorization', 'mcp-protocol-version', 'content-type', 'mcp-session-id', 'last-event-id']) assert.ok(allowed.includes(h), h);
+      assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+
+      const init = await rawMcp(gwUrl, initializeBody(), { origin: 'https://inspector.example' });
+      assert.equal(init.status, 200);
+      assert.equal(init.headers.get('access-control-allow-origin'), 'https://inspector.example');
+      assert.match(init.headers.get('access-control-expose-headers') ?? '', /Mcp-Session-Id/i);
+      // A 401 challenge must be readable by the page too.
+      const get = await rawMcp(gwUrl, undefined, { origin: 'https://inspector.example' }, 'GET');
+      assert.equal(get.status, 401);
+      assert.equal(get.headers.get('access-control-allow-origin'), 'https://inspector.example');
+      assert.match(get.headers.get('access-control-expose-headers') ?? '', /WWW-Authenticate/i);
+
+      const evil = await fetch(`${gwUrl}/functions/v1/mcp-server-v2`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+      assert.equal(evil.status, 403);
+      assert.equal(evil.headers.get('access-control-allow-origin'), null);
+      assert.equal((await rawMcp(gwUrl, initializeBody(), { origin: 'https://evil.example' })).status, 403);
+    } finally {
+      await gw.close();
+    }
   });
 });

@@ -1,8 +1,8 @@
 // The whole OAuth flow as an MCP client meets it, driven by the official SDK's client auth only:
 // a Client + StreamableHTTPClientTransport with an in-memory OAuthClientProvider and no token, on
 // one origin (a path-routing front, like the ingress) serving the gateway and auth:
-// bare 401 → discovery → registration → consent in chromium → token → tools → 403 step-up →
-// second consent → refresh on expiry → revoke; and a token for another resource refused.
+// bare 401 → discovery → registration → consent in chromium → token → tools → 403 step-up (refresh
+// refused once, second consent) → refresh on expiry → revoke; and a token for another resource refused.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { insufficientScopeMessage } from '@flowdesk/contracts';
 import { createTestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
@@ -275,53 +275,43 @@ describe('the official MCP SDK client against auth + gateway on one origin', () 
     assert.deepEqual((res.structuredContent as { items: unknown[] }).items, []);
   });
 
-  test('a write tool with the read-only token: HTTP 403 insufficient_scope with the SPEC §7 body; the SDK surfaces a 403', async () => {
+  test('a write tool with the read-only token: HTTP 403 insufficient_scope with the SPEC §7 body', async () => {
     // At the HTTP level, with the very token the SDK holds, on its session.
     const token = provider.saved!.access_token;
     const res = await raw(token, transport.sessionId, toolCall('create_project', { name: 'Nope' }));
     assert.equal(res.status, 403);
-    assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="${base}${PRM_PATH}"`);
+    assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="mcp:read mcp:write", resource_metadata="${base}${PRM_PATH}"`);
     assert.deepEqual(res.body, { error: 'forbidden', message: insufficientScopeMessage('write') });
-
-    // The SDK: on insufficient_scope it runs auth() with scope=mcp:write; holding a refresh token it
-    // refreshes (same scope), retries, meets the same 403 and gives up with a StreamableHTTPError.
-    exchanges.length = 0;
-    const before = provider.saved!.refresh_token;
-    await assert.rejects(client.callTool({ name: 'create_project', arguments: { name: 'Nope' } }), (err: unknown) => {
-      assert.ok(err instanceof StreamableHTTPError, String(err));
-      assert.equal(err.code, 403);
-      return true;
-    });
-    assert.deepEqual(
-      exchanges.filter((e) => e.path === MCP_PATH).map((e) => [e.status, e.challenge]),
-      [
-        [403, `Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="${base}${PRM_PATH}"`],
-        [403, `Bearer error="insufficient_scope", scope="mcp:write", resource_metadata="${base}${PRM_PATH}"`],
-      ],
-    );
-    assert.notEqual(provider.saved!.refresh_token, before, 'the SDK refreshed in between');
-    assert.equal(provider.saved!.scope, 'mcp:read', 'a refresh never widens the scope');
-    // Nothing was created.
-    const list = await client.callTool({ name: 'list_projects', arguments: {} });
-    assert.deepEqual((list.structuredContent as { items: unknown[] }).items, []);
   });
 
-  test('a second consent granting mcp:write lets the write tool succeed', async () => {
-    await client.close();
-    // Step up: the client forgets its tokens (keeps its registration) and goes through consent again.
-    provider.invalidateCredentials('tokens');
+  test('step-up: the SDK meets the 403, its refresh is refused (invalid_grant), and it goes to a new authorization asking mcp:read mcp:write', async () => {
+    // On insufficient_scope the SDK runs auth() with the challenge's scope; holding a refresh token it
+    // refreshes first (a refresh carries no scope). Auth was told of the 403 and refuses that one
+    // refresh, so the SDK drops its tokens and redirects to the authorization endpoint.
+    exchanges.length = 0;
     provider.authorizationUrl = undefined;
     const registered = provider.client!.client_id;
-    exchanges.length = 0;
-    const pending = await connectUntilConsent(provider);
-    assert.ok(!exchanges.some((e) => e.path === '/oauth/register'), 'no second registration');
-    assert.equal(provider.authorizationUrl!.searchParams.get('client_id'), registered);
-    const consent = await approveConsent(browser, provider.authorizationUrl!, { email: user.email, password: user.password, redirectUri: callback.redirectUri });
-    assert.deepEqual(consent.scopesShown, ['Read your workspace', 'Change your workspace']);
-    await pending.finishAuth(codeFrom(consent.landed, provider));
-    assert.equal(provider.saved?.scope, 'mcp:read mcp:write');
+    await assert.rejects(client.callTool({ name: 'create_project', arguments: { name: 'Nope' } }), UnauthorizedError);
+    assert.deepEqual(
+      exchanges.map((e) => `${e.method} ${e.path} ${e.status}`).filter((e) => !e.startsWith('GET')),
+      [`POST ${MCP_PATH} 403`, 'POST /oauth/token 400'],
+    );
+    // Read through a function: an assertion on the property itself would narrow it for the lines below.
+    const held = () => provider.saved;
+    assert.equal(held(), undefined, 'the SDK dropped the read-only tokens');
+    const url = provider.authorizationUrl!;
+    assert.ok(url, 'and asked to send the user to the authorization endpoint');
+    assert.equal(url.searchParams.get('scope'), 'mcp:read mcp:write', "the challenge's scope");
+    assert.equal(url.searchParams.get('client_id'), registered, 'no second registration');
+    assert.ok(!exchanges.some((e) => e.path === '/oauth/register'));
+    assert.equal(url.searchParams.get('resource'), mcpUrl);
 
-    ({ client, transport } = await connected(provider));
+    // The user approves both scopes; the SDK redeems the code on the same transport and the very
+    // same session now creates the project.
+    const consent = await approveConsent(browser, url, { email: user.email, password: user.password, redirectUri: callback.redirectUri });
+    assert.deepEqual(consent.scopesShown, ['Read your workspace', 'Change your workspace']);
+    await transport.finishAuth(codeFrom(consent.landed, provider));
+    assert.equal(provider.saved?.scope, 'mcp:read mcp:write');
     const created = await client.callTool({ name: 'create_project', arguments: { name: 'Launch', color: '#336699' } });
     assert.notEqual(created.isError, true, JSON.stringify(created.content));
     assert.equal((created.structuredContent as { name: string }).name, 'Launch');
@@ -401,4 +391,73 @@ test('no token, code, verifier or password reaches the logs of auth or the gatew
   assert.ok(text.includes('/oauth/token') && text.includes(MCP_PATH), 'the logs were captured');
   assert.ok(secrets.length > 10, `${secrets.length} secrets checked`);
   for (const s of secrets) assert.ok(!text.includes(s), `a secret (${s.slice(0, 6)}…) is in the logs`);
+});
+
+describe('mcp-remote (what Claude Desktop users run): first OAuth sign-in with the URL alone', () => {
+  test('its unauthenticated probe gets the 401 challenge, it registers, the user approves in chromium, and it lists the tools over stdio', async () => {
+    const { spawn } = await import('node:child_process');
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { createRequire } = await import('node:module');
+    const configDir = await mkdtemp(path.join(tmpdir(), 'flowdesk-mcp-remote-'));
+    const port = await new Promise<number>((resolve) => {
+      const probe = http.createServer().listen(0, '127.0.0.1', () => {
+        const p = (probe.address() as AddressInfo).port;
+        probe.close(() => resolve(p));
+      });
+    });
+    const bin = createRequire(import.meta.url).resolve('mcp-remote/dist/proxy.js');
+    // BROWSER=true: mcp-remote's attempt to open a browser does nothing; chromium below plays the user.
+    const child = spawn(process.execPath, [bin, mcpUrl, String(port), '--allow-http', '--transport', 'http-only'], {
+      env: { ...process.env, MCP_REMOTE_CONFIG_DIR: configDir, BROWSER: 'true', NO_COLOR: '1' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    let stdout = '';
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    /** Resolves once `pattern` appears in what the process wrote, or fails when it exits first. */
+    const waitFor = (stream: 'stdout' | 'stderr', pattern: RegExp) =>
+      new Promise<RegExpExecArray>((resolve, reject) => {
+        const check = () => {
+          const m = pattern.exec(stream === 'stdout' ? stdout : stderr);
+          if (m) {
+            child.stdout.off('data', check);
+            child.stderr.off('data', check);
+            resolve(m);
+          }
+        };
+        child.stdout.on('data', (d: Buffer) => void (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
+        child.stdout.on('data', check);
+        child.stderr.on('data', check);
+        void exited.then((code) => reject(new Error(`mcp-remote exited (${code}) before ${pattern}:\n${stderr}`)));
+        check();
+      });
+    try {
+      const [, authorizationUrl] = await waitFor('stderr', /Please authorize this client by visiting:\s*(\S+)/);
+      const url = new URL(authorizationUrl!);
+      assert.equal(url.origin + url.pathname, `${base}/oauth/authorize`);
+      const redirectUri = url.searchParams.get('redirect_uri')!;
+      assert.match(redirectUri, new RegExp(`^http://(localhost|127\\.0\\.0\\.1):${port}/`));
+      const consent = await approveConsent(browser, url, { email: user.email, password: user.password, redirectUri });
+      assert.ok(consent.landed.searchParams.get('code'), 'chromium came back to mcp-remote with a code');
+      // Connected: now speak MCP to it over stdio, as Claude Desktop does.
+      const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
+      send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-desktop-like', version: '1' } } });
+      await waitFor('stdout', /"id":1[,}]/);
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+      await waitFor('stdout', /"id":2[,}]/);
+      const answer = stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { id?: number; result?: { tools: { name: string }[] } })
+        .find((m) => m.id === 2);
+      assert.equal(answer?.result?.tools.length, 52, stdout.slice(0, 500));
+      assert.ok(answer!.result!.tools.some((t) => t.name === 'get_workspace_overview'));
+    } finally {
+      child.kill();
+      await exited;
+      await rm(configDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,11 +1,24 @@
-import type { EventBus } from '@flowdesk/bus';
+import type { EventBus, Subscription } from '@flowdesk/bus';
+import { TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type WorkflowChanged } from '@flowdesk/contracts';
 import { createService, type Service } from '@flowdesk/service-kit';
 import { cachedDirectory, type TriggerDirectory } from './domain/trigger-directory.ts';
 import { rateLimiter } from './domain/rate-limit.ts';
+import { backlogGate } from './domain/backlog-gate.ts';
 import { webhookTriggerRoutes } from './routes/webhook-trigger.ts';
 
 /** Largest webhook body accepted, bytes (413 above). Documented in docs/webhooks.md. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+
+/** 2,000 deliveries/s per workflow and replica, bursts of 4,000: above what one workflow can run (issue 11). */
+export const DEFAULT_RATE_LIMIT = { perSecond: 2_000, burst: 4_000 } as const;
+
+/**
+ * A workflow with this many unprocessed trigger events gets 429 + Retry-After (WEBHOOK_MAX_BACKLOG):
+ * 10 s of work at the 1,000 runs/s target, well above what a healthy engine keeps waiting.
+ */
+export const DEFAULT_MAX_BACKLOG = 10_000;
+/** The consumer group whose backlog counts: the workflow engine's (its ENGINE_GROUP). */
+export const ENGINE_GROUP = 'workflow-engine';
 
 export interface WebhookIngestDeps {
   /** Where trigger events go (Kafka in production, the embedded bus for npm start). */
@@ -18,21 +31,77 @@ export interface WebhookIngestDeps {
   /** Clock port: signature timestamps, rate limits, receivedAt. */
   clock?: () => Date;
   bodyLimit?: number;
-  /** Per workflow and replica: sustained deliveries per second and burst. Default 10/s, burst 50. */
+  /**
+   * Per workflow and replica: sustained deliveries per second and burst, unless the workflow sets its
+   * own rate (triggerConfig.rateLimitPerSecond). Default DEFAULT_RATE_LIMIT (sized to the throughput
+   * targets, docs/webhooks.md).
+   */
   rateLimit?: { perSecond: number; burst: number };
-  /** How long a lookup is trusted. Default 1000 ms: activation and secret changes apply within a second. */
+  /**
+   * Back-pressure from the engine's real backlog: `maxBacklog` unprocessed events of one workflow
+   * (default DEFAULT_MAX_BACKLOG; 0 turns it off), read from the bus at most every `refreshMs`. Only
+   * on a bus that can count its backlog per key (the embedded bus); on Kafka admission is by rate.
+   */
+  backlog?: { maxBacklog?: number; refreshMs?: number; groupId?: string };
+  /**
+   * How long a lookup is trusted. Default 1000 ms (activation and secret changes apply within a
+   * second); 60 s when `definitionEvents` is set, since each change then evicts its entry at once.
+   */
   directoryTtlMs?: number;
+  /**
+   * Follow workflow.changed events (consumer group `groupId`, one per replica: every replica keeps its
+   * own cache): each change drops that workflow's cached trigger, so the next delivery reads the new
+   * one (secrets never travel on the bus, so the trigger itself is read again, once per change).
+   */
+  definitionEvents?: { groupId: string };
 }
 
 export async function buildApp(deps: WebhookIngestDeps): Promise<Service> {
   const now = deps.clock ?? (() => new Date());
-  const app = createService({ name: 'webhook-ingest', logLevel: deps.logLevel, logStream: deps.logStream, bodyLimit: deps.bodyLimit ?? WEBHOOK_BODY_LIMIT });
-  const limit = deps.rateLimit ?? { perSecond: 10, burst: 50 };
+  const app = createService({
+    name: 'webhook-ingest',
+    logLevel: deps.logLevel,
+    logStream: deps.logStream,
+    bodyLimit: deps.bodyLimit ?? WEBHOOK_BODY_LIMIT,
+    // Not ready while the bus cannot take deliveries (Kafka unreachable): a load balancer sends
+    // webhooks to a replica that can answer 200 rather than 503.
+    readiness: deps.bus.ready ? () => deps.bus.ready!() : undefined,
+  });
+  const limit = deps.rateLimit ?? DEFAULT_RATE_LIMIT;
+  const directory = cachedDirectory(deps.directory, { ttlMs: deps.directoryTtlMs ?? (deps.definitionEvents ? 60_000 : 1_000), now: () => now().getTime() });
+  const follow = deps.definitionEvents;
+  if (follow) {
+    let changes: Subscription | undefined;
+    app.addHook('onReady', async () => {
+      changes = await deps.bus.subscribe<WorkflowChanged>({
+        topic: WORKFLOW_CHANGED_TOPIC,
+        groupId: follow.groupId,
+        ephemeral: true,
+        handler: (message) => directory.invalidate?.(message.value.workflowId),
+      });
+    });
+    app.addHook('onClose', async () => {
+      await changes?.close();
+    });
+  }
+  const maxBacklog = deps.backlog?.maxBacklog ?? DEFAULT_MAX_BACKLOG;
+  const countBacklog = deps.bus.backlog?.bind(deps.bus);
+  const group = deps.backlog?.groupId ?? ENGINE_GROUP;
+  const backlog =
+    countBacklog && maxBacklog > 0
+      ? backlogGate({
+          limit: maxBacklog,
+          refreshMs: deps.backlog?.refreshMs,
+          read: (keys, atMost) => countBacklog(TRIGGER_TOPIC, group, keys, atMost),
+          onError: (err) => app.log.warn({ err }, 'backlog not read; admitting on the last count'),
+        })
+      : undefined;
   await app.register(
     webhookTriggerRoutes({
       bus: deps.bus,
-      directory: cachedDirectory(deps.directory, { ttlMs: deps.directoryTtlMs, now: () => now().getTime() }),
+      directory,
       limiter: rateLimiter({ ...limit, now: () => now().getTime() }),
+      backlog,
       now,
     }),
   );

@@ -1,8 +1,11 @@
-import { openBus } from '@flowdesk/bus';
+import { instanceGroupId, openBus } from '@flowdesk/bus';
 import { openDatabase, type Database } from '@flowdesk/db';
-import { listen, onShutdown, requiredEnv, serviceTokenSource } from '@flowdesk/service-kit';
-import { buildApp } from './app.ts';
+import { listen, onShutdown, requiredEnv, serviceTokenSource, listenMetrics, startTracing } from '@flowdesk/service-kit';
+import { buildApp, DEFAULT_MAX_BACKLOG, DEFAULT_RATE_LIMIT } from './app.ts';
 import { workspaceApiDirectory } from './adapters/workspace-directory.ts';
+
+// Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; off otherwise (docs/observability.md).
+const tracing = startTracing({ serviceName: 'webhook-ingest' });
 
 // The service's own process (its container's entrypoint): configuration from the environment
 // (docs/configuration.md). Kafka when KAFKA_BROKERS is set, else the embedded bus on DATABASE_URL.
@@ -16,11 +19,29 @@ const token = serviceTokenSource({
   clientSecret: required('WEBHOOK_INGEST_CLIENT_SECRET'),
   audience: 'workspace-api',
 });
+const rate = (name: string, fallback: number) => {
+  const v = Number(process.env[name] || fallback);
+  if (!(v > 0)) throw new Error(`${name} must be a positive number`);
+  return v;
+};
+const backlogBound = () => {
+  const raw = process.env.WEBHOOK_MAX_BACKLOG;
+  const v = raw ? Number(raw) : DEFAULT_MAX_BACKLOG;
+  if (!Number.isSafeInteger(v) || v < 0) throw new Error('WEBHOOK_MAX_BACKLOG must be a whole number ≥ 0 (0 turns it off)');
+  return v;
+};
 const app = await buildApp({
   bus,
+  rateLimit: { perSecond: rate('WEBHOOK_RATE_LIMIT_PER_SECOND', DEFAULT_RATE_LIMIT.perSecond), burst: rate('WEBHOOK_RATE_LIMIT_BURST', DEFAULT_RATE_LIMIT.burst) },
+  backlog: { maxBacklog: backlogBound() },
   directory: workspaceApiDirectory({ workspaceApiUrl: required('WORKSPACE_API_URL'), token }),
+  // Each replica keeps its own trigger cache, evicted by workflow.changed events: a group per process
+  // (two on one host included), deleted when it closes.
+  definitionEvents: { groupId: instanceGroupId('webhook-ingest.definitions') },
   logLevel: process.env.LOG_LEVEL,
 });
+// /metrics (and /healthz, /readyz) on METRICS_PORT (9464), never on the public port.
+const metrics = await listenMetrics({ apps: [{ name: 'webhook-ingest', app }] });
 // SIGTERM (libs/service-kit lifecycle.ts): /readyz answers 503 at once; app.close() stops accepting
 // and lets in-flight requests finish — each answers 200 only once its event is durable on the bus,
 // so nothing acknowledged is lost; then the bus (producer) and the pool close. Registered before
@@ -28,7 +49,9 @@ const app = await buildApp({
 // runs out.
 onShutdown(async () => {
   await app.close();
+  await metrics.close();
   await bus.close();
   await db?.close();
+  await tracing.shutdown();
 }, { app });
 await listen(app, Number(process.env.PORT || 3004), process.env.HOST || '0.0.0.0');

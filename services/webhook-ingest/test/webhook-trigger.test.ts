@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { createEmbeddedBus, type EventBus, type ReceivedMessage } from '@flowdesk/bus';
-import { TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
+import { TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
 import { listen } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
 import type { TriggerDirectory, WebhookTrigger } from '../src/domain/trigger-directory.ts';
@@ -189,6 +189,72 @@ describe('refused deliveries publish nothing', () => {
     nowMs += 1_000;
     assert.equal((await post(t.workflowId, { i: 5 })).status, 200, 'a token is back after a second');
   });
+
+  test('the id is normalised before counting: upper-case variants share the workflow\'s budget', async () => {
+    const t = addTrigger({ requireSecret: false });
+    const variants = [t.workflowId, t.workflowId.toUpperCase(), t.workflowId.replace(/[a-f]/, (c) => c.toUpperCase())];
+    const statuses: number[] = [];
+    for (let i = 0; i < 9; i++) statuses.push((await post(variants[i % 3]!, { i })).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 200, 429, 429, 429]);
+  });
+
+  test("a workflow's own rate (triggerConfig.rateLimitPerSecond) replaces the default", async () => {
+    const t = addTrigger({ requireSecret: false, rateLimitPerSecond: 3 });
+    const statuses: number[] = [];
+    // Burst scales with the rate (default 1/s burst 6 → 3/s burst 18).
+    for (let i = 0; i < 19; i++) statuses.push((await post(t.workflowId, { i })).status);
+    assert.equal(statuses.filter((s) => s === 200).length, 18);
+    assert.equal(statuses[18], 429);
+  });
+});
+
+test('a workflow set to run in order has its events published with the bus\'s ordered flag', async () => {
+  const ordered = addTrigger({ requireSecret: false, executionOrder: 'ordered' });
+  const parallel = addTrigger({ requireSecret: false });
+  const seen = new Map<string, boolean>();
+  const spy: EventBus = {
+    publish: async (topic, messages) => {
+      for (const m of messages) seen.set(m.key, m.ordered === true);
+      return bus.publish(topic, messages);
+    },
+    subscribe: bus.subscribe.bind(bus),
+    close: async () => {},
+  };
+  const app = await buildApp({ bus: spy, directory, logLevel: 'silent' });
+  const url = await listen(app, 0);
+  try {
+    for (const t of [ordered, parallel]) {
+      const res = await fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+      assert.equal(res.status, 200);
+    }
+    assert.equal(seen.get(ordered.workflowId), true);
+    assert.equal(seen.get(parallel.workflowId), false);
+  } finally {
+    await app.close();
+  }
+});
+
+test('with definitionEvents, a workflow.changed event evicts the cached trigger at once', async () => {
+  const t = addTrigger({ requireSecret: false });
+  const app = await buildApp({ bus, directory, logLevel: 'silent', definitionEvents: { groupId: `ingest-test-${randomUUID()}` } });
+  const url = await listen(app, 0);
+  const send = () => fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' }).then((r) => r.status);
+  try {
+    assert.equal(await send(), 200);
+    triggers.get(t.workflowId)!.active = false;
+    assert.equal(await send(), 200, 'cached: the directory is not asked again (60 s TTL)');
+    await bus.publish(WORKFLOW_CHANGED_TOPIC, [
+      { key: t.workflowId, value: { eventId: randomUUID(), workflowId: t.workflowId, ownerId: t.ownerId, version: 2, change: 'deactivated', changedAt: new Date().toISOString(), definition: null } },
+    ]);
+    let status = 200;
+    for (let i = 0; i < 200 && status === 200; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      status = await send();
+    }
+    assert.equal(status, 404, 'the deactivation applies as soon as its event arrives');
+  } finally {
+    await app.close();
+  }
 });
 
 describe('Standard Webhooks signatures (opt-in)', () => {
@@ -311,6 +377,66 @@ test('concurrent deliveries share commits: every 200 has its event stored, each 
   }
 });
 
+test('back-pressure: a stalled engine and a burst → 429 with Retry-After once the backlog bound is reached, never a 200 that is lost; every accepted event runs once the engine resumes', async () => {
+  const t = addTrigger({ requireSecret: false });
+  const BOUND = 20;
+  let resume!: () => void;
+  const resumed = new Promise<void>((r) => (resume = r));
+  const ran: string[] = [];
+  // The "engine": a consumer group that takes 4 events and then hangs until resumed.
+  const engine = await bus.subscribe<TriggerEvent>({
+    topic: TRIGGER_TOPIC,
+    groupId: 'stalled-engine',
+    concurrency: 4,
+    handler: async (m: ReceivedMessage<TriggerEvent>) => {
+      if (m.value.workflowId !== t.workflowId) return;
+      await resumed;
+      ran.push(m.value.eventId);
+    },
+  });
+  const app = await buildApp({ bus, directory, logLevel: 'silent', rateLimit: { perSecond: 1e6, burst: 1e6 }, backlog: { maxBacklog: BOUND, refreshMs: 0, groupId: 'stalled-engine' } });
+  const url = await listen(app, 0);
+  try {
+    const send = (n: number) =>
+      fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) }).then(async (r) => ({
+        status: r.status,
+        retryAfter: r.headers.get('retry-after'),
+        body: (await r.json()) as any,
+      }));
+    // A burst of 60, in waves of 5 concurrent deliveries.
+    const results: Awaited<ReturnType<typeof send>>[] = [];
+    for (let wave = 0; wave < 12; wave++) results.push(...(await Promise.all(Array.from({ length: 5 }, (_, i) => send(wave * 5 + i)))));
+    const accepted = results.filter((r) => r.status === 200);
+    const refused = results.filter((r) => r.status !== 200);
+    assert.ok(accepted.length >= BOUND - 5 && accepted.length <= BOUND + 5, `about ${BOUND} accepted, got ${accepted.length}`);
+    assert.ok(refused.length >= 60 - BOUND - 5);
+    for (const r of refused) {
+      assert.equal(r.status, 429);
+      assert.equal(r.body.error, 'rate_limited');
+      assert.match(r.body.message, /waiting to run/);
+      assert.ok(Number(r.retryAfter) >= 1, `Retry-After ${r.retryAfter}`);
+    }
+    // Once the bound is reached every later delivery of the burst is refused (the engine is stalled).
+    const firstRefused = results.findIndex((r) => r.status !== 200);
+    assert.ok(results.slice(firstRefused).every((r) => r.status === 429));
+
+    resume();
+    for (let i = 0; i < 600 && ran.length < accepted.length; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual([...ran].sort(), accepted.map((r) => r.body.eventId).sort(), 'every 200 ran exactly once, no refused one did');
+    // The backlog drained: deliveries are accepted again.
+    let again = await send(1000);
+    for (let i = 0; i < 100 && again.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      again = await send(1000);
+    }
+    assert.equal(again.status, 200);
+  } finally {
+    resume();
+    await app.close();
+    await engine.close();
+  }
+});
+
 test('a NUL in a key is refused with 400; the text \\u0000 (an escaped backslash) is ordinary data', async () => {
   const t = addTrigger({ requireSecret: false });
   const refused = await post(t.workflowId, '{"ke\\u0000y": 1}');
@@ -327,4 +453,40 @@ test('secrets never reach the log', async () => {
   const all = logs.join('');
   assert.match(all, /webhook accepted/);
   assert.doesNotMatch(all, new RegExp(SECRET.slice(6, 30)));
+});
+
+describe('what a body may hold (docs/webhooks.md): decided at intake, so a 200 always gives a run', () => {
+  const nested = (depth: number) => `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
+  const arrays = (depth: number) => `{"a":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+  test('prototype keys at any depth, lone surrogates, NUL and nesting past 64 levels → 400 naming the problem, nothing published', async () => {
+    const t = addTrigger({ requireSecret: false });
+    const cases: [string, string, RegExp][] = [
+      ['__proto__ at the top', '{"__proto__": {"x": 1}}', /key "__proto__" \(at \$\)/],
+      ['__proto__ deep', '{"x": {"y": [{"__proto__": {}}]}}', /key "__proto__" \(at \$\.x\.y\[0\]\)/],
+      ['constructor.prototype', '{"a": {"constructor": {"prototype": {"polluted": true}}}}', /"constructor" with a "prototype" key \(at \$\.a\.constructor\)/],
+      ['lone high surrogate', '{"a": "\\ud800"}', /lone UTF-16 surrogate .* at \$\.a\)/],
+      ['lone low surrogate in a key', '{"b": {"\\udc00": 1}}', /lone UTF-16 surrogate .*in a key at \$\.b\)/],
+      ['NUL deep', '{"a": [1, "x\\u0000"]}', /NUL .* at \$\.a\[1\]\)/],
+      ['65 levels of objects', nested(65), /deeper than 64 levels/],
+      ['3,000 levels of arrays', arrays(3_000), /deeper than 64 levels/],
+      ['100,000 levels of arrays', arrays(100_000), /deeper than 64 levels/],
+    ];
+    for (const [label, body, message] of cases) {
+      const res = await post(t.workflowId, body);
+      assert.equal(res.status, 400, label);
+      assert.equal(res.body.error, 'bad_request', label);
+      assert.match(res.body.message, message, label);
+    }
+    await settle();
+    assert.equal((await eventsFor(t.workflowId)).length, 0);
+  });
+
+  test('64 levels, surrogate pairs (emoji), "constructor" without "prototype" and "prototype" alone are ordinary data', async () => {
+    const t = addTrigger({ requireSecret: false });
+    const bodies = [nested(64), '{"smile": "\\ud83d\\ude00", "\\ud83d\\ude00": 1}', '{"constructor": "Foo", "c": {"constructor": {"name": "x"}}, "prototype": {}}'];
+    for (const body of bodies) assert.equal((await post(t.workflowId, body)).status, 200, body.slice(0, 40));
+    const events = await eventsFor(t.workflowId, 3);
+    assert.equal(events.length, 3);
+    assert.equal(events.find((e) => 'smile' in e.payload)?.payload.smile, '😀');
+  });
 });

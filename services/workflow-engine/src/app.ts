@@ -1,56 +1,187 @@
 import type { EventBus, Subscription } from '@flowdesk/bus';
-import { TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
-import { createService, type Service } from '@flowdesk/service-kit';
+import { DLQ_HEADERS, instanceGroupId } from '@flowdesk/bus';
+import { Audience, ErrorBody, TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type TriggerEvent, type WorkflowChanged } from '@flowdesk/contracts';
+import type { Database } from '@flowdesk/db';
+import { createService, internalAuth, SecretBox, type Service } from '@flowdesk/service-kit';
+import { CredentialStore } from './adapters/credential-store.ts';
+import { credentialRoutes } from './routes/credentials.ts';
+import { RunStore } from './adapters/run-store.ts';
 import type { WorkspaceClient } from './adapters/workspace-client.ts';
+import { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';
 import type { HttpClient } from './domain/ports.ts';
 import type { RunLimits } from './domain/executor.ts';
-import { processTriggerEvent } from './domain/process-trigger.ts';
+import { SampleKeeper, processTriggerEvent } from './domain/process-trigger.ts';
+import { runRoutes } from './routes/runs.ts';
 
 export const ENGINE_GROUP = 'workflow-engine';
+export const API_PREFIX = '/api/v1';
 
 export interface WorkflowEngineDeps {
   bus: EventBus;
+  /** The engine's database (migrated with migrateEngine): runs and their steps. */
+  db: Database;
+  /** PEM public key(s) of auth's internal-token signing key: the runs API takes audience workflow-engine. */
+  jwtPublicKeyPem: string;
   workspace: WorkspaceClient;
+  /** The definitions' cold start and misses; default workspace.definitions. */
+  definitions?: DefinitionSource;
   /** The SSRF-guarded client of the HTTP Request node (adapters/guarded-http.ts). */
   http: HttpClient;
-  /** Events handled at once by this replica (different workflows only: one workflow's events stay in order). */
+  /** Runs handled at once by this replica, all workflows together (ENGINE_CONCURRENCY, default 256: most of a run's time is waiting). */
   concurrency?: number;
+  /**
+   * Runs of one workflow handled at once by this replica (ENGINE_WORKFLOW_CONCURRENCY, default 128).
+   * Workflows set to `ordered` run one at a time whatever this is (their events carry `ordered`).
+   */
+  workflowConcurrency?: number;
+  /**
+   * Consumer group of this replica's workflow.changed subscription: every replica needs every change,
+   * so each process has its own, deleted when it closes (ephemeral). Default: a new
+   * `workflow-engine.definitions.<host>.<uuid>` (instanceGroupId).
+   */
+  definitionsGroup?: string;
   limits?: Partial<RunLimits>;
+  /**
+   * The credentials store's key (CREDENTIALS_KEY, 32 bytes) and its id (CREDENTIALS_KEY_ID, default
+   * k1), with older keys by id during a rotation (docs/credentials.md). Without it the credentials API
+   * answers 503 and a run that refers to a credential fails with the reason.
+   */
+  credentialsKey?: { key: Buffer; keyId?: string; previous?: Record<string, Buffer> };
+  /** At most one sample payload write per workflow in this interval (default 1000 ms). */
+  samplePayloadIntervalMs?: number;
   /** pino level, or 'silent' (tests). Default LOG_LEVEL or info. */
   logLevel?: string;
   logStream?: { write(line: string): void };
   clock?: () => Date;
+  /** Heartbeat of the runs stream (default 15 s): a comment line that keeps idle proxies from closing it. */
+  streamHeartbeatMs?: number;
 }
 
 /**
- * The engine: an HTTP surface for health only, and a consumer of trigger events in the
- * `workflow-engine` group (more replicas share the work; Kafka partitions bound the parallelism).
- * It starts consuming when the app is ready and stops, letting in-flight runs finish, on close.
+ * The engine: the runs API (its own data) over HTTP, and a consumer of trigger events in the
+ * `workflow-engine` group (more replicas share the work). Before consuming it follows workflow.changed
+ * events and reads every definition once; it stops, letting in-flight runs finish, on close.
  */
 export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
-  let subscription: Subscription | undefined;
+  const subscriptions: Subscription[] = [];
+  let consuming = false;
   const app = createService({
     name: 'workflow-engine',
     logLevel: deps.logLevel,
     logStream: deps.logStream,
     readiness: async () => {
-      if (!subscription) throw new Error('not consuming');
+      if (!consuming) throw new Error('not consuming');
     },
   });
   const clock = deps.clock ?? (() => new Date());
+  const source = deps.definitions ?? deps.workspace.definitions;
+  if (!source) throw new Error('workflow-engine: a definition source is needed (workspaceClient with serviceToken)');
+  const definitions = new DefinitionCache(source);
+  const runs = new RunStore(deps.db);
+  const credentials = new CredentialStore(
+    deps.db,
+    deps.credentialsKey ? new SecretBox(deps.credentialsKey.key, { keyId: deps.credentialsKey.keyId ?? 'k1', previous: deps.credentialsKey.previous }) : undefined,
+  );
+  const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
+
+  app.addSchema(ErrorBody);
+  await app.register(internalAuth, { publicKeyPem: deps.jwtPublicKeyPem, audience: Audience.workflowEngine });
+  await app.register(runRoutes(runs, definitions, { bus: deps.bus, clock, heartbeatMs: deps.streamHeartbeatMs }), { prefix: API_PREFIX });
+  await app.register(credentialRoutes(credentials), { prefix: API_PREFIX });
+
+  let closing = false;
+  let starting: Promise<void> | undefined;
+  const startConsuming = async (): Promise<void> => {
+    // Changes first, then the snapshot: a change committed while the snapshot is read arrives as an
+    // event, and versions decide which of the two is newer.
+    subscriptions.push(
+      await deps.bus.subscribe<WorkflowChanged>({
+        topic: WORKFLOW_CHANGED_TOPIC,
+        groupId: deps.definitionsGroup ?? instanceGroupId(`${ENGINE_GROUP}.definitions`),
+        // A fresh group starts at the oldest stored change, so nothing committed between this
+        // subscription and the cold read below is missed; replays are harmless (versions decide).
+        ephemeral: true,
+        concurrency: 1,
+        handler: async (message) => {
+          definitions.apply(message.value);
+          if (message.value.change === 'deleted') await runs.deleteWorkflowRuns(message.value.ownerId, message.value.workflowId);
+        },
+      }),
+    );
+    // workspace-api and auth may still be starting (containers start in any order): retry the cold
+    // read with backoff rather than exit; the engine is not ready (not consuming) until it succeeded.
+    let loaded = 0;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        loaded = await definitions.load();
+        break;
+      } catch (err) {
+        if (closing) return;
+        app.log.warn({ err, attempt }, 'workflow definitions not readable yet; retrying');
+        await new Promise((resolve) => setTimeout(resolve, Math.min(250 * attempt, 2_000)));
+      }
+    }
+    if (closing) return;
+    app.log.info({ definitions: loaded }, 'workflow definitions loaded');
+    subscriptions.push(
+      await deps.bus.subscribe<TriggerEvent>({
+        topic: TRIGGER_TOPIC,
+        groupId: ENGINE_GROUP,
+        concurrency: deps.concurrency ?? 256,
+        keyConcurrency: deps.workflowConcurrency ?? 128,
+        handler: async (message) => {
+          await processTriggerEvent(message.value, { runs, credentials: credentials.configured ? credentials : undefined, definitions, workspace: deps.workspace, samples, http: deps.http, clock, log: app.log, limits: deps.limits });
+        },
+      }),
+    );
+    // Never lose a run silently: an event the engine gave up on (dead-lettered after its retries)
+    // becomes a failed run with the reason, visible in the runs panel, not only a row in the DLQ.
+    subscriptions.push(
+      await deps.bus.subscribe<TriggerEvent>({
+        topic: TRIGGER_DLQ_TOPIC,
+        groupId: `${ENGINE_GROUP}.dead-letters`,
+        concurrency: 8,
+        handler: async (message) => {
+          if ((message.headers[DLQ_HEADERS.groupId] ?? ENGINE_GROUP) !== ENGINE_GROUP) return;
+          const e = message.value;
+          // A failed read (workspace-api restarting) throws, so the bus delivers this again: swallowing
+          // it dropped the run silently. Only a workflow that is really gone (deleted) is skipped.
+          const workflow = await definitions.get(e.workflowId);
+          if (!workflow || workflow.ownerId !== e.ownerId) return;
+          const at = clock().toISOString();
+          const reason = message.headers[DLQ_HEADERS.error] ?? 'unknown error';
+          await runs.record({
+            ownerId: e.ownerId,
+            workflowId: e.workflowId,
+            eventId: e.eventId,
+            status: 'failed',
+            payload: e.payload,
+            error: `the event could not be processed after ${message.headers[DLQ_HEADERS.attempts] ?? 'several'} attempts: ${reason}`,
+            startedAt: at,
+            finishedAt: at,
+          });
+        },
+      }),
+    );
+    consuming = true;
+  };
   app.addHook('onReady', async () => {
-    subscription = await deps.bus.subscribe<TriggerEvent>({
-      topic: TRIGGER_TOPIC,
-      groupId: ENGINE_GROUP,
-      concurrency: deps.concurrency ?? 8,
-      handler: async (message) => {
-        await processTriggerEvent(message.value, { workspace: deps.workspace, http: deps.http, clock, log: app.log, limits: deps.limits });
-      },
+    // The hook waits a few seconds (a normal start, and the tests: consuming once ready() resolved),
+    // then start-up goes on in the background, not ready (/readyz 503) until it is done: fastify
+    // fails an onReady hook after its plugin timeout (10 s), and a loaded machine took longer than
+    // that to start auth and workspace-api, so the engine exited instead of retrying.
+    starting = startConsuming().catch((err: unknown) => {
+      app.log.error({ err }, 'workflow-engine could not start consuming');
     });
+    await Promise.race([starting, new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
   });
   app.addHook('onClose', async () => {
-    await subscription?.close();
-    subscription = undefined;
+    closing = true;
+    await starting;
+    consuming = false;
+    // In reverse: stop taking trigger events (in-flight runs finish and are recorded), then the rest.
+    for (const s of subscriptions.splice(0).reverse()) await s.close();
+    await runs.drain();
   });
   return app;
 }

@@ -2,4 +2,6 @@
 export { buildApp, ENGINE_GROUP, type WorkflowEngineDeps } from './app.ts';
 export { workspaceClient, type WorkspaceClient } from './adapters/workspace-client.ts';
 export { createGuardedHttpClient, type GuardedHttpClient } from './adapters/guarded-http.ts';
+export { migrateEngine, RunStore } from './adapters/run-store.ts';
+export { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';
 export { SsrfPolicy } from './domain/ssrf.ts';

@@ -1,40 +1,80 @@
-import { openBus } from '@flowdesk/bus';
-import { openDatabase, type Database } from '@flowdesk/db';
-import { listen, onShutdown, requiredEnv, userTokenSource } from '@flowdesk/service-kit';
-import { buildApp } from './app.ts';
+import { instanceGroupId, openBus } from '@flowdesk/bus';
+import { openDatabase } from '@flowdesk/db';
+import { listen, onShutdown, requiredEnv, serviceTokenSource, userTokenSource, listenMetrics, startTracing } from '@flowdesk/service-kit';
+import { buildApp, ENGINE_GROUP } from './app.ts';
 import { createGuardedHttpClient } from './adapters/guarded-http.ts';
+import { migrateEngine } from './adapters/run-store.ts';
 import { workspaceClient } from './adapters/workspace-client.ts';
 import { SsrfPolicy } from './domain/ssrf.ts';
+
+// Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; off otherwise (docs/observability.md).
+const tracing = startTracing({ serviceName: 'workflow-engine' });
 
 // The service's own process (its container's entrypoint): configuration from the environment
 // (docs/configuration.md). Kafka when KAFKA_BROKERS is set, else the embedded bus on DATABASE_URL.
 const required = (name: string) => requiredEnv(process.env, name);
+const positive = (name: string, fallback: number) => {
+  const v = Number(process.env[name] || fallback);
+  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer`);
+  return v;
+};
 
-let db: Database | undefined;
-const bus = await openBus('workflow-engine', async () => (db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') })));
+/** CREDENTIALS_KEY (base64, 32 bytes), its id, and CREDENTIALS_PREVIOUS_KEYS `id:base64,…` for a rotation. */
+function credentialsKey() {
+  const raw = process.env.CREDENTIALS_KEY;
+  if (!raw) return undefined;
+  const decode = (name: string, v: string) => {
+    const key = Buffer.from(v, 'base64');
+    if (key.length !== 32) throw new Error(`${name} must be 32 bytes, base64`);
+    return key;
+  };
+  const previous: Record<string, Buffer> = {};
+  for (const entry of (process.env.CREDENTIALS_PREVIOUS_KEYS ?? '').split(',').filter(Boolean)) {
+    const [id, value] = entry.split(':');
+    if (!id || !value) throw new Error('CREDENTIALS_PREVIOUS_KEYS must be id:base64[,id:base64…]');
+    previous[id.trim()] = decode('CREDENTIALS_PREVIOUS_KEYS', value.trim());
+  }
+  return { key: decode('CREDENTIALS_KEY', raw), keyId: process.env.CREDENTIALS_KEY_ID || 'k1', previous };
+}
+
+const db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL'), poolMax: positive('DATABASE_POOL_MAX', 10) });
+if (process.env.MIGRATE_ON_START === 'true') await migrateEngine(db);
+const bus = await openBus('workflow-engine', async () => db);
 const http = createGuardedHttpClient({ policy: SsrfPolicy.fromEnv(process.env) });
-const userToken = userTokenSource({
-  authUrl: required('AUTH_URL'),
-  clientId: 'workflow-engine',
-  clientSecret: required('WORKFLOW_ENGINE_CLIENT_SECRET'),
-  audience: 'workspace-api',
+const tokenOptions = { authUrl: required('AUTH_URL'), clientId: 'workflow-engine', clientSecret: required('WORKFLOW_ENGINE_CLIENT_SECRET'), audience: 'workspace-api' };
+const workspace = workspaceClient({
+  workspaceApiUrl: required('WORKSPACE_API_URL'),
+  userToken: userTokenSource(tokenOptions),
+  serviceToken: serviceTokenSource(tokenOptions),
 });
 const app = await buildApp({
   bus,
+  db,
   http,
-  workspace: workspaceClient({ workspaceApiUrl: required('WORKSPACE_API_URL'), userToken }),
-  concurrency: Number(process.env.ENGINE_CONCURRENCY || 8),
+  workspace,
+  jwtPublicKeyPem: required('INTERNAL_JWT_PUBLIC_KEY'),
+  credentialsKey: credentialsKey(),
+  concurrency: positive('ENGINE_CONCURRENCY', 256),
+  workflowConcurrency: positive('ENGINE_WORKFLOW_CONCURRENCY', 128),
+  // Every replica keeps its own definition cache, so each process follows workflow.changed in a group
+  // of its own (two engines on one host included); app.ts subscribes with it as ephemeral.
+  definitionsGroup: instanceGroupId(`${ENGINE_GROUP}.definitions`),
   logLevel: process.env.LOG_LEVEL,
 });
+// /metrics (and /healthz, /readyz) on METRICS_PORT (9464), never on the public port.
+const metrics = await listenMetrics({ apps: [{ name: 'workflow-engine', app }] });
 // SIGTERM (libs/service-kit lifecycle.ts): /readyz answers 503 at once; app.close() stops accepting,
-// and its onClose hook closes the subscription, which waits for the runs in flight and records them
-// done (Kafka: commits their offsets); then the bus, the HTTP client and the pool close. Registered
+// and its onClose hook closes the subscriptions, which wait for the runs in flight and record them
+// done (Kafka: commits their offsets); then the bus, the HTTP clients and the pool close. Registered
 // before listening, so a signal during start-up stops gracefully too. Exit 0, or 1 when
 // SHUTDOWN_GRACE_MS runs out.
 onShutdown(async () => {
   await app.close();
+  await metrics.close();
   await bus.close();
   await http.close();
-  await db?.close();
+  await workspace.close();
+  await db.close();
+  await tracing.shutdown();
 }, { app });
 await listen(app, Number(process.env.PORT || 3005), process.env.HOST || '0.0.0.0');

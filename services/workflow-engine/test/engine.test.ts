@@ -1,16 +1,19 @@
 // The engine consuming trigger events from the real embedded bus and running workflows against a
-// real workspace-api on a fresh database (PGlite, or Postgres with DATABASE_URL), as the owner.
+// real workspace-api on a fresh database (PGlite, or Postgres with DATABASE_URL), as the owner. The
+// engine records the runs in its own schema and serves them; definitions reach it as workflow.changed
+// events through workspace-api's outbox.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
-import { TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
+import { TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
 import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
 import { buildApp } from '../src/app.ts';
 import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
-import { workspaceClient } from '../src/adapters/workspace-client.ts';
+import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
+import { migrateEngine } from '../src/adapters/run-store.ts';
 import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
 import { startServer, type TestServer } from './support.ts';
 
@@ -20,28 +23,35 @@ let bus: EventBus;
 let api: Service;
 let apiUrl: string;
 let engine: Service | undefined;
+let engineUrl: string;
+let workspace: WorkspaceClient;
 let http: GuardedHttpClient;
 let receiver: TestServer;
-const tokenFor = (userId: string, azp = 'workflow-engine') =>
-  signInternalToken(keys, { sub: userId, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp });
+const tokenFor = (userId: string, azp = 'workflow-engine', aud = 'workspace-api') =>
+  signInternalToken(keys, { sub: userId, aud, scope: 'mcp:read mcp:write', azp });
 
+/** As a user: workspace-api for everything but runs, which the engine serves (audience workflow-engine). */
 async function call(userId: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${apiUrl}${path}`, {
+  const runs = /^\/api\/v1\/(workflows\/[^/]+\/runs|workflow-runs)/.test(path);
+  const res = await fetch(`${runs ? engineUrl : apiUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${tokenFor(userId, 'test')}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: { authorization: `Bearer ${tokenFor(userId, 'test', runs ? 'workflow-engine' : 'workspace-api')}`, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
 }
 
-async function startEngine(): Promise<Service> {
+async function startEngine(options: { workflowConcurrency?: number } = {}): Promise<Service> {
   const app = await buildApp({
     bus,
+    db: testDb.db,
+    jwtPublicKeyPem: keys.publicKeyPem,
     http,
-    workspace: workspaceClient({ workspaceApiUrl: apiUrl, userToken: async (id) => tokenFor(id) }),
+    workspace,
+    workflowConcurrency: options.workflowConcurrency,
     logLevel: 'silent',
   });
-  await listen(app, 0);
+  engineUrl = await listen(app, 0);
   return app;
 }
 
@@ -90,9 +100,15 @@ function greetingWorkflow(receiverUrl: string) {
 before(async () => {
   testDb = await createTestDatabase();
   await migrateWorkspace(testDb.db);
-  api = await buildWorkspaceApi({ db: testDb.db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: 'http://flowdesk.test', logLevel: 'silent' });
-  apiUrl = await listen(api, 0);
+  await migrateEngine(testDb.db);
   bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 25, retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 } });
+  api = await buildWorkspaceApi({ db: testDb.db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: 'http://flowdesk.test', logLevel: 'silent', events: bus, outboxPollMs: 100 });
+  apiUrl = await listen(api, 0);
+  workspace = workspaceClient({
+    workspaceApiUrl: apiUrl,
+    userToken: async (id) => tokenFor(id),
+    serviceToken: async () => signInternalToken(keys, { sub: 'svc:workflow-engine', aud: 'workspace-api', scope: 'internal', azp: 'workflow-engine' }),
+  });
   receiver = await startServer((req, res) => {
     res.writeHead(201, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ id: `crm-${req.url.length}` }));
@@ -106,6 +122,7 @@ after(async () => {
   await engine?.close();
   await bus.close();
   await http.close();
+  await workspace.close();
   await api.close();
   await receiver.close();
   await testDb.close();
@@ -114,6 +131,33 @@ after(async () => {
 test('readiness answers 200 once the engine consumes', async () => {
   const url = engine!.server.address() as { port: number };
   assert.equal((await fetch(`http://127.0.0.1:${url.port}/readyz`)).status, 200);
+});
+
+test("Create Task is batched per owner: concurrent runs' tasks go as one call, each run gets its own task or its own error", async () => {
+  const owner = randomUUID();
+  const other = randomUUID();
+  const theirs = (await call(other, 'POST', '/api/v1/projects', { name: 'Theirs' })).body;
+  const mine = (await call(owner, 'POST', '/api/v1/projects', { name: 'Mine' })).body;
+  // All asked for in one turn: one batch per owner (two owners here).
+  const results = await Promise.allSettled([
+    ...Array.from({ length: 20 }, (_, i) => workspace.createTask(owner, { title: `t${i}`, ...(i === 3 ? { projectId: mine.id } : {}) })),
+    workspace.createTask(owner, { title: 'sneaky', projectId: theirs.id }),
+    workspace.createTask(owner, { title: 'bad date', dueDate: '2026-13-40' }),
+    workspace.createTask(other, { title: 'theirs' }),
+  ]);
+  const ok = results.slice(0, 20).map((r) => (r.status === 'fulfilled' ? (r.value as { title: string; projectId: string | null }) : null));
+  assert.deepEqual(ok.map((t) => t?.title), Array.from({ length: 20 }, (_, i) => `t${i}`), 'each run gets its own task, in order');
+  assert.equal(ok[3]!.projectId, mine.id);
+  const sneaky = results[20]!;
+  assert.equal(sneaky.status, 'rejected');
+  assert.match(String((sneaky as PromiseRejectedResult).reason.message), /404/);
+  const bad = results[21]!;
+  assert.equal(bad.status, 'rejected');
+  assert.match(String((bad as PromiseRejectedResult).reason.message), /400.*dueDate/);
+  assert.equal(results[22]!.status, 'fulfilled');
+  const listed = (await call(owner, 'GET', '/api/v1/tasks?limit=100')).body.items as { title: string }[];
+  assert.equal(listed.length, 20, 'exactly the valid tasks of this owner exist');
+  assert.deepEqual((await call(other, 'GET', '/api/v1/tasks')).body.items.map((t: { title: string }) => t.title), ['theirs']);
 });
 
 describe('a trigger event runs the workflow as its owner', () => {
@@ -204,7 +248,8 @@ test('events accepted while the engine is stopped all run once it is back: none 
   engine = undefined;
   const N = 40;
   for (let n = 0; n < N; n++) await publish(eventFor(wf, owner, { n }));
-  assert.equal((await call(owner, 'GET', `/api/v1/workflows/${wf.id}/runs`)).body.items.length, 0, 'nothing ran while stopped');
+  const stored = await testDb.db.exec('SELECT count(*)::int AS n FROM "engine"."run" WHERE workflow_id = $1', [wf.id]);
+  assert.equal(stored.rows[0]?.n, 0, 'nothing ran while stopped');
   engine = await startEngine();
   const runs = await finishedRuns(owner, wf.id, N, 60_000);
   assert.equal(runs.length, N);
@@ -216,4 +261,196 @@ test('events accepted while the engine is stopped all run once it is back: none 
     cursor = page.nextCursor;
   } while (cursor);
   assert.equal(titles.size, N);
+});
+
+describe('the runs API, served by the engine', () => {
+  test('lists by workflow and status with a cursor, gets one run with its steps; another user sees nothing', async () => {
+    const owner = randomUUID();
+    const intruder = randomUUID();
+    const wf = (await call(owner, 'POST', '/api/v1/workflows', greetingWorkflow(receiver.url))).body;
+    await publish(eventFor(wf, owner, { customer: {} }));
+    for (const name of ['A', 'B']) await publish(eventFor(wf, owner, { customer: { name } }));
+    await finishedRuns(owner, wf.id, 3);
+    const page1 = await call(owner, 'GET', `/api/v1/workflows/${wf.id}/runs?status=succeeded&limit=1`);
+    assert.equal(page1.status, 200);
+    assert.equal(page1.body.items.length, 1);
+    assert.ok(page1.body.nextCursor);
+    const page2 = await call(owner, 'GET', `/api/v1/workflows/${wf.id}/runs?status=succeeded&limit=1&cursor=${page1.body.nextCursor}`);
+    assert.equal(page2.body.items.length, 1);
+    assert.equal(page2.body.nextCursor, null);
+    assert.notEqual(page1.body.items[0].id, page2.body.items[0].id);
+    const skipped = await call(owner, 'GET', `/api/v1/workflows/${wf.id}/runs?status=skipped`);
+    assert.equal(skipped.body.items.length, 1);
+    const all = await call(owner, 'GET', '/api/v1/workflow-runs?limit=100');
+    assert.ok(all.body.items.length >= 3);
+    const one = await call(owner, 'GET', `/api/v1/workflow-runs/${page1.body.items[0].id}`);
+    assert.equal(one.status, 200);
+    assert.equal(one.body.steps.length, 3);
+    assert.equal(typeof one.body.durationMs, 'number');
+
+    // Another user: the workflow is 404 (like a missing one), the run is 404, the listing is empty.
+    const theirs = await call(intruder, 'GET', `/api/v1/workflows/${wf.id}/runs`);
+    const missing = await call(intruder, 'GET', `/api/v1/workflows/${randomUUID()}/runs`);
+    assert.equal(theirs.status, 404);
+    assert.deepEqual(theirs.body, missing.body);
+    assert.equal((await call(intruder, 'GET', `/api/v1/workflow-runs/${one.body.id}`)).status, 404);
+    assert.deepEqual((await call(intruder, 'GET', '/api/v1/workflow-runs')).body.items, []);
+    // Only internal tokens for this audience; a cursor of another listing is refused.
+    const wrongAud = await fetch(`${engineUrl}/api/v1/workflow-runs`, { headers: { authorization: `Bearer ${tokenFor(owner, 'test', 'workspace-api')}` } });
+    assert.equal(wrongAud.status, 401);
+    assert.equal((await fetch(`${engineUrl}/api/v1/workflow-runs`)).status, 401);
+    const bad = await call(owner, 'GET', `/api/v1/workflow-runs?cursor=${page1.body.nextCursor}`);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error, 'validation_failed');
+  });
+});
+
+describe('definitions reach the engine as workflow.changed events', () => {
+  test('a deactivation takes effect for the next event; a deletion removes the workflow and its runs', async () => {
+    const owner = randomUUID();
+    const wf = (await call(owner, 'POST', '/api/v1/workflows', greetingWorkflow(receiver.url))).body;
+    await publish(eventFor(wf, owner, { customer: {} }));
+    await finishedRuns(owner, wf.id, 1);
+    await call(owner, 'PATCH', `/api/v1/workflows/${wf.id}`, { active: false });
+    // The change arrives through the outbox and the bus: wait until the engine skips a new event.
+    let runs: any[] = [];
+    for (let i = 0; i < 200 && !runs.some((r) => /deactivated/.test(r.error ?? '')); i++) {
+      await publish(eventFor(wf, owner, { customer: { name: 'Late' } }));
+      runs = await finishedRuns(owner, wf.id, i + 2);
+    }
+    assert.ok(runs.some((r) => r.status === 'skipped' && /deactivated/.test(r.error)), 'the deactivation reached the engine');
+    // Once it has arrived it stays: every later event is skipped too.
+    const later = [1, 2, 3].map((n) => eventFor(wf, owner, { customer: { name: `After ${n}` } }));
+    for (const e of later) await publish(e);
+    const all = await finishedRuns(owner, wf.id, runs.length + 3);
+    for (const e of later) {
+      const run = all.find((r) => r.eventId === e.eventId);
+      assert.equal(run?.status, 'skipped', JSON.stringify(run));
+      assert.match(run.error, /deactivated/);
+    }
+
+    assert.equal((await call(owner, 'DELETE', `/api/v1/workflows/${wf.id}`)).status, 204);
+    for (let i = 0; i < 200; i++) {
+      const res = await call(owner, 'GET', `/api/v1/workflows/${wf.id}/runs`);
+      if (res.status === 404) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.equal((await call(owner, 'GET', `/api/v1/workflows/${wf.id}/runs`)).status, 404);
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await testDb.db.exec('SELECT count(*)::int AS n FROM "engine"."run" WHERE workflow_id = $1', [wf.id]);
+      if (rows[0]?.n === 0) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const { rows } = await testDb.db.exec('SELECT count(*)::int AS n FROM "engine"."run" WHERE workflow_id = $1', [wf.id]);
+    assert.equal(rows[0]?.n, 0, "the deleted workflow's runs are gone");
+  });
+});
+
+test('a dead-lettered trigger event becomes a failed run with its reason', async () => {
+  const owner = randomUUID();
+  const wf = (await call(owner, 'POST', '/api/v1/workflows', greetingWorkflow(receiver.url))).body;
+  const event = eventFor(wf, owner, { customer: { name: 'Dee' } });
+  await bus.publish(TRIGGER_DLQ_TOPIC, [{ key: wf.id, value: event, headers: { 'x-dlq-error': 'workspace-api answered 503', 'x-dlq-attempts': '5', 'x-dlq-group-id': 'workflow-engine' } }]);
+  const [run] = await finishedRuns(owner, wf.id, 1);
+  assert.equal(run.status, 'failed');
+  assert.equal(run.eventId, event.eventId);
+  assert.match(run.error, /after 5 attempts: workspace-api answered 503/);
+  assert.deepEqual(run.triggerPayload, { customer: { name: 'Dee' } });
+});
+
+describe('runs of one workflow', () => {
+  /** A loopback endpoint that holds each request until released, counting how many it holds at once. */
+  async function gate() {
+    let inFlight = 0;
+    let maxInFlight = 0;
+    const order: number[] = [];
+    const waiting: (() => void)[] = [];
+    const server = await startServer((req, res) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      order.push(JSON.parse(req.body).n);
+      waiting.push(() => {
+        inFlight--;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{}');
+      });
+    });
+    return {
+      server,
+      order,
+      get maxInFlight() {
+        return maxInFlight;
+      },
+      get waiting() {
+        return waiting.length;
+      },
+      releaseAll: () => waiting.splice(0).forEach((go) => go()),
+    };
+  }
+  const slowWorkflow = (url: string, executionOrder: 'parallel' | 'ordered') => ({
+    name: `slow ${executionOrder}`,
+    triggerType: 'webhook',
+    active: true,
+    executionOrder,
+    graph: { nodes: [{ id: 'call', type: 'http_request', params: { method: 'POST', url: `${url}/slow`, body: { n: '{{trigger.n}}' } } }], edges: [{ from: 'trigger', to: 'call' }] },
+  });
+
+  test('run concurrently by default: several HTTP requests of one workflow are in flight at once', async () => {
+    const g = await gate();
+    const client = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(`127.0.0.1:${g.server.port},127.0.0.1:${receiver.port}`)) });
+    const owner = randomUUID();
+    const wf = (await call(owner, 'POST', '/api/v1/workflows', slowWorkflow(g.server.url, 'parallel'))).body;
+    const previous = http;
+    try {
+      await engine!.close();
+      http = client;
+      engine = await startEngine({ workflowConcurrency: 4 });
+      for (let n = 0; n < 6; n++) await publish(eventFor(wf, owner, { n }));
+      // Held open by the endpoint: the runs can only all be waiting at once if they overlap.
+      for (let i = 0; i < 400 && g.waiting < 4; i++) await new Promise((r) => setTimeout(r, 25));
+      assert.equal(g.waiting, 4, 'four runs of the one workflow wait on the endpoint together');
+      await new Promise((r) => setTimeout(r, 200));
+      assert.equal(g.maxInFlight, 4, 'never more than the per-workflow limit');
+      // Release as requests arrive until every run has finished.
+      const releaser = setInterval(() => g.releaseAll(), 20);
+      const runs = await finishedRuns(owner, wf.id, 6).finally(() => clearInterval(releaser));
+      assert.equal(runs.filter((r) => r.status === 'succeeded').length, 6);
+    } finally {
+      g.releaseAll();
+      await engine!.close();
+      http = previous;
+      engine = await startEngine();
+      await client.close();
+      await g.server.close();
+    }
+  });
+
+  test('a workflow set to "ordered" runs one at a time, in the order its events were published', async () => {
+    const g = await gate();
+    const client = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(`127.0.0.1:${g.server.port},127.0.0.1:${receiver.port}`)) });
+    const owner = randomUUID();
+    const wf = (await call(owner, 'POST', '/api/v1/workflows', slowWorkflow(g.server.url, 'ordered'))).body;
+    assert.equal(wf.executionOrder, 'ordered');
+    const previous = http;
+    try {
+      await engine!.close();
+      http = client;
+      engine = await startEngine({ workflowConcurrency: 8 });
+      // As webhook-ingest publishes them for an ordered workflow.
+      for (let n = 0; n < 6; n++) await bus.publish(TRIGGER_TOPIC, [{ key: wf.id, value: eventFor(wf, owner, { n }), ordered: true }]);
+      // Each request is held a moment before release, so a second one would have time to arrive.
+      const releaser = setInterval(() => g.releaseAll(), 50);
+      const runs = await finishedRuns(owner, wf.id, 6).finally(() => clearInterval(releaser));
+      assert.equal(runs.length, 6);
+      assert.deepEqual(g.order, [0, 1, 2, 3, 4, 5], 'in publish order');
+      assert.equal(g.maxInFlight, 1, 'one at a time');
+    } finally {
+      g.releaseAll();
+      await engine!.close();
+      http = previous;
+      engine = await startEngine();
+      await client.close();
+      await g.server.close();
+    }
+  });
 });

@@ -3,16 +3,18 @@ import type { Database } from '@flowdesk/db';
 import { Audience, ErrorBody } from '@flowdesk/contracts';
 import { createService, internalAuth, type Service } from '@flowdesk/service-kit';
 import { createPrismaClient, type PrismaClient } from './adapters/db.ts';
+import { NoteStore, ProjectStore, TaskStore, WorkflowStore } from './adapters/sql.ts';
 import { SecretBox } from './domain/secret-box.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { calendarRoutes } from './routes/calendar.ts';
 import { noteRoutes } from './routes/notes.ts';
 import { workflowRoutes } from './routes/workflows.ts';
-import { workflowRunRoutes } from './routes/workflow-runs.ts';
 import { workspaceRoutes } from './routes/workspace.ts';
 import { internalRoutes } from './routes/internal.ts';
 import { internalRunRoutes } from './routes/internal-runs.ts';
+import { startOutboxRelay, type OutboxRelay } from './adapters/outbox.ts';
+import type { EventPublisher } from '@flowdesk/contracts';
 import { commentRoutes } from './routes/comments.ts';
 import { profileRoutes } from './routes/profile.ts';
 
@@ -29,14 +31,27 @@ export interface WorkspaceApiDeps {
   clock?: () => Date;
   logLevel?: string;
   bodyLimit?: number;
+  /**
+   * Where the outbox relay publishes workflow.changed events (the bus). Without it the events stay in
+   * the outbox (tests of routes that do not need them).
+   */
+  events?: EventPublisher;
+  /** How often the relay looks for rows a nudge missed (a crash between commit and publish). */
+  outboxPollMs?: number;
 }
 
 /** Everything a route needs, decorated on the instance. */
 export interface WorkspaceContext {
   prisma: PrismaClient;
+  /** The hot routes' SQL through the one-round-trip row-level-security executor (docs/data-and-rls.md). */
+  tasks: TaskStore;
+  projects: ProjectStore;
+  notes: NoteStore;
+  workflows: WorkflowStore;
   secrets: SecretBox;
   publicBaseUrl: string;
   now: () => Date;
+  outbox: OutboxRelay | undefined;
 }
 
 declare module 'fastify' {
@@ -61,11 +76,23 @@ export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
   });
   app.decorate('ctx', {
     prisma,
+    tasks: new TaskStore(deps.db.queryAsUser),
+    projects: new ProjectStore(deps.db.queryAsUser),
+    notes: new NoteStore(deps.db.queryAsUser),
+    workflows: new WorkflowStore(deps.db.queryAsUser),
     secrets: new SecretBox(deps.webhookSecretKey),
     publicBaseUrl: deps.publicBaseUrl.replace(/\/+$/, ''),
     now: deps.clock ?? (() => new Date()),
+    outbox: undefined,
   } satisfies WorkspaceContext);
+  const events = deps.events;
+  if (events) {
+    app.addHook('onReady', async () => {
+      app.ctx.outbox = startOutboxRelay(deps.db, events, { pollMs: deps.outboxPollMs, onError: (err) => app.log.warn({ err }, 'outbox relay: publishing failed; retrying') });
+    });
+  }
   app.addHook('onClose', async () => {
+    await app.ctx.outbox?.close();
     await prisma.$disconnect();
   });
 
@@ -96,7 +123,6 @@ export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
       await api.register(calendarRoutes);
       await api.register(noteRoutes);
       await api.register(workflowRoutes);
-      await api.register(workflowRunRoutes);
       await api.register(workspaceRoutes);
       await api.register(commentRoutes);
       await api.register(profileRoutes);

@@ -31,6 +31,7 @@ test('webhook-ingest reads a trigger: owner, active flag, secret requirement, si
     requireSecret: true,
     signature: 'standard-webhooks',
     secret: created.body.webhookSecret,
+    executionOrder: 'parallel',
   });
 
   await owner.call('PATCH', `/api/v1/workflows/${created.body.id}`, { active: true, requireWebhookSecret: false });
@@ -83,56 +84,107 @@ test('the trigger-reader role reads those workflow columns and nothing else', as
   assert.ok((ok.rows[0]?.n as number) >= 0);
 });
 
+describe('workflow definitions for the caches (engine, ingest)', () => {
+  const definitions = (path: string, token: string) => rawCall(api.baseUrl, 'GET', `/internal/v1/workflow-definitions${path}`, { headers: { authorization: `Bearer ${token}` } });
+
+  test('every workflow of every owner, paged by id, without names or secrets; one by id; services only', async () => {
+    const a = api.user();
+    const b = api.user();
+    const wa = await a.call('POST', '/api/v1/workflows', { name: 'A secret name', triggerType: 'webhook', executionOrder: 'ordered', triggerConfig: { rateLimitPerSecond: 5 } });
+    const wb = await b.call('POST', '/api/v1/workflows', { name: 'B', triggerType: 'manual', active: true });
+    const ids = new Map<string, any>();
+    let after = '';
+    for (let page = 0; page < 1000; page++) {
+      const res = await definitions(`?limit=1${after ? `&after=${after}` : ''}`, serviceToken('workflow-engine'));
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      for (const d of res.body.items) ids.set(d.id, d);
+      if (!res.body.next) break;
+      after = res.body.next;
+    }
+    assert.deepEqual(ids.get(wa.body.id), { id: wa.body.id, ownerId: a.id, version: 1, triggerType: 'webhook', active: false, executionOrder: 'ordered', graph: { nodes: [], edges: [] }, triggerConfig: { rateLimitPerSecond: 5 } });
+    assert.equal(ids.get(wb.body.id).ownerId, b.id);
+    assert.ok(!JSON.stringify([...ids.values()]).includes(wa.body.webhookSecret));
+    const one = await definitions(`/${wb.body.id}`, serviceToken('webhook-ingest'));
+    assert.equal(one.body.active, true);
+    assert.equal((await definitions(`/${randomUUID()}`, serviceToken('workflow-engine'))).status, 404);
+    assert.equal((await definitions('', a.token)).status, 401, 'not for users');
+    assert.equal((await definitions('', serviceToken('mcp-gateway'))).status, 403);
+    // The trigger lookup tells ingest the execution order and the per-workflow rate.
+    const trig = await lookup(wa.body.id, serviceToken('webhook-ingest'));
+    assert.equal(trig.body.executionOrder, 'ordered');
+    assert.equal(trig.body.rateLimitPerSecond, 5);
+  });
+
+  test('each change writes one workflow.changed outbox row in its transaction, with a growing version', async () => {
+    const u = api.user();
+    const wf = await u.call('POST', '/api/v1/workflows', { name: 'Hook', triggerType: 'webhook' });
+    await u.call('PATCH', `/api/v1/workflows/${wf.body.id}`, { active: true });
+    await u.call('PATCH', `/api/v1/workflows/${wf.body.id}`, { name: 'Renamed' });
+    await u.call('POST', `/api/v1/workflows/${wf.body.id}/webhook-secret/regenerate`);
+    await u.call('PATCH', `/api/v1/workflows/${wf.body.id}`, { active: false });
+    // A refused change writes nothing.
+    assert.equal((await u.call('PATCH', `/api/v1/workflows/${wf.body.id}`, { graph: { nodes: [], edges: [{ from: 'trigger', to: 'nowhere' }] } })).status, 400);
+    assert.equal((await u.call('DELETE', `/api/v1/workflows/${wf.body.id}`)).status, 204);
+    const { rows } = await api.workspace.db.exec(`SELECT topic, key, value FROM "workspace"."outbox" WHERE key = $1 ORDER BY id`, [wf.body.id]);
+    const events = rows.map((r) => (typeof r.value === 'string' ? JSON.parse(r.value) : r.value));
+    assert.deepEqual(events.map((e) => [e.change, e.version]), [['created', 1], ['activated', 2], ['updated', 3], ['secret_regenerated', 4], ['deactivated', 5], ['deleted', 6]]);
+    assert.ok(rows.every((r) => r.topic === 'workflow.changed.v1'));
+    assert.equal(events[2].definition.active, true);
+    assert.equal(events[5].definition, null);
+    assert.ok(!JSON.stringify(events).includes(wf.body.webhookSecret), 'no secret on the bus');
+  });
+});
+
 test('the internal routes are not in the public OpenAPI document', async () => {
   const doc = (await rawCall(api.baseUrl, 'GET', '/openapi.json')).body as { paths: Record<string, unknown> };
   assert.deepEqual(Object.keys(doc.paths).filter((p) => p.startsWith('/internal')), []);
 });
 
-describe('what the workflow engine records, as the owner', () => {
+describe('what the workflow engine keeps here, as the owner', () => {
   const engineToken = (userId: string, azp = 'workflow-engine') =>
     signInternalToken(api.keys, { sub: userId, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp });
   const put = (token: string, path: string, body: unknown) =>
     rawCall(api.baseUrl, 'PUT', path, { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-  test('a run is created once per event, updated while unfinished, frozen once finished, and listed to the owner', async () => {
+  test('the sample payload is kept for the variable picker, by the engine only', async () => {
     const owner = api.user();
     const wf = await owner.call('POST', '/api/v1/workflows', { name: 'Hook', triggerType: 'webhook' });
-    const path = `/internal/v1/workflows/${wf.body.id}/runs/evt_1`;
-    const token = engineToken(owner.id);
-    const started = await put(token, path, { status: 'running', triggerPayload: { a: 1 }, startedAt: '2026-11-22T10:00:00.000Z' });
-    assert.equal(started.status, 200);
-    assert.equal(started.body.changed, true);
-    const step = { nodeId: 'n1', type: 'condition', status: 'succeeded', input: {}, output: { result: true }, error: null, startedAt: '2026-11-22T10:00:00.000Z', durationMs: 2 };
-    const done = await put(token, path, { status: 'succeeded', steps: [step], warnings: ['w'], finishedAt: '2026-11-22T10:00:01.500Z' });
-    assert.equal(done.body.changed, true);
-    assert.equal(done.body.run.durationMs, 1500);
-    const again = await put(token, path, { status: 'running' });
-    assert.equal(again.body.changed, false, 'a redelivered event does not run twice');
-    assert.equal(again.body.run.status, 'succeeded');
-    const listed = await owner.call('GET', `/api/v1/workflows/${wf.body.id}/runs`);
-    assert.equal(listed.body.items.length, 1);
-    assert.deepEqual(listed.body.items[0].steps, [step]);
-    assert.deepEqual(listed.body.items[0].triggerPayload, { a: 1 });
-  });
-
-  test('users (even with a write token) and other services cannot record runs; another user\'s workflow is 404', async () => {
-    const owner = api.user();
-    const wf = await owner.call('POST', '/api/v1/workflows', { name: 'Hook', triggerType: 'webhook' });
-    const path = `/internal/v1/workflows/${wf.body.id}/runs/evt_x`;
-    assert.equal((await put(owner.token, path, { status: 'succeeded' })).status, 403);
-    assert.equal((await put(engineToken(owner.id, 'mcp-gateway'), path, { status: 'succeeded' })).status, 403);
-    const stranger = api.user();
-    assert.equal((await put(engineToken(stranger.id), path, { status: 'succeeded' })).status, 404);
-    assert.equal((await owner.call('GET', `/api/v1/workflows/${wf.body.id}/runs`)).body.items.length, 0);
-  });
-
-  test('the sample payload is kept for the variable picker', async () => {
-    const owner = api.user();
-    const wf = await owner.call('POST', '/api/v1/workflows', { name: 'Hook', triggerType: 'webhook' });
-    const res = await put(engineToken(owner.id), `/internal/v1/workflows/${wf.body.id}/sample-payload`, { customer: { name: 'Ada' } });
+    const path = `/internal/v1/workflows/${wf.body.id}/sample-payload`;
+    assert.equal((await put(owner.token, path, { forged: true })).status, 403, 'a user (even with a write token) cannot');
+    assert.equal((await put(engineToken(api.user().id), path, { forged: true })).status, 404, "another user's workflow is 404");
+    const res = await put(engineToken(owner.id), path, { customer: { name: 'Ada' } });
     assert.equal(res.status, 204);
     const got = await owner.call('GET', `/api/v1/workflows/${wf.body.id}`);
     assert.deepEqual(got.body.samplePayload, { customer: { name: 'Ada' } });
     assert.ok(got.body.samplePayloadAt);
+  });
+
+  test('Create Task of many runs in one call: each item answered in order, under the owner\'s row-level security', async () => {
+    const owner = api.user();
+    const other = api.user();
+    const mine = await owner.call('POST', '/api/v1/projects', { name: 'Mine' });
+    const theirs = await other.call('POST', '/api/v1/projects', { name: 'Theirs' });
+    const post = (token: string, body: unknown) =>
+      rawCall(api.baseUrl, 'POST', '/internal/v1/tasks/batch', { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal((await post(owner.token, { tasks: [{ title: 'forged' }] })).status, 403, 'a user (even with a write token) cannot');
+    assert.equal((await post(engineToken(owner.id), { tasks: [] })).status, 400, 'an empty batch is refused');
+
+    const ok = await post(engineToken(owner.id), { tasks: [{ title: 'one' }, { title: 'two', projectId: mine.body.id, dueDate: '2026-12-01', notes: 'n' }, { title: '' }, { title: 'three' }] });
+    assert.equal(ok.status, 200);
+    const results = (ok.body as { results: any[] }).results;
+    assert.deepEqual(results.map((r) => r.status), [201, 201, 400, 201]);
+    assert.deepEqual([results[0].task.title, results[1].task.title, results[3].task.title], ['one', 'two', 'three']);
+    assert.equal(results[1].task.projectId, mine.body.id);
+    assert.equal(results[1].task.dueDate, '2026-12-01');
+    assert.match(results[2].message, /title/);
+    const listed = await owner.call('GET', '/api/v1/tasks?limit=50');
+    assert.deepEqual(new Set(listed.body.items.map((t: { title: string }) => t.title)), new Set(['one', 'two', 'three']));
+
+    // Another user's project is as absent as a missing one: that item is 404, the others are created.
+    const mixed = await post(engineToken(owner.id), { tasks: [{ title: 'four' }, { title: 'sneaky', projectId: theirs.body.id }, { title: 'five' }] });
+    assert.deepEqual((mixed.body as { results: any[] }).results.map((r) => r.status), [201, 404, 201]);
+    const after = await owner.call('GET', '/api/v1/tasks?limit=50');
+    assert.equal(after.body.items.length, 5);
+    assert.equal((await other.call('GET', '/api/v1/tasks')).body.items.length, 0, "nothing landed in the other user's workspace");
   });
 });

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openDatabase, withUser, type Database } from '@flowdesk/db';
+import { openDatabase, withUser, USER_STATEMENT_TIMEOUT, type Database } from '@flowdesk/db';
 import { asUser, createPrismaClient, type PrismaClient, type Tx } from '../src/adapters/db.ts';
 import { openTestWorkspace, type TestWorkspace } from './helpers/db.ts';
 
@@ -216,4 +216,80 @@ test('20 interleaved requests of A and B each see only their own rows', async ()
     assert.equal(r.count, mine.tasks.length);
   }
   if (ws.db.kind === 'postgres') assert.ok(maxOpen > 1, `requests really overlapped (at most ${maxOpen} at once)`);
+});
+
+// The same for libs/db's one-round-trip executor (db.queryAsUser): its context lives in the implicit
+// transaction of one protocol round, so the connection keeps nothing, whatever the statement did.
+describe('the row-level-security executor on a one-connection pool', () => {
+  const SNAPSHOT = `SELECT pg_backend_pid() AS pid,
+    (SELECT coalesce(array_agg(id::text ORDER BY id), '{}') FROM workspace.project) AS projects,
+    (SELECT coalesce(array_agg(id::text ORDER BY id), '{}') FROM workspace.task) AS tasks,
+    (SELECT coalesce(array_agg(id::text ORDER BY id), '{}') FROM workspace.note) AS notes`;
+  const run = async (user: string) => {
+    const [r] = await single.queryAsUser<{ pid: number } & Owned>(user, SNAPSHOT);
+    return { pid: Number(r!.pid), seen: { projects: r!.projects, tasks: r!.tasks, notes: r!.notes } };
+  };
+  /** Two statements outside any user: if a transaction were left open they would share its id. */
+  async function assertCleanConnection(pid: number) {
+    const first = await connectionState();
+    assert.equal(first.pid, pid, 'the check runs on the connection the user had');
+    assert.ok(first.userId === null || first.userId === '', `app.user_id is gone, got ${String(first.userId)}`);
+    assert.notEqual(first.role, 'flowdesk_app', 'back to the login role');
+    const [x1, x2] = [await single.exec('SELECT txid_current() AS x'), await single.exec('SELECT txid_current() AS x')];
+    assert.notEqual(String(x1.rows[0]!.x), String(x2.rows[0]!.x), 'no transaction was left open');
+  }
+
+  test('user A then user B: B never sees A’s rows, and the connection keeps no user', async () => {
+    const asA = await run(userA);
+    assert.deepEqual(asA.seen, owned[userA]);
+    await assertCleanConnection(asA.pid);
+    const asB = await run(userB);
+    assert.equal(asB.pid, asA.pid, 'B is served by the connection A used');
+    assert.deepEqual(asB.seen, owned[userB], 'B sees exactly their own rows, none of A’s');
+    await assertCleanConnection(asB.pid);
+  });
+
+  test('a failed statement leaves no context, no open transaction and none of its writes', async () => {
+    const { pid } = await run(userA);
+    const failures: [string, string, unknown[]][] = [
+      // writes a row, then the CHECK constraint fails the same statement
+      ['constraint', `WITH p AS (INSERT INTO workspace.project (id, owner_id, name, updated_at) VALUES (gen_random_uuid(), $1, 'doomed', now()) RETURNING id)
+         INSERT INTO workspace.calendar_entry (id, owner_id, title, starts_at, ends_at, updated_at)
+         SELECT gen_random_uuid(), $1, 'bad', '2026-01-02', '2026-01-01', now() FROM p`, [userA]],
+      ['row-level security', `INSERT INTO workspace.project (id, owner_id, name, updated_at) VALUES (gen_random_uuid(), $1, 'doomed', now())`, [userB]],
+      ['bad value', `SELECT id FROM workspace.task WHERE id = $1::uuid`, ['not-a-uuid']],
+      ['syntax', `SELEC id FROM workspace.task`, []],
+    ];
+    for (const [why, sql, values] of failures) {
+      await assert.rejects(single.queryAsUser(userA, sql, values), (e: Error & { severity?: string }) => !!e.severity, why);
+      await assertCleanConnection(pid);
+    }
+    assert.deepEqual(await single.queryAsUser(userA, `SELECT id FROM workspace.project WHERE name = 'doomed'`), [], 'nothing of the failed writes remains');
+    const asB = await run(userB);
+    assert.equal(asB.pid, pid);
+    assert.deepEqual(asB.seen, owned[userB], 'B after A’s failures: only B’s rows');
+  });
+
+  test('a value the driver cannot send fails the call, and the next user gets a clean connection', async (t) => {
+    if (single.kind !== 'postgres') return t.skip('pg driver path (PGlite maps values itself)');
+    const unsendable = { toPostgres: () => { throw new Error('cannot be sent'); } };
+    await assert.rejects(single.queryAsUser(userA, 'SELECT id FROM workspace.task WHERE title = $1', [unsendable]), /cannot be sent/);
+    const asB = await run(userB);
+    assert.deepEqual(asB.seen, owned[userB], 'B sees exactly their own rows');
+    await assertCleanConnection(asB.pid);
+  });
+
+  test('each statement has a time limit of its own, gone from the connection afterwards', async () => {
+    const [inside] = await single.queryAsUser<{ limit: string; pid: number }>(userA, `SELECT current_setting('statement_timeout') AS limit, pg_backend_pid() AS pid`);
+    assert.equal(inside?.limit, USER_STATEMENT_TIMEOUT);
+    const { rows } = await single.exec(`SELECT current_setting('statement_timeout') AS limit`);
+    assert.notEqual(rows[0]!.limit, USER_STATEMENT_TIMEOUT, 'the limit was transaction-local');
+    await assertCleanConnection(Number(inside!.pid));
+  });
+
+  test('20 interleaved statements of A and B each see only their own rows', async () => {
+    const users = Array.from({ length: 20 }, (_, i) => (i % 3 === 0 ? userB : userA));
+    const results = await Promise.all(users.map(async (user) => ({ user, ...(await ws.db.queryAsUser<Owned>(user, SNAPSHOT))[0]! })));
+    for (const r of results) assert.deepEqual({ projects: r.projects, tasks: r.tasks, notes: r.notes }, owned[r.user]);
+  });
 });

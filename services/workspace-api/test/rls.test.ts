@@ -31,7 +31,6 @@ interface Seed {
   calendar_entry: Row;
   note: Row;
   workflow: Row;
-  workflow_run: Row;
   comment: Row;
 }
 
@@ -84,12 +83,6 @@ const TABLES: TableSpec[] = [
     model: (tx) => d(tx.workflow),
     data: (ownerId) => ({ ownerId, name: 'flow', triggerType: 'webhook', webhookSecretCipher: 'cipher' }),
     change: { active: true, name: 'renamed' },
-  },
-  {
-    table: 'workflow_run',
-    model: (tx) => d(tx.workflowRun),
-    data: (ownerId, refs) => ({ ownerId, workflowId: refs.workflow.id, eventId: `evt-${randomUUID()}`, triggerPayload: { secret: 1 } }),
-    change: { status: 'failed', error: 'overwritten' },
   },
   {
     table: 'comment',
@@ -247,7 +240,7 @@ describe('composite foreign keys: A cannot attach rows to B’s project or workf
     attempt: (tx: Tx, parentId: string) => Promise<unknown>,
     parentOfB: string,
   ): Promise<void> {
-    const parentTable: Table = table === 'workflow_run' ? 'workflow' : 'project';
+    const parentTable: Table = 'project';
     const aBefore = await visible(ws, userA, table);
     const bBefore = await visible(ws, userB, table);
     const bParent = await visible(ws, userB, parentTable);
@@ -278,31 +271,6 @@ describe('composite foreign keys: A cannot attach rows to B’s project or workf
       );
     });
   }
-
-  test('workflow_run: create or move onto B’s workflow is refused and reveals nothing', async () => {
-    const t = spec('workflow_run');
-    await refusedLikeMissing('workflow_run', (tx, workflowId) => t.model(tx).create({ data: { ...t.data(userA, a), workflowId } }), b.workflow.id);
-    await refusedLikeMissing(
-      'workflow_run',
-      (tx, workflowId) => t.model(tx).update({ where: { id: a.workflow_run.id }, data: { workflowId } }),
-      b.workflow.id,
-    );
-  });
-
-  test(
-    'workflow_run: a run on B’s workflow with an event id B already used reveals nothing either',
-    async () => {
-      const t = spec('workflow_run');
-      const usedByB = String(b.workflow_run.eventId);
-      const withUsedEvent = await prismaCode(
-        asUser(ws.prisma, userA, (tx) => t.model(tx).create({ data: { ownerId: userA, workflowId: b.workflow.id, eventId: usedByB } })),
-      );
-      const withNewEvent = await prismaCode(
-        asUser(ws.prisma, userA, (tx) => t.model(tx).create({ data: { ownerId: userA, workflowId: b.workflow.id, eventId: `evt-${randomUUID()}` } })),
-      );
-      assert.deepEqual(withUsedEvent, withNewEvent, 'whether B already had this event must not change the answer');
-    },
-  );
 });
 
 test('inside a transaction as the app role with no user set, no table has any row', async () => {
@@ -318,7 +286,7 @@ test('inside a transaction as the app role with no user set, no table has any ro
       for (const t of TABLES) out[t.table] = (await t.model(tx).findMany()).length;
       return out;
     });
-    assert.deepEqual(seen, { project: 0, task: 0, calendar_entry: 0, note: 0, workflow: 0, workflow_run: 0, comment: 0 }, setup);
+    assert.deepEqual(seen, { project: 0, task: 0, calendar_entry: 0, note: 0, workflow: 0, comment: 0 }, setup);
   }
   // The rows are there: as B, B's projects are visible.
   assert.ok((await visible(ws, userB, 'project')).length >= 2);
@@ -339,8 +307,14 @@ describe('database catalog', () => {
                       ORDER BY p.polname)
                  FROM pg_policy p WHERE p.polrelid = c.oid) AS policies
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = 'workspace' AND c.relkind IN ('r', 'p') AND c.relname <> '_prisma_migrations'
+        WHERE n.nspname = 'workspace' AND c.relkind IN ('r', 'p') AND c.relname NOT IN ('_prisma_migrations', 'outbox')
         ORDER BY c.relname`,
+    );
+    // The outbox is service bookkeeping, not user data: requests may append to it, never read it.
+    await assert.rejects(
+      asUser(ws.prisma, randomUUID(), (tx) => tx.$queryRawUnsafe('SELECT value FROM "workspace"."outbox"')),
+      /permission denied/,
+      'the app role cannot read the outbox',
     );
     assert.deepEqual(
       rows.map((r) => r.relname),
@@ -356,7 +330,10 @@ describe('database catalog', () => {
           'owner_only * USING (owner_id = workspace.current_user_id()) WITH CHECK (owner_id = workspace.current_user_id()) TO public',
           // The one exception: the trigger-reader role (no other grants) may SELECT workflows, for
           // webhook-ingest's lookup by id; column grants limit it to the trigger's columns.
-          ...(r.relname === 'workflow' ? ['trigger_lookup r USING true WITH CHECK  TO flowdesk_trigger_reader'] : []),
+          // Likewise the definition reader (the engine's and ingest's cold start), on the definition's columns.
+          ...(r.relname === 'workflow'
+            ? ['trigger_lookup r USING true WITH CHECK  TO flowdesk_trigger_reader', 'definition_reader r USING true WITH CHECK  TO flowdesk_definition_reader']
+            : []),
         ].sort(),
         `${String(r.relname)}: one policy, for all commands, reading and writing only the current user's rows`,
       );
@@ -388,4 +365,50 @@ test("user_profile: A can neither see, change nor plant B's profile, nor point t
   } finally {
     await ws.close();
   }
+});
+
+// The same guarantees through libs/db's one-round-trip executor (db.queryAsUser), which the hot
+// routes use instead of Prisma: plain SQL as user A against the rows seeded above.
+describe('through the row-level-security executor (db.queryAsUser), as user A, user B’s rows', () => {
+  const q = <R = Record<string, unknown>>(user: string, sql: string, values?: unknown[]) => ws.db.queryAsUser<R>(user, sql, values);
+  const ids = (rows: { id: unknown }[]) => rows.map((r) => String(r.id)).sort();
+
+  for (const t of TABLES) {
+    test(`${t.table}: invisible, unchangeable, and cannot be planted`, async () => {
+      const table = `workspace.${t.table}`;
+      const bBefore = await visible(ws, userB, t.table);
+      assert.deepEqual(ids(await q<{ id: string }>(userA, `SELECT id FROM ${table}`)), [a[t.table].id], 'A sees their own row only');
+      assert.deepEqual(await q(userA, `SELECT id FROM ${table} WHERE owner_id = $1`, [userB]), [], 'filtering on B’s owner id finds nothing');
+      assert.deepEqual(await q(userA, `SELECT id FROM ${table} WHERE id = $1`, [b[t.table].id]), [], 'B’s row by id does not exist');
+      assert.deepEqual(await q(userA, `SELECT count(*)::int AS n FROM ${table}`), [{ n: 1 }]);
+
+      assert.deepEqual(await q(userA, `UPDATE ${table} SET owner_id = owner_id WHERE owner_id = $1 RETURNING id`, [userB]), [], 'update reaches none of B’s rows');
+      assert.deepEqual(await q(userA, `DELETE FROM ${table} WHERE id = $1 OR owner_id = $2 RETURNING id`, [b[t.table].id, userB]), [], 'delete reaches none');
+      await assert.rejects(
+        q(userA, `UPDATE ${table} SET owner_id = $1 WHERE id = $2`, [userB, a[t.table].id]),
+        /row-level security/,
+        'A’s row cannot be handed to B',
+      );
+      // A copy of B's row with a new id, still owned by B: only the policy's WITH CHECK refuses it.
+      await assert.rejects(
+        ws.db.queryAsUser(userA, `INSERT INTO ${table} SELECT (jsonb_populate_record(NULL::${table}, to_jsonb(x) || jsonb_build_object('id', gen_random_uuid(), 'owner_id', $1::uuid))).* FROM ${table} x WHERE x.id = $2`, [userB, a[t.table].id]),
+        /row-level security/,
+        'a row owned by B cannot be created',
+      );
+      assert.deepEqual(await visible(ws, userB, t.table), bBefore, 'B’s rows are exactly as before');
+      assert.deepEqual(ids(await q<{ id: string }>(userA, `SELECT id FROM ${table}`)), [a[t.table].id], 'A still has their row');
+    });
+  }
+
+  test('each statement runs as the app role with the caller’s id, and values are data, never SQL', async () => {
+    const [who] = await q<{ u: string; role: string }>(userA, `SELECT current_setting('app.user_id') AS u, current_user AS role`);
+    assert.deepEqual(who, { u: userA, role: 'flowdesk_app' });
+    const hostile = `x'); DELETE FROM workspace.task; SELECT ('\\'; --`;
+    const [row] = await q<{ title: string }>(userA, `UPDATE workspace.task SET title = $1 WHERE id = $2 RETURNING title`, [hostile, a.task.id]);
+    assert.equal(row?.title, hostile, 'the value is stored as given');
+    assert.equal((await visible(ws, userB, 'task')).length, 2, 'and ran as nothing else');
+    for (const bad of ['', 'alice', `${userA}'; RESET ROLE; --`, ` ${userA}`]) {
+      await assert.rejects(q(bad, 'SELECT 1'), TypeError, `user id ${JSON.stringify(bad)} is refused before any SQL`);
+    }
+  });
 });

@@ -13,7 +13,7 @@ interface Route {
   access: 'read' | 'write';
   body?: unknown;
   /** The route takes an id: which kind of the owner's rows fills it. */
-  id?: 'project' | 'task' | 'calendar' | 'note' | 'workflow' | 'run' | 'comment';
+  id?: 'project' | 'task' | 'calendar' | 'note' | 'workflow' | 'comment';
 }
 
 const routes: Route[] = [
@@ -45,9 +45,6 @@ const routes: Route[] = [
   { method: 'DELETE', path: '/workflows/:id', access: 'write', id: 'workflow' },
   { method: 'GET', path: '/workflows/:id/webhook-secret', access: 'write', id: 'workflow' },
   { method: 'POST', path: '/workflows/:id/webhook-secret/regenerate', access: 'write', id: 'workflow' },
-  { method: 'GET', path: '/workflows/:id/runs', access: 'read', id: 'workflow' },
-  { method: 'GET', path: '/workflow-runs', access: 'read' },
-  { method: 'GET', path: '/workflow-runs/:id', access: 'read', id: 'run' },
   { method: 'GET', path: '/search?q=plan', access: 'read' },
   { method: 'GET', path: '/tags', access: 'read' },
   { method: 'GET', path: '/overview', access: 'read' },
@@ -71,12 +68,9 @@ async function seed(user: TestUser): Promise<Record<NonNullable<Route['id']>, st
   const workflow = await user.call('POST', '/api/v1/workflows', { name: 'Plan hook', triggerType: 'webhook' });
   for (const r of [project, task, calendar, note, workflow]) assert.equal(r.status, 201, JSON.stringify(r.body));
   const { asUser } = await import('../src/adapters/db.ts');
-  const run = await asUser(api.workspace.prisma, user.id, (tx) =>
-    tx.workflowRun.create({ data: { ownerId: user.id, workflowId: workflow.body.id, eventId: randomUUID(), status: 'succeeded' } }),
-  );
   const comment = await user.call('POST', '/api/v1/comments', { targetType: 'task', targetId: task.body.id, body: 'Plan comment' });
   assert.equal(comment.status, 201, JSON.stringify(comment.body));
-  return { project: project.body.id, task: task.body.id, calendar: calendar.body.id, note: note.body.id, workflow: workflow.body.id, run: run.id, comment: comment.body.id };
+  return { project: project.body.id, task: task.body.id, calendar: calendar.body.id, note: note.body.id, workflow: workflow.body.id, comment: comment.body.id };
 }
 
 const url = (r: Route, id: string = randomUUID()) => `/api/v1${r.path.replace(':id', id)}`;
@@ -161,8 +155,8 @@ test("another user's ids answer 404 exactly like unknown ids, and their rows sta
     // Same words for both: the answer must not tell "exists but not yours" from "does not exist".
     assert.equal(foreign.body.message, unknown.body.message, name(r));
   }
-  for (const kind of ['project', 'task', 'calendar', 'note', 'workflow', 'run'] as const) {
-    const path = { project: 'projects', task: 'tasks', calendar: 'calendar-entries', note: 'notes', workflow: 'workflows', run: 'workflow-runs' }[kind];
+  for (const kind of ['project', 'task', 'calendar', 'note', 'workflow'] as const) {
+    const path = { project: 'projects', task: 'tasks', calendar: 'calendar-entries', note: 'notes', workflow: 'workflows' }[kind];
     assert.equal((await victim.call('GET', `/api/v1/${path}/${ids[kind]}`)).status, 200, `${kind} still there`);
   }
   assert.deepEqual((await victim.call('GET', `/api/v1/workflows/${ids.workflow}`)).body, before.body);

@@ -17,6 +17,7 @@ const WORKFLOW_KEYS = [
   'active',
   'createdAt',
   'description',
+  'executionOrder',
   'graph',
   'id',
   'name',
@@ -434,14 +435,10 @@ describe('get, patch, delete', () => {
     assert.equal((await u.call('GET', `/api/v1/workflows/${w.id}`)).body.name, 'Keep');
   });
 
-  test('delete: 204, then 404 on GET and on a second DELETE, and its runs are gone', async () => {
+  test('delete: 204, then 404 on GET and on a second DELETE', async () => {
     const u = api.user();
     const w = await create(u, { name: 'Doomed', triggerType: 'webhook' });
     const keep = await create(u, { name: 'Survivor', triggerType: 'manual' });
-    const run = await asUser(api.workspace.prisma, u.id, (tx) =>
-      tx.workflowRun.create({ data: { ownerId: u.id, workflowId: w.id, eventId: `evt_${randomUUID()}`, status: 'succeeded' } }),
-    );
-    assert.equal((await u.call('GET', `/api/v1/workflow-runs/${run.id}`)).status, 200, 'the run exists before');
 
     const del = await u.call('DELETE', `/api/v1/workflows/${w.id}`);
     assert.equal(del.status, 204);
@@ -451,9 +448,6 @@ describe('get, patch, delete', () => {
     assert.equal(got.body.error, 'not_found');
     assert.equal((await u.call('DELETE', `/api/v1/workflows/${w.id}`)).status, 404);
     assert.equal((await u.call('GET', `/api/v1/workflows/${w.id}/webhook-secret`)).status, 404);
-    assert.equal((await u.call('GET', `/api/v1/workflow-runs/${run.id}`)).status, 404, 'the run is gone');
-    const { rows } = await api.workspace.db.exec('SELECT count(*)::int AS n FROM "workspace"."workflow_run" WHERE workflow_id = $1', [w.id]);
-    assert.equal(rows[0]?.n, 0, 'no run row remains in the database');
     const list = await u.call('GET', '/api/v1/workflows');
     assert.deepEqual(
       list.body.items.map((x: { id: string }) => x.id),
@@ -788,13 +782,10 @@ describe('SecretBox', () => {
 });
 
 describe('another user’s workflow', () => {
-  test('is 404 (never 403) for get, patch, delete, reveal, regenerate and runs, and stays unchanged', async () => {
+  test('is 404 (never 403) for get, patch, delete, reveal and regenerate, and stays unchanged', async () => {
     const owner = api.user();
     const intruder = api.user();
     const w = await create(owner, { name: 'Private', description: 'mine', triggerType: 'webhook', graph: VALID_GRAPH });
-    await asUser(api.workspace.prisma, owner.id, (tx) =>
-      tx.workflowRun.create({ data: { ownerId: owner.id, workflowId: w.id, eventId: 'evt_private', status: 'succeeded' } }),
-    );
     const before = (await owner.call('GET', `/api/v1/workflows/${w.id}`)).body;
 
     const attempts: [string, string, unknown][] = [
@@ -803,7 +794,6 @@ describe('another user’s workflow', () => {
       ['DELETE', '/api/v1/workflows/:id', undefined],
       ['GET', '/api/v1/workflows/:id/webhook-secret', undefined],
       ['POST', '/api/v1/workflows/:id/webhook-secret/regenerate', undefined],
-      ['GET', '/api/v1/workflows/:id/runs', undefined],
     ];
     for (const [method, path, body] of attempts) {
       const theirs = await intruder.call(method, path.replace(':id', w.id), body);
@@ -819,13 +809,62 @@ describe('another user’s workflow', () => {
     assert.deepEqual(afterGet.body, before, 'the owner’s workflow is unchanged');
     const reveal = await owner.call('GET', `/api/v1/workflows/${w.id}/webhook-secret`);
     assert.equal(reveal.body.secret, w.webhookSecret, 'the secret was not regenerated');
-    const runs = await owner.call('GET', `/api/v1/workflows/${w.id}/runs`);
-    assert.deepEqual(
-      runs.body.items.map((r: { eventId: string }) => r.eventId),
-      ['evt_private'],
-      'the owner’s run is still there',
-    );
     const list = await intruder.call('GET', '/api/v1/workflows');
     assert.deepEqual(list.body.items, [], 'not in the intruder’s listing');
+  });
+});
+
+describe('inline secrets in HTTP Request nodes, read without write (docs/credentials.md)', () => {
+  const GRAPH: WorkflowGraph = {
+    nodes: [
+      {
+        id: 'push',
+        type: 'http_request',
+        params: {
+          method: 'POST',
+          url: 'https://crm-user:hunter2-pass@api.example.test/v1/contacts?api_key=k-123456&page=2',
+          headers: {
+            Authorization: 'Bearer sk_live_inline_123',
+            Cookie: 'sid=abcdef123',
+            'X-Api-Key': 'key-inline-456',
+            'X-Auth-Token': 'tok-inline-789',
+            'X-Webhook-Secret': 'whsec-inline',
+            Accept: 'application/json',
+            'X-Referenced': 'Bearer {{credentials.crm}}',
+          },
+          body: '{"contact":"{{trigger.email}}","password":"pw-inline-1","nested":{"clientSecret":"cs-inline-2","note":"kept"},"token":"{{credentials.crm}}"}',
+        },
+      },
+    ],
+    edges: [{ from: 'trigger', to: 'push' }],
+  };
+  const PLAINTEXTS = ['hunter2-pass', 'k-123456', 'sk_live_inline_123', 'abcdef123', 'key-inline-456', 'tok-inline-789', 'whsec-inline', 'pw-inline-1', 'cs-inline-2'];
+
+  test('GET /workflows/:id and the listing mask them for mcp:read; mcp:write sees the graph as written', async () => {
+    const u = api.user();
+    const w = await create(u, { name: 'Inline', triggerType: 'webhook', graph: GRAPH });
+    const readOnly = signInternalToken(api.keys, { sub: u.id, aud: 'workspace-api', scope: 'mcp:read', azp: 'test' });
+    const asReader = { authorization: `Bearer ${readOnly}` };
+
+    const full = await u.call('GET', `/api/v1/workflows/${w.id}`);
+    assert.deepEqual(full.body.graph, GRAPH, 'write access: unchanged');
+
+    for (const res of [await u.call('GET', `/api/v1/workflows/${w.id}`, undefined, asReader), await u.call('GET', '/api/v1/workflows', undefined, asReader)]) {
+      assert.equal(res.status, 200);
+      const text = JSON.stringify(res.body);
+      for (const p of PLAINTEXTS) assert.ok(!text.includes(p), `${p} is masked`);
+    }
+    const masked = (await u.call('GET', `/api/v1/workflows/${w.id}`, undefined, asReader)).body.graph.nodes[0].params;
+    assert.equal(masked.url, 'https://crm-user:••••@api.example.test/v1/contacts?api_key=••••&page=2');
+    assert.deepEqual(masked.headers, {
+      Authorization: 'Bearer ••••',
+      Cookie: '••••',
+      'X-Api-Key': '••••',
+      'X-Auth-Token': '••••',
+      'X-Webhook-Secret': '••••',
+      Accept: 'application/json',
+      'X-Referenced': 'Bearer {{credentials.crm}}',
+    });
+    assert.deepEqual(JSON.parse(masked.body), { contact: '{{trigger.email}}', password: '••••', nested: { clientSecret: '••••', note: 'kept' }, token: '{{credentials.crm}}' });
   });
 });

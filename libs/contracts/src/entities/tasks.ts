@@ -38,6 +38,24 @@ export const CreateTask = Type.Object(
 );
 export type CreateTask = Static<typeof CreateTask>;
 
+/**
+ * The workflow engine's batched Create Task (POST /internal/v1/tasks/batch, as the workflows' owner):
+ * many runs' tasks in one call. Items are checked one by one against CreateTask, so one bad item fails
+ * only its own run; the answers are in the order of the items.
+ */
+export const CREATE_TASK_BATCH_MAX = 500;
+export const CreateTaskBatch = Type.Object({ tasks: Type.Array(Type.Unknown(), { minItems: 1, maxItems: CREATE_TASK_BATCH_MAX }) }, { additionalProperties: false });
+export type CreateTaskBatch = Static<typeof CreateTaskBatch>;
+export const CreateTaskBatchResult = Type.Object({
+  results: Type.Array(
+    Type.Union([
+      Type.Object({ status: Type.Literal(201), task: Task }),
+      Type.Object({ status: Type.Integer({ minimum: 400, maximum: 599 }), error: Type.String(), message: Type.String() }),
+    ]),
+  ),
+});
+export type CreateTaskBatchResult = Static<typeof CreateTaskBatchResult>;
+
 export const UpdateTask = Type.Partial(CreateTask, { additionalProperties: false, minProperties: 1 });
 export type UpdateTask = Static<typeof UpdateTask>;
 

@@ -30,6 +30,10 @@ export const WorkflowRun = Type.Object(
     startedAt: Type.Union([DateTime, Type.Null()]),
     finishedAt: Type.Union([DateTime, Type.Null()]),
     durationMs: Type.Union([Type.Number(), Type.Null()]),
+    /** The user who started the run by hand (run again); null for runs of trigger events. */
+    startedBy: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    /** The run this one repeats (POST /workflow-runs/:id/rerun), else null. */
+    rerunOf: Type.Optional(Type.Union([Uuid, Type.Null()])),
   },
   { $id: 'WorkflowRun' },
 );
@@ -68,3 +72,35 @@ export const RecordedRun = Type.Object({
 export type RecordedRun = Static<typeof RecordedRun>;
 
 export const RunEventParams = Type.Object({ id: Uuid, eventId: Type.String({ minLength: 1, maxLength: 200 }) });
+
+/** GET /workflow-runs/summary: runs in a window (default the last 24 h), per workflow and in total. */
+export const RunsSummaryQuery = Type.Object(
+  { hours: Type.Optional(Type.Integer({ minimum: 1, maximum: 24 * 30, default: 24 })) },
+  { additionalProperties: false },
+);
+export const WorkflowRunsSummary = Type.Object({
+  workflowId: Uuid,
+  runs: Type.Integer(),
+  failed: Type.Integer(),
+  /** The workflow's newest run, of any age. */
+  lastRun: Type.Union([Type.Object({ id: Uuid, status: RunStatus, createdAt: DateTime }), Type.Null()]),
+});
+export type WorkflowRunsSummary = Static<typeof WorkflowRunsSummary>;
+export const RunsSummary = Type.Object(
+  { since: DateTime, runs: Type.Integer(), failed: Type.Integer(), workflows: Type.Array(WorkflowRunsSummary) },
+  { $id: 'RunsSummary' },
+);
+export type RunsSummary = Static<typeof RunsSummary>;
+
+/** GET /workflow-runs/stream: Server-Sent Events of the user's runs, optionally of one workflow. */
+export const RunStreamQuery = Type.Object({ workflowId: Type.Optional(Uuid) }, { additionalProperties: false });
+
+/** The `data` of a `run` event of the stream: a run was queued, claimed or finished. */
+export const RunStreamEvent = Type.Object({
+  workflowId: Uuid,
+  eventId: Type.String(),
+  status: RunStatus,
+  startedAt: Type.Union([DateTime, Type.Null()]),
+  finishedAt: Type.Union([DateTime, Type.Null()]),
+});
+export type RunStreamEvent = Static<typeof RunStreamEvent>;

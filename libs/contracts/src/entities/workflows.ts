@@ -7,6 +7,8 @@ export type TriggerType = Static<typeof TriggerType>;
 /** Any string parameter of a node may hold {{trigger.a.b}} or {{nodes.<id>.body.x}} variables. */
 const Templated = (max = 10_000) => Type.String({ maxLength: max });
 const NodeId = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{0,63}$' });
+/** Where the console's editor draws a node; the engine ignores it. */
+const Position = Type.Object({ x: Type.Number(), y: Type.Number() }, { additionalProperties: false });
 
 export const HttpMethod = StringEnum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -15,6 +17,7 @@ export const HttpRequestNode = Type.Object(
     id: NodeId,
     type: Type.Literal('http_request'),
     name: Type.Optional(Type.String({ maxLength: 200 })),
+    position: Type.Optional(Position),
     params: Type.Object(
       {
         method: HttpMethod,
@@ -35,6 +38,7 @@ export const CreateTaskNode = Type.Object(
     id: NodeId,
     type: Type.Literal('create_task'),
     name: Type.Optional(Type.String({ maxLength: 200 })),
+    position: Type.Optional(Position),
     params: Type.Object(
       {
         title: Templated(500),
@@ -55,6 +59,7 @@ export const ConditionNode = Type.Object(
     id: NodeId,
     type: Type.Literal('condition'),
     name: Type.Optional(Type.String({ maxLength: 200 })),
+    position: Type.Optional(Position),
     params: Type.Object(
       {
         left: Templated(2_000),
@@ -87,10 +92,20 @@ export const WorkflowGraph = Type.Object(
   {
     nodes: Type.Array(WorkflowNode, { maxItems: 100 }),
     edges: Type.Array(WorkflowEdge, { maxItems: 200 }),
+    /** Where the editor draws the trigger node. */
+    triggerPosition: Type.Optional(Position),
   },
   { additionalProperties: false },
 );
 export type WorkflowGraph = Static<typeof WorkflowGraph>;
+
+/**
+ * How one workflow's runs are scheduled: `parallel` (default) runs its deliveries concurrently, bounded
+ * by the engine's per-workflow and per-engine limits; `ordered` runs them one at a time, in the order
+ * they were accepted.
+ */
+export const ExecutionOrder = StringEnum(['parallel', 'ordered']);
+export type ExecutionOrder = Static<typeof ExecutionOrder>;
 
 export const WebhookTrigger = Type.Object({
   /** {PUBLIC_BASE_URL}/functions/v1/webhook-trigger/<workflow_id> */
@@ -108,6 +123,7 @@ export const Workflow = Type.Object(
     active: Type.Boolean(),
     graph: WorkflowGraph,
     triggerConfig: Type.Record(Type.String(), Type.Unknown()),
+    executionOrder: ExecutionOrder,
     webhook: Type.Union([WebhookTrigger, Type.Null()]),
     samplePayload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
     samplePayloadAt: Type.Union([DateTime, Type.Null()]),
@@ -127,6 +143,7 @@ export const CreateWorkflow = Type.Object(
     graph: Type.Optional(WorkflowGraph),
     triggerConfig: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     requireWebhookSecret: Type.Optional(Type.Boolean()),
+    executionOrder: Type.Optional(ExecutionOrder),
   },
   { additionalProperties: false },
 );
@@ -167,5 +184,9 @@ export const WebhookTriggerLookup = Type.Object({
   requireSecret: Type.Boolean(),
   signature: StringEnum(['none', 'standard-webhooks']),
   secret: Type.Union([Type.String(), Type.Null()]),
+  /** `ordered`: ingest publishes the workflow's events with the bus's `ordered` flag. */
+  executionOrder: Type.Optional(ExecutionOrder),
+  /** Accepted deliveries per second for this workflow (triggerConfig.rateLimitPerSecond); absent: the ingest default. */
+  rateLimitPerSecond: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
 });
 export type WebhookTriggerLookup = Static<typeof WebhookTriggerLookup>;

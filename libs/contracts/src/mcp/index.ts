@@ -3,6 +3,7 @@ export * from './tools.ts';
 export * from './resources.ts';
 export * from './prompts.ts';
 export * from './docs.ts';
+export * from './workflow-input.ts';
 
 /** The MCP protocol revision the gateway implements (SPEC.md section 9). */
 export const MCP_PROTOCOL_VERSION = '2025-06-18';

@@ -5,12 +5,13 @@ import { CreateProject, ListProjectsQuery, Project, ProjectWithCounts, UpdatePro
 import { BulkResult, BulkUpdateTasks, CreateTask, ListTasksQuery, Task, UpdateTask } from '../entities/tasks.ts';
 import { CalendarEntry, CreateCalendarEntry, ListCalendarQuery, UpdateCalendarEntry } from '../entities/calendar.ts';
 import { CreateNote, ListNotesQuery, Note, UpdateNote } from '../entities/notes.ts';
-import { CreateWorkflow, CreatedWorkflow, ListWorkflowsQuery, TriggerType, UpdateWorkflow, WebhookSecret, WebhookTrigger, Workflow } from '../entities/workflows.ts';
+import { CreatedWorkflow, ListWorkflowsQuery, TriggerType, WebhookSecret, WebhookTrigger, Workflow } from '../entities/workflows.ts';
 import { RunStatus, WorkflowRun } from '../entities/workflow-runs.ts';
 import { Overview, SearchQuery, SearchResult, TagList } from '../entities/workspace.ts';
 import { ActivityFeed, ActivityQuery, Comment, CreateComment, ListCommentsQuery } from '../entities/comments.ts';
 import { UpdateUserProfile, UserProfile } from '../entities/profile.ts';
 import { toJsonSchema, type JsonSchemaObject } from './json-schema.ts';
+import { McpCreateWorkflow } from './workflow-input.ts';
 
 export const TOOL_DOMAINS = [
   'projects',
@@ -96,10 +97,68 @@ function domain(name: ToolDomain, specs: ToolSpec[]): ToolDefinition[] {
         idempotentHint: readOnly || (s.idempotent ?? false),
         openWorldHint: false,
       },
-      inputSchema: toJsonSchema(s.input),
+      inputSchema: describeProperties(toJsonSchema(s.input)),
       outputSchema: toJsonSchema(s.output),
     };
   });
+}
+
+/**
+ * What a top-level input property means when its schema does not say: every input property of every
+ * tool carries a description (clients show them; models read them). Short on purpose: tools/list
+ * goes into the model's context.
+ */
+const PROPERTY_DESCRIPTIONS: Record<string, string> = {
+  limit: 'Page size.',
+  cursor: 'nextCursor of the previous page.',
+  q: 'Text to look for (case-insensitive).',
+  status: 'Status.',
+  name: 'Name.',
+  description: 'Description.',
+  color: 'Color, #rrggbb.',
+  projectId: 'Project id; null for none (the inbox).',
+  inbox: 'true: only tasks without a project.',
+  priority: 'Priority.',
+  tag: 'A tag.',
+  overdue: 'true: only open tasks due before today.',
+  sort: 'Order.',
+  title: 'Title.',
+  dueDate: 'Due day, YYYY-MM-DD; null clears it.',
+  notes: 'Notes (Markdown).',
+  ids: 'Ids of the tasks (up to 100).',
+  set: 'The change to apply to every task.',
+  from: 'Window start (ISO date-time).',
+  to: 'Window end (ISO date-time).',
+  location: 'Where.',
+  startsAt: 'Start, ISO date-time with offset.',
+  endsAt: 'End, ISO date-time with offset.',
+  allDay: 'All-day event.',
+  pinned: 'Pinned notes come first.',
+  content: 'Markdown content.',
+  active: 'Whether the workflow runs on its trigger.',
+  triggerType: 'What starts the workflow.',
+  requireWebhookSecret: 'Webhook deliveries must carry x-webhook-secret (default true).',
+  workflowId: 'Id of the workflow (from list_workflows).',
+  types: 'Only these kinds of items.',
+  targetType: 'Kind of item commented on.',
+  targetId: 'Id of that item.',
+  body: 'Comment text.',
+  since: 'Only changes after this ISO date-time.',
+  days: 'How many days, from today.',
+  displayName: 'Name shown to others.',
+  weekStartsOn: 'First day of the week.',
+  defaultProjectId: 'Project for new tasks; null for the inbox.',
+};
+
+function describeProperties(schema: JsonSchemaObject): JsonSchemaObject {
+  const properties = Object.fromEntries(
+    Object.entries(schema.properties ?? {}).map(([name, p]) => {
+      const prop = p as { description?: string };
+      const description = prop.description ?? PROPERTY_DESCRIPTIONS[name];
+      return [name, description === undefined ? prop : { ...prop, description }];
+    }),
+  );
+  return { ...schema, properties };
 }
 
 const strict = { additionalProperties: false } as const;
@@ -354,7 +413,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'get_workflow',
       title: 'Get a workflow',
-      description: 'Get a workflow with its node graph (http_request, create_task and condition nodes), trigger and webhook URL.',
+      description: 'Get a workflow with its node graph (http_request, create_task and condition nodes), trigger and webhook URL. Without mcp:write, secrets written inline in http_request nodes read ••••; {{credentials.<name>}} references show as written.',
       access: 'read',
       input: Type.Object({ ...workflowId }, strict),
       output: Workflow,
@@ -364,7 +423,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       title: 'Create a workflow',
       description: 'Create a workflow with a trigger type and optionally a node graph. Node string parameters may use {{trigger.<field>}} variables. A webhook workflow gets its secret in this answer, once. New workflows are inactive unless active is true.',
       access: 'write',
-      input: CreateWorkflow,
+      input: McpCreateWorkflow,
       output: CreatedWorkflow,
     },
     {
@@ -373,7 +432,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       description: 'Change a workflow’s name, description, trigger, graph (replaces it) or settings. Pass only the fields to change.',
       access: 'write',
       idempotent: true,
-      input: Type.Object({ ...workflowId, ...UpdateWorkflow.properties }, strict),
+      input: Type.Object({ ...workflowId, ...Type.Partial(McpCreateWorkflow).properties }, strict),
       output: Workflow,
     },
     {
@@ -603,3 +662,29 @@ export const TOOLS: readonly ToolDefinition[] = [
 ];
 
 export const TOOLS_BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(TOOLS.map((t) => [t.name, t]));
+
+/** A tool as tools/list shows it (docs/mcp-gateway.md, "What tools/list carries"). */
+export interface ListedTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchemaObject;
+  annotations: Partial<Omit<ToolAnnotations, 'title'>>;
+}
+
+/**
+ * The catalogue as tools/list sends it, sized for a model's context (under 10k o200k tokens; a test
+ * holds the ceiling). Left out: output schemas (54 % of the listing, read by no model; every tool
+ * still returns structuredContent, documented by its description and in docs/mcp-tools.md), the
+ * annotations' copy of the title, and hints that mean nothing for the tool (destructive or
+ * idempotent on a read-only tool, MCP 2025-06-18 "ToolAnnotations").
+ */
+export function listedTools(tools: readonly ToolDefinition[] = TOOLS): ListedTool[] {
+  return tools.map((t) => {
+    const a = t.annotations;
+    const annotations: ListedTool['annotations'] = a.readOnlyHint
+      ? { readOnlyHint: true, openWorldHint: false }
+      : { readOnlyHint: false, destructiveHint: a.destructiveHint, idempotentHint: a.idempotentHint, openWorldHint: false };
+    return { name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations };
+  });
+}

@@ -9,7 +9,8 @@ export const AUTH_SCHEMA = 'auth';
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
 
 export function createPrismaClient(db: Database): PrismaClient {
-  return new PrismaClient({ adapter: db.adapter });
+  // errorFormat minimal: Prisma's description only, no rendering of the calling source.
+  return new PrismaClient({ adapter: db.adapter, errorFormat: 'minimal' });
 }
 
 /** Applies auth's migrations to its own schema; the other services' schemas are not touched. */

@@ -80,8 +80,9 @@ export async function authenticateApiKey(
   if (!looksLikeApiKey(secret)) return null;
   // Found by its hash (a unique index), then compared in constant time: the lookup's timing depends
   // only on a hash the caller cannot steer towards a stored one.
-  const row = await prisma.apiKey.findUnique({ where: { secretHash: new Uint8Array(hashKeySecret(secret)) } });
-  if (!row || row.revokedAt || !secretMatches(secret, row.secretHash)) return null;
+  const row = await prisma.apiKey.findUnique({ where: { secretHash: new Uint8Array(hashKeySecret(secret)) }, include: { user: { select: { disabledAt: true } } } });
+  // A disabled user's keys stop working with the user (and start again if the user is enabled).
+  if (!row || row.revokedAt || row.user.disabledAt || !secretMatches(secret, row.secretHash)) return null;
   if (options.recordUse === false) return toAuthenticated(row);
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) {
     // Conditional, so concurrent requests of one key write once.

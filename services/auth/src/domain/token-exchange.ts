@@ -15,6 +15,8 @@ import { OAuthError } from './oauth-error.ts';
 import { authenticateAccessToken } from './oauth/tokens.ts';
 import { looksLike } from './oauth/secrets.ts';
 import { findUserById } from './users.ts';
+import { authenticateSession, looksLikeSessionToken, type SessionPolicy } from './sessions.ts';
+import { CONSOLE_SERVICE_CLIENT } from '@flowdesk/contracts';
 
 export interface ExchangeContext {
   prisma: PrismaClient;
@@ -24,6 +26,7 @@ export interface ExchangeContext {
   /** The MCP endpoint's URL: the audience an OAuth access token must have to be exchanged. */
   mcpResource: string;
   now: Date;
+  sessionPolicy: SessionPolicy;
 }
 
 export interface ExchangeRequest {
@@ -70,6 +73,13 @@ async function resolveSubject(ctx: ExchangeContext, req: ExchangeRequest): Promi
     }
     return { userId: token.userId, scope: token.scope, clientId: token.clientId };
   }
+  if (req.subjectTokenType === ACCESS_TOKEN_TYPE && looksLikeSessionToken(req.subjectToken)) {
+    // Only the console edge may turn a console session into an internal token; for anyone else it is
+    // not a credential (the same answer as an unknown token).
+    const session = req.serviceId === CONSOLE_SERVICE_CLIENT ? await authenticateSession(ctx.prisma, req.subjectToken, ctx.now, ctx.sessionPolicy) : null;
+    if (!session) throw new OAuthError(400, 'invalid_grant', 'The subject token is invalid, revoked or expired');
+    return { userId: session.user.id, scope: grantedScopes('mcp:write'), clientId: CONSOLE_SERVICE_CLIENT };
+  }
   if (req.subjectTokenType === ACCESS_TOKEN_TYPE) {
     const key = await authenticateApiKey(ctx.prisma, req.subjectToken, ctx.now);
     if (!key) throw new OAuthError(400, 'invalid_grant', 'The subject token is invalid, revoked or expired');
@@ -81,7 +91,7 @@ async function resolveSubject(ctx: ExchangeContext, req: ExchangeRequest): Promi
       throw new OAuthError(400, 'unauthorized_client', `${req.serviceId} may not obtain tokens by user id`);
     }
     const user = UUID.test(req.subjectToken) ? await findUserById(ctx.prisma, req.subjectToken) : null;
-    if (!user) throw new OAuthError(400, 'invalid_grant', 'No such user');
+    if (!user || user.disabled) throw new OAuthError(400, 'invalid_grant', 'No such user, or the user is disabled');
     return { userId: user.id, scope: SCOPES.join(' ') };
   }
   throw new OAuthError(400, 'invalid_request', `subject_token_type must be ${ACCESS_TOKEN_TYPE} or ${USER_ID_TOKEN_TYPE}`);

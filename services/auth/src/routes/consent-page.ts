@@ -32,6 +32,8 @@ const STYLE = `
   button { font: inherit; padding: .55rem 1.2rem; border-radius: 6px; border: 1px solid #1f4fd1; cursor: pointer; }
   button[value=approve] { background: #1f4fd1; color: #fff; }
   button[value=deny] { background: #fff; color: #1f4fd1; }
+  .who { background: #eef2fd; border: 1px solid #c9d5f6; padding: .6rem .8rem; border-radius: 6px; }
+  a { color: #1f4fd1; }
   :focus-visible { outline: 3px solid #f0a500; outline-offset: 2px; }
 `;
 
@@ -64,6 +66,8 @@ export interface ConsentView {
   csrfToken: string;
   email?: string;
   error?: string;
+  /** The console session's user: the page then only asks Approve / Deny, no password. */
+  signedIn?: { userId: string; email: string; name: string };
 }
 
 /** Where the user will be sent back: the host for web clients, the scheme for apps. */
@@ -71,6 +75,18 @@ function destination(redirectUri: string): string {
   const url = new URL(redirectUri);
   return url.host ? url.host : `${url.protocol}…`;
 }
+
+const loginFields = (email: string | undefined) => `<fieldset>
+<legend>Sign in to Flowdesk</legend>
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(email ?? '')}">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+</fieldset>`;
+
+/** Signed in to the console already: who approves, and the way out if that is the wrong person. */
+const signedInAs = (u: { userId: string; email: string; name: string }) => `<input type="hidden" name="signed_in_user" value="${escapeHtml(u.userId)}">
+<p class="who" id="signed-in-as">Signed in as <strong>${escapeHtml(u.name || u.email)}</strong>${u.name ? ` (${escapeHtml(u.email)})` : ''}. Not you? <a href="/">Sign out</a> in Flowdesk, then connect again.</p>`;
 
 export function renderConsentPage(v: ConsentView): string {
   const name = escapeHtml(v.clientName);
@@ -89,13 +105,7 @@ export function renderConsentPage(v: ConsentView): string {
 ${v.error ? `<p class="error" role="alert">${escapeHtml(v.error)}</p>` : ''}
 <form method="post" action="/oauth/authorize">
 <input type="hidden" name="csrf_token" value="${escapeHtml(v.csrfToken)}">
-<fieldset>
-<legend>Sign in to Flowdesk</legend>
-<label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="username" required value="${escapeHtml(v.email ?? '')}">
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
-</fieldset>
+${v.signedIn ? signedInAs(v.signedIn) : loginFields(v.email)}
 <fieldset>
 <legend>Permissions ${name} asks for</legend>
 ${boxes}

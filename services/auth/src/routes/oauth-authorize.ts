@@ -5,6 +5,7 @@ import type { AuthContext } from '../context.ts';
 import {
   approveConsent,
   AuthorizePageError,
+  claimConsent,
   AuthorizeRedirectError,
   denyConsent,
   findConsent,
@@ -16,7 +17,10 @@ import {
 } from '../domain/oauth/authorize.ts';
 import { CONSENT_REQUEST_TTL_SECONDS, spell } from '../domain/oauth/policy.ts';
 import { looksLike } from '../domain/oauth/secrets.ts';
-import { verifyPassword } from '../domain/users.ts';
+import { verifyPassword, type User } from '../domain/users.ts';
+import { CONSOLE_SESSION_COOKIE } from '@flowdesk/contracts';
+import { authenticateSession } from '../domain/sessions.ts';
+import { TooManyAttempts } from '../domain/login-throttle.ts';
 import { PAGE_HEADERS, renderConsentPage, renderErrorPage } from './consent-page.ts';
 
 const AuthorizeQuerySchema = Type.Object(
@@ -36,6 +40,7 @@ const AuthorizeQuerySchema = Type.Object(
 const ConsentForm = Type.Object(
   {
     csrf_token: Type.Optional(Type.String()),
+    signed_in_user: Type.Optional(Type.String()),
     decision: Type.Optional(Type.String()),
     email: Type.Optional(Type.String()),
     password: Type.Optional(Type.String()),
@@ -95,7 +100,8 @@ export function authorizeRoutes(ctx: AuthContext) {
           'set-cookie',
           `${BROWSER_COOKIE}=${browserToken}; Path=/oauth/authorize; Max-Age=${CONSENT_REQUEST_TTL_SECONDS}; HttpOnly; SameSite=Lax${secureCookie ? '; Secure' : ''}`,
         );
-        return page(reply, 200, renderConsentPage({ clientName: valid.client.name, redirectUri: valid.redirectUri, scope: valid.scope, csrfToken }));
+        const signedIn = await consoleUser(req);
+        return page(reply, 200, renderConsentPage({ clientName: valid.client.name, redirectUri: valid.redirectUri, scope: valid.scope, csrfToken, signedIn: signedIn ? asSignedIn(signedIn) : undefined }));
       }),
     );
 
@@ -104,26 +110,70 @@ export function authorizeRoutes(ctx: AuthContext) {
         const form = req.body;
         const now = ctx.now();
         const consent = await findConsent(ctx.prisma, form.csrf_token, cookieOf(req, BROWSER_COOKIE), now);
+        // The form token is spent here, before anything else is looked at: parallel posts of one
+        // token check at most one password (the others get the "already used" page).
+        const csrfToken = await claimConsent(ctx.prisma, consent, form.csrf_token!, now);
+        const view = { consent, csrfToken, email: form.email };
         if (form.decision === 'deny') {
           await denyConsent(ctx.prisma, consent, now);
           return redirectBack(reply, consent.redirectUri, { error: 'access_denied', error_description: 'The user denied access', state: consent.state, iss: issuer });
         }
-        if (form.decision !== 'approve') return again(reply, consent, 'Choose Approve or Deny.', form.email, false);
+        const session = await consoleUser(req);
+        if (form.decision !== 'approve') return again(reply, view, 'Choose Approve or Deny.', false, session);
 
-        const user = form.email && form.password ? await verifyPassword(ctx.prisma, form.email, form.password) : null;
-        if (!user) return again(reply, consent, 'The email or password is not correct.', form.email, true);
+        let user: User | null;
+        if (form.signed_in_user !== undefined && !form.password) {
+          // Approve-only page: the console session must still be the one the page was shown for.
+          if (!session || session.id !== form.signed_in_user) return again(reply, view, 'You are no longer signed in as the same person. Sign in to approve.', false, session);
+          user = session;
+        } else {
+          if (!form.email || !form.password) return again(reply, view, 'The email or password is not correct.', true, session);
+          // Throttled like every sign-in: counted before the password is checked.
+          let ticket;
+          try {
+            ticket = await ctx.throttle.reserve(form.email, req.ip, now);
+          } catch (err) {
+            if (!(err instanceof TooManyAttempts)) throw err;
+            reply.header('retry-after', String(err.retryAfterSeconds));
+            return again(reply, view, err.message, false, session, 429);
+          }
+          user = await verifyPassword(ctx.prisma, form.email, form.password);
+          if (!user) return again(reply, view, 'The email or password is not correct.', true, session);
+          await ctx.throttle.succeeded(ticket, ctx.now());
+        }
         // Only scopes that were asked can be approved; mcp:write always brings mcp:read along.
         const ticked = ([] as string[]).concat(form.scope ?? []).filter((s) => consent.scope.split(' ').includes(s));
-        if (ticked.length === 0) return again(reply, consent, 'Tick at least one permission, or choose Deny.', form.email, false);
+        if (ticked.length === 0) return again(reply, view, 'Tick at least one permission, or choose Deny.', false, session);
         const code = await approveConsent(ctx.prisma, consent, user.id, spell(ticked), now);
         return redirectBack(reply, consent.redirectUri, { code, state: consent.state, iss: issuer });
       }),
     );
 
-    /** The same page again, with a message and a fresh single-use CSRF token. */
-    async function again(reply: FastifyReply, consent: PendingConsent, error: string, email: string | undefined, failedLogin: boolean) {
-      const csrfToken = await reissueConsent(ctx.prisma, consent, failedLogin, ctx.now());
-      return page(reply, failedLogin ? 401 : 400, renderConsentPage({ clientName: consent.client.name, redirectUri: consent.redirectUri, scope: consent.scope, csrfToken, email, error }));
+    /** The user of the browser's console session (the fd_session cookie), if it is a live one. */
+    async function consoleUser(req: FastifyRequest): Promise<User | null> {
+      const token = cookieOf(req, CONSOLE_SESSION_COOKIE);
+      const session = token ? await authenticateSession(ctx.prisma, token, ctx.now(), ctx.sessionPolicy) : null;
+      return session?.user ?? null;
+    }
+
+    /** The same page again, with a message and the fresh single-use CSRF token claimConsent issued. */
+    async function again(
+      reply: FastifyReply,
+      view: { consent: PendingConsent; csrfToken: string; email: string | undefined },
+      error: string,
+      failedLogin: boolean,
+      session: User | null,
+      status = failedLogin ? 401 : 400,
+    ) {
+      const { consent, csrfToken, email } = view;
+      await reissueConsent(ctx.prisma, consent, failedLogin, ctx.now());
+      return page(
+        reply,
+        status,
+        renderConsentPage({ clientName: consent.client.name, redirectUri: consent.redirectUri, scope: consent.scope, csrfToken, email, error, signedIn: session ? asSignedIn(session) : undefined }),
+      );
     }
   };
 }
+
+const asSignedIn = (u: User) => ({ userId: u.id, email: u.email, name: u.name });

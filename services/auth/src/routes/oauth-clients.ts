@@ -10,16 +10,22 @@ const RevokeBody = Type.Object({ token: Type.Optional(Type.String()), token_type
 
 /** What OAuth clients call about themselves: dynamic registration (RFC 7591) and revocation (RFC 7009). */
 export function oauthClientRoutes(ctx: AuthContext) {
-  const limiter = createRateLimiter(ctx.registrationRateLimit, ctx.now);
+  const perAddress = createRateLimiter(ctx.registrationRateLimit, ctx.now);
+  // One ceiling over every address, far above one address's share: a flood from many addresses
+  // cannot fill the client table, and no single caller can use the ceiling up for everyone else.
+  const overall = createRateLimiter(ctx.registrationGlobalRateLimit, ctx.now);
   return async (app: Service) => {
     app.post(
       '/oauth/register',
       {
         bodyLimit: 16 * 1024,
         // Counted before the body is read, so a flood costs us nothing but the counter.
+        // request.ip is the real client address behind the front once the service kit trusts the proxy.
         onRequest: async (req) => {
-          const wait = limiter.hit(req.ip);
+          const wait = perAddress.hit(req.ip);
           if (wait > 0) throw new OAuthError(429, 'rate_limited', `Too many client registrations from this address; retry in ${wait} s`, { 'retry-after': String(wait) });
+          const busy = overall.hit('all');
+          if (busy > 0) throw new OAuthError(429, 'rate_limited', `Too many client registrations right now; retry in ${busy} s`, { 'retry-after': String(busy) });
         },
         schema: { body: Type.Object({}, { additionalProperties: true }) },
       },

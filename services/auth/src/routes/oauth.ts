@@ -1,7 +1,8 @@
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import { TOKEN_EXCHANGE_GRANT, type Introspection } from '@flowdesk/contracts';
+import { CONSOLE_SERVICE_CLIENT, CONSOLE_SESSION_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT, type Introspection } from '@flowdesk/contracts';
+import { authenticateSession, looksLikeSessionToken } from '../domain/sessions.ts';
 import type { Service } from '@flowdesk/service-kit';
 import type { AuthContext } from '../context.ts';
 import { authenticateApiKey, grantedScopes } from '../domain/api-keys.ts';
@@ -9,12 +10,14 @@ import { invalidClient, OAuthError } from '../domain/oauth-error.ts';
 import { authenticateService, parseBasicAuth } from '../domain/service-clients.ts';
 import { exchangeToken, serviceToken } from '../domain/token-exchange.ts';
 import { authenticateClient } from '../domain/oauth/clients.ts';
-import { authenticateAccessToken, redeemAuthorizationCode, refreshTokens } from '../domain/oauth/tokens.ts';
+import { authenticateAccessToken, redeemAuthorizationCode, refreshTokens, requestStepUp } from '../domain/oauth/tokens.ts';
+import { normalizeRequestedScope } from '../domain/oauth/policy.ts';
 import { looksLike } from '../domain/oauth/secrets.ts';
 import { authorizeRoutes } from './oauth-authorize.ts';
 import { oauthClientRoutes } from './oauth-clients.ts';
 
 const IntrospectBody = Type.Object({ token: Type.String(), token_type_hint: Type.Optional(Type.String()) });
+const StepUpBody = Type.Object({ token: Type.String(), scope: Type.String({ minLength: 1, maxLength: 200 }) });
 // Loose on purpose: which parameters a token request needs depends on its grant type (RFC 6749 §3.2).
 const TokenBody = Type.Object({ grant_type: Type.String() }, { additionalProperties: Type.String() });
 
@@ -55,6 +58,22 @@ export function oauthRoutes(ctx: AuthContext) {
       { onRequest: async (req) => void serviceOf(req), schema: { body: IntrospectBody } },
       async (req, reply): Promise<Introspection> => {
         reply.header('cache-control', 'no-store');
+        if (looksLikeSessionToken(req.body.token)) {
+          // A console session is the console edge's business only: to any other service (the MCP
+          // gateway, say) it is no credential at all.
+          if (serviceOf(req) !== CONSOLE_SERVICE_CLIENT) return { active: false };
+          const session = await authenticateSession(ctx.prisma, req.body.token, ctx.now(), ctx.sessionPolicy);
+          if (!session) return { active: false };
+          return {
+            active: true,
+            sub: session.user.id,
+            scope: 'mcp:write',
+            client_id: CONSOLE_SERVICE_CLIENT,
+            token_type: CONSOLE_SESSION_TOKEN_TYPE,
+            exp: Math.floor(Math.min(session.expiresAt.getTime(), session.idleExpiresAt.getTime()) / 1000),
+            iat: Math.floor(session.createdAt.getTime() / 1000),
+          };
+        }
         if (looksLike('access', req.body.token)) {
           const token = await authenticateAccessToken(ctx.prisma, req.body.token, ctx.now());
           if (!token) return { active: false };
@@ -79,6 +98,19 @@ export function oauthRoutes(ctx: AuthContext) {
           token_type: 'api_key',
           iat: Math.floor(key.createdAt.getTime() / 1000),
         };
+      },
+    );
+
+    // MCP step-up (docs/auth.md): the gateway refused this access token with 403 insufficient_scope
+    // for `scope`; the grant's next refresh is refused once so the client authorizes again. Only
+    // our services call it; anything that is not a live OAuth access token lacking the scope is a no-op.
+    app.post(
+      '/oauth/step-up',
+      { onRequest: async (req) => void serviceOf(req), schema: { body: StepUpBody } },
+      async (req, reply) => {
+        reply.header('cache-control', 'no-store');
+        const recorded = await requestStepUp(ctx.prisma, req.body.token, normalizeRequestedScope(req.body.scope), ctx.now());
+        return { recorded };
       },
     );
 
@@ -110,7 +142,7 @@ export function oauthRoutes(ctx: AuthContext) {
         throw new OAuthError(400, 'invalid_request', 'subject_token and subject_token_type are required');
       }
       return exchangeToken(
-        { prisma: ctx.prisma, signingKeys: ctx.signingKeys, userIdExchangeClients: ctx.userIdExchangeClients, mcpResource: ctx.mcpResource, now: ctx.now() },
+        { prisma: ctx.prisma, signingKeys: ctx.signingKeys, userIdExchangeClients: ctx.userIdExchangeClients, mcpResource: ctx.mcpResource, now: ctx.now(), sessionPolicy: ctx.sessionPolicy },
         { serviceId, subjectToken: body.subject_token, subjectTokenType: body.subject_token_type, audience: body.audience, scope: body.scope, resource: body.resource },
       );
     });

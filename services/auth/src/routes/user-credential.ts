@@ -1,36 +1,94 @@
 import type { FastifyRequest } from 'fastify';
-import { HttpError, allows, insufficientScopeMessage, type Access } from '@flowdesk/contracts';
+import { HttpError, allows, insufficientScopeMessage, type Access, type Scope } from '@flowdesk/contracts';
 import type { AuthContext } from '../context.ts';
-import { authenticateApiKey, grantedScopes, type AuthenticatedKey } from '../domain/api-keys.ts';
+import { authenticateApiKey, grantedScopes } from '../domain/api-keys.ts';
+import { authenticateSession, looksLikeSessionToken, type AuthenticatedSession } from '../domain/sessions.ts';
 
-const credentials = new WeakMap<FastifyRequest, AuthenticatedKey>();
+/** Who a request of the /auth/v1 API acts for: one of the user's API keys, or a console session. */
+export interface UserCredential {
+  userId: string;
+  /** As granted: `mcp:read` or `mcp:write`; a console session has full (write) scope. */
+  scope: Scope;
+  kind: 'api_key' | 'console_session';
+  /** The key's id, or the session's. */
+  id: string;
+  /** Console sessions only. */
+  session?: AuthenticatedSession;
+}
 
-/** The key the request was authenticated with (set by requireUserKey). */
-export function credentialOf(req: FastifyRequest): AuthenticatedKey {
-  const key = credentials.get(req);
-  if (!key) throw new Error('route is missing requireUserKey');
-  return key;
+const credentials = new WeakMap<FastifyRequest, UserCredential>();
+
+/** The credential the request was authenticated with (set by requireUserKey / requireSession). */
+export function credentialOf(req: FastifyRequest): UserCredential {
+  const credential = credentials.get(req);
+  if (!credential) throw new Error('route is missing requireUserKey');
+  return credential;
+}
+
+/** The console session of the request (set by requireSession). */
+export function sessionOf(req: FastifyRequest): AuthenticatedSession {
+  const session = credentialOf(req).session;
+  if (!session) throw new Error('route is missing requireSession');
+  return session;
 }
 
 const CHALLENGE = 'Bearer realm="flowdesk"';
 
+export const bearerOf = (req: FastifyRequest): string | undefined => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+
+const missing = () => new HttpError('unauthorized', 'Missing bearer token: send Authorization: Bearer <API key or console session>', { 'www-authenticate': CHALLENGE });
+const invalid = (what: 'session' | 'API key') =>
+  new HttpError('unauthorized', what === 'session' ? 'Invalid, expired or revoked session' : 'Invalid or revoked API key', { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` });
+
+async function resolve(ctx: AuthContext, token: string): Promise<UserCredential | null> {
+  if (looksLikeSessionToken(token)) {
+    const session = await authenticateSession(ctx.prisma, token, ctx.now(), ctx.sessionPolicy);
+    return session && { userId: session.user.id, scope: 'mcp:write', kind: 'console_session', id: session.sessionId, session };
+  }
+  const key = await authenticateApiKey(ctx.prisma, token, ctx.now());
+  return key && { userId: key.userId, scope: key.scope, kind: 'api_key', id: key.keyId };
+}
+
 /**
- * onRequest hook for the key-management API: the user authenticates with one of their own API keys
- * (`Authorization: Bearer fdk_...`). Runs before the body is parsed, so an anonymous caller learns
- * nothing from validation errors. A read key may look, only a write key may create or revoke: a read
- * key that could mint a write key would be a write key.
+ * onRequest hook for the /auth/v1 API: the user authenticates with one of their own API keys
+ * (`Authorization: Bearer fdk_...`) or a console session (`Bearer fds_...`, full scope). Runs before
+ * the body is parsed, so an anonymous caller learns nothing from validation errors. A read key may
+ * look, only a write credential may create or revoke: a read key that could mint a write key would
+ * be a write key.
  */
 export function requireUserKey(ctx: AuthContext, access: Access) {
   return async (req: FastifyRequest) => {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    if (!match) throw new HttpError('unauthorized', 'Missing bearer token: send Authorization: Bearer <API key>', { 'www-authenticate': CHALLENGE });
-    const key = await authenticateApiKey(ctx.prisma, match[1]!, ctx.now());
-    if (!key) throw new HttpError('unauthorized', 'Invalid or revoked API key', { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` });
-    if (!allows(grantedScopes(key.scope), access)) {
+    const token = bearerOf(req);
+    if (!token) throw missing();
+    const credential = await resolve(ctx, token);
+    if (!credential) throw invalid(looksLikeSessionToken(token) ? 'session' : 'API key');
+    if (!allows(grantedScopes(credential.scope), access)) {
       throw new HttpError('forbidden', insufficientScopeMessage(access), {
         'www-authenticate': `${CHALLENGE}, error="insufficient_scope", scope="mcp:write"`,
       });
     }
-    credentials.set(req, key);
+    credentials.set(req, credential);
+  };
+}
+
+/** onRequest hook for what only a signed-in console user does (their session, password): a session token, nothing else. */
+export function requireSession(ctx: AuthContext) {
+  return async (req: FastifyRequest) => {
+    const token = bearerOf(req);
+    if (!token) throw missing();
+    const session = looksLikeSessionToken(token) ? await authenticateSession(ctx.prisma, token, ctx.now(), ctx.sessionPolicy) : null;
+    if (!session) throw invalid('session');
+    credentials.set(req, { userId: session.user.id, scope: 'mcp:write', kind: 'console_session', id: session.sessionId, session });
+  };
+}
+
+/** onRequest hook for the owner's routes (users, invitations): a credential of the owner, with `access`. */
+export function requireOwner(ctx: AuthContext, access: Access) {
+  const base = requireUserKey(ctx, access);
+  return async (req: FastifyRequest) => {
+    await base(req);
+    const credential = credentialOf(req);
+    const role = credential.session?.user.role ?? (await ctx.prisma.user.findUnique({ where: { id: credential.userId }, select: { role: true } }))?.role;
+    if (role !== 'owner') throw new HttpError('forbidden', 'Only the owner of this Flowdesk can manage people');
   };
 }

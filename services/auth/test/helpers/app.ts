@@ -60,10 +60,13 @@ async function freePort(): Promise<number> {
 
 export interface TestAuthOptions {
   registrationRateLimit?: AuthDeps['registrationRateLimit'];
+  registrationGlobalRateLimit?: AuthDeps['registrationGlobalRateLimit'];
   /** Where revocation events go (a recording fake in the tests). */
   events?: AuthDeps['events'];
   /** Extra routes on the same origin before listening (a stand-in for what the front routes elsewhere). */
   beforeListen?: (app: Service, baseUrl: string) => void | Promise<void>;
+  /** Anything else of AuthDeps (signup mode, session policy, throttle, trustProxy). */
+  deps?: Partial<Pick<AuthDeps, 'signupMode' | 'sessionPolicy' | 'throttle' | 'trustProxy'>>;
 }
 
 /**
@@ -75,7 +78,7 @@ export async function startTestAuth(options: TestAuthOptions = {}): Promise<Test
   await migrateAuth(test.db);
   const prisma = createPrismaClient(test.db);
   const signingKeys = generateSigningKeys();
-  const serviceClients = { 'mcp-gateway': generateServiceSecret(), 'webhook-ingest': generateServiceSecret(), 'workflow-engine': generateServiceSecret() };
+  const serviceClients = { 'mcp-gateway': generateServiceSecret(), 'webhook-ingest': generateServiceSecret(), 'workflow-engine': generateServiceSecret(), console: generateServiceSecret() };
   const logs: string[] = [];
   let now: Date | undefined;
   const port = await freePort();
@@ -88,7 +91,9 @@ export async function startTestAuth(options: TestAuthOptions = {}): Promise<Test
     clock: () => now ?? new Date(),
     publicBaseUrl: `http://127.0.0.1:${port}`,
     registrationRateLimit: options.registrationRateLimit,
+    registrationGlobalRateLimit: options.registrationGlobalRateLimit,
     events: options.events,
+    ...options.deps,
   });
   await options.beforeListen?.(app, `http://127.0.0.1:${port}`);
   const baseUrl = await listen(app, port, '127.0.0.1');

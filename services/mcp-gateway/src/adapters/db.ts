@@ -7,5 +7,6 @@ export { PrismaClient };
 export const GATEWAY_SCHEMA = 'gateway';
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
 
-export const createPrismaClient = (db: Database) => new PrismaClient({ adapter: db.adapter });
+// errorFormat minimal: Prisma's description only, no rendering of the calling source (CPU on every error, code in logs).
+export const createPrismaClient = (db: Database) => new PrismaClient({ adapter: db.adapter, errorFormat: 'minimal' });
 export const migrateGateway = (db: Database) => migrate(db, MIGRATIONS_DIR, GATEWAY_SCHEMA);

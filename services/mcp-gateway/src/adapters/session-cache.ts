@@ -51,7 +51,7 @@ export function inProcessSessionCache(db: Database, store: SessionStore): Sessio
       const hit = s.entries.get(idHash);
       if (hit) {
         // The store's own rule on the recorded use (sessionUse): expired, or nothing to write yet.
-        const use = sessionUse(hit.lastSeenAt, now);
+        const use = sessionUse(hit.lastSeenAt, now, hit.userId !== null);
         if (use === 'expired') return undefined;
         if (use === 'recorded') return hit;
       }
@@ -78,7 +78,7 @@ export function inProcessSessionCache(db: Database, store: SessionStore): Sessio
     async sweep(now) {
       await store.sweep(now);
       invalidate();
-      for (const [idHash, b] of s.entries) if (sessionUse(b.lastSeenAt, now) === 'expired') s.entries.delete(idHash);
+      for (const [idHash, b] of s.entries) if (sessionUse(b.lastSeenAt, now, b.userId !== null) === 'expired') s.entries.delete(idHash);
     },
   };
 }

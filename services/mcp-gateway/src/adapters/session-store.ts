@@ -1,6 +1,6 @@
 import type { Database } from '@flowdesk/db';
 import type { PrismaClient } from './db.ts';
-import { SESSION_IDLE_MS, sessionUse, type Principal, type SessionBinding, type SessionStore } from '../domain/sessions.ts';
+import { SESSION_IDLE_MS, UNBOUND_SESSION_IDLE_MS, sessionUse, type Principal, type SessionBinding, type SessionStore } from '../domain/sessions.ts';
 
 type SessionRow = { user_id: string | null; credential_id: string | null; last_seen_at: Date | string };
 const binding = (row: SessionRow): SessionBinding => ({ userId: row.user_id, credentialId: row.credential_id, lastSeenAt: new Date(row.last_seen_at) });
@@ -36,14 +36,16 @@ export function prismaSessionStore(prisma: PrismaClient, exec: Database['exec'])
       const row = rows[0] as SessionRow | undefined;
       if (!row) return undefined;
       const found = binding(row);
-      if (sessionUse(found.lastSeenAt, now) === 'recorded') return found;
+      const use = sessionUse(found.lastSeenAt, now, found.userId !== null);
+      if (use === 'expired') return undefined;
+      if (use === 'recorded') return found;
       // Record the use, checking liveness again in the same statement: a session that expired or was
       // deleted since the read is not resurrected, and a later time another replica wrote is kept.
       const touched = await exec(
         `UPDATE "gateway"."mcp_session" SET "last_seen_at" = GREATEST("last_seen_at", $3)
-         WHERE "id_hash" = $1 AND "last_seen_at" > $2
+         WHERE "id_hash" = $1 AND "last_seen_at" > $2 AND ("user_id" IS NOT NULL OR "last_seen_at" > $4)
          RETURNING "user_id"::text AS user_id, "credential_id", "last_seen_at"`,
-        [idHash, cutoff, now],
+        [idHash, cutoff, now, new Date(now.getTime() - UNBOUND_SESSION_IDLE_MS)],
       );
       const again = touched.rows[0] as SessionRow | undefined;
       return again ? binding(again) : undefined;
@@ -57,7 +59,14 @@ export function prismaSessionStore(prisma: PrismaClient, exec: Database['exec'])
       return count === 1;
     },
     async sweep(now) {
-      await prisma.mcpSession.deleteMany({ where: { lastSeenAt: { lte: new Date(now.getTime() - SESSION_IDLE_MS) } } });
+      await prisma.mcpSession.deleteMany({
+        where: {
+          OR: [
+            { lastSeenAt: { lte: new Date(now.getTime() - SESSION_IDLE_MS) } },
+            { userId: null, lastSeenAt: { lte: new Date(now.getTime() - UNBOUND_SESSION_IDLE_MS) } },
+          ],
+        },
+      });
     },
   };
 }

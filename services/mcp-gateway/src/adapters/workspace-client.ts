@@ -32,41 +32,57 @@ const RETRY_DELAYS_MS = [25, 100];
  * workspace-api over one keep-alive connection pool. Reads (GET) are retried on connection errors
  * and 502/503/504, twice with a short pause; writes never are (a retried POST could create twice).
  */
+/** The runs API's paths: served by the workflow engine, the owner of runs (docs/workflow-engine.md). */
+const RUNS_PATH = /^\/(?:workflows\/[^/]+\/runs|workflow-runs)(?:\/|$)/;
+
 export class WorkspaceClient {
   private readonly pool: Pool;
-  constructor(url: string, opts: { connections?: number; timeoutMs?: number } = {}) {
-    this.pool = new Pool(url, {
+  private readonly enginePool: Pool | undefined;
+  /** `engineUrl`: where the runs API is (the workflow engine); without it runs go to workspace-api's URL too. */
+  constructor(url: string, opts: { connections?: number; timeoutMs?: number; engineUrl?: string } = {}) {
+    const poolOptions = {
       connections: opts.connections ?? 32,
       keepAliveTimeout: 30_000,
       headersTimeout: opts.timeoutMs ?? 10_000,
       bodyTimeout: opts.timeoutMs ?? 10_000,
       connectTimeout: 2_000,
-    });
+    };
+    this.pool = new Pool(url, poolOptions);
+    this.enginePool = opts.engineUrl ? new Pool(opts.engineUrl, { ...poolOptions, connections: 8 }) : undefined;
   }
 
-  /** Calls made with this internal token act as its user. */
-  as(internalToken: string, requestId?: string): WorkspaceApi {
-    const call = (method: string, path: string, body?: unknown) => this.request(internalToken, method, path, body, requestId);
+  /**
+   * Calls made with this internal token act as its user. Reads of runs go to the workflow engine with
+   * a token for its audience, obtained on first use (`engineToken`).
+   */
+  as(internalToken: string, requestId?: string, engineToken?: () => Promise<string>): WorkspaceApi {
+    const call = (method: string, path: string, body?: unknown) => this.request(this.pool, internalToken, method, path, body, requestId);
+    const get = async (path: string, query?: Query) => {
+      if (this.enginePool && engineToken && RUNS_PATH.test(path)) {
+        return this.request(this.enginePool, await engineToken(), 'GET', `/api/v1${path}${toQueryString(query)}`, undefined, requestId);
+      }
+      return call('GET', `/api/v1${path}${toQueryString(query)}`);
+    };
     return {
-      get: (path, query) => call('GET', `/api/v1${path}${toQueryString(query)}`) as never,
+      get: (path, query) => get(path, query) as never,
       post: (path, body) => call('POST', `/api/v1${path}`, body ?? {}) as never,
       patch: (path, body) => call('PATCH', `/api/v1${path}`, body) as never,
       delete: async (path) => void (await call('DELETE', `/api/v1${path}`)),
     };
   }
 
-  close(): Promise<void> {
-    return this.pool.close();
+  async close(): Promise<void> {
+    await Promise.all([this.pool.close(), this.enginePool?.close()]);
   }
 
-  private async request(token: string, method: string, path: string, body: unknown, requestId: string | undefined): Promise<unknown> {
+  private async request(pool: Pool, token: string, method: string, path: string, body: unknown, requestId: string | undefined): Promise<unknown> {
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, accept: 'application/json' };
     if (requestId) headers['x-request-id'] = requestId;
     if (body !== undefined) headers['content-type'] = 'application/json';
     const attempts = method === 'GET' ? RETRY_DELAYS_MS.length + 1 : 1;
     for (let attempt = 1; ; attempt++) {
       try {
-        const res = await this.pool.request({ method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+        const res = await pool.request({ method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) });
         const text = await res.body.text();
         if (RETRYABLE_STATUS.has(res.statusCode) && attempt < attempts) {
           await pause(RETRY_DELAYS_MS[attempt - 1]!);

@@ -59,14 +59,55 @@ export interface JsonRpcMessage {
   error?: unknown;
 }
 
-/** The body as JSON-RPC messages, or undefined when it is not JSON-RPC 2.0 at all. */
+/** Why one message is not JSON-RPC 2.0 we accept, or undefined when it is. */
+function messageProblem(m: unknown): string | undefined {
+  if (!m || typeof m !== 'object' || Array.isArray(m)) return 'expected a JSON-RPC 2.0 message (an object)';
+  const msg = m as Record<string, unknown>;
+  if (msg.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
+  if ('method' in msg) {
+    if (typeof msg.method !== 'string') return 'method must be a string';
+    // A request's id is a string or a number (MCP forbids null); a notification has none.
+    if ('id' in msg && typeof msg.id !== 'string' && typeof msg.id !== 'number') return 'id must be a string or a number (null is not allowed)';
+    if ('params' in msg && (msg.params === null || typeof msg.params !== 'object' || Array.isArray(msg.params))) return 'params must be an object';
+    return undefined;
+  }
+  return 'result' in msg || 'error' in msg ? undefined : 'expected a request (method), a response (result) or an error';
+}
+
+/** The body as JSON-RPC messages, or undefined when it is not JSON-RPC 2.0 as MCP uses it. */
 export function asMessages(body: unknown): JsonRpcMessage[] | undefined {
   const list = Array.isArray(body) ? body : [body];
   if (list.length === 0) return undefined;
-  const ok = list.every(
-    (m) => m && typeof m === 'object' && !Array.isArray(m) && (m as JsonRpcMessage).jsonrpc === '2.0' && ('method' in m ? typeof (m as JsonRpcMessage).method === 'string' : 'result' in m || 'error' in m),
-  );
-  return ok ? (list as JsonRpcMessage[]) : undefined;
+  return list.every((m) => messageProblem(m) === undefined) ? (list as JsonRpcMessage[]) : undefined;
+}
+
+/** For the -32600 answer when asMessages refused the body. */
+export function invalidMessageReason(body: unknown): string {
+  const list = Array.isArray(body) ? body : [body];
+  if (list.length === 0) return 'an empty batch';
+  for (const m of list) {
+    const problem = messageProblem(m);
+    if (problem) return problem;
+  }
+  return 'expected a JSON-RPC 2.0 message';
 }
 
 export const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0' as const, error: { code, message }, id: null });
+
+const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? 'a string' : typeof v);
+
+/**
+ * The params of a tools/call the SDK would refuse with a validator dump: said plainly instead
+ * (answered -32602 by the route). Undefined when the shape is right.
+ */
+export function toolCallParamsProblem(m: JsonRpcMessage): string | undefined {
+  if (m.method !== 'tools/call') return undefined;
+  const params = m.params;
+  if (!params) return 'Invalid params: tools/call needs params with name and arguments';
+  if (typeof params.name !== 'string' || params.name === '') return `Invalid params: name must be the tool's name (a string), got ${kindOf(params.name)}`;
+  const args = params.arguments;
+  if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
+    return `Invalid params: arguments must be an object of the tool's parameters (e.g. {"projectId": "…"}), got ${kindOf(args)}`;
+  }
+  return undefined;
+}

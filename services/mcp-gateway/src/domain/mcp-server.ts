@@ -12,12 +12,15 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import { PROMPTS, RESOURCES, RESOURCE_TEMPLATES, TOOLS, TOOLS_BY_NAME, allows } from '@flowdesk/contracts';
+import { withSpan } from '@flowdesk/telemetry';
+import { countToolCall } from '../adapters/telemetry.ts';
+import { PROMPTS, RESOURCES, RESOURCE_TEMPLATES, TOOLS, TOOLS_BY_NAME, ToolArgumentError, allows, listedTools } from '@flowdesk/contracts';
 import { UpstreamError, type WorkspaceApi } from '../adapters/workspace-client.ts';
 import { TOOL_HANDLERS } from './tool-handlers.ts';
 import { readResource, UnknownResourceError } from './resources.ts';
 import { PROMPT_RENDERERS, PromptArgumentError } from './prompts.ts';
 import type { Principal } from './sessions.ts';
+import { argumentValidators } from './arguments.ts';
 
 /** MCP's code for an unknown resource URI (spec, server/resources). */
 export const RESOURCE_NOT_FOUND = -32002;
@@ -28,16 +31,12 @@ const INSTRUCTIONS =
   'find things with search_workspace; ids come from list_* and search tools. Dates of tasks are YYYY-MM-DD; times are ISO 8601.';
 
 // Computed once: the lists never change at run time, and input validators compile once per tool.
-const LISTED_TOOLS = TOOLS.map((t) => ({
-  name: t.name,
-  title: t.title,
-  description: t.description,
-  inputSchema: t.inputSchema,
-  outputSchema: t.outputSchema,
-  annotations: t.annotations,
-}));
+// What tools/list carries is sized for a model's context (listedTools: no output schemas).
+const LISTED_TOOLS = listedTools();
 const validatorFactory = new AjvJsonSchemaValidator();
-const INPUT_VALIDATORS = new Map(TOOLS.map((t) => [t.name, validatorFactory.getValidator(t.inputSchema as never)]));
+// Our own Ajv for tool arguments: its messages name the field (`title is required`, `colour is not a
+// known property`), and NUL or lone surrogates are refused by field before Postgres sees them.
+const INPUT_VALIDATORS = argumentValidators(TOOLS.map((t) => [t.name, t.inputSchema]));
 
 /** What one request's handlers work with. */
 export interface CallContext {
@@ -85,20 +84,36 @@ export function buildMcpServer(ctx: CallContext, onError: (err: unknown) => void
     const { name } = req.params;
     const tool = TOOLS_BY_NAME.get(name);
     const handler = TOOL_HANDLERS[name];
-    if (!tool || !handler) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    if (!tool || !handler) {
+      countToolCall(name, 'invalid_params');
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    }
     const args = req.params.arguments ?? {};
     const check = INPUT_VALIDATORS.get(name)!(args);
-    if (!check.valid) throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${check.errorMessage.replaceAll('data/', '').replaceAll('data ', 'arguments ')}`);
+    if (!check.valid) {
+      countToolCall(name, 'invalid_params');
+      throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${check.message}`);
+    }
     if (!allows(ctx.principal?.scope, tool.access)) {
+      countToolCall(name, 'forbidden');
       return { isError: true, content: [{ type: 'text', text: `${name} requires the mcp:${tool.access} scope` }] };
     }
-    try {
-      const result = await handler(args, await ctx.api(), ctx.now());
-      return { content: [{ type: 'text', text: asText(result) }], structuredContent: result as Record<string, unknown> };
-    } catch (err) {
-      if (!(err instanceof UpstreamError) || err.status >= 500) onError(err);
-      return toolError(err);
-    }
+    // A span per call (its workspace-api request is its child, docs/observability.md).
+    return withSpan('mcp-gateway', `tools/call ${name}`, async () => {
+      try {
+        const result = await handler(args, await ctx.api(), ctx.now());
+        countToolCall(name, 'ok');
+        return { content: [{ type: 'text', text: asText(result) }], structuredContent: result as Record<string, unknown> };
+      } catch (err) {
+        if (err instanceof ToolArgumentError) {
+          countToolCall(name, 'invalid_params');
+          throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${err.message}`);
+        }
+        if (!(err instanceof UpstreamError) || err.status >= 500) onError(err);
+        countToolCall(name, 'tool_error');
+        return toolError(err);
+      }
+    }, { attributes: { 'flowdesk.mcp.tool': name } });
   });
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [...RESOURCES] }));

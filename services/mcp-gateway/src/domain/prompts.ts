@@ -1,5 +1,6 @@
 import type { CalendarEntry, Overview, PageOf, ProjectWithCounts, Task } from '@flowdesk/contracts';
 import type { WorkspaceApi } from '../adapters/workspace-client.ts';
+import { workspaceOverview } from './tool-handlers.ts';
 
 export class PromptArgumentError extends Error {}
 
@@ -35,7 +36,7 @@ export const PROMPT_RENDERERS: Record<string, (args: Record<string, string>, api
     const from = day(now);
     const to = addDays(from, 6);
     const [overview, due, overdue, events] = await Promise.all([
-      api.get<Overview>('/overview'),
+      workspaceOverview(api),
       api.get<PageOf<Task>>('/tasks', { status: OPEN, dueAfter: from, dueBefore: to, sort: 'due_asc', limit: 100 }),
       api.get<PageOf<Task>>('/tasks', { status: OPEN, overdue: true, sort: 'due_asc', limit: 50 }),
       api.get<PageOf<CalendarEntry>>('/calendar-entries', { from: `${from}T00:00:00.000Z`, to: `${addDays(to, 1)}T00:00:00.000Z`, limit: 100 }),

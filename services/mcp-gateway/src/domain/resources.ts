@@ -1,5 +1,6 @@
 import { PROJECT_RESOURCE_TEMPLATE, RESOURCE_URIS, type PageOf, type Task } from '@flowdesk/contracts';
 import type { WorkspaceApi } from '../adapters/workspace-client.ts';
+import { workspaceOverview } from './tool-handlers.ts';
 
 export class UnknownResourceError extends Error {}
 
@@ -10,7 +11,7 @@ const PROJECT_PREFIX = PROJECT_RESOURCE_TEMPLATE.slice(0, PROJECT_RESOURCE_TEMPL
 export async function readResource(uri: string, api: WorkspaceApi, now: Date): Promise<unknown> {
   switch (uri) {
     case RESOURCE_URIS.overview:
-      return api.get('/overview');
+      return workspaceOverview(api);
     case RESOURCE_URIS.projects:
       return api.get('/projects', { status: 'active', limit: 100 });
     case RESOURCE_URIS.tasks:

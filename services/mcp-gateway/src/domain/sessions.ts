@@ -3,6 +3,11 @@ import { createHash, randomBytes } from 'node:crypto';
 /** SPEC.md section 8: a session expires after one hour without a request. */
 export const SESSION_IDLE_MS = 60 * 60 * 1000;
 /**
+ * A session opened without a token and never used with one (unbound) lives 5 minutes: enough for a
+ * client to sign in and come back, too short for anonymous initializes to pile up rows.
+ */
+export const UNBOUND_SESSION_IDLE_MS = 5 * 60 * 1000;
+/**
  * A request records its use (writes last_seen_at) only when the recorded use is older than this:
  * a write per request was the largest part of the gateway's per-call cost. The price is that the
  * recorded time may trail the real last use by up to this much, so a session idle for more than
@@ -13,12 +18,13 @@ export const SESSION_TOUCH_INTERVAL_MS = 30 * 1000;
 
 /**
  * The one rule for a session whose use was last recorded at `lastSeenAt`, shared by the store and
- * the PGlite cache: refuse it once that is SESSION_IDLE_MS old, use it as is within the touch
+ * the PGlite cache: refuse it once that is SESSION_IDLE_MS old (UNBOUND_SESSION_IDLE_MS while no
+ * credential has used it), use it as is within the touch
  * interval, record this use otherwise.
  */
-export function sessionUse(lastSeenAt: Date, now: Date): 'expired' | 'recorded' | 'record' {
+export function sessionUse(lastSeenAt: Date, now: Date, bound = true): 'expired' | 'recorded' | 'record' {
   const idle = now.getTime() - lastSeenAt.getTime();
-  if (idle >= SESSION_IDLE_MS) return 'expired';
+  if (idle >= (bound ? SESSION_IDLE_MS : UNBOUND_SESSION_IDLE_MS)) return 'expired';
   return idle < SESSION_TOUCH_INTERVAL_MS ? 'recorded' : 'record';
 }
 
@@ -28,6 +34,8 @@ export interface Principal {
   /** The API key or OAuth client id: sessions bind to the credential, not just the user. */
   credentialId: string;
   scope: string;
+  /** Introspection's token_type: "Bearer" for an OAuth access token (the only kind that can step up). */
+  tokenType?: string;
 }
 
 export interface SessionBinding {

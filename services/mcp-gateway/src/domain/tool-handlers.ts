@@ -1,4 +1,4 @@
-import type { CalendarEntry, Note, PageOf, Task, Workflow, WorkflowRun } from '@flowdesk/contracts';
+import { workflowArgsToApi, type RunsSummary, type Overview, type CalendarEntry, type Note, type PageOf, type Task, type Workflow, type WorkflowRun } from '@flowdesk/contracts';
 import type { WorkspaceApi } from '../adapters/workspace-client.ts';
 
 type Args = Record<string, any>;
@@ -21,6 +21,15 @@ async function span(api: WorkspaceApi, from: string, to: string) {
     api.get<PageOf<CalendarEntry>>('/calendar-entries', { from: `${from}T00:00:00.000Z`, to: `${addDays(to, 1)}T00:00:00.000Z`, limit: 100 }),
   ]);
   return { tasksDue: tasks.items, events: events.items };
+}
+
+/**
+ * The workspace overview (the tool, the flowdesk://overview resource, the prompts). Runs are the
+ * engine's data: the last 24 h's runs and failures come from its summary, the rest from workspace-api.
+ */
+export async function workspaceOverview(api: WorkspaceApi): Promise<Overview> {
+  const [overview, runs] = await Promise.all([api.get<Overview>('/overview'), api.get<RunsSummary>('/workflow-runs/summary')]);
+  return { ...overview, workflows: { ...overview.workflows, runsLast24h: runs.runs, failedLast24h: runs.failed } };
 }
 
 /**
@@ -59,8 +68,9 @@ export const TOOL_HANDLERS: Record<string, ToolHandler> = {
   // workflows
   list_workflows: (a, api) => api.get('/workflows', a),
   get_workflow: (a, api) => api.get(`/workflows/${a.workflowId}`),
-  create_workflow: (a, api) => api.post('/workflows', a),
-  update_workflow: (a, api) => api.patch(`/workflows/${a.workflowId}`, without(a, 'workflowId')),
+  // The tools take headers as a list and the body as JSON text (strict schemas); the API takes a map and JSON.
+  create_workflow: (a, api) => api.post('/workflows', workflowArgsToApi(a)),
+  update_workflow: (a, api) => api.patch(`/workflows/${a.workflowId}`, workflowArgsToApi(without(a, 'workflowId'))),
   set_workflow_active: (a, api) => api.patch(`/workflows/${a.workflowId}`, { active: a.active }),
   delete_workflow: (a, api) => deleted(api, `/workflows/${a.workflowId}`, a.workflowId),
   // workflow runs
@@ -110,7 +120,7 @@ export const TOOL_HANDLERS: Record<string, ToolHandler> = {
   delete_comment: (a, api) => deleted(api, `/comments/${a.commentId}`, a.commentId),
   list_recent_activity: (a, api) => api.get('/activity', a),
   // workspace overview and stats
-  get_workspace_overview: (_a, api) => api.get('/overview'),
+  get_workspace_overview: (_a, api) => workspaceOverview(api),
   get_agenda: async (a, api, now) => {
     const date: string = a.date ?? day(now);
     const [dueThatDay, overdue] = await Promise.all([

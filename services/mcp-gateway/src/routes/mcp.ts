@@ -1,15 +1,18 @@
+import { sessionsClosed, sessionsOpened } from '../adapters/telemetry.ts';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { MCP_PATH, TOOLS_BY_NAME, allows, insufficientScopeMessage, type Access } from '@flowdesk/contracts';
+import { Audience, MCP_PATH, TOOLS_BY_NAME, allows, insufficientScopeMessage, type Access } from '@flowdesk/contracts';
 import type { Service } from '@flowdesk/service-kit';
-import { AuthUnavailableError, CredentialRejectedError, type AuthClient } from '../adapters/auth-client.ts';
+import { AuthUnavailableError, CredentialRejectedError, type AuthClient } from '@flowdesk/service-kit';
 import type { WorkspaceClient } from '../adapters/workspace-client.ts';
 import { buildMcpServer } from '../domain/mcp-server.ts';
 import { hashSessionId, newSessionId, useSession, type Principal, type SessionStore } from '../domain/sessions.ts';
 import {
   acceptsBoth,
   asMessages,
+  invalidMessageReason,
+  toolCallParamsProblem,
   isJsonContentType,
   jsonRpcError,
   negotiateVersion,
@@ -19,6 +22,7 @@ import {
   type JsonRpcMessage,
 } from '../domain/http-protocol.ts';
 import { PROTECTED_RESOURCE_METADATA_PATH } from './well-known.ts';
+import { createRateLimiter, type RateLimit } from '../domain/rate-limit.ts';
 import type { ConformanceRouting } from '../conformance/mode.ts';
 
 export interface McpRouteContext {
@@ -30,9 +34,20 @@ export interface McpRouteContext {
   now: () => Date;
   /** Conformance mode (src/conformance): fixtures and a fixed identity instead of the catalogue and the bearer token. */
   conformance?: ConformanceRouting;
+  /** `initialize` without a token, per client address (request.ip). */
+  anonymousInitializeLimit: RateLimit;
 }
 
+/** Default for McpRouteContext.anonymousInitializeLimit: 30 per minute per address (docs/mcp-gateway.md). */
+export const DEFAULT_ANONYMOUS_INITIALIZE_LIMIT: RateLimit = { max: 30, windowMs: 60_000 };
+
+/** MCP 2025-06-18 removed JSON-RPC batching; older revisions (2025-03-26, 2024-11-05) still allow it. */
+const BATCHING_REMOVED_FROM = '2025-06-18';
+
 const SESSION_HEADER = 'mcp-session-id';
+
+/** The scopes a new authorization should ask for (MCP step-up): everything the call needs, read included. */
+const scopeFor = (access: Access) => (access === 'write' ? 'mcp:read mcp:write' : 'mcp:read');
 
 /** Answers an HTTP-level refusal; `done` tells the handler to stop. */
 class Refusal {
@@ -56,10 +71,11 @@ export function mcpRoutes(ctx: McpRouteContext) {
     new Refusal(
       403,
       { error: 'forbidden', message: insufficientScopeMessage(access) },
-      { 'www-authenticate': `Bearer error="insufficient_scope", scope="${access === 'write' ? 'mcp:write' : 'mcp:read'}", resource_metadata="${resourceMetadata}"` },
+      { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scopeFor(access)}", resource_metadata="${resourceMetadata}"` },
     );
   const badRequest = (message: string) => new Refusal(400, jsonRpcError(-32000, `Bad Request: ${message}`));
   const sessionNotFound = () => new Refusal(404, jsonRpcError(-32001, 'Session not found: initialize a new session'));
+  const anonymousInitializes = createRateLimiter(ctx.anonymousInitializeLimit, ctx.now);
 
   const checkOrigin = (req: FastifyRequest) => {
     if (!originAllowed(req.headers.origin, ctx.allowedOrigins)) throw new Refusal(403, { error: 'forbidden', message: 'Origin not allowed' });
@@ -102,6 +118,20 @@ export function mcpRoutes(ctx: McpRouteContext) {
     return id;
   }
 
+  /**
+   * MCP step-up: an OAuth access token (introspection's token_type "Bearer") refused for lacking a
+   * scope is reported to auth, which then refuses the grant's next refresh once so the client asks
+   * for a new authorization with the challenge's scope (docs/auth.md). API keys cannot step up.
+   */
+  async function recordStepUp(req: FastifyRequest, caller: { principal: Principal; token: string }, access: Access): Promise<void> {
+    if (ctx.conformance || caller.principal.tokenType !== 'Bearer') return;
+    try {
+      await ctx.auth.requestStepUp(caller.token, scopeFor(access));
+    } catch (err) {
+      req.log.warn({ err: (err as Error).message }, 'step-up request to auth failed; the 403 goes out anyway');
+    }
+  }
+
   const send = (reply: FastifyReply, r: Refusal) => reply.code(r.status).headers(r.headers).send(r.body);
 
   async function post(req: FastifyRequest, reply: FastifyReply) {
@@ -119,14 +149,24 @@ export function mcpRoutes(ctx: McpRouteContext) {
       throw new Refusal(400, jsonRpcError(-32700, 'Parse error: the body is not valid JSON'));
     }
     const messages = asMessages(parsed);
-    if (!messages) throw new Refusal(400, jsonRpcError(-32600, 'Invalid Request: expected a JSON-RPC 2.0 message'));
+    if (!messages) throw new Refusal(400, jsonRpcError(-32600, `Invalid Request: ${invalidMessageReason(parsed)}`));
     const init = messages.find((m) => m.method === 'initialize');
     if (init && messages.length > 1) throw new Refusal(400, jsonRpcError(-32600, 'Invalid Request: initialize must be sent alone'));
-    if (!init && requestProtocolVersion(headerOf(req, 'mcp-protocol-version')) === undefined) {
+    const version = init ? undefined : requestProtocolVersion(headerOf(req, 'mcp-protocol-version'));
+    if (!init && version === undefined) {
       throw badRequest(`Unsupported MCP-Protocol-Version: ${headerOf(req, 'mcp-protocol-version')}`);
+    }
+    if (Array.isArray(parsed) && version !== undefined && version >= BATCHING_REMOVED_FROM) {
+      throw new Refusal(400, jsonRpcError(-32600, `Invalid Request: MCP ${version} does not allow JSON-RPC batches; send one message per request`));
     }
 
     const caller = await authenticate(req, !init);
+    if (init && !caller && !ctx.conformance) {
+      const wait = anonymousInitializes.hit(req.ip);
+      if (wait > 0) {
+        throw new Refusal(429, { error: 'rate_limited', message: `Too many initialize requests without a token from this address; retry in ${wait} s or send a bearer token` }, { 'retry-after': String(wait) });
+      }
+    }
     let sessionId: string;
     if (init) {
       sessionId = await openSession(init, caller?.principal);
@@ -135,7 +175,15 @@ export function mcpRoutes(ctx: McpRouteContext) {
       if (ctx.conformance?.deliverResponses(sessionId, messages)) return reply.code(202).send();
       for (const m of messages) {
         const tool = m.method === 'tools/call' ? TOOLS_BY_NAME.get(String(m.params?.name)) : undefined;
-        if (tool && !allows(caller!.principal.scope, tool.access)) throw forbidden(tool.access);
+        if (tool && !allows(caller!.principal.scope, tool.access)) {
+          await recordStepUp(req, caller!, tool.access);
+          throw forbidden(tool.access);
+        }
+      }
+      // Answered here because the SDK would refuse these with a raw validator dump (-32603).
+      for (const m of messages) {
+        const problem = toolCallParamsProblem(m);
+        if (problem) throw new Refusal(messages.length === 1 ? 200 : 400, { jsonrpc: '2.0', id: m.id ?? null, error: { code: -32602, message: problem } });
       }
     }
     await dispatch(req, reply, messages, caller, init ? sessionId : undefined, sessionId);
@@ -156,6 +204,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
       principal,
       now,
     });
+    sessionsOpened.inc();
     return id;
   }
 
@@ -168,7 +217,14 @@ export function mcpRoutes(ctx: McpRouteContext) {
         api: async () => {
           if (!caller) throw new CredentialRejectedError('no credential');
           try {
-            api ??= ctx.workspace.as(await ctx.auth.internalToken(caller.token), req.id);
+            api ??= ctx.workspace.as(await ctx.auth.internalToken(caller.token), req.id, async () => {
+              try {
+                return await ctx.auth.internalToken(caller.token, Audience.workflowEngine);
+              } catch (err) {
+                if (err instanceof CredentialRejectedError) ctx.auth.forget(caller.token);
+                throw err;
+              }
+            });
           } catch (err) {
             if (err instanceof CredentialRejectedError) ctx.auth.forget(caller.token);
             throw err;
@@ -213,6 +269,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
     const caller = await authenticate(req, true);
     const id = await requireSession(req, caller!.principal);
     await ctx.sessions.delete(hashSessionId(id));
+    sessionsClosed.inc();
     ctx.conformance?.sessionEnded(id);
     return reply.code(204).send();
   }
@@ -232,11 +289,13 @@ export function mcpRoutes(ctx: McpRouteContext) {
     };
     app.post(MCP_PATH, guard(post));
     app.delete(MCP_PATH, guard(remove));
-    // No server-initiated messages to stream: the spec allows 405 for GET.
+    // No server-initiated messages to stream: the spec allows 405 for GET. Without a token it is 401
+    // first: mcp-remote probes with an unauthenticated GET and starts its OAuth flow on the challenge.
     app.get(
       MCP_PATH,
       guard(async (req, reply) => {
         checkOrigin(req);
+        await authenticate(req, true);
         return reply.code(405).header('allow', 'POST, DELETE').send(jsonRpcError(-32000, 'Method Not Allowed: this server does not offer a GET stream'));
       }),
     );

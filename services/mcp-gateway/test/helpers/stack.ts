@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
 import { createTestDatabase, type Database } from '@flowdesk/db';
-import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
+import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
 import { buildApp as buildAuth, createApiKey, createPrismaClient as createAuthPrisma, createUser, generateServiceSecret, migrateAuth, revokeApiKey } from '@flowdesk/auth';
 import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
+import { buildApp as buildEngine, createGuardedHttpClient, migrateEngine, workspaceClient } from '@flowdesk/workflow-engine';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MCP_PATH } from '@flowdesk/contracts';
@@ -55,22 +56,29 @@ export interface Stack {
   revoke(userId: string, keyId: string): Promise<void>;
   /** Moves the shared clock (gateway sessions and caches; auth). */
   advance(ms: number): void;
+  /**
+   * Stops the shared clock where it is (advance still moves it): a test whose point is not expiry is
+   * then not at the mercy of a loaded machine's pauses (a 30 s cache outlived by a slow test).
+   */
+  freezeClock(): void;
   close(): Promise<void>;
 }
 
-/** auth + workspace-api + mcp-gateway, in-process on one test database, over real loopback HTTP. */
+/** auth + workspace-api + workflow-engine (the runs API) + mcp-gateway, in-process on one test database, over real loopback HTTP. */
 export async function startStack(): Promise<Stack> {
   const test = await createTestDatabase();
   const db = test.db;
   await migrateWorkspace(db);
   await migrateAuth(db);
   await migrateGateway(db);
+  await migrateEngine(db);
   const signingKeys = generateSigningKeys();
   const gatewaySecret = generateServiceSecret();
   const logs: string[] = [];
   const logStream = { write: (line: string) => void logs.push(line) };
   let offset = 0;
-  const clock = () => new Date(Date.now() + offset);
+  let frozenAt: number | undefined;
+  const clock = () => new Date((frozenAt ?? Date.now()) + offset);
   const apps: Service[] = [];
   // As embedded/src/services.ts wires it: auth's revocation publish also evicts in this process's gateways before it resolves.
   const bus = withInProcessRevocations(await createEmbeddedBus(db));
@@ -82,9 +90,23 @@ export async function startStack(): Promise<Stack> {
   const api = await buildWorkspaceApi({ db, jwtPublicKeyPem: signingKeys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl, logLevel: 'silent' });
   apps.push(api);
   const workspaceApiUrl = await listen(api, 0, '127.0.0.1');
+  // The engine serves the runs API; its own calls to workspace-api carry tokens signed here.
+  const engineHttp = createGuardedHttpClient();
+  const engineWorkspace = workspaceClient({
+    workspaceApiUrl,
+    userToken: async (sub) => signInternalToken(signingKeys, { sub, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'workflow-engine' }),
+    serviceToken: async () => signInternalToken(signingKeys, { sub: 'svc:workflow-engine', aud: 'workspace-api', scope: 'internal', azp: 'workflow-engine' }),
+  });
+  const engine = await buildEngine({ bus, db, jwtPublicKeyPem: signingKeys.publicKeyPem, http: engineHttp, workspace: engineWorkspace, logLevel: 'silent' });
+  engine.addHook('onClose', async () => {
+    await engineHttp.close();
+    await engineWorkspace.close();
+  });
+  apps.push(engine);
+  const engineUrl = await listen(engine, 0, '127.0.0.1');
 
   const addGateway = async () => {
-    const gw = await buildGateway({ db, publicBaseUrl, authUrl, serviceClientSecret: gatewaySecret, workspaceApiUrl, logLevel: 'debug', logStream, clock, bus });
+    const gw = await buildGateway({ db, publicBaseUrl, authUrl, serviceClientSecret: gatewaySecret, workspaceApiUrl, engineUrl, logLevel: 'debug', logStream, clock, bus });
     apps.push(gw);
     return listen(gw, 0, '127.0.0.1');
   };
@@ -112,6 +134,9 @@ export async function startStack(): Promise<Stack> {
     },
     advance(ms) {
       offset += ms;
+    },
+    freezeClock() {
+      frozenAt ??= Date.now();
     },
     async close() {
       await Promise.allSettled(apps.map((a) => a.close()));

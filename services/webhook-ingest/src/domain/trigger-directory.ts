@@ -10,6 +10,8 @@ export type WebhookTrigger = WebhookTriggerLookup;
 export interface TriggerDirectory {
   /** The workflow's webhook trigger, or null when there is no workflow with a webhook trigger by that id. */
   lookup(workflowId: string): Promise<WebhookTrigger | null>;
+  /** Forgets what is cached for a workflow (a workflow.changed event arrived): the next lookup asks again. */
+  invalidate?(workflowId: string): void;
 }
 
 /**
@@ -32,6 +34,9 @@ export function cachedDirectory(inner: TriggerDirectory, options: { ttlMs?: numb
       // A failed lookup is not remembered: the next delivery asks again.
       value.catch(() => entries.delete(workflowId));
       return value;
+    },
+    invalidate(workflowId) {
+      entries.delete(workflowId);
     },
   };
 }

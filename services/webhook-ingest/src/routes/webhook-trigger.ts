@@ -4,7 +4,10 @@ import type { EventBus } from '@flowdesk/bus';
 import type { TriggerDirectory } from '../domain/trigger-directory.ts';
 import { checkSecretHeader, checkStandardWebhook } from '../domain/signatures.ts';
 import { triggerEventOf } from '../domain/trigger-event.ts';
+import { payloadProblem } from '../domain/payload-rules.ts';
 import type { rateLimiter } from '../domain/rate-limit.ts';
+import type { backlogGate } from '../domain/backlog-gate.ts';
+import { countDelivery } from '../adapters/telemetry.ts';
 
 export const WEBHOOK_PATH = '/functions/v1/webhook-trigger/:workflowId';
 
@@ -12,6 +15,8 @@ export interface WebhookRouteDeps {
   bus: EventBus;
   directory: TriggerDirectory;
   limiter: ReturnType<typeof rateLimiter>;
+  /** Back-pressure from the engine's backlog (absent: admission by rate only). */
+  backlog?: ReturnType<typeof backlogGate>;
   now: () => Date;
 }
 
@@ -25,14 +30,6 @@ declare module 'fastify' {
   }
 }
 
-/** True when a key or string anywhere in a parsed JSON value holds U+0000. */
-function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\0');
-  if (value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some(containsNul);
-  return Object.entries(value).some(([k, v]) => k.includes('\0') || containsNul(v));
-}
-
 /**
  * POST /functions/v1/webhook-trigger/<workflow_id>: checks, publishes a trigger event, answers 200
  * once the event is durably handed over (the bus's publish resolves after acks=all / commit), so a
@@ -40,6 +37,8 @@ function containsNul(value: unknown): boolean {
  */
 export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync {
   return async (app) => {
+    // Every answer of this route, refusals by the parser included, counted by outcome.
+    app.addHook('onResponse', async (_req, reply) => countDelivery(reply.statusCode));
     // JSON only (application/json or any +json type), kept as raw bytes for signature checks; the
     // default JSON parser is replaced in this route's scope so every body takes this path.
     app.removeContentTypeParser('application/json');
@@ -54,11 +53,10 @@ export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync
       if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
         return done(new HttpError('bad_request', 'Body must be a JSON object'), undefined);
       }
-      // Valid JSON, but no Postgres jsonb column (the bus, the run record) can hold a NUL, so the event
-      // could never be stored or run: a 400 tells the sender now, instead of a 503 it would retry forever.
-      if (body.includes('\\u0000') && containsNul(parsed)) {
-        return done(new HttpError('bad_request', 'Body must not contain the NUL character (\\u0000) in a key or string'), undefined);
-      }
+      // Valid JSON that could never be stored or run (NUL, lone surrogates, prototype keys, deep
+      // nesting): a 400 tells the sender now, instead of a 200 with no run or a 503 retried forever.
+      const problem = payloadProblem(parsed);
+      if (problem) return done(new HttpError('bad_request', problem), undefined);
       done(null, parsed);
     });
 
@@ -67,15 +65,27 @@ export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync
       if (!UUID.test(workflowId)) throw NOT_REGISTERED();
       if (req.body === undefined) throw new HttpError('bad_request', 'Body must be a JSON object');
 
-      const decision = deps.limiter.take(workflowId);
+      // One budget per workflow whatever the case of its id in the URL (UUIDs are case-insensitive).
+      const id = workflowId.toLowerCase();
+      const trigger = await deps.directory.lookup(id);
+      if (!trigger || !trigger.active) throw NOT_REGISTERED();
+
+      // Admission: the workflow's own rate (triggerConfig.rateLimitPerSecond) or the global default.
+      const decision = deps.limiter.take(id, trigger.rateLimitPerSecond);
       if (!decision.allowed) {
         throw new HttpError('rate_limited', 'Too many deliveries to this webhook; retry later', {
           'retry-after': String(decision.retryAfterSeconds),
         });
       }
 
-      const trigger = await deps.directory.lookup(workflowId.toLowerCase());
-      if (!trigger || !trigger.active) throw NOT_REGISTERED();
+      // Back-pressure: the engine is behind on this workflow; refuse now rather than queue what it
+      // cannot run soon. Nothing is published, so nothing acknowledged can be lost.
+      const pressure = deps.backlog?.admit(id);
+      if (pressure && !pressure.allowed) {
+        throw new HttpError('rate_limited', `This workflow has ${pressure.backlog} deliveries waiting to run; retry later`, {
+          'retry-after': String(pressure.retryAfterSeconds),
+        });
+      }
 
       const now = deps.now();
       if (trigger.requireSecret) {
@@ -89,11 +99,14 @@ export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync
 
       const event = triggerEventOf(trigger, req.body, req.headers, now);
       try {
-        await deps.bus.publish(TRIGGER_TOPIC, [{ key: trigger.workflowId, value: event }]);
+        // A workflow set to "one at a time, in order" (its definition's executionOrder) has its events
+        // marked ordered: the engine then runs them one after the other, in this order.
+        await deps.bus.publish(TRIGGER_TOPIC, [{ key: trigger.workflowId, value: event, ...(trigger.executionOrder === 'ordered' ? { ordered: true } : {}) }]);
       } catch (err) {
         req.log.error({ err, workflowId }, 'could not hand the trigger event over');
         throw new HttpError('unavailable', 'The delivery could not be stored; retry later', { 'retry-after': '5' });
       }
+      deps.backlog?.accepted(id);
       req.log.info({ workflowId, eventId: event.eventId }, 'webhook accepted');
       return reply.code(200).send({ accepted: true, eventId: event.eventId });
     });

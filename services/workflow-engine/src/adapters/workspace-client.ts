@@ -1,14 +1,20 @@
-import type { RecordRun, RecordedRun, Workflow } from '@flowdesk/contracts';
-import type { UserTokenSource } from '@flowdesk/service-kit';
+import { Pool } from 'undici';
+import { CREATE_TASK_BATCH_MAX, type CreateTaskBatchResult, type WorkflowDefinition, type WorkflowDefinitionPage } from '@flowdesk/contracts';
+import type { ServiceTokenSource, UserTokenSource } from '@flowdesk/service-kit';
+import type { DefinitionSource } from '../domain/definitions.ts';
 import type { CreateTaskInput } from '../domain/ports.ts';
 
-/** The engine's view of workspace-api: every call as the workflow's owner (a token obtained by user id). */
+/**
+ * The engine's view of workspace-api: the workspace writes of a run, as the workflow's owner (a token
+ * obtained by user id), and the definitions' cold start as the engine itself. Runs are not here:
+ * they are the engine's own data (adapters/run-store.ts).
+ */
 export interface WorkspaceClient {
-  /** null when the workflow does not exist (deleted since the event was published). */
-  getWorkflow(ownerId: string, workflowId: string): Promise<Workflow | null>;
-  recordRun(ownerId: string, workflowId: string, eventId: string, run: RecordRun): Promise<RecordedRun>;
   setSamplePayload(ownerId: string, workflowId: string, payload: Record<string, unknown>): Promise<void>;
   createTask(ownerId: string, input: CreateTaskInput, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  /** Present when a service token source was given. */
+  definitions?: DefinitionSource;
+  close(): Promise<void>;
 }
 
 export class WorkspaceApiError extends Error {
@@ -21,36 +27,124 @@ export class WorkspaceApiError extends Error {
   }
 }
 
-export function workspaceClient(options: { workspaceApiUrl: string; userToken: UserTokenSource; timeoutMs?: number }): WorkspaceClient {
-  const call = async (ownerId: string, method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> => {
-    const timeout = AbortSignal.timeout(options.timeoutMs ?? 10_000);
-    const res = await fetch(new URL(path, options.workspaceApiUrl), {
+interface PendingTask {
+  input: CreateTaskInput;
+  resolve(task: Record<string, unknown>): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Over one keep-alive undici Pool: a run's calls reuse connections instead of opening their own.
+ *
+ * Create Task is batched per owner: the tasks asked for during one event-loop turn, and while that
+ * owner's previous batch is in flight, go as one `POST /internal/v1/tasks/batch` (one multi-row
+ * INSERT under the owner's row-level security in workspace-api), each run getting its own answer. A
+ * workspace-api without the batch route (404 during a rolling upgrade) is called one task at a time.
+ */
+export function workspaceClient(options: {
+  workspaceApiUrl: string;
+  userToken: UserTokenSource;
+  serviceToken?: ServiceTokenSource;
+  timeoutMs?: number;
+  connections?: number;
+  /** Batches of one owner in flight at once (default 2). */
+  batchesInFlight?: number;
+}): WorkspaceClient {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const pool = new Pool(options.workspaceApiUrl, { connections: options.connections ?? 32, keepAliveTimeout: 30_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connectTimeout: 2_000 });
+  const call = async (token: string, method: 'GET' | 'PUT' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<{ status: number; json: () => Promise<unknown> }> => {
+    const res = await pool.request({
       method,
-      headers: { authorization: `Bearer ${await options.userToken(ownerId)}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      path,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
     });
-    return res;
+    const text = await res.body.text();
+    return { status: res.statusCode, json: async () => (text ? JSON.parse(text) : undefined) };
   };
-  const ok = async <T>(res: Response, what: string): Promise<T> => {
-    if (res.ok) return (res.status === 204 ? undefined : await res.json()) as T;
-    const detail = (await res.json().catch(() => ({}))) as { message?: string };
-    throw new WorkspaceApiError(res.status, `${what}: workspace-api answered ${res.status}${detail.message ? ` (${detail.message})` : ''}`);
+  const ok = async <T>(res: { status: number; json: () => Promise<unknown> }, what: string): Promise<T> => {
+    if (res.status >= 200 && res.status < 300) return (await res.json()) as T;
+    const detail = (await res.json().catch(() => ({}))) as { message?: string } | undefined;
+    throw new WorkspaceApiError(res.status, `${what}: workspace-api answered ${res.status}${detail?.message ? ` (${detail.message})` : ''}`);
   };
+  const serviceToken = options.serviceToken;
+
+  const createOne = async (ownerId: string, input: CreateTaskInput, signal?: AbortSignal) =>
+    ok<Record<string, unknown>>(await call(await options.userToken(ownerId), 'POST', '/api/v1/tasks', input, signal), 'creating the task');
+  const maxInFlight = options.batchesInFlight ?? 2;
+  let batchRoute = true;
+  const owners = new Map<string, { queue: PendingTask[]; inFlight: number; scheduled: boolean }>();
+  const schedule = (ownerId: string) => {
+    const o = owners.get(ownerId)!;
+    if (o.scheduled || o.inFlight >= maxInFlight || o.queue.length === 0) return;
+    o.scheduled = true;
+    setImmediate(() => {
+      o.scheduled = false;
+      if (o.inFlight >= maxInFlight || o.queue.length === 0) return;
+      const batch = o.queue.splice(0, CREATE_TASK_BATCH_MAX);
+      o.inFlight++;
+      void sendBatch(ownerId, batch).finally(() => {
+        o.inFlight--;
+        if (o.queue.length > 0) schedule(ownerId);
+        else if (o.inFlight === 0) owners.delete(ownerId);
+      });
+    });
+  };
+  const sendBatch = async (ownerId: string, batch: PendingTask[]): Promise<void> => {
+    if (!batchRoute || batch.length === 1) {
+      await Promise.all(batch.map((p) => createOne(ownerId, p.input).then(p.resolve, p.reject)));
+      return;
+    }
+    try {
+      const res = await call(await options.userToken(ownerId), 'POST', '/internal/v1/tasks/batch', { tasks: batch.map((p) => p.input) });
+      if (res.status === 404) {
+        batchRoute = false; // an older workspace-api
+        await sendBatch(ownerId, batch);
+        return;
+      }
+      const { results } = await ok<CreateTaskBatchResult>(res, 'creating the tasks');
+      batch.forEach((p, i) => {
+        const r = results[i];
+        if (r && 'task' in r) p.resolve(r.task);
+        else p.reject(new WorkspaceApiError(r?.status ?? 502, `creating the task: workspace-api answered ${r?.status ?? 'nothing'}${r && 'message' in r ? ` (${r.message})` : ''}`));
+      });
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    }
+  };
+
   return {
-    async getWorkflow(ownerId, workflowId) {
-      const res = await call(ownerId, 'GET', `/api/v1/workflows/${workflowId}`);
-      if (res.status === 404) return null;
-      return ok<Workflow>(res, 'reading the workflow');
-    },
-    async recordRun(ownerId, workflowId, eventId, run) {
-      return ok<RecordedRun>(await call(ownerId, 'PUT', `/internal/v1/workflows/${workflowId}/runs/${encodeURIComponent(eventId)}`, run), 'recording the run');
-    },
     async setSamplePayload(ownerId, workflowId, payload) {
-      await ok<void>(await call(ownerId, 'PUT', `/internal/v1/workflows/${workflowId}/sample-payload`, payload), 'keeping the sample payload');
+      await ok<void>(await call(await options.userToken(ownerId), 'PUT', `/internal/v1/workflows/${workflowId}/sample-payload`, payload), 'keeping the sample payload');
     },
-    async createTask(ownerId, input, signal) {
-      return ok<Record<string, unknown>>(await call(ownerId, 'POST', '/api/v1/tasks', input, signal), 'creating the task');
+    createTask(ownerId, input, signal) {
+      signal?.throwIfAborted();
+      return new Promise((resolve, reject) => {
+        // The run gives up on abort (its time limit); a task already sent in a batch may still be created.
+        const onAbort = () => reject(signal!.reason);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        const done = <T>(f: (v: T) => void) => (v: T) => {
+          signal?.removeEventListener('abort', onAbort);
+          f(v);
+        };
+        let o = owners.get(ownerId);
+        if (!o) owners.set(ownerId, (o = { queue: [], inFlight: 0, scheduled: false }));
+        o.queue.push({ input, resolve: done(resolve), reject: done(reject) });
+        schedule(ownerId);
+      });
     },
+    definitions: serviceToken && {
+      async page(after) {
+        const q = after ? `?after=${encodeURIComponent(after)}` : '';
+        return ok<WorkflowDefinitionPage>(await call(await serviceToken(), 'GET', `/internal/v1/workflow-definitions${q}`), 'reading workflow definitions');
+      },
+      async get(workflowId) {
+        const res = await call(await serviceToken(), 'GET', `/internal/v1/workflow-definitions/${encodeURIComponent(workflowId)}`);
+        if (res.status === 404) return null;
+        return ok<WorkflowDefinition>(res, 'reading a workflow definition');
+      },
+    },
+    close: () => pool.close(),
   };
 }

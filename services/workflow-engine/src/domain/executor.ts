@@ -10,7 +10,9 @@
  * "not taken" down all its edges.
  */
 import type { RunStep, TriggerEvent, WorkflowGraph, WorkflowNode } from '@flowdesk/contracts';
-import { NodeFailedError } from './errors.ts';
+import { withSpan } from '@flowdesk/telemetry';
+import { nodeDuration, ssrfRefusals } from '../adapters/telemetry.ts';
+import { findCause, NodeFailedError, SsrfBlockedError } from './errors.ts';
 import type { EnginePorts } from './ports.ts';
 import { TemplateRenderer } from './template.ts';
 import { conditionHandler } from './nodes/condition.ts';
@@ -47,6 +49,8 @@ export interface ExecuteWorkflowInput {
   ports: EnginePorts;
   limits?: Partial<RunLimits>;
   httpNode?: Partial<HttpNodeOptions>;
+  /** Plaintext of the credentials the graph refers to, by name (docs/credentials.md). */
+  credentials?: ReadonlyMap<string, string>;
 }
 
 // Each handler is typed by its own node's params; the executor dispatches on node.type.
@@ -54,6 +58,18 @@ export interface ExecuteWorkflowInput {
 type AnyHandler = NodeHandler<any, any>;
 
 type EdgeState = 'pending' | 'taken' | 'not_taken';
+
+/**
+ * Plans per graph object: the engine's definition cache hands every run of one workflow version the
+ * same graph, so the checks and indexes are built once per version, not once per run (a plan is
+ * only read).
+ */
+const plans = new WeakMap<WorkflowGraph, ReturnType<typeof planGraph>>();
+function planOf(graph: WorkflowGraph): ReturnType<typeof planGraph> {
+  let plan = plans.get(graph);
+  if (!plan) plans.set(graph, (plan = planGraph(graph)));
+  return plan;
+}
 
 export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunRecord> {
   const { workflow, event, ports } = input;
@@ -67,7 +83,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   const steps: RunStep[] = [];
   const warnings: string[] = [];
   const outputs = new Map<string, unknown>();
-  const renderer = new TemplateRenderer({ payload: event.payload, headers: event.headers, nodes: outputs });
+  const renderer = new TemplateRenderer({ payload: event.payload, headers: event.headers, nodes: outputs, credentials: input.credentials });
   let error: string | null = null;
   let actionsRun = 0;
   let conditionStopped = false;
@@ -79,7 +95,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   );
 
   try {
-    const plan = planGraph(workflow.graph);
+    const plan = planOf(workflow.graph);
     if (plan.problem) throw new NodeFailedError(plan.problem);
     if (plan.reachable.size === 0) warnings.push('the workflow has no nodes after the trigger');
 
@@ -103,7 +119,9 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       } else {
         if (++executed > limits.maxNodesPerRun) throw new NodeFailedError(`the run exceeded its limit of ${limits.maxNodesPerRun} executed nodes`);
         const handler = handlers[node.type];
-        const result = await runStep(node, handler);
+        // One span per executed node: the HTTP Request node's outbound call and Create Task's
+        // workspace-api call become its children (docs/observability.md).
+        const result = await withSpan('workflow-engine', `node ${node.type}`, () => runStep(node, handler), { attributes: { 'flowdesk.node.id': node.id, 'flowdesk.node.type': node.type } });
         if (!result) break; // the step failed: stop at the first failure
         if (handler.isAction) actionsRun++;
         if (result.branch === 'false' && !out.some((i) => workflow.graph.edges[i]!.branch === 'false') && actionsRun === 0) conditionStopped = true;
@@ -168,6 +186,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       step.output = result.recorded ?? result.output;
       return result;
     } catch (err) {
+      if (findCause(err, SsrfBlockedError)) ssrfRefusals.inc();
       step.status = 'failed';
       step.error = (err as Error).message || String(err);
       if (err instanceof NodeFailedError) step.output = err.output;
@@ -176,6 +195,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       return null;
     } finally {
       step.durationMs = ports.clock().getTime() - stepStart.getTime();
+      nodeDuration.observe({ type: node.type, status: step.status }, step.durationMs / 1000);
     }
   }
 

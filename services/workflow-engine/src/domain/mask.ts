@@ -1,12 +1,16 @@
+import { SECRET_FIELD_NAME, SECRET_HEADER_NAME, SECRET_MASK, SECRET_PARAM_NAME } from '@flowdesk/contracts';
+
 /**
  * Masks secrets in what a run records. Steps are shown in the runs panel and over MCP (read
  * scope), so an Authorization header the workflow sends must not be readable there. The request
  * itself is sent unmasked; only the recorded copy changes.
  */
 
-const SENSITIVE_HEADER = /^(authorization|proxy-authorization|cookie|set-cookie)$|token|secret|password|passwd|api[-_]?key|signature|session|credential/i;
-const SENSITIVE_PARAM = /token|secret|password|passwd|api[-_]?key|signature|sig$|auth|credential|session|^key$|^code$/i;
+// The names that mark a secret, shared with workspace-api's masking of inline secrets (libs/contracts).
+const SENSITIVE_HEADER = SECRET_HEADER_NAME;
+const SENSITIVE_PARAM = SECRET_PARAM_NAME;
 export const MASK = '***';
+export { SECRET_MASK };
 
 export function isSensitiveName(name: string): boolean {
   return SENSITIVE_HEADER.test(name);
@@ -41,7 +45,7 @@ export function maskUrl(raw: string): string {
   return url.href;
 }
 
-const SENSITIVE_KEY = /password|passwd|secret|token|api[-_]?key|credential/i;
+const SENSITIVE_KEY = SECRET_FIELD_NAME;
 
 /** A copy of a JSON body with secret-looking keys masked, for the recorded step input. */
 export function maskJson(value: unknown): unknown {
@@ -52,4 +56,48 @@ export function maskJson(value: unknown): unknown {
     return out;
   }
   return value;
+}
+
+
+/**
+ * The forms in which a resolved credential may show up in what a run records: as written, and
+ * URL-encoded (a credential in a query string). Values under 4 characters are not searched for
+ * (they would mask ordinary text); docs/credentials.md says so.
+ */
+function secretForms(secrets: Iterable<string>): string[] {
+  const forms = new Set<string>();
+  for (const s of secrets) {
+    if (s.length < 4) continue;
+    forms.add(s);
+    forms.add(encodeURIComponent(s));
+    forms.add(JSON.stringify(s).slice(1, -1));
+  }
+  // Longest first, so a secret containing another is replaced whole.
+  return [...forms].filter((f) => f.length >= 4).sort((a, b) => b.length - a.length);
+}
+
+/**
+ * A copy of a recorded value (step inputs, outputs, errors, warnings, log fields) with every
+ * occurrence of a resolved credential value replaced by `••••`. Keys are masked too (a header named
+ * after a secret). The request itself was sent with the real values; only the record changes.
+ */
+export function redactSecrets<T>(value: T, secrets: Iterable<string>): T {
+  const forms = secretForms(secrets);
+  if (forms.length === 0) return value;
+  const redactString = (s: string) => {
+    let out = s;
+    for (const f of forms) if (out.includes(f)) out = out.split(f).join(SECRET_MASK);
+    return out;
+  };
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return redactString(v);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v !== null && typeof v === 'object' && !(v instanceof Date)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[redactString(k)] = walk(x);
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
 }

@@ -1,10 +1,22 @@
 import type { TriggerEvent } from '@flowdesk/contracts';
+import type { RunStore } from '../adapters/run-store.ts';
+import type { CredentialStore } from '../adapters/credential-store.ts';
+import { redactSecrets } from './mask.ts';
+import { credentialNames } from './template.ts';
 import type { WorkspaceClient } from '../adapters/workspace-client.ts';
+import type { DefinitionCache } from './definitions.ts';
+import { currentTraceId, withSpan } from '@flowdesk/telemetry';
+import { runDuration, runsFinished, runsStarted } from '../adapters/telemetry.ts';
 import { executeWorkflow, type RunLimits } from './executor.ts';
 import type { Clock, HttpClient, LogPort } from './ports.ts';
 
 export interface ProcessDeps {
-  workspace: WorkspaceClient;
+  runs: RunStore;
+  /** The owner's credentials, read only for a graph that refers to some (docs/credentials.md). */
+  credentials?: Pick<CredentialStore, 'resolve'>;
+  definitions: DefinitionCache;
+  workspace: Pick<WorkspaceClient, 'createTask' | 'setSamplePayload'>;
+  samples: SampleKeeper;
   http: HttpClient;
   clock: Clock;
   log: LogPort;
@@ -14,47 +26,89 @@ export interface ProcessDeps {
 export type ProcessOutcome = 'ran' | 'duplicate' | 'workflow-gone' | 'inactive';
 
 /**
- * One trigger event, start to end. The run is claimed first (recorded `running` under the event id):
- * a redelivered event whose run already finished is not executed again, so at-least-once delivery
- * still gives one run per event. A run left `running` by an engine that died is executed again on
- * redelivery. Failures to reach workspace-api throw, and the bus retries the event.
+ * One trigger event, start to end. The definition comes from the engine's cache (workflow.changed
+ * events), never from a per-run read. The run is claimed first (recorded `running` under the event
+ * id, batched with the other runs starting in the same turn): a redelivered event whose run already
+ * finished is not executed again, so at-least-once delivery still gives one run per event. A run left
+ * `running` by an engine that died is executed again on redelivery. The outcome is recorded (batched)
+ * before the handler resolves, so the bus acknowledges the event only once its run is stored.
  */
 export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps): Promise<ProcessOutcome> {
-  const { workspace, clock, log } = deps;
-  const workflow = await workspace.getWorkflow(event.ownerId, event.workflowId);
-  if (!workflow) {
+  const { clock, log, runs } = deps;
+  let workflow = await deps.definitions.get(event.workflowId);
+  // Ingest accepted this event, so the workflow was active then; a cache that says otherwise may only
+  // lag its workflow.changed events (the outbox relay): read it once from its owner before skipping.
+  if (workflow && !workflow.active) workflow = await deps.definitions.refresh(event.workflowId);
+  if (!workflow || workflow.ownerId !== event.ownerId) {
+    // Deleted since the webhook was accepted: there is no workflow left to show a run under.
     log.info({ workflowId: event.workflowId, eventId: event.eventId }, 'workflow no longer exists; event dropped');
     return 'workflow-gone';
   }
+  const key = { ownerId: event.ownerId, workflowId: workflow.id, eventId: event.eventId };
   const startedAt = clock().toISOString();
-  const claim = await workspace.recordRun(event.ownerId, workflow.id, event.eventId, { status: 'running', triggerPayload: event.payload, startedAt });
-  if (!claim.changed) return 'duplicate';
+  // The run keeps its trace's id (the bus handler's span continues the webhook request's trace).
+  const traceId = currentTraceId();
+  const claimed = await runs.record({ ...key, status: 'running', payload: event.payload, startedAt, ...(traceId ? { traceId } : {}) }).catch(async (err: unknown) => {
+    // Postgres error class 22 (data exception): the data, not the database, is the problem. Anything
+    // else (the database unreachable) throws, and the bus retries the event.
+    if (!String((err as { code?: unknown }).code ?? '').startsWith('22')) throw err;
+    // The payload itself may be what the database refuses (e.g. a \u0000 in a string): record the run
+    // as failed with the reason rather than retrying a write that can never succeed.
+    const reason = `the run could not be stored: ${(err as Error).message}`;
+    const stored = await runs.record({ ...key, status: 'failed', payload: { unstorablePayload: true }, error: reason, startedAt, finishedAt: clock().toISOString() });
+    if (stored) log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its payload could not be stored');
+    return null;
+  });
+  if (claimed === null) return 'ran';
+  if (!claimed) return 'duplicate';
 
-  // The editor's variable picker shows the latest real payload; losing one update is harmless.
-  await workspace.setSamplePayload(event.ownerId, workflow.id, event.payload).catch((err: unknown) => log.warn({ err, workflowId: workflow.id }, 'sample payload not kept'));
+  deps.samples.keep(event.ownerId, workflow.id, event.payload);
 
   if (!workflow.active) {
     // Deactivated between the webhook's acceptance and now: inactive workflows do not run.
-    await workspace.recordRun(event.ownerId, workflow.id, event.eventId, {
-      status: 'skipped',
-      error: 'The workflow was deactivated before this event was processed',
-      finishedAt: clock().toISOString(),
-    });
+    await runs.record({ ...key, status: 'skipped', error: 'The workflow was deactivated before this event was processed', finishedAt: clock().toISOString() });
     return 'inactive';
   }
 
-  const record = await executeWorkflow({
+  // Credentials: one query on the engine's own database, only when the graph refers to some. A store
+  // that cannot answer (not configured, a key missing) fails the run with the reason, never silently.
+  let credentials: Map<string, string> | undefined;
+  const names = credentialNames(workflow.graph);
+  if (names.length > 0) {
+    try {
+      if (!deps.credentials) throw new Error('the credentials store is not configured on this server (CREDENTIALS_KEY)');
+      credentials = await deps.credentials.resolve(event.ownerId, names);
+    } catch (err) {
+      const error = `credentials could not be read: ${(err as Error).message}`;
+      await runs.record({ ...key, status: 'failed', error, finishedAt: clock().toISOString() });
+      return 'ran';
+    }
+  }
+  const secrets = [...(credentials?.values() ?? [])];
+  // Resolved values never reach a log line or the recorded run: both pass through redactSecrets.
+  const runLog = secrets.length === 0 ? log : {
+    info: (obj: object, msg?: string) => log.info(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
+    warn: (obj: object, msg?: string) => log.warn(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
+    error: (obj: object, msg?: string) => log.error(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
+  };
+  runsStarted.inc();
+  const executed = await withSpan('workflow-engine', 'workflow run', () => executeWorkflow({
     workflow: { id: workflow.id, ownerId: event.ownerId, graph: workflow.graph },
     event,
     limits: deps.limits,
+    credentials,
     ports: {
       http: deps.http,
       clock,
-      log,
-      createTask: (ownerId, input, { signal }) => workspace.createTask(ownerId, input, signal),
+      log: runLog,
+      createTask: (ownerId, input, { signal }) => deps.workspace.createTask(ownerId, input, signal),
     },
-  });
-  await workspace.recordRun(event.ownerId, workflow.id, event.eventId, {
+  }), { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } });
+  const record = secrets.length === 0 ? executed : { ...executed, steps: redactSecrets(executed.steps, secrets), warnings: redactSecrets(executed.warnings, secrets), error: redactSecrets(executed.error, secrets) };
+  runsFinished.inc({ status: record.status });
+  runDuration.observe({ status: record.status }, record.durationMs / 1000);
+  await runs.record({
+    ...key,
     status: record.status,
     steps: record.steps,
     warnings: record.warnings,
@@ -62,6 +116,29 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
     startedAt: record.startedAt,
     finishedAt: record.finishedAt,
   });
-  log.info({ workflowId: workflow.id, eventId: event.eventId, status: record.status, durationMs: record.durationMs }, 'run finished');
   return 'ran';
+}
+
+/**
+ * The editor's variable picker shows a recent real payload (kept by workspace-api, with the workflow).
+ * Keeping it on every run would cost workspace-api a write per run: at most one per workflow every
+ * `intervalMs`, in the background; losing one is harmless.
+ */
+export class SampleKeeper {
+  private readonly last = new Map<string, number>();
+  constructor(
+    private readonly workspace: Pick<WorkspaceClient, 'setSamplePayload'>,
+    private readonly log: LogPort,
+    private readonly intervalMs = 1_000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  keep(ownerId: string, workflowId: string, payload: Record<string, unknown>): void {
+    const at = this.now();
+    const prev = this.last.get(workflowId);
+    if (prev !== undefined && at - prev < this.intervalMs) return;
+    if (this.last.size > 100_000) this.last.clear();
+    this.last.set(workflowId, at);
+    this.workspace.setSamplePayload(ownerId, workflowId, payload).catch((err: unknown) => this.log.warn({ err, workflowId }, 'sample payload not kept'));
+  }
 }

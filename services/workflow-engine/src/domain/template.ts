@@ -13,6 +13,24 @@ export interface TemplateScope {
   headers: Record<string, string>;
   /** Outputs of nodes that already ran: `{{nodes.<id>.<path>}}`. */
   nodes: ReadonlyMap<string, unknown>;
+  /**
+   * Plaintext of the owner's credentials the workflow refers to: `{{credentials.<name>}}`
+   * (docs/credentials.md). Unlike a missing field, an unknown name fails the run: sending a request
+   * without its secret would only fail later, less clearly.
+   */
+  credentials?: ReadonlyMap<string, string>;
+}
+
+/** A `{{credentials.<name>}}` the owner has no credential for (or a malformed reference). */
+export class CredentialReferenceError extends Error {}
+
+const CREDENTIAL_REFERENCE = /\{\{\s*credentials\.([^{}\s]*?)\s*\}\}/g;
+
+/** The credential names a graph refers to, so a run loads only those (none: no query at all). */
+export function credentialNames(graph: unknown): string[] {
+  const names = new Set<string>();
+  for (const m of JSON.stringify(graph).matchAll(CREDENTIAL_REFERENCE)) names.add(m[1] ?? '');
+  return [...names];
 }
 
 // Whitespace inside the braces is allowed; braces cannot nest, so a value containing "{{" is inert.
@@ -98,7 +116,14 @@ export class TemplateRenderer {
       const output = this.scope.nodes.get(id);
       return fieldPath.length === 0 ? { found: true, value: output } : walk(output, fieldPath);
     }
-    return { found: false, why: 'unknown variable (variables start with trigger. or nodes.)' };
+    if (root === 'credentials') {
+      const name = rest.join('.');
+      if (rest.length !== 1 || name === '') throw new CredentialReferenceError(`{{${path}}} is not a credential reference: write {{credentials.<name>}}`);
+      const value = this.scope.credentials?.get(name);
+      if (value === undefined) throw new CredentialReferenceError(`unknown credential "${name}" ({{credentials.${name}}}): create it under Settings → Credentials`);
+      return { found: true, value };
+    }
+    return { found: false, why: 'unknown variable (variables start with trigger., nodes. or credentials.)' };
   }
 }
 

@@ -11,7 +11,9 @@ export const WORKSPACE_SCHEMA = 'workspace';
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
 
 export function createPrismaClient(db: Database): PrismaClient {
-  return new PrismaClient({ adapter: db.adapter });
+  // minimal: an error's message is Prisma's description, not a rendering of the calling source
+  // (which costs CPU on every error and puts code into logs).
+  return new PrismaClient({ adapter: db.adapter, errorFormat: 'minimal' });
 }
 
 export function migrateWorkspace(db: Database) {
@@ -31,4 +33,11 @@ export const TRIGGER_READER_ROLE = 'flowdesk_trigger_reader';
 
 export function asTriggerReader<R>(prisma: PrismaClient, fn: (tx: Tx) => Promise<R>): Promise<R> {
   return withRole<Tx, R>(prisma as never, TRIGGER_READER_ROLE, fn);
+}
+
+/** The role that may read workflow definitions (no secrets) of every owner (migration 20261123000000). */
+export const DEFINITION_READER_ROLE = 'flowdesk_definition_reader';
+
+export function asDefinitionReader<R>(prisma: PrismaClient, fn: (tx: Tx) => Promise<R>): Promise<R> {
+  return withRole<Tx, R>(prisma as never, DEFINITION_READER_ROLE, fn);
 }

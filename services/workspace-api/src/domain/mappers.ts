@@ -1,11 +1,10 @@
-import type { CalendarEntry, Note, Project, Task, Workflow, WorkflowGraph, WorkflowRun, RunStep } from '@flowdesk/contracts';
+import type { CalendarEntry, ExecutionOrder, Note, Project, Task, Workflow, WorkflowDefinition, WorkflowGraph } from '@flowdesk/contracts';
 import type {
   CalendarEntry as CalendarRow,
   Note as NoteRow,
   Project as ProjectRow,
   Task as TaskRow,
   Workflow as WorkflowRow,
-  WorkflowRun as RunRow,
 } from '../generated/prisma/client.ts';
 import { iso, isoOrNull, toDateOnly } from './dates.ts';
 
@@ -72,6 +71,7 @@ export const toWorkflow =
     active: r.active,
     graph: r.graph as unknown as WorkflowGraph,
     triggerConfig: r.triggerConfig as Record<string, unknown>,
+    executionOrder: r.executionOrder as ExecutionOrder,
     webhook: r.triggerType === 'webhook' ? { url: webhookUrl(publicBaseUrl, r.id), requireSecret: r.requireWebhookSecret } : null,
     samplePayload: (r.samplePayload as Record<string, unknown> | null) ?? null,
     samplePayloadAt: isoOrNull(r.samplePayloadAt),
@@ -79,17 +79,17 @@ export const toWorkflow =
     updatedAt: iso(r.updatedAt),
   });
 
-export const toRun = (r: RunRow): WorkflowRun => ({
+
+/** What workflow.changed events and the definitions API carry: no name, no secret. */
+export const toDefinition = (
+  r: Pick<WorkflowRow, 'id' | 'ownerId' | 'version' | 'triggerType' | 'active' | 'executionOrder' | 'graph' | 'triggerConfig'>,
+): WorkflowDefinition => ({
   id: r.id,
-  workflowId: r.workflowId,
-  eventId: r.eventId,
-  status: r.status,
-  triggerPayload: r.triggerPayload as Record<string, unknown>,
-  steps: r.steps as unknown as RunStep[],
-  warnings: r.warnings as unknown as string[],
-  error: r.error,
-  createdAt: iso(r.createdAt),
-  startedAt: isoOrNull(r.startedAt),
-  finishedAt: isoOrNull(r.finishedAt),
-  durationMs: r.startedAt && r.finishedAt ? r.finishedAt.getTime() - r.startedAt.getTime() : null,
+  ownerId: r.ownerId,
+  version: r.version,
+  triggerType: r.triggerType,
+  active: r.active,
+  executionOrder: r.executionOrder as ExecutionOrder,
+  graph: r.graph as unknown as WorkflowGraph,
+  triggerConfig: r.triggerConfig as Record<string, unknown>,
 });

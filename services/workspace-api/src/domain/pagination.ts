@@ -8,6 +8,8 @@ import { HttpError, DEFAULT_PAGE_SIZE, type PageOf } from '@flowdesk/contracts';
  */
 type Cursor = { l: string; k: 'keyset'; t: string; id: string } | { l: string; k: 'offset'; o: number };
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 const encode = (c: Cursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
 
 function decode(listing: string, kind: Cursor['k'], raw: string | undefined): Cursor | undefined {
@@ -20,7 +22,7 @@ function decode(listing: string, kind: Cursor['k'], raw: string | undefined): Cu
   }
   const valid =
     c &&
-    ((c.k === 'keyset' && typeof c.t === 'string' && typeof c.id === 'string' && !Number.isNaN(Date.parse(c.t))) ||
+    ((c.k === 'keyset' && typeof c.t === 'string' && typeof c.id === 'string' && UUID.test(c.id) && !Number.isNaN(Date.parse(c.t))) ||
       (c.k === 'offset' && Number.isInteger(c.o) && c.o >= 0));
   if (!valid) throw new HttpError('validation_failed', 'querystring.cursor is not a cursor this API returned');
   if (c!.l !== listing || c!.k !== kind) throw new HttpError('validation_failed', 'querystring.cursor belongs to another listing');
@@ -37,6 +39,8 @@ export function keysetPage(listing: string, cursorRaw: string | undefined, limit
   const c = decode(listing, 'keyset', cursorRaw) as Extract<Cursor, { k: 'keyset' }> | undefined;
   return {
     where: c ? { OR: [{ createdAt: { lt: new Date(c.t) } }, { createdAt: new Date(c.t), id: { lt: c.id } }] } : {},
+    /** The same position for SQL: rows strictly before (createdAt, id) in newest-first order. */
+    after: c ? { createdAt: new Date(c.t), id: c.id } : undefined,
     orderBy: [{ createdAt: 'desc' as const }, { id: 'desc' as const }],
     take: limit + 1,
     toPage<Row extends { id: string; createdAt: Date }, T>(rows: Row[], map: (r: Row) => T): PageOf<T> {

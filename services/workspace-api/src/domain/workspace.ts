@@ -83,8 +83,7 @@ export async function tagCounts(tx: Tx): Promise<TagCount[]> {
 export async function overview(tx: Tx, now: Date): Promise<Overview> {
   const today = startOfUtcDay(now);
   const open = { status: { in: OPEN_STATUSES } };
-  const dayAgo = new Date(now.getTime() - 86_400_000);
-  const [projects, openTasks, doneTasks, overdue, dueToday, dueThisWeek, notes, upcoming, workflows, activeWorkflows, runs, failed] =
+  const [projects, openTasks, doneTasks, overdue, dueToday, dueThisWeek, notes, upcoming, workflows, activeWorkflows] =
     await Promise.all([
       tx.project.groupBy({ by: ['status'], _count: { _all: true } }),
       tx.task.count({ where: open }),
@@ -96,8 +95,6 @@ export async function overview(tx: Tx, now: Date): Promise<Overview> {
       tx.calendarEntry.count({ where: { endsAt: { gt: now }, startsAt: { lt: addDays(now, 7) } } }),
       tx.workflow.count(),
       tx.workflow.count({ where: { active: true } }),
-      tx.workflowRun.count({ where: { createdAt: { gte: dayAgo } } }),
-      tx.workflowRun.count({ where: { createdAt: { gte: dayAgo }, status: 'failed' } }),
     ]);
   const projectCount = (s: string) => projects.find((p) => p.status === s)?._count._all ?? 0;
   return {
@@ -105,7 +102,9 @@ export async function overview(tx: Tx, now: Date): Promise<Overview> {
     tasks: { open: openTasks, done: doneTasks, overdue, dueToday, dueThisWeek },
     notes,
     calendar: { upcoming7Days: upcoming },
-    workflows: { total: workflows, active: activeWorkflows, runsLast24h: runs, failedLast24h: failed },
+    // Runs are the workflow engine's data: its GET /api/v1/workflow-runs/summary gives these two, and
+    // the MCP gateway's overview tool fills them in from there (docs/workflow-engine.md).
+    workflows: { total: workflows, active: activeWorkflows, runsLast24h: 0, failedLast24h: 0 },
     asOf: now.toISOString(),
   };
 }

@@ -1,57 +1,29 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { HttpError, IdParams, RecordRun, RecordedRun, RunEventParams, notFound } from '@flowdesk/contracts';
-import type { Prisma } from '../generated/prisma/client.ts';
-import { asUser } from '../adapters/db.ts';
-import { toRun } from '../domain/mappers.ts';
+import { Compile } from 'typebox/compile';
+import { CreateTask, CreateTaskBatch, CreateTaskBatchResult, HttpError, IdParams, notFound } from '@flowdesk/contracts';
+import { toTask } from '../domain/mappers.ts';
+import { taskChanges } from '../domain/tasks.ts';
 import { errorResponses } from './schemas.ts';
 
-const FINISHED = new Set(['succeeded', 'failed', 'skipped']);
-const json = (v: unknown) => v as Prisma.InputJsonValue;
+const createTaskCheck = Compile(CreateTask);
+type BatchAnswer = CreateTaskBatchResult['results'][number];
 
 /**
- * What the workflow engine writes, as the workflow's owner (a user token it obtained by user id,
- * `azp` workflow-engine): runs and the sample payload. Row-level security applies as for any user
+ * What the workflow engine writes here, as the workflow's owner (a user token it obtained by user id,
+ * `azp` workflow-engine): the sample payload the editor's variable picker shows (runs are the engine's
+ * own data since they moved to its `engine` schema). Row-level security applies as for any user
  * request; the azp check keeps users — and an assistant with a user's token — from forging runs.
+ * And the Create Task nodes of many runs of one owner in one call (POST /internal/v1/tasks/batch).
  */
 export const internalRunRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { prisma, now } = app.ctx;
+  const { now, tasks, workflows } = app.ctx;
   const writeAccess = app.requireAccess('write');
   const engineOnly = async (req: FastifyRequest, reply: Parameters<typeof writeAccess>[1]) => {
     await writeAccess(req, reply);
-    if (req.identity.azp !== 'workflow-engine') throw new HttpError('forbidden', 'Only the workflow engine records runs');
+    if (req.identity.azp !== 'workflow-engine') throw new HttpError('forbidden', 'Only the workflow engine keeps sample payloads');
   };
-
-  app.put(
-    '/workflows/:id/runs/:eventId',
-    { preHandler: engineOnly, schema: { hide: true, params: RunEventParams, body: RecordRun, response: { 200: RecordedRun, ...errorResponses } } },
-    async (req) => {
-      const { id, eventId } = req.params;
-      const { userId } = req.identity;
-      const b = req.body;
-      const data = {
-        status: b.status,
-        ...(b.triggerPayload !== undefined ? { triggerPayload: json(b.triggerPayload) } : {}),
-        ...(b.steps !== undefined ? { steps: json(b.steps) } : {}),
-        ...(b.warnings !== undefined ? { warnings: json(b.warnings) } : {}),
-        ...(b.error !== undefined ? { error: b.error } : {}),
-        ...(b.startedAt !== undefined ? { startedAt: b.startedAt ? new Date(b.startedAt) : null } : {}),
-        ...(b.finishedAt !== undefined ? { finishedAt: b.finishedAt ? new Date(b.finishedAt) : null } : {}),
-      };
-      return asUser(prisma, userId, async (tx) => {
-        const wf = await tx.workflow.findUnique({ where: { id }, select: { id: true } });
-        if (!wf) throw notFound('Workflow');
-        const key = { ownerId_workflowId_eventId: { ownerId: userId, workflowId: id, eventId } };
-        const existing = await tx.workflowRun.findUnique({ where: key });
-        if (existing && FINISHED.has(existing.status)) return { run: toRun(existing), changed: false };
-        const run = existing
-          ? await tx.workflowRun.update({ where: key, data })
-          : await tx.workflowRun.create({ data: { ...data, ownerId: userId, workflowId: id, eventId } });
-        return { run: toRun(run), changed: true };
-      });
-    },
-  );
 
   app.put(
     '/workflows/:id/sample-payload',
@@ -60,11 +32,51 @@ export const internalRunRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { hide: true, params: IdParams, body: Type.Record(Type.String(), Type.Unknown()), response: { 204: Type.Null(), ...errorResponses } },
     },
     async (req, reply) => {
-      const { count } = await asUser(prisma, req.identity.userId, (tx) =>
-        tx.workflow.updateMany({ where: { id: req.params.id }, data: { samplePayload: json(req.body), samplePayloadAt: now() } }),
-      );
-      if (count === 0) throw notFound('Workflow');
+      // One statement through the executor: the engine writes it up to once a second per workflow.
+      if (!(await workflows.setSamplePayload(req.identity.userId, req.params.id, req.body, now()))) throw notFound('Workflow');
       return reply.code(204).send(null);
+    },
+  );
+
+  // Many runs' Create Task for one owner: one multi-row INSERT under the owner's row-level security
+  // (one statement, one round trip, one commit) instead of a request each. Items are validated one by
+  // one like POST /api/v1/tasks, so a bad item fails only its run; a project the owner cannot see fails
+  // the INSERT as a whole, and the valid items are then inserted one by one so only that one is 404.
+  app.post(
+    '/tasks/batch',
+    {
+      preHandler: engineOnly,
+      schema: { hide: true, body: CreateTaskBatch, response: { 200: CreateTaskBatchResult, ...errorResponses } },
+    },
+    async (req) => {
+      const userId = req.identity.userId;
+      const at = new Date();
+      const results: BatchAnswer[] = new Array(req.body.tasks.length);
+      const valid: { index: number; data: ReturnType<typeof taskChanges> & { title: string } }[] = [];
+      req.body.tasks.forEach((item, index) => {
+        if (!createTaskCheck.Check(item)) {
+          const first = createTaskCheck.Errors(item)[0];
+          results[index] = { status: 400, error: 'validation_failed', message: `body${first?.instancePath.replaceAll('/', '.') ?? ''} ${first?.message ?? 'is invalid'}` };
+          return;
+        }
+        valid.push({ index, data: { ...taskChanges(item, undefined, now()), title: item.title } });
+      });
+      const answer = (e: unknown): BatchAnswer => {
+        if (e instanceof HttpError) return { status: e.statusCode, error: e.code, message: e.message };
+        throw e;
+      };
+      if (valid.length > 0) {
+        try {
+          const rows = await tasks.createMany(userId, valid.map((v) => v.data), at);
+          rows.forEach((row, i) => (results[valid[i]!.index] = { status: 201, task: toTask(row) }));
+        } catch (err) {
+          answer(err); // anything but "not yours" is the server's problem
+          for (const v of valid) {
+            results[v.index] = await tasks.create(userId, v.data, at).then((row) => ({ status: 201 as const, task: toTask(row) }), answer);
+          }
+        }
+      }
+      return { results };
     },
   );
 };

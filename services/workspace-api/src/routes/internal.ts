@@ -1,6 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { IdParams, WebhookTriggerLookup, notFound } from '@flowdesk/contracts';
-import { asTriggerReader } from '../adapters/db.ts';
+import Type from 'typebox';
+import { IdParams, WebhookTriggerLookup, WorkflowDefinition, WorkflowDefinitionPage, notFound } from '@flowdesk/contracts';
+import { asDefinitionReader, asTriggerReader } from '../adapters/db.ts';
+import { toDefinition } from '../domain/mappers.ts';
+
+const DEFINITION_COLUMNS = { id: true, ownerId: true, version: true, triggerType: true, active: true, executionOrder: true, graph: true, triggerConfig: true } as const;
 import { errorResponses } from './schemas.ts';
 
 /**
@@ -20,11 +24,12 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const row = await asTriggerReader(prisma, (tx) =>
         tx.workflow.findUnique({
           where: { id: req.params.id },
-          select: { id: true, ownerId: true, triggerType: true, active: true, requireWebhookSecret: true, webhookSecretCipher: true, triggerConfig: true },
+          select: { id: true, ownerId: true, triggerType: true, active: true, requireWebhookSecret: true, webhookSecretCipher: true, triggerConfig: true, executionOrder: true },
         }),
       );
       if (!row || row.triggerType !== 'webhook') throw notFound('Webhook trigger');
-      const config = (row.triggerConfig ?? {}) as { signature?: unknown };
+      const config = (row.triggerConfig ?? {}) as { signature?: unknown; rateLimitPerSecond?: unknown };
+      const rate = config.rateLimitPerSecond;
       return {
         workflowId: row.id,
         ownerId: row.ownerId,
@@ -32,7 +37,44 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
         requireSecret: row.requireWebhookSecret,
         signature: config.signature === 'standard-webhooks' ? ('standard-webhooks' as const) : ('none' as const),
         secret: row.webhookSecretCipher ? secrets.open(row.webhookSecretCipher) : null,
+        executionOrder: row.executionOrder === 'ordered' ? ('ordered' as const) : ('parallel' as const),
+        ...(typeof rate === 'number' && Number.isFinite(rate) && rate > 0 ? { rateLimitPerSecond: rate } : {}),
       };
+    },
+  );
+
+  // The definition caches' cold start (workflow engine, webhook-ingest): every workflow's current
+  // definition, by id, in pages. Afterwards they follow workflow.changed events.
+  app.get(
+    '/workflow-definitions',
+    {
+      preHandler: app.requireService('workflow-engine', 'webhook-ingest'),
+      schema: {
+        hide: true,
+        querystring: Type.Object({ after: Type.Optional(Type.String({ format: 'uuid' })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 500 })) }, { additionalProperties: false }),
+        response: { 200: WorkflowDefinitionPage, ...errorResponses },
+      },
+    },
+    async (req) => {
+      const limit = req.query.limit ?? 500;
+      const rows = await asDefinitionReader(prisma, (tx) =>
+        tx.workflow.findMany({ where: req.query.after ? { id: { gt: req.query.after } } : {}, orderBy: { id: 'asc' }, take: limit, select: DEFINITION_COLUMNS }),
+      );
+      return { items: rows.map(toDefinition), next: rows.length === limit ? rows[rows.length - 1]!.id : null };
+    },
+  );
+
+  // One definition: a cache miss (a workflow created a moment ago, whose event has not arrived yet).
+  app.get(
+    '/workflow-definitions/:id',
+    {
+      preHandler: app.requireService('workflow-engine', 'webhook-ingest'),
+      schema: { hide: true, params: IdParams, response: { 200: WorkflowDefinition, ...errorResponses } },
+    },
+    async (req) => {
+      const row = await asDefinitionReader(prisma, (tx) => tx.workflow.findUnique({ where: { id: req.params.id }, select: DEFINITION_COLUMNS }));
+      if (!row) throw notFound('Workflow');
+      return toDefinition(row);
     },
   );
 };

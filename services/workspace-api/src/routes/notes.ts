@@ -1,16 +1,12 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { CreateNote, IdParams, ListNotesQuery, Note, Page, UpdateNote, notFound } from '@flowdesk/contracts';
-import type { Prisma } from '../generated/prisma/client.ts';
-import { asUser } from '../adapters/db.ts';
 import { keysetPage } from '../domain/pagination.ts';
-import { containsText } from '../domain/text-search.ts';
-import { mapPrismaError } from '../domain/errors.ts';
 import { toNote } from '../domain/mappers.ts';
 import { errorResponses } from './schemas.ts';
 
 export const noteRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { prisma } = app.ctx;
+  const { notes } = app.ctx;
   const tags = ['notes'];
 
   app.get(
@@ -20,16 +16,9 @@ export const noteRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'List notes, newest first', querystring: ListNotesQuery, response: { 200: Page(Note), ...errorResponses } },
     },
     async (req) => {
-      const { limit, cursor, projectId, tag, pinned, q } = req.query;
+      const { limit, cursor } = req.query;
       const page = keysetPage('notes', cursor, limit);
-      const and: Prisma.NoteWhereInput[] = [page.where];
-      if (projectId) and.push({ projectId });
-      if (tag) and.push({ tags: { has: tag } });
-      if (pinned !== undefined) and.push({ pinned });
-      if (q) and.push({ OR: [{ title: containsText(q) }, { content: containsText(q) }] });
-      const rows = await asUser(prisma, req.identity.userId, (tx) =>
-        tx.note.findMany({ where: { AND: and }, orderBy: page.orderBy, take: page.take }),
-      );
+      const rows = await notes.list(req.identity.userId, req.query, { take: page.take, after: page.after });
       return page.toPage(rows, toNote);
     },
   );
@@ -41,10 +30,7 @@ export const noteRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Create a note', body: CreateNote, response: { 201: Note, ...errorResponses } },
     },
     async (req, reply) => {
-      const { userId } = req.identity;
-      const row = await asUser(prisma, userId, (tx) => tx.note.create({ data: { ...req.body, ownerId: userId } })).catch((e: unknown) =>
-        mapPrismaError(e, 'Note'),
-      );
+      const row = await notes.create(req.identity.userId, req.body, new Date());
       return reply.code(201).send(toNote(row));
     },
   );
@@ -56,7 +42,7 @@ export const noteRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Get a note', params: IdParams, response: { 200: Note, ...errorResponses } },
     },
     async (req) => {
-      const row = await asUser(prisma, req.identity.userId, (tx) => tx.note.findUnique({ where: { id: req.params.id } }));
+      const row = await notes.get(req.identity.userId, req.params.id);
       if (!row) throw notFound('Note');
       return toNote(row);
     },
@@ -69,9 +55,8 @@ export const noteRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Update a note', params: IdParams, body: UpdateNote, response: { 200: Note, ...errorResponses } },
     },
     async (req) => {
-      const row = await asUser(prisma, req.identity.userId, (tx) => tx.note.update({ where: { id: req.params.id }, data: req.body })).catch(
-        (e: unknown) => mapPrismaError(e, 'Note'),
-      );
+      const row = await notes.update(req.identity.userId, req.params.id, req.body, new Date());
+      if (!row) throw notFound('Note');
       return toNote(row);
     },
   );
@@ -83,8 +68,7 @@ export const noteRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Delete a note', params: IdParams, response: { 204: Type.Null(), ...errorResponses } },
     },
     async (req, reply) => {
-      const { count } = await asUser(prisma, req.identity.userId, (tx) => tx.note.deleteMany({ where: { id: req.params.id } }));
-      if (count === 0) throw notFound('Note');
+      if (!(await notes.delete(req.identity.userId, req.params.id))) throw notFound('Note');
       return reply.code(204).send(null);
     },
   );

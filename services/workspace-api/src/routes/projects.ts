@@ -10,15 +10,12 @@ import {
   UpdateProject,
   notFound,
 } from '@flowdesk/contracts';
-import { asUser } from '../adapters/db.ts';
 import { keysetPage } from '../domain/pagination.ts';
-import { containsText } from '../domain/text-search.ts';
-import { mapPrismaError } from '../domain/errors.ts';
 import { toProject } from '../domain/mappers.ts';
 import { errorResponses } from './schemas.ts';
 
 export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { prisma } = app.ctx;
+  const { projects } = app.ctx;
 
   app.get(
     '/projects',
@@ -29,19 +26,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => {
       const { limit, cursor, status, q } = req.query;
       const page = keysetPage('projects', cursor, limit);
-      const rows = await asUser(prisma, req.identity.userId, (tx) =>
-        tx.project.findMany({
-          where: {
-            AND: [
-              page.where,
-              status ? { status } : {},
-              q ? { OR: [{ name: containsText(q) }, { description: containsText(q) }] } : {},
-            ],
-          },
-          orderBy: page.orderBy,
-          take: page.take,
-        }),
-      );
+      const rows = await projects.list(req.identity.userId, { status, q }, { take: page.take, after: page.after });
       return page.toPage(rows, toProject);
     },
   );
@@ -53,8 +38,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags: ['projects'], summary: 'Create a project', body: CreateProject, response: { 201: Project, ...errorResponses } },
     },
     async (req, reply) => {
-      const { userId } = req.identity;
-      const row = await asUser(prisma, userId, (tx) => tx.project.create({ data: { ...req.body, ownerId: userId } }));
+      const row = await projects.create(req.identity.userId, req.body, new Date());
       return reply.code(201).send(toProject(row));
     },
   );
@@ -66,16 +50,9 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags: ['projects'], summary: 'Get a project with task counts', params: IdParams, response: { 200: ProjectWithCounts, ...errorResponses } },
     },
     async (req) => {
-      const result = await asUser(prisma, req.identity.userId, async (tx) => {
-        const row = await tx.project.findUnique({ where: { id: req.params.id } });
-        if (!row) return null;
-        const counts = await tx.task.groupBy({ by: ['status'], where: { projectId: row.id }, _count: { _all: true } });
-        return { row, counts };
-      });
+      const result = await projects.getWithCounts(req.identity.userId, req.params.id);
       if (!result) throw notFound('Project');
-      const n = (s: string) => result.counts.find((c) => c.status === s)?._count._all ?? 0;
-      const total = result.counts.reduce((a, c) => a + c._count._all, 0);
-      return { ...toProject(result.row), taskCounts: { open: n('todo') + n('in_progress'), done: n('done'), total } };
+      return { ...toProject(result.row), taskCounts: result.counts };
     },
   );
 
@@ -86,9 +63,8 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags: ['projects'], summary: 'Update a project (archive with status: archived)', params: IdParams, body: UpdateProject, response: { 200: Project, ...errorResponses } },
     },
     async (req) => {
-      const row = await asUser(prisma, req.identity.userId, (tx) =>
-        tx.project.update({ where: { id: req.params.id }, data: req.body }),
-      ).catch((e: unknown) => mapPrismaError(e, 'Project'));
+      const row = await projects.update(req.identity.userId, req.params.id, req.body, new Date());
+      if (!row) throw notFound('Project');
       return toProject(row);
     },
   );
@@ -105,8 +81,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req, reply) => {
-      const { count } = await asUser(prisma, req.identity.userId, (tx) => tx.project.deleteMany({ where: { id: req.params.id } }));
-      if (count === 0) throw notFound('Project');
+      if (!(await projects.delete(req.identity.userId, req.params.id))) throw notFound('Project');
       return reply.code(204).send(null);
     },
   );

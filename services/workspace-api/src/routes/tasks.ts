@@ -15,11 +15,11 @@ import { asUser } from '../adapters/db.ts';
 import { keysetPage, offsetPage } from '../domain/pagination.ts';
 import { mapPrismaError } from '../domain/errors.ts';
 import { toTask } from '../domain/mappers.ts';
-import { taskChanges, taskFilter, taskOrder } from '../domain/tasks.ts';
+import { taskChanges } from '../domain/tasks.ts';
 import { errorResponses } from './schemas.ts';
 
 export const taskRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { prisma, now } = app.ctx;
+  const { prisma, tasks, now } = app.ctx;
   const tags = ['tasks'];
 
   app.get(
@@ -30,19 +30,14 @@ export const taskRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => {
       const { limit, cursor, sort = 'created_desc' } = req.query;
-      const filter = taskFilter(req.query, now());
       if (sort === 'created_desc') {
         const page = keysetPage('tasks', cursor, limit);
-        const rows = await asUser(prisma, req.identity.userId, (tx) =>
-          tx.task.findMany({ where: { AND: [page.where, filter] }, orderBy: page.orderBy, take: page.take }),
-        );
+        const rows = await tasks.list(req.identity.userId, req.query, now(), { sort, take: page.take, after: page.after });
         return page.toPage(rows, toTask);
       }
       // Each order has its own listing name: an offset means nothing under another order.
       const page = offsetPage(`tasks:${sort}`, cursor, limit);
-      const rows = await asUser(prisma, req.identity.userId, (tx) =>
-        tx.task.findMany({ where: filter, orderBy: taskOrder(sort), skip: page.skip, take: page.take }),
-      );
+      const rows = await tasks.list(req.identity.userId, req.query, now(), { sort, take: page.take, skip: page.skip });
       return page.toPage(rows, toTask);
     },
   );
@@ -54,10 +49,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Create a task', body: CreateTask, response: { 201: Task, ...errorResponses } },
     },
     async (req, reply) => {
-      const { userId } = req.identity;
-      const row = await asUser(prisma, userId, (tx) =>
-        tx.task.create({ data: { ...taskChanges(req.body, undefined, now()), title: req.body.title, ownerId: userId } }),
-      ).catch((e: unknown) => mapPrismaError(e, 'Task'));
+      const row = await tasks.create(req.identity.userId, { ...taskChanges(req.body, undefined, now()), title: req.body.title }, new Date());
       return reply.code(201).send(toTask(row));
     },
   );
@@ -69,7 +61,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Get a task', params: IdParams, response: { 200: Task, ...errorResponses } },
     },
     async (req) => {
-      const row = await asUser(prisma, req.identity.userId, (tx) => tx.task.findUnique({ where: { id: req.params.id } }));
+      const row = await tasks.get(req.identity.userId, req.params.id);
       if (!row) throw notFound('Task');
       return toTask(row);
     },
@@ -88,11 +80,10 @@ export const taskRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      const row = await asUser(prisma, req.identity.userId, async (tx) => {
-        const current = await tx.task.findUnique({ where: { id: req.params.id }, select: { status: true } });
-        if (!current) throw notFound('Task');
-        return tx.task.update({ where: { id: req.params.id }, data: taskChanges(req.body, current.status, now()) });
-      }).catch((e: unknown) => mapPrismaError(e, 'Task'));
+      // completedAt is decided in the statement, against the row's status at that moment.
+      const { completedAt: _decidedInSql, ...changes } = taskChanges(req.body, undefined, now());
+      const row = await tasks.update(req.identity.userId, req.params.id, changes, now(), new Date());
+      if (!row) throw notFound('Task');
       return toTask(row);
     },
   );
@@ -104,8 +95,7 @@ export const taskRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Delete a task', params: IdParams, response: { 204: Type.Null(), ...errorResponses } },
     },
     async (req, reply) => {
-      const { count } = await asUser(prisma, req.identity.userId, (tx) => tx.task.deleteMany({ where: { id: req.params.id } }));
-      if (count === 0) throw notFound('Task');
+      if (!(await tasks.delete(req.identity.userId, req.params.id))) throw notFound('Task');
       return reply.code(204).send(null);
     },
   );

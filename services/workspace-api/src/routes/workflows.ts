@@ -9,10 +9,13 @@ import {
   UpdateWorkflow,
   WebhookSecret,
   Workflow,
+  allows,
+  maskGraphSecrets,
   notFound,
 } from '@flowdesk/contracts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { asUser } from '../adapters/db.ts';
+import { announceWorkflowChange } from '../adapters/outbox.ts';
 import { keysetPage } from '../domain/pagination.ts';
 import { containsText } from '../domain/text-search.ts';
 import { mapPrismaError } from '../domain/errors.ts';
@@ -22,8 +25,22 @@ import { SecretBox } from '../domain/secret-box.ts';
 import { errorResponses } from './schemas.ts';
 
 export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { prisma, secrets, publicBaseUrl } = app.ctx;
+  const { prisma, secrets, publicBaseUrl, now } = app.ctx;
+  // After a commit that wrote an outbox row: publish it now rather than at the next poll.
+  const published = <T>(value: T): T => {
+    app.ctx.outbox?.nudge();
+    return value;
+  };
   const map = toWorkflow(publicBaseUrl);
+  /**
+   * What a caller may read of a workflow: with write (who may also reveal the webhook secret) all of
+   * it; read-only callers (an mcp:read token, get_workflow) get inline secrets in HTTP Request nodes
+   * masked (libs/contracts workflow-secrets.ts, docs/credentials.md). Credential references stay.
+   */
+  const mapFor = (scope: string) => (allows(scope, 'write') ? map : (row: Parameters<typeof map>[0]) => {
+    const wf = map(row);
+    return { ...wf, graph: maskGraphSecrets(wf.graph) };
+  });
   const tags = ['workflows'];
   const json = (v: unknown) => v as Prisma.InputJsonValue;
 
@@ -43,7 +60,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const rows = await asUser(prisma, req.identity.userId, (tx) =>
         tx.workflow.findMany({ where: { AND: and }, orderBy: page.orderBy, take: page.take }),
       );
-      return page.toPage(rows, map);
+      return page.toPage(rows, mapFor(req.identity.scope));
     },
   );
 
@@ -63,8 +80,8 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const b = req.body;
       if (b.graph) validateGraph(b.graph);
       const secret = b.triggerType === 'webhook' ? SecretBox.generateSecret() : null;
-      const row = await asUser(prisma, userId, (tx) =>
-        tx.workflow.create({
+      const row = await asUser(prisma, userId, async (tx) => {
+        const created = await tx.workflow.create({
           data: {
             ownerId: userId,
             name: b.name,
@@ -75,9 +92,12 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
             triggerConfig: json(b.triggerConfig ?? {}),
             requireWebhookSecret: b.requireWebhookSecret ?? true,
             webhookSecretCipher: secret ? secrets.seal(secret) : null,
+            executionOrder: b.executionOrder ?? 'parallel',
           },
-        }),
-      );
+        });
+        await announceWorkflowChange(tx, 'created', created, now());
+        return created;
+      }).then(published);
       return reply.code(201).send({ ...map(row), webhookSecret: secret });
     },
   );
@@ -91,7 +111,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => {
       const row = await asUser(prisma, req.identity.userId, (tx) => tx.workflow.findUnique({ where: { id: req.params.id } }));
       if (!row) throw notFound('Workflow');
-      return map(row);
+      return mapFor(req.identity.scope)(row);
     },
   );
 
@@ -111,7 +131,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const b = req.body;
       if (b.graph) validateGraph(b.graph);
       const row = await asUser(prisma, req.identity.userId, async (tx) => {
-        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true } });
+        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true, active: true } });
         if (!current) throw notFound('Workflow');
         // Switching to a webhook trigger generates a new secret, as creating one does; switching away
         // drops the old one, so coming back never revives a secret that may have leaked meanwhile.
@@ -119,7 +139,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
           b.triggerType === undefined || (b.triggerType === 'webhook') === (current.triggerType === 'webhook')
             ? {}
             : { webhookSecretCipher: b.triggerType === 'webhook' ? secrets.seal(SecretBox.generateSecret()) : null };
-        return tx.workflow.update({
+        const updated = await tx.workflow.update({
           where: { id: req.params.id },
           data: {
             name: b.name,
@@ -129,10 +149,17 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
             graph: b.graph === undefined ? undefined : json(b.graph),
             triggerConfig: b.triggerConfig === undefined ? undefined : json(b.triggerConfig),
             requireWebhookSecret: b.requireWebhookSecret,
+            executionOrder: b.executionOrder,
+            version: { increment: 1 },
             ...secretChange,
           },
         });
-      }).catch((e: unknown) => mapPrismaError(e, 'Workflow'));
+        const change = updated.active === current.active ? 'updated' : updated.active ? 'activated' : 'deactivated';
+        await announceWorkflowChange(tx, change, updated, now());
+        return updated;
+      })
+        .then(published)
+        .catch((e: unknown) => mapPrismaError(e, 'Workflow'));
       return map(row);
     },
   );
@@ -144,8 +171,14 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'Delete a workflow and its runs', params: IdParams, response: { 204: Type.Null(), ...errorResponses } },
     },
     async (req, reply) => {
-      const { count } = await asUser(prisma, req.identity.userId, (tx) => tx.workflow.deleteMany({ where: { id: req.params.id } }));
-      if (count === 0) throw notFound('Workflow');
+      const found = await asUser(prisma, req.identity.userId, async (tx) => {
+        const gone = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { id: true, ownerId: true, version: true } });
+        if (!gone) return false;
+        await tx.workflow.deleteMany({ where: { id: gone.id } });
+        await announceWorkflowChange(tx, 'deleted', { ...gone, version: gone.version + 1, deleted: true }, now());
+        return true;
+      }).then(published);
+      if (!found) throw notFound('Workflow');
       return reply.code(204).send(null);
     },
   );
@@ -178,8 +211,10 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true } });
         if (!current) throw notFound('Workflow');
         if (current.triggerType !== 'webhook') throw notFound('Webhook trigger');
-        return tx.workflow.update({ where: { id: req.params.id }, data: { webhookSecretCipher: secrets.seal(secret) } });
-      });
+        const updated = await tx.workflow.update({ where: { id: req.params.id }, data: { webhookSecretCipher: secrets.seal(secret), version: { increment: 1 } } });
+        await announceWorkflowChange(tx, 'secret_regenerated', updated, now());
+        return updated;
+      }).then(published);
       return { workflowId: row.id, secret, url: webhookUrl(publicBaseUrl, row.id) };
     },
   );

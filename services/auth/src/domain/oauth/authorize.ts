@@ -143,19 +143,33 @@ export async function findConsent(prisma: PrismaClient, csrfToken: string | unde
 }
 
 /**
- * The page is shown again (wrong password, nothing ticked): its CSRF token is replaced, so each token
- * is used once. Too many wrong passwords end the request.
+ * Spends the posted form token, atomically: it is replaced by a new one in one conditional update,
+ * so of any number of parallel posts with one token exactly one goes on (to check a password,
+ * approve or deny) and the others get the "already used" page. Returns the new token, which the page
+ * carries if it is shown again.
  */
-export async function reissueConsent(prisma: PrismaClient, consent: PendingConsent, failedLogin: boolean, now: Date): Promise<string> {
-  const failedLogins = consent.failedLogins + (failedLogin ? 1 : 0);
+export async function claimConsent(prisma: PrismaClient, consent: PendingConsent, postedCsrf: string, now: Date): Promise<string> {
+  const next = newSecret('csrf');
+  const { count } = await prisma.oAuthConsentRequest.updateMany({
+    where: { id: consent.id, csrfHash: hashSecret(postedCsrf), completedAt: null, expiresAt: { gt: now } },
+    data: { csrfHash: next.hash },
+  });
+  if (count !== 1) throw new AuthorizePageError(400, 'This sign-in page was already used. Go back to the application and connect again.');
+  return next.value;
+}
+
+/**
+ * The page is shown again (wrong password, nothing ticked) with the token claimConsent issued. Too
+ * many wrong passwords end the request.
+ */
+export async function reissueConsent(prisma: PrismaClient, consent: PendingConsent, failedLogin: boolean, now: Date): Promise<void> {
+  if (!failedLogin) return;
+  const failedLogins = consent.failedLogins + 1;
   if (failedLogins >= MAX_FAILED_LOGINS) {
     await prisma.oAuthConsentRequest.updateMany({ where: { id: consent.id }, data: { completedAt: now } });
     throw new AuthorizePageError(429, 'Too many failed sign-in attempts. Go back to the application and connect again.');
   }
-  const csrf = newSecret('csrf');
-  const { count } = await prisma.oAuthConsentRequest.updateMany({ where: { id: consent.id, completedAt: null }, data: { csrfHash: csrf.hash, failedLogins } });
-  if (count === 0) throw new AuthorizePageError(400, 'This sign-in page was already used. Go back to the application and connect again.');
-  return csrf.value;
+  await prisma.oAuthConsentRequest.updateMany({ where: { id: consent.id, completedAt: null }, data: { failedLogins: { increment: 1 } } });
 }
 
 /** Ends the request once (Deny or Approve); false when another submission got there first. */

@@ -20,12 +20,17 @@ const invalidMetadata = (description: string) => new OAuthError(400, 'invalid_cl
 const invalidRedirect = (description: string) => new OAuthError(400, 'invalid_redirect_uri', description);
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
-/** Schemes that could run code or read files in the browser: never a redirect target. */
-const FORBIDDEN_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:', 'filesystem:', 'ftp:', 'ws:', 'wss:']);
+/**
+ * RFC 8252 §7.1: a private-use scheme is a domain name the app controls, reversed
+ * (`com.example.app`): at least two dot-separated labels. A scheme without a dot is refused, which
+ * keeps out `javascript:`, `data:`, `file:`, `view-source:`, `blob:`, `chrome-extension:` and every
+ * other browser-internal scheme, whatever the browser adds next.
+ */
+const REVERSE_DOMAIN_SCHEME = /^[a-z][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+:$/;
 
 /**
  * RFC 9700 §2.1 / RFC 8252 §7: https anywhere; http only on a loopback host (a native app listening
- * locally); or a private-use scheme (`com.example.app:/callback`, `cursor://...`) handled by an app.
+ * locally); or a reverse-domain private-use scheme (`com.example.app:/callback`) handled by an app.
  * No fragment (RFC 6749 §3.1.2), no credentials in the URL. Matching later is exact string equality.
  */
 export function checkRedirectUri(uri: unknown): string {
@@ -43,8 +48,10 @@ export function checkRedirectUri(uri: unknown): string {
     if (LOOPBACK_HOSTS.has(url.hostname)) return uri;
     throw invalidRedirect(`${uri}: http is only allowed on a loopback host (127.0.0.1, [::1], localhost); use https`);
   }
-  if (FORBIDDEN_SCHEMES.has(url.protocol)) throw invalidRedirect(`${uri}: the ${url.protocol} scheme is not allowed`);
-  return uri; // a private-use scheme
+  if (REVERSE_DOMAIN_SCHEME.test(url.protocol)) return uri;
+  throw invalidRedirect(
+    `${uri}: the ${url.protocol} scheme is not allowed; use https, http on a loopback host, or a reverse-domain private-use scheme such as com.example.app:/callback (RFC 8252 §7.1)`,
+  );
 }
 
 export interface RegistrationRequest {

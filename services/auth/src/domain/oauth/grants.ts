@@ -11,7 +11,8 @@ export type Db = Pick<PrismaClient, 'oAuthGrant' | 'oAuthTokenFamily' | 'oAuthTo
 export async function upsertGrant(db: Db, userId: string, clientId: string, scope: string, now: Date): Promise<string> {
   const live = await db.oAuthGrant.findFirst({ where: { userId, clientId, revokedAt: null } });
   if (live) {
-    await db.oAuthGrant.update({ where: { id: live.id }, data: { scope } });
+    // A consent answers any pending step-up request.
+    await db.oAuthGrant.update({ where: { id: live.id }, data: { scope, stepUpScope: null, stepUpRequestedAt: null } });
     return live.id;
   }
   return (await db.oAuthGrant.create({ data: { userId, clientId, scope, createdAt: now } })).id;

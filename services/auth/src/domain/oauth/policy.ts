@@ -9,6 +9,12 @@ export const ACCESS_TOKEN_TTL_SECONDS = 60 * 60;
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 60 * 60;
 /** A rotated refresh token presented again within this window gets the same new pair (two tabs, a retry after a lost answer). */
 export const REFRESH_REUSE_GRACE_SECONDS = 5;
+/**
+ * MCP step-up: after the gateway refused a token for lacking a scope, a refresh of that grant within
+ * this window is answered invalid_grant once (the client is stepping up: see requestStepUp). Later
+ * refreshes, e.g. on the access token's expiry an hour on, work as usual.
+ */
+export const STEP_UP_WINDOW_SECONDS = 10 * 60;
 /** How long the login + consent page stays usable. */
 export const CONSENT_REQUEST_TTL_SECONDS = 10 * 60;
 /** Wrong passwords allowed on one consent page before it has to be started over. */

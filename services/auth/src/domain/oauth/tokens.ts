@@ -2,7 +2,7 @@ import type { PrismaClient } from '../../adapters/db.ts';
 import { OAuthError } from '../oauth-error.ts';
 import type { OAuthClient } from './clients.ts';
 import { recordGrantUse, revokeGrant, type Db } from './grants.ts';
-import { ACCESS_TOKEN_TTL_SECONDS, REFRESH_REUSE_GRACE_SECONDS, REFRESH_TOKEN_TTL_SECONDS } from './policy.ts';
+import { ACCESS_TOKEN_TTL_SECONDS, REFRESH_REUSE_GRACE_SECONDS, REFRESH_TOKEN_TTL_SECONDS, STEP_UP_WINDOW_SECONDS } from './policy.ts';
 import { hashSecret, looksLike, newSecret, openSuccessor, sealSuccessor, verifierMatches } from './secrets.ts';
 import { tokenSha256, type OnRevoked } from '../revocations.ts';
 
@@ -134,6 +134,12 @@ export async function refreshTokens(
     if (extra.length > 0) throw new OAuthError(400, 'invalid_scope', `Not granted: ${extra.join(' ')}`);
   }
 
+  if (await consumeStepUp(prisma, family.grant, family.scope, now)) {
+    // The token stays valid (another client instance may hold it); this one refresh is refused so
+    // that the client starts a new authorization for the scope the resource asked for.
+    throw invalidGrant(`A resource asked for ${family.grant.stepUpScope} and this grant has ${family.scope}: start a new authorization asking for ${family.grant.stepUpScope} (step-up)`);
+  }
+
   const replayed = async (rotatedAt: Date, sealed: Uint8Array | null): Promise<TokenResponse> => {
     const successor = sealed && now.getTime() - rotatedAt.getTime() <= REFRESH_REUSE_GRACE_SECONDS * 1000 ? openSuccessor<TokenResponse>(presented, sealed) : undefined;
     if (successor) return { ...successor, expires_in: Math.max(0, successor.expires_in - Math.floor((now.getTime() - rotatedAt.getTime()) / 1000)) };
@@ -166,6 +172,42 @@ export async function refreshTokens(
 
 class LostRace extends Error {}
 
+/** Scopes of `wanted` that `granted` lacks (`mcp:write` implies nothing beyond itself here: both are listed). */
+const missingScopes = (wanted: string, granted: string) => wanted.split(/\s+/).filter((s) => s && !granted.split(' ').includes(s));
+
+/**
+ * Whether a step-up is pending for this grant (asked within STEP_UP_WINDOW_SECONDS for a scope the
+ * family lacks); clears it either way, conditionally, so of two concurrent refreshes only one is refused.
+ */
+async function consumeStepUp(
+  prisma: PrismaClient,
+  grant: { id: string; stepUpScope: string | null; stepUpRequestedAt: Date | null },
+  familyScope: string,
+  now: Date,
+): Promise<boolean> {
+  if (!grant.stepUpScope || !grant.stepUpRequestedAt) return false;
+  const { count } = await prisma.oAuthGrant.updateMany({
+    where: { id: grant.id, stepUpRequestedAt: grant.stepUpRequestedAt },
+    data: { stepUpScope: null, stepUpRequestedAt: null },
+  });
+  const fresh = now.getTime() - grant.stepUpRequestedAt.getTime() <= STEP_UP_WINDOW_SECONDS * 1000;
+  return count > 0 && fresh && missingScopes(grant.stepUpScope, familyScope).length > 0;
+}
+
+/**
+ * MCP step-up (docs/auth.md): the resource server refused `token` for lacking `scope`. The official
+ * SDK answers such a 403 by refreshing, and a refresh carries no scope (and could never widen it,
+ * RFC 6749 §6), so auth remembers the request on the grant and refuses the grant's next refresh
+ * once with invalid_grant: the SDK then drops its tokens and starts a new authorization with the
+ * challenge's scope. False when the token is not a live OAuth access token or already has the scope.
+ */
+export async function requestStepUp(prisma: PrismaClient, token: string, scope: string, now: Date): Promise<boolean> {
+  const info = await authenticateAccessToken(prisma, token, now);
+  if (!info || missingScopes(scope, info.scope).length === 0) return false;
+  await prisma.oAuthGrant.updateMany({ where: { id: info.grantId, revokedAt: null }, data: { stepUpScope: scope, stepUpRequestedAt: now } });
+  return true;
+}
+
 export interface AccessTokenInfo {
   userId: string;
   clientId: string;
@@ -183,8 +225,12 @@ export interface AccessTokenInfo {
  */
 export async function authenticateAccessToken(prisma: PrismaClient, token: string, now: Date): Promise<AccessTokenInfo | null> {
   if (!looksLike('access', token)) return null;
-  const row = await prisma.oAuthToken.findUnique({ where: { tokenHash: hashSecret(token) }, include: { family: { include: { grant: true } } } });
+  const row = await prisma.oAuthToken.findUnique({
+    where: { tokenHash: hashSecret(token) },
+    include: { family: { include: { grant: { include: { user: { select: { disabledAt: true } } } } } } },
+  });
   if (!row || row.kind !== 'access' || row.revokedAt || row.expiresAt <= now || row.family.revokedAt || row.family.grant.revokedAt) return null;
+  if (row.family.grant.user.disabledAt) return null;
   const { grant } = row.family;
   await recordGrantUse(prisma, grant.id, grant.lastUsedAt, now);
   return {

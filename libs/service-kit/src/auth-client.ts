@@ -1,7 +1,17 @@
+import { counter } from '@flowdesk/telemetry';
 import { createHash } from 'node:crypto';
 import { Pool } from 'undici';
 import { ACCESS_TOKEN_TYPE, Audience, TOKEN_EXCHANGE_GRANT, type Introspection, type TokenExchangeResponse } from '@flowdesk/contracts';
-import type { Principal } from '../domain/sessions.ts';
+
+/** Who is behind a bearer credential, as introspection told us. */
+export interface Principal {
+  userId: string;
+  /** The API key id, OAuth client id or console session id: what the credential is, beyond its user. */
+  credentialId: string;
+  scope: string;
+  /** Introspection's token_type: api_key, access_token (OAuth), console_session. */
+  tokenType?: string;
+}
 
 export interface AuthClientOptions {
   /** Base URL of the auth service. */
@@ -22,6 +32,11 @@ export interface AuthClientOptions {
   activeTtlMs?: number;
   /** "Not active" answers are reused briefly too, so a client retrying a bad key costs auth nothing. */
   inactiveTtlMs?: number;
+  /**
+   * Credentials without an audience that are accepted whatever `resource` is (introspection's
+   * token_type). Default: API keys only; the console's edge also accepts its own sessions.
+   */
+  audienceFreeTypes?: readonly string[];
 }
 
 export class AuthUnavailableError extends Error {}
@@ -29,6 +44,13 @@ export class AuthUnavailableError extends Error {}
 export class CredentialRejectedError extends Error {}
 
 const MAX_ENTRIES = 10_000;
+
+/** Hit rate = hit / (hit + miss); `service` is the calling service's own client id (docs/observability.md). */
+const introspections = counter<'service' | 'result'>({
+  name: 'flowdesk_auth_introspection_cache_total',
+  help: 'Token introspections answered from the cache (hit) or asked of auth (miss), by calling service',
+  labelNames: ['service', 'result'],
+});
 /** Internal tokens are renewed this long before they expire, so a retried upstream call still fits. */
 const EXCHANGE_MARGIN_MS = 60_000;
 
@@ -41,6 +63,8 @@ export class AuthClient {
   private readonly basic: string;
   private readonly introspected = new Map<string, { principal: Principal | null; until: number }>();
   private readonly exchanged = new Map<string, { token: string; until: number; principal: Principal | null }>();
+  /** Tokens for the workflow engine's runs API (audience workflow-engine), same keys and rules. */
+  private readonly exchangedForEngine = new Map<string, { token: string; until: number; principal: Principal | null }>();
   /**
    * Bumped by every eviction. An introspection or exchange that was in flight while a revocation was
    * evicted may carry the answer from before it: such an answer is used for its request, not cached.
@@ -61,32 +85,40 @@ export class AuthClient {
     const key = hash(token);
     const now = this.opts.now().getTime();
     const hit = this.introspected.get(key);
-    if (hit && hit.until > now) return hit.principal;
+    if (hit && hit.until > now) {
+      introspections.inc({ service: this.opts.clientId, result: 'hit' });
+      return hit.principal;
+    }
+    introspections.inc({ service: this.opts.clientId, result: 'miss' });
     const generation = this.generation;
     const res = await this.form('/oauth/introspect', { token });
     if (res.status !== 200) throw new AuthUnavailableError(`introspection answered ${res.status}`);
     const body = res.body as Introspection;
     // MCP authorization: a token minted for another resource must never be accepted here (confused deputy).
-    const forUs = body.active && (body.token_type === 'api_key' || body.aud === this.opts.resource);
-    const principal = body.active && forUs ? { userId: body.sub, credentialId: body.client_id, scope: body.scope } : null;
+    const forUs = body.active && ((this.opts.audienceFreeTypes ?? ['api_key']).includes(body.token_type) || body.aud === this.opts.resource);
+    const principal = body.active && forUs ? { userId: body.sub, credentialId: body.client_id, scope: body.scope, tokenType: body.token_type } : null;
     // An OAuth access token may expire before the cache entry would: never trust it past its exp.
     const exp = body.active && body.exp ? body.exp * 1000 : Infinity;
     if (generation === this.generation) remember(this.introspected, key, { principal, until: Math.min(now + (principal ? this.activeTtl : this.inactiveTtl), exp) });
     return principal;
   }
 
-  /** An internal JWT for workspace-api acting as the credential's user (RFC 8693), cached until shortly before expiry. */
-  async internalToken(token: string): Promise<string> {
+  /**
+   * An internal JWT for workspace-api (or, with `audience`, the workflow engine) acting as the
+   * credential's user (RFC 8693), cached until shortly before expiry.
+   */
+  async internalToken(token: string, audience: string = Audience.workspaceApi): Promise<string> {
     const key = hash(token);
     const now = this.opts.now().getTime();
-    const hit = this.exchanged.get(key);
+    const cache = audience === Audience.workflowEngine ? this.exchangedForEngine : this.exchanged;
+    const hit = cache.get(key);
     if (hit && hit.until > now) return hit.token;
     const generation = this.generation;
     const res = await this.form('/oauth/token', {
       grant_type: TOKEN_EXCHANGE_GRANT,
       subject_token: token,
       subject_token_type: ACCESS_TOKEN_TYPE,
-      audience: Audience.workspaceApi,
+      audience,
     });
     if (res.status === 400) throw new CredentialRejectedError('The credential is no longer valid');
     if (res.status !== 200) throw new AuthUnavailableError(`token exchange answered ${res.status}`);
@@ -94,7 +126,7 @@ export class AuthClient {
     if (generation === this.generation) {
       // Who it is for, so an eviction by user × credential finds it even if its introspection entry is gone.
       const principal = this.introspected.get(key)?.principal ?? null;
-      remember(this.exchanged, key, { token: body.access_token, until: now + body.expires_in * 1000 - EXCHANGE_MARGIN_MS, principal });
+      remember(cache, key, { token: body.access_token, until: now + body.expires_in * 1000 - EXCHANGE_MARGIN_MS, principal });
     }
     return body.access_token;
   }
@@ -104,6 +136,7 @@ export class AuthClient {
     const key = hash(token);
     this.introspected.delete(key);
     this.exchanged.delete(key);
+    this.exchangedForEngine.delete(key);
   }
 
   /**
@@ -116,11 +149,11 @@ export class AuthClient {
     this.generation++;
     let dropped = 0;
     if (target.tokenSha256) {
-      for (const key of target.tokenSha256) dropped += Number(this.introspected.delete(key)) + Number(this.exchanged.delete(key));
+      for (const key of target.tokenSha256) dropped += Number(this.introspected.delete(key)) + Number(this.exchanged.delete(key)) + Number(this.exchangedForEngine.delete(key));
       return dropped;
     }
     const matches = (p: Principal | null) => p !== null && p.userId === target.userId && p.credentialId === target.credentialId;
-    for (const map of [this.introspected, this.exchanged] as Map<string, { principal: Principal | null }>[]) {
+    for (const map of [this.introspected, this.exchanged, this.exchangedForEngine] as Map<string, { principal: Principal | null }>[]) {
       for (const [key, entry] of map) {
         if (matches(entry.principal)) {
           map.delete(key);
@@ -133,6 +166,17 @@ export class AuthClient {
 
   close(): Promise<void> {
     return this.pool.close();
+  }
+
+  /**
+   * MCP step-up (docs/auth.md): tell auth that this OAuth access token was refused for lacking
+   * `scope`, so the grant's next refresh sends the client to a new authorization. Best effort: the
+   * 403 goes out whatever auth answers.
+   */
+  async requestStepUp(token: string, scope: string): Promise<boolean> {
+    const res = await this.form('/oauth/step-up', { token, scope });
+    if (res.status !== 200) throw new AuthUnavailableError(`step-up answered ${res.status}`);
+    return (res.body as { recorded?: boolean }).recorded === true;
   }
 
   private async form(path: string, fields: Record<string, string>): Promise<{ status: number; body: unknown }> {

@@ -1,0 +1,98 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
+import { loadConfig } from '../../src/config.ts';
+import { startEmbedded, type Embedded } from '../../src/start.ts';
+
+/** Debian's chromium, installed by scripts/install-chromium.sh (never a downloaded browser). */
+export const CHROMIUM = '/usr/bin/chromium';
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+export const SCREENSHOTS = path.join(REPO, 'docs/screenshots');
+
+/**
+ * Browser tests skip without chromium on a developer's machine, never in CI (CI installs it: a
+ * missing browser there fails the suite).
+ */
+export const skipWithoutChromium = !existsSync(CHROMIUM) && !process.env.CI ? `chromium is not installed (scripts/install-chromium.sh)` : false;
+
+export interface Flowdesk {
+  embedded: Embedded;
+  base: string;
+  home: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh `npm start` (the embedded stack) in this process: its own home, PGlite or a fresh Postgres
+ * database. `env` adds settings (e.g. SSRF_ALLOWLIST for a loopback receiver).
+ */
+export async function startFlowdesk(env: Record<string, string> = {}): Promise<Flowdesk> {
+  const home = await mkdtemp(path.join(tmpdir(), 'flowdesk-console-'));
+  const database: TestDatabase | undefined = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
+  const config = { ...loadConfig({ FLOWDESK_HOME: home, PORT: '0', LOG_LEVEL: 'silent', ...env }), databaseUrl: database?.url };
+  const embedded = await startEmbedded(config);
+  return {
+    embedded,
+    base: embedded.baseUrl,
+    home,
+    async close() {
+      await embedded.close();
+      await database?.close();
+      await rm(home, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+const axeSource = readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core in the page: no serious or critical violation (WCAG 2.x A/AA rules and best practices). */
+export async function assertAccessible(page: Page, where: string): Promise<void> {
+  // Colours are measured once opening and closing transitions (dialogs, toasts) have finished.
+  await page.waitForFunction(() =>
+    ((globalThis as any).document.getAnimations() as any[]).every((a) => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity),
+  );
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.addScriptTag({ content: await axeSource });
+  const violations = await page.evaluate(async () => {
+    const g = globalThis as any;
+    const result = await g.axe.run(g.document, { resultTypes: ['violations'] });
+    return (result.violations as any[]).map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 5) }));
+  });
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad, [], `${where}: accessibility violations\n${JSON.stringify(bad, null, 2)}`);
+}
+
+/** Saved for the README when UPDATE_SCREENSHOTS=1, else in a temp folder (CI must not rewrite tracked files). */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const dir = process.env.UPDATE_SCREENSHOTS === '1' ? SCREENSHOTS : path.join(tmpdir(), 'flowdesk-screenshots');
+  await page.screenshot({ path: path.join(dir, `${name}.png`), fullPage: false, animations: 'disabled' });
+}
+
+/** An MCP client's own redirect URI: a page that says "connected". */
+export async function startCallback(): Promise<{ redirectUri: string; close(): Promise<void> }> {
+  const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html lang="en"><title>Connected</title><p>You can close this window.</p></html>'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    redirectUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

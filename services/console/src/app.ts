@@ -1,0 +1,76 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MCP_PATH } from '@flowdesk/contracts';
+import type { EventBus, Subscription } from '@flowdesk/bus';
+import { AuthClient, createService, subscribeToRevocations, type Service } from '@flowdesk/service-kit';
+import { Upstream } from './adapters/upstream.ts';
+import { API_PREFIX } from './domain/upstreams.ts';
+import { edgeRoutes } from './routes/edge.ts';
+import { referenceRoutes } from './routes/reference.ts';
+import { webRoutes } from './routes/web.ts';
+
+/** Where `npm run build:web` puts the front end (dist/web: the image keeps dist/ of every workspace). */
+export const DEFAULT_WEB_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/web');
+
+export interface ConsoleDeps {
+  /** The externally visible base URL: cookie flags (Secure on https), allowed origin, the document's server. */
+  publicBaseUrl: string;
+  /** The auth service: introspection, token exchange, and the account routes (/auth/v1). */
+  authUrl: string;
+  /** This service's secret at auth (HTTP Basic as `console`). */
+  serviceClientSecret: string;
+  serviceClientId?: string;
+  /** workspace-api (internal only): everything under /api/v1 that is not an account route. */
+  workspaceApiUrl: string;
+  /** The workflow engine: the runs API (/api/v1/workflow-runs, /api/v1/workflows/:id/runs). */
+  engineUrl: string;
+  /** The built front end; default dist/web of this package. */
+  webRoot?: string;
+  /** Browser origins allowed to write besides PUBLIC_BASE_URL's. */
+  allowedOrigins?: readonly string[];
+  /** How long an active introspection answer is reused (default 30 s; revocation events evict sooner). */
+  introspectionCacheMs?: number;
+  /** Revocation events from auth (CREDENTIAL_REVOKED_TOPIC): cached answers for a revoked credential go at once. */
+  bus?: Pick<EventBus, 'subscribe'>;
+  logLevel?: string;
+  logStream?: { write(line: string): void };
+  clock?: () => Date;
+}
+
+/** The console: the web front end at `/` and the public API edge at /api/v1 (docs/console.md). */
+export async function buildApp(deps: ConsoleDeps): Promise<Service> {
+  const now = deps.clock ?? (() => new Date());
+  const publicBaseUrl = deps.publicBaseUrl.replace(/\/+$/, '');
+  const auth = new AuthClient({
+    url: deps.authUrl,
+    clientId: deps.serviceClientId ?? 'console',
+    clientSecret: deps.serviceClientSecret,
+    now,
+    // OAuth access tokens are issued for the MCP endpoint (the one resource Flowdesk's auth serves):
+    // the public API accepts them as the same user's credential, with the same scopes.
+    resource: `${publicBaseUrl}${MCP_PATH}`,
+    audienceFreeTypes: ['api_key', 'console_session'],
+    activeTtlMs: deps.introspectionCacheMs,
+  });
+  const authApi = new Upstream(deps.authUrl);
+  const workspace = new Upstream(deps.workspaceApiUrl);
+  const engine = new Upstream(deps.engineUrl);
+  const app = createService({ name: 'console', logLevel: deps.logLevel, logStream: deps.logStream });
+  let revocations: Subscription | undefined;
+  const bus = deps.bus;
+  if (bus) {
+    app.addHook('onReady', async () => {
+      revocations = await subscribeToRevocations(bus, auth, app.log, now, 'console');
+    });
+  }
+  app.addHook('onClose', async () => {
+    await revocations?.close();
+    revocations = undefined;
+    await Promise.allSettled([auth.close(), authApi.close(), workspace.close(), engine.close()]);
+  });
+  const allowedOrigins = new Set([new URL(publicBaseUrl).origin, ...(deps.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
+  await app.register(referenceRoutes({ workspace, publicBaseUrl, now }), { prefix: API_PREFIX });
+  await app.register(edgeRoutes({ auth, authApi, workspace, engine, secureCookies: publicBaseUrl.startsWith('https:'), allowedOrigins, now }), { prefix: API_PREFIX });
+  await app.register(webRoutes(deps.webRoot ?? DEFAULT_WEB_ROOT));
+  return app;
+}

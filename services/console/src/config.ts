@@ -1,0 +1,34 @@
+import { requiredEnv } from '@flowdesk/service-kit';
+
+export interface ConsoleConfig {
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  authUrl: string;
+  workspaceApiUrl: string;
+  engineUrl: string;
+  serviceClientSecret: string;
+  allowedOrigins: string[];
+  introspectionCacheMs: number;
+  logLevel: string | undefined;
+}
+
+/** The container's configuration (docs/configuration.md). */
+export function loadConfig(env: NodeJS.ProcessEnv): ConsoleConfig {
+  const secret = requiredEnv(env, 'CONSOLE_CLIENT_SECRET');
+  if (secret.length < 32) throw new Error('CONSOLE_CLIENT_SECRET must be at least 32 characters');
+  const cacheMs = Number(env.INTROSPECTION_CACHE_MS ?? 30_000);
+  if (!Number.isInteger(cacheMs) || cacheMs < 0 || cacheMs > 60_000) throw new Error('INTROSPECTION_CACHE_MS must be 0..60000');
+  return {
+    port: Number(env.PORT || 3006),
+    host: env.HOST || '0.0.0.0',
+    publicBaseUrl: requiredEnv(env, 'PUBLIC_BASE_URL').replace(/\/+$/, ''),
+    authUrl: requiredEnv(env, 'AUTH_URL'),
+    workspaceApiUrl: requiredEnv(env, 'WORKSPACE_API_URL'),
+    engineUrl: requiredEnv(env, 'WORKFLOW_ENGINE_URL'),
+    serviceClientSecret: secret,
+    allowedOrigins: (env.CONSOLE_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    introspectionCacheMs: cacheMs,
+    logLevel: env.LOG_LEVEL,
+  };
+}

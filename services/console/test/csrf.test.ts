@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { csrfTokenFor, csrfTokenMatches, isCrossOrigin } from '../src/domain/csrf.ts';
+
+const allowed = new Set(['https://flowdesk.example.com']);
+
+test('the CSRF token is derived from the session token: stable for one session, different for another, compared exactly', () => {
+  const a = csrfTokenFor('fds_a');
+  assert.equal(a, csrfTokenFor('fds_a'));
+  assert.notEqual(a, csrfTokenFor('fds_b'));
+  assert.match(a, /^[A-Za-z0-9_-]{43}$/);
+  assert.ok(csrfTokenMatches('fds_a', a));
+  for (const wrong of [undefined, '', a.slice(1), `${a}x`, csrfTokenFor('fds_b')]) assert.equal(csrfTokenMatches('fds_a', wrong), false);
+});
+
+test('cross-origin writes: another site, a null origin or a foreign Origin are refused; the public origin, the addressed host and non-browsers pass', () => {
+  assert.equal(isCrossOrigin({ secFetchSite: 'cross-site' }, allowed), true);
+  assert.equal(isCrossOrigin({ secFetchSite: 'same-site', origin: 'https://flowdesk.example.com' }, allowed), true);
+  assert.equal(isCrossOrigin({ origin: 'null' }, allowed), true);
+  assert.equal(isCrossOrigin({ origin: 'https://evil.example', host: 'flowdesk.example.com' }, allowed), true);
+  assert.equal(isCrossOrigin({ origin: 'not a url' }, allowed), true);
+  assert.equal(isCrossOrigin({ origin: 'https://flowdesk.example.com', secFetchSite: 'same-origin' }, allowed), false);
+  assert.equal(isCrossOrigin({ origin: 'http://localhost:8080', host: 'localhost:8080' }, allowed), false);
+  assert.equal(isCrossOrigin({ secFetchSite: 'none' }, allowed), false);
+  assert.equal(isCrossOrigin({}, allowed), false);
+});

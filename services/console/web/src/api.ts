@@ -1,0 +1,233 @@
+/** The console's only way to the server: the public API at /api/v1, with the session cookie. */
+import type { ApiGraph } from './workflows/graph.ts';
+// Type-only: no import cycle with workspace.ts, which imports this client.
+import type { RunStep, WorkflowRun } from './workspace.ts';
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  role: 'owner' | 'member' | string;
+}
+
+export interface SessionInfo {
+  user: User;
+  session?: { id: string; createdAt: string; expiresAt: string; idleExpiresAt: string };
+  csrfToken: string;
+}
+
+export interface SetupState {
+  needsOwner: boolean;
+  signup: 'open' | 'invite' | 'off';
+}
+
+/** A workflow credential as the API shows it: never its value (docs/credentials.md). */
+export interface Credential {
+  name: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  scope: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+export interface CreatedApiKey extends ApiKey {
+  secret: string;
+}
+
+export interface ConnectedApp {
+  id: string;
+  type: 'api_key' | 'oauth_client';
+  name: string;
+  scope: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+
+export interface Invite {
+  token: string;
+  email: string;
+  expiresAt: string;
+}
+
+export interface Workflow {
+  id: string;
+  name: string;
+  description: string;
+  triggerType: 'webhook' | 'manual' | 'schedule' | 'note' | 'entity';
+  active: boolean;
+  graph: ApiGraph;
+  triggerConfig: Record<string, unknown>;
+  executionOrder: 'parallel' | 'ordered';
+  webhook: { url: string; requireSecret: boolean } | null;
+  samplePayload: Record<string, unknown> | null;
+  samplePayloadAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export type WorkflowChange = Partial<Pick<Workflow, 'name' | 'description' | 'active' | 'graph' | 'triggerConfig' | 'executionOrder'>> & { requireWebhookSecret?: boolean };
+
+// One definition of a run, with the runs panel's client (workspace.ts).
+export type { RunStep, WorkflowRun };
+
+export interface Project {
+  id: string;
+  name: string;
+}
+
+export interface PageOf<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** An answer that was not a success, with the server's `{error, message}`. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const isCsrfRefusal = (e: ApiError) => e.status === 403 && /csrf/i.test(e.message);
+
+type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+/**
+ * Every change carries X-CSRF-Token (the session's token, from sign-in or GET /session). When the
+ * server refuses the token (a sign-in in another tab replaced the session), the client fetches the
+ * current token once and repeats the request once.
+ */
+export class ApiClient {
+  private csrfToken: string | undefined;
+  /** Called when the server says the session is gone (401 on a console call). */
+  onSignedOut: (() => void) | undefined;
+
+  constructor(
+    private readonly fetchImpl: Fetch = (input, init) => fetch(input, init),
+    private readonly base = '/api/v1',
+  ) {}
+
+  setCsrfToken(token: string | undefined): void {
+    this.csrfToken = token;
+  }
+
+  async request<T>(method: string, path: string, body?: unknown, retried = false): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (WRITES.has(method) && this.csrfToken) headers['x-csrf-token'] = this.csrfToken;
+    const res = await this.fetchImpl(`${this.base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
+    if (res.ok) {
+      if (res.status === 204) return undefined as T;
+      const text = await res.text();
+      return (text ? JSON.parse(text) : undefined) as T;
+    }
+    const err = await toError(res);
+    if (!retried && WRITES.has(method) && isCsrfRefusal(err)) {
+      const current = await this.session().catch(() => undefined);
+      if (current) return this.request<T>(method, path, body, true);
+    }
+    if (err.status === 401 && path !== '/session' && this.onSignedOut) this.onSignedOut();
+    throw err;
+  }
+
+  /** The signed-in user, or null when there is no session. Keeps the CSRF token. */
+  async session(): Promise<SessionInfo | null> {
+    try {
+      const info = await this.request<SessionInfo>('GET', '/session');
+      this.csrfToken = info.csrfToken;
+      return info;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) {
+        this.csrfToken = undefined;
+        return null;
+      }
+      throw err;
+    }
+  }
+
+  setup = () => this.request<SetupState>('GET', '/setup');
+  createOwner = (input: { email: string; name: string; password: string }) => this.opened(this.request('POST', '/setup', input));
+  signUp = (input: { email: string; name: string; password: string; inviteToken?: string }) => this.opened(this.request('POST', '/signup', input));
+  signIn = (input: { email: string; password: string }) => this.opened(this.request('POST', '/session', input));
+
+  async signOut(): Promise<void> {
+    await this.request('DELETE', '/session');
+    this.csrfToken = undefined;
+  }
+
+  async signOutEverywhere(): Promise<void> {
+    await this.request('DELETE', '/session/all');
+    this.csrfToken = undefined;
+  }
+
+  changePassword = (currentPassword: string, newPassword: string) => this.request<void>('POST', '/account/password', { currentPassword, newPassword });
+  listApiKeys = () => this.request<{ items: ApiKey[] }>('GET', '/api-keys').then((r) => r.items);
+  createApiKey = (name: string, scope: 'read' | 'write') => this.request<CreatedApiKey>('POST', '/api-keys', { name, scope });
+  revokeApiKey = (id: string) => this.request<void>('DELETE', `/api-keys/${encodeURIComponent(id)}`);
+  listCredentials = () => this.request<{ credentials: Credential[] }>('GET', '/credentials').then((r) => r.credentials);
+  createCredential = (name: string, value: string) => this.request<Credential>('POST', '/credentials', { name, value });
+  replaceCredential = (name: string, value: string) => this.request<Credential>('PUT', `/credentials/${encodeURIComponent(name)}`, { value });
+  deleteCredential = (name: string) => this.request<void>('DELETE', `/credentials/${encodeURIComponent(name)}`);
+  listConnectedApps = () => this.request<{ items: ConnectedApp[] }>('GET', '/connected-apps').then((r) => r.items);
+  revokeConnectedApp = (id: string) => this.request<void>('DELETE', `/connected-apps/${encodeURIComponent(id)}`);
+  listUsers = () => this.request<{ items: User[] }>('GET', '/users').then((r) => r.items);
+  invite = (email: string) => this.request<Invite>('POST', '/invites', { email });
+
+  listWorkflows = () => this.request<PageOf<Workflow>>('GET', '/workflows?limit=100').then((r) => r.items);
+  getWorkflow = (id: string) => this.request<Workflow>('GET', `/workflows/${encodeURIComponent(id)}`);
+  createWorkflow = (input: WorkflowChange & { name: string; triggerType: Workflow['triggerType'] }) =>
+    this.request<Workflow & { webhookSecret: string | null }>('POST', '/workflows', input);
+  updateWorkflow = (id: string, change: WorkflowChange) => this.request<Workflow>('PATCH', `/workflows/${encodeURIComponent(id)}`, change);
+  deleteWorkflow = (id: string) => this.request<void>('DELETE', `/workflows/${encodeURIComponent(id)}`);
+  webhookSecret = (id: string) => this.request<{ secret: string; url: string }>('GET', `/workflows/${encodeURIComponent(id)}/webhook-secret`);
+  regenerateWebhookSecret = (id: string) => this.request<{ secret: string; url: string }>('POST', `/workflows/${encodeURIComponent(id)}/webhook-secret/regenerate`);
+  listRuns = (workflowId: string, limit = 100) =>
+    this.request<PageOf<WorkflowRun>>('GET', `/workflows/${encodeURIComponent(workflowId)}/runs?limit=${limit}`).then((r) => r.items);
+  listProjects = () => this.request<PageOf<Project>>('GET', '/projects?limit=100').then((r) => r.items);
+  /** Names of stored credentials, or null when this deployment has no credential store (not 200). */
+  listCredentialNames = () =>
+    this.request<{ items: { name: string }[] }>('GET', '/credentials').then(
+      (r) => r.items.map((c) => c.name),
+      () => null,
+    );
+
+  private async opened(answer: Promise<unknown>): Promise<SessionInfo> {
+    const body = (await answer) as { user: User; csrfToken: string };
+    this.csrfToken = body.csrfToken;
+    return { user: body.user, csrfToken: body.csrfToken };
+  }
+}
+
+async function toError(res: Response): Promise<ApiError> {
+  let code = 'error';
+  let message = `The server answered ${res.status}`;
+  try {
+    const body = (await res.json()) as { error?: string; message?: string };
+    if (body.error) code = body.error;
+    if (body.message) message = body.message;
+  } catch {
+    // not JSON: keep the generic message
+  }
+  const retry = Number(res.headers.get('retry-after'));
+  return new ApiError(res.status, code, message, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+}
+
+export const api = new ApiClient();

@@ -1,0 +1,225 @@
+import { Alert, Anchor, Badge, Button, Card, Code, Group, List, Loader, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
+import { IconAlertTriangle, IconPlayerPlay } from '@tabler/icons-react';
+import { useCallback, useEffect, useState } from 'react';
+import { ErrorState, PageHeader } from '../components/States.tsx';
+import { RunStatusBadge, duration, textOn } from '../components/RunStatus.tsx';
+import { exact } from '../format.ts';
+import { Link, navigate } from '../router.tsx';
+import { subscribeRuns, workspace, type RunStep, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
+import { triggerOf } from './Runs.tsx';
+
+const NODE_TYPES: Record<string, string> = { http_request: 'HTTP Request', condition: 'Condition', create_task: 'Create Task' };
+
+function Json({ label, value }: { label: string; value: unknown }) {
+  return (
+    <div style={{ minWidth: 0 }}>
+      <Text size="xs" fw={600} c="dimmed" tt="uppercase" mb={4}>
+        {label}
+      </Text>
+      <Code block className="fd-json" tabIndex={0} aria-label={label}>
+        {value === null || value === undefined ? '—' : JSON.stringify(value, null, 2)}
+      </Code>
+    </div>
+  );
+}
+
+function StepCard({ step, index, warnings }: { step: RunStep; index: number; warnings: string[] }) {
+  const skipped = step.status === 'skipped';
+  return (
+    <Card withBorder radius="md" padding="md" component="li" aria-label={`Step ${index + 1}: ${step.nodeId}`} data-node-id={step.nodeId} bg={skipped ? 'gray.0' : undefined}>
+      <Group justify="space-between" wrap="wrap" gap="xs" mb={skipped ? 0 : 'sm'}>
+        <Group gap="xs" wrap="nowrap" style={{ minWidth: 0 }}>
+          <Text size="sm" c="dimmed" aria-hidden>
+            {index + 1}.
+          </Text>
+          <Title order={3} size="h5" style={{ overflowWrap: 'anywhere' }}>
+            {step.nodeId}
+          </Title>
+          <Badge variant="outline" color="gray.7" size="sm" radius="sm">
+            {NODE_TYPES[step.type] ?? step.type}
+          </Badge>
+        </Group>
+        <Group gap="sm">
+          <RunStatusBadge status={step.status} />
+          <Text size="sm" c="dimmed">
+            {skipped ? 'Branch not taken' : duration(step.durationMs)}
+          </Text>
+        </Group>
+      </Group>
+      {warnings.length > 0 && (
+        <Alert color="yellow" variant="light" styles={{ title: { color: textOn('yellow') } }} icon={<IconAlertTriangle size={16} />} mb="sm" p="xs" title="Warnings">
+          <List size="sm">
+            {warnings.map((w) => (
+              <List.Item key={w}>{w}</List.Item>
+            ))}
+          </List>
+        </Alert>
+      )}
+      {step.error && (
+        <Alert color="red" variant="light" styles={{ title: { color: textOn('red') } }} mb="sm" p="xs" title="Error">
+          <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+            {step.error}
+          </Text>
+        </Alert>
+      )}
+      {!skipped && (
+        <SimpleGrid cols={{ base: 1, md: 2 }} spacing="sm">
+          <Json label={`Input of ${step.nodeId}`} value={step.input} />
+          <Json label={`Output of ${step.nodeId}`} value={step.output} />
+        </SimpleGrid>
+      )}
+    </Card>
+  );
+}
+
+/** One run: its trigger payload, each node's input, output, error and duration in order, warnings; run again. */
+export function RunPage({ runId }: { runId: string }) {
+  const [run, setRun] = useState<WorkflowRun | null>(null);
+  const [workflow, setWorkflow] = useState<WorkflowItem | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const load = useCallback(async () => {
+    try {
+      setRun(await workspace.getRun(runId));
+      setError(null);
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  }, [runId]);
+  useEffect(() => {
+    setRun(null);
+    void load();
+  }, [load]);
+  useEffect(() => {
+    if (!run) return;
+    workspace.getWorkflow(run.workflowId).then(setWorkflow, () => setWorkflow(null));
+  }, [run?.workflowId]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  // An unfinished run updates in place as the engine records it.
+  const unfinished = run?.status === 'queued' || run?.status === 'running';
+  useEffect(() => {
+    if (!run || !unfinished) return;
+    return subscribeRuns(() => void load(), run.workflowId);
+  }, [run?.workflowId, unfinished, load]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const runAgain = async () => {
+    if (!run) return;
+    setBusy(true);
+    try {
+      const next = await workspace.rerun(run.id);
+      notifications.show({ message: 'A new run started with the same payload.' });
+      navigate(`/runs/${next.id}`);
+    } catch (err) {
+      notifications.show({ color: 'red', title: 'Could not run again', message: (err as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (error) return <ErrorState title="This run could not be loaded" message={error} onRetry={() => void load()} />;
+  if (!run) return <Loader aria-label="Loading the run" />;
+  const warningsOf = (nodeId: string) => run.warnings.filter((w) => w.startsWith(`node "${nodeId}":`));
+  const general = run.warnings.filter((w) => !run.steps.some((s) => w.startsWith(`node "${s.nodeId}":`)));
+
+  return (
+    <>
+      <PageHeader
+        title={`Run of ${workflow?.name ?? 'workflow'}`}
+        description={
+          <>
+            <Anchor component={Link} to={`/workflows/${run.workflowId}/runs`} size="sm">
+              All runs of this workflow
+            </Anchor>
+          </>
+        }
+        action={
+          <Button leftSection={<IconPlayerPlay size={16} />} onClick={() => void runAgain()} loading={busy} disabled={workflow?.active === false} title={workflow?.active === false ? 'Activate the workflow to run it again' : undefined}>
+            Run again with this payload
+          </Button>
+        }
+      />
+      <Card withBorder radius="md" padding="md" mb="md">
+        <Group gap="xl" wrap="wrap">
+          <Stack gap={2}>
+            <Text size="xs" c="dimmed">
+              Status
+            </Text>
+            <RunStatusBadge status={run.status} />
+          </Stack>
+          <Stack gap={2}>
+            <Text size="xs" c="dimmed">
+              Started
+            </Text>
+            <Text size="sm">{exact(run.startedAt ?? run.createdAt)}</Text>
+          </Stack>
+          <Stack gap={2}>
+            <Text size="xs" c="dimmed">
+              Duration
+            </Text>
+            <Text size="sm">{duration(run.durationMs)}</Text>
+          </Stack>
+          <Stack gap={2}>
+            <Text size="xs" c="dimmed">
+              Trigger
+            </Text>
+            <Text size="sm">
+              {triggerOf(run)}
+              {run.rerunOf && (
+                <>
+                  {' of '}
+                  <Anchor component={Link} to={`/runs/${run.rerunOf}`} size="sm">
+                    an earlier run
+                  </Anchor>
+                </>
+              )}
+            </Text>
+          </Stack>
+        </Group>
+      </Card>
+      {run.error && (
+        <Alert color="red" variant="light" styles={{ title: { color: textOn('red') } }} title="The run failed" mb="md" role="alert">
+          <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
+            {run.error}
+          </Text>
+        </Alert>
+      )}
+      {general.length > 0 && (
+        <Alert color="yellow" variant="light" styles={{ title: { color: textOn('yellow') } }} title="Warnings" mb="md" icon={<IconAlertTriangle size={16} />}>
+          <List size="sm">
+            {general.map((w) => (
+              <List.Item key={w}>{w}</List.Item>
+            ))}
+          </List>
+        </Alert>
+      )}
+      <Stack gap="md">
+        <section aria-labelledby="payload-title">
+          <Title order={2} size="h4" id="payload-title" mb="xs">
+            Trigger payload
+          </Title>
+          <Code block className="fd-json" tabIndex={0} aria-label="Trigger payload">
+            {JSON.stringify(run.triggerPayload, null, 2)}
+          </Code>
+        </section>
+        <section aria-labelledby="steps-title">
+          <Title order={2} size="h4" id="steps-title" mb="xs">
+            Steps
+          </Title>
+          {run.steps.length === 0 ? (
+            <Text size="sm" c="dimmed">
+              {unfinished ? 'The run has not recorded any step yet.' : 'No step ran.'}
+            </Text>
+          ) : (
+            <Stack gap="sm" component="ol" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
+              {run.steps.map((step, i) => (
+                <StepCard key={`${step.nodeId}-${i}`} step={step} index={i} warnings={warningsOf(step.nodeId)} />
+              ))}
+            </Stack>
+          )}
+        </section>
+      </Stack>
+    </>
+  );
+}

@@ -1,0 +1,139 @@
+import { Anchor, Group, SegmentedControl, Table, Text, Tooltip } from '@mantine/core';
+import { IconPlayerPlay } from '@tabler/icons-react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
+import { RunStatusBadge, duration, runStatusLabel } from '../components/RunStatus.tsx';
+import { ago, exact } from '../format.ts';
+import { Link } from '../router.tsx';
+import { RUN_STATUSES, subscribeRuns, workspace, type RunStatus, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
+
+/** What started a run, in words. */
+export const triggerOf = (run: WorkflowRun) => (run.rerunOf ? 'Run again' : run.eventId.startsWith('rerun_') ? 'Manual' : 'Webhook');
+
+/**
+ * The runs of one workflow (`/workflows/:id/runs`) or of all (`/runs`): newest first, filtered by
+ * status, kept current by the runs stream (no reload).
+ */
+export function RunsPage({ workflowId }: { workflowId?: string }) {
+  const [status, setStatus] = useState<RunStatus | 'all'>('all');
+  const [runs, setRuns] = useState<WorkflowRun[] | null>(null);
+  const [workflows, setWorkflows] = useState<Map<string, WorkflowItem>>(new Map());
+  const [error, setError] = useState<string | null>(null);
+  const statusRef = useRef(status);
+  statusRef.current = status;
+
+  const load = useCallback(async () => {
+    try {
+      const want = statusRef.current;
+      const items = await workspace.listRuns({ workflowId, status: want === 'all' ? undefined : want });
+      if (statusRef.current === want) setRuns(items);
+      setError(null);
+    } catch (err) {
+      setError((err as Error).message);
+    }
+  }, [workflowId]);
+
+  useEffect(() => {
+    void load();
+  }, [load, status]);
+
+  useEffect(() => {
+    workspace
+      .listWorkflows()
+      .then((all) => setWorkflows(new Map(all.map((w) => [w.id, w]))))
+      .catch(() => {});
+  }, []);
+
+  // Live: every run event reloads the page of runs (coalesced: a burst of events is one reload).
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const off = subscribeRuns(() => {
+      clearTimeout(timer);
+      timer = setTimeout(() => void load(), 150);
+    }, workflowId);
+    return () => {
+      clearTimeout(timer);
+      off();
+    };
+  }, [load, workflowId]);
+
+  const workflow = workflowId ? workflows.get(workflowId) : undefined;
+  const title = workflowId ? `Runs · ${workflow?.name ?? 'Workflow'}` : 'Runs';
+  const filterData = useMemo(() => [{ value: 'all', label: 'All' }, ...RUN_STATUSES.map((s) => ({ value: s, label: runStatusLabel(s) }))], []);
+
+  return (
+    <>
+      <PageHeader
+        title={title}
+        description={workflowId ? 'Every run of this workflow, newest first. New runs appear as they happen.' : 'Every run of your workflows, newest first. New runs appear as they happen.'}
+        action={
+          workflowId ? (
+            <Anchor component={Link} to="/runs" size="sm">
+              All runs
+            </Anchor>
+          ) : undefined
+        }
+      />
+      <Group mb="md" justify="space-between" wrap="wrap" gap="sm">
+        <SegmentedControl aria-label="Filter by status" value={status} onChange={(v) => setStatus(v as RunStatus | 'all')} data={filterData} size="xs" style={{ maxWidth: '100%', overflowX: 'auto' }} />
+        <Text size="xs" c="dimmed" aria-live="polite">
+          <span className="fd-live-dot" aria-hidden /> Live
+        </Text>
+      </Group>
+      {error && <ErrorState title="Runs could not be loaded" message={error} onRetry={() => void load()} />}
+      {runs && runs.length === 0 && (
+        <EmptyState icon={<IconPlayerPlay size={24} />} title={status === 'all' ? 'No runs yet' : `No ${runStatusLabel(status as RunStatus).toLowerCase()} runs`}>
+          {status === 'all' ? 'Runs appear here the moment a webhook triggers an active workflow.' : 'Choose another status to see more runs.'}
+        </EmptyState>
+      )}
+      {runs && runs.length > 0 && (
+        <Table.ScrollContainer minWidth={560}>
+          <Table verticalSpacing="sm" highlightOnHover aria-label="Runs">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Status</Table.Th>
+                {!workflowId && <Table.Th>Workflow</Table.Th>}
+                <Table.Th>Started</Table.Th>
+                <Table.Th>Duration</Table.Th>
+                <Table.Th>Trigger</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {runs.map((run) => (
+                <Table.Tr key={run.id} data-run-id={run.id}>
+                  <Table.Td>
+                    <Anchor component={Link} to={`/runs/${run.id}`} aria-label={`Run of ${ago(run.startedAt ?? run.createdAt)}: ${runStatusLabel(run.status)}`} underline="never">
+                      <RunStatusBadge status={run.status} />
+                    </Anchor>
+                  </Table.Td>
+                  {!workflowId && (
+                    <Table.Td>
+                      <Anchor component={Link} to={`/workflows/${run.workflowId}/runs`} size="sm">
+                        {workflows.get(run.workflowId)?.name ?? 'Workflow'}
+                      </Anchor>
+                    </Table.Td>
+                  )}
+                  <Table.Td>
+                    <Tooltip label={exact(run.startedAt ?? run.createdAt)}>
+                      <Text size="sm" component="span">
+                        {ago(run.startedAt ?? run.createdAt)}
+                      </Text>
+                    </Tooltip>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm">{duration(run.durationMs)}</Text>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm" c="dimmed">
+                      {triggerOf(run)}
+                    </Text>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+      )}
+    </>
+  );
+}

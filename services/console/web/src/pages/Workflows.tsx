@@ -1,0 +1,243 @@
+import { ActionIcon, Alert, Badge, Button, Group, Menu, Modal, Paper, Skeleton, Stack, Switch, Table, Text, TextInput, VisuallyHidden } from '@mantine/core';
+import { notifications } from '@mantine/notifications';
+import { IconCopy, IconDots, IconPlus, IconSitemap, IconTrash } from '@tabler/icons-react';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { api, type Workflow, type WorkflowRun } from '../api.ts';
+import { ConfirmDialog } from '../components/Confirm.tsx';
+import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
+import { ago, exact } from '../format.ts';
+import { Link, navigate } from '../router.tsx';
+import { useList } from '../useList.ts';
+import { useSubmit } from '../useSubmit.ts';
+import { RunStatusBadge } from '../workflows/RunStatusBadge.tsx';
+import { workspace } from '../workspace.ts';
+
+const loadWorkflows = () => api.listWorkflows();
+interface Summary {
+  last: { status: WorkflowRun['status']; createdAt: string } | null;
+  today: number;
+}
+
+/** Last run and runs in the last 24 h of every workflow: one call to the engine's runs summary. */
+function useSummaries(workflows: Workflow[] | null) {
+  const [summaries, setSummaries] = useState<Record<string, Summary | 'failed'>>({});
+  useEffect(() => {
+    if (!workflows) return;
+    let stop = false;
+    workspace.runsSummary().then(
+      (summary) => {
+        const byId = new Map(summary.workflows.map((w) => [w.workflowId, w]));
+        const rows = workflows.map((w) => [w.id, { last: byId.get(w.id)?.lastRun ?? null, today: byId.get(w.id)?.runs ?? 0 }] as const);
+        if (!stop) setSummaries(Object.fromEntries(rows));
+      },
+      () => {
+        if (!stop) setSummaries(Object.fromEntries(workflows.map((w) => [w.id, 'failed' as const])));
+      },
+    );
+    return () => {
+      stop = true;
+    };
+  }, [workflows]);
+  return summaries;
+}
+
+export function WorkflowsPage() {
+  const { items, error, reload } = useList<Workflow>(loadWorkflows);
+  const summaries = useSummaries(items);
+  const [creating, setCreating] = useState(false);
+  const [deleting, setDeleting] = useState<Workflow | null>(null);
+
+  useEffect(() => {
+    document.title = 'Workflows · Flowdesk';
+  }, []);
+
+  const setActive = useCallback(
+    async (w: Workflow, active: boolean) => {
+      try {
+        await api.updateWorkflow(w.id, { active });
+        notifications.show({ color: 'green', message: `“${w.name}” is ${active ? 'active' : 'inactive'}.` });
+      } catch (err) {
+        notifications.show({ color: 'red', title: `Could not ${active ? 'activate' : 'deactivate'} “${w.name}”`, message: (err as Error).message });
+      }
+      await reload();
+    },
+    [reload],
+  );
+
+  const duplicate = async (w: Workflow) => {
+    try {
+      // A copy starts inactive, with its own webhook URL and secret.
+      await api.createWorkflow({
+        name: `${w.name} (copy)`.slice(0, 200),
+        description: w.description,
+        triggerType: w.triggerType,
+        graph: w.graph,
+        triggerConfig: w.triggerConfig,
+        executionOrder: w.executionOrder,
+        requireWebhookSecret: w.webhook?.requireSecret ?? true,
+        active: false,
+      });
+      notifications.show({ color: 'green', message: `Duplicated “${w.name}”.` });
+    } catch (err) {
+      notifications.show({ color: 'red', title: 'Could not duplicate the workflow', message: (err as Error).message });
+    }
+    await reload();
+  };
+
+  const createButton = (
+    <Button leftSection={<IconPlus size={16} />} onClick={() => setCreating(true)}>
+      New workflow
+    </Button>
+  );
+
+  return (
+    <>
+      <PageHeader
+        title="Workflows"
+        description="A workflow starts when its webhook receives a request and runs its steps: conditions, HTTP requests, new tasks."
+        action={items && items.length > 0 ? createButton : undefined}
+      />
+      {error && <ErrorState title="Could not load your workflows" message={error} onRetry={() => void reload()} />}
+      {!items && !error && <Skeleton role="status" height={160} radius="lg" aria-label="Loading workflows" />}
+      {items && items.length === 0 && (
+        <Paper withBorder radius="lg">
+          <EmptyState icon={<IconSitemap size={26} />} title="No workflows yet" action={createButton}>
+            Create one, send it a sample request, and build its steps from the fields that arrived.
+          </EmptyState>
+        </Paper>
+      )}
+      {items && items.length > 0 && (
+        <Paper withBorder radius="lg" className="fd-table-wrap" tabIndex={0} role="region" aria-label="Workflows table">
+          <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label="Workflows">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Name</Table.Th>
+                <Table.Th>Trigger</Table.Th>
+                <Table.Th>Active</Table.Th>
+                <Table.Th>Last run</Table.Th>
+                <Table.Th>Runs (24 h)</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>Actions</VisuallyHidden>
+                </Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {items.map((w) => {
+                const s = summaries[w.id];
+                return (
+                  <Table.Tr key={w.id}>
+                    <Table.Td fw={550}>
+                      <Link to={`/workflows/${w.id}`} className="fd-link">
+                        {w.name}
+                      </Link>
+                    </Table.Td>
+                    <Table.Td>
+                      <Badge variant="light" color="gray" tt="none">
+                        {w.triggerType === 'webhook' ? 'Webhook' : w.triggerType}
+                      </Badge>
+                    </Table.Td>
+                    <Table.Td>
+                      <Switch checked={w.active} onChange={(e) => void setActive(w, e.currentTarget.checked)} aria-label={`Active: ${w.name}`} />
+                    </Table.Td>
+                    <Table.Td>
+                      {s === undefined ? (
+                        <Skeleton role="status" height={18} width={90} aria-label="Loading" />
+                      ) : s === 'failed' || !s.last ? (
+                        <Text size="sm" c="dimmed">
+                          {s === 'failed' ? '—' : 'Never'}
+                        </Text>
+                      ) : (
+                        <Group gap={6} wrap="nowrap">
+                          <RunStatusBadge status={s.last.status} />
+                          <Text size="sm" c="dimmed" title={exact(s.last.createdAt)}>
+                            {ago(s.last.createdAt)}
+                          </Text>
+                        </Group>
+                      )}
+                    </Table.Td>
+                    <Table.Td>{s === undefined ? '' : s === 'failed' ? '—' : String(s.today)}</Table.Td>
+                    <Table.Td ta="right">
+                      <Menu position="bottom-end" withinPortal>
+                        <Menu.Target>
+                          <ActionIcon variant="subtle" color="gray" aria-label={`Actions for ${w.name}`}>
+                            <IconDots size={16} />
+                          </ActionIcon>
+                        </Menu.Target>
+                        <Menu.Dropdown>
+                          <Menu.Item leftSection={<IconCopy size={16} />} onClick={() => void duplicate(w)}>
+                            Duplicate
+                          </Menu.Item>
+                          <Menu.Item leftSection={<IconTrash size={16} />} color="red" onClick={() => setDeleting(w)}>
+                            Delete
+                          </Menu.Item>
+                        </Menu.Dropdown>
+                      </Menu>
+                    </Table.Td>
+                  </Table.Tr>
+                );
+              })}
+            </Table.Tbody>
+          </Table>
+        </Paper>
+      )}
+      <CreateWorkflowModal opened={creating} onClose={() => setCreating(false)} />
+      <ConfirmDialog
+        opened={deleting !== null}
+        title={`Delete “${deleting?.name ?? ''}”?`}
+        confirmLabel="Delete workflow"
+        onClose={() => setDeleting(null)}
+        onConfirm={async () => {
+          if (!deleting) return;
+          try {
+            await api.deleteWorkflow(deleting.id);
+            notifications.show({ color: 'green', message: `Deleted “${deleting.name}”.` });
+          } catch (err) {
+            notifications.show({ color: 'red', title: 'Could not delete the workflow', message: (err as Error).message });
+          }
+          await reload();
+        }}
+      >
+        Its webhook URL stops answering and its runs are deleted with it. This cannot be undone.
+      </ConfirmDialog>
+    </>
+  );
+}
+
+function CreateWorkflowModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+  const [name, setName] = useState('');
+  const { busy, error, run } = useSubmit();
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    void run(async () => {
+      const created = await api.createWorkflow({ name: name.trim(), triggerType: 'webhook' });
+      setName('');
+      onClose();
+      navigate(`/workflows/${created.id}`);
+    });
+  };
+  return (
+    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={opened} onClose={onClose} title={<Text fw={650}>New workflow</Text>} centered radius="lg">
+      <form onSubmit={submit}>
+        <Stack>
+          {error && (
+            <Alert color="red" variant="light" role="alert">
+              {error}
+            </Alert>
+          )}
+          <TextInput label="Name" description="What it does, e.g. “New order → task”." required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
+          <Text size="sm" c="dimmed">
+            It starts with a webhook trigger: you get a URL and a secret to send requests to.
+          </Text>
+          <Group justify="flex-end" mt="xs">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy} disabled={!name.trim()}>
+              Create workflow
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}

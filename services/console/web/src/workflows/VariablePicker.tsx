@@ -1,0 +1,188 @@
+import { Alert, Badge, Button, Code, CopyButton, Group, Loader, Stack, Text, Title, VisuallyHidden } from '@mantine/core';
+import { IconBraces, IconCheck, IconCopy, IconKey } from '@tabler/icons-react';
+import { ago, exact } from '../format.ts';
+import { tree, variable } from './templates.ts';
+
+export interface PickerSource {
+  /** Variables under this root, e.g. `trigger` or `nodes.http_1`. */
+  root: string;
+  title: string;
+  value: unknown;
+  note?: string;
+}
+
+/** A curl command that sends a sample request, as a person would paste it into a terminal. */
+export function curlCommand(url: string, secret: string | null): string {
+  return [
+    `curl -X POST '${url}'`,
+    `  -H 'content-type: application/json'`,
+    `  -H 'x-webhook-secret: ${secret ?? '<your webhook secret>'}'`,
+    `  -d '{"customer": {"name": "Ada Lovelace", "email": "ada@example.com"}, "order": {"id": "A-1001", "total": 42}}'`,
+  ].join(' \\\n');
+}
+
+function Tree({ source, onPick }: { source: PickerSource; onPick: (text: string) => void }) {
+  const rows = tree(source.value);
+  if (rows.length === 0)
+    return (
+      <Text size="xs" c="dimmed">
+        No fields.
+      </Text>
+    );
+  return (
+    <ul role="list" aria-label={`${source.title} fields`} style={{ listStyle: 'none', margin: 0, padding: 0 }}>
+      {rows.map((r) => {
+        const text = variable(`${source.root}.${r.path}`);
+        return (
+          <li key={r.path}>
+            <button
+              type="button"
+              className="fd-tree-row"
+              style={{ paddingLeft: 6 + r.depth * 14 }}
+              draggable
+              onDragStart={(e) => {
+                e.dataTransfer.setData('text/plain', text);
+                e.dataTransfer.effectAllowed = 'copy';
+              }}
+              onClick={() => onPick(text)}
+              title={`Insert ${text}`}
+            >
+              <Text span size="sm" fw={r.leaf ? 500 : 650} ff="monospace">
+                {r.key}
+              </Text>
+              <Text span size="xs" c="dimmed" truncate style={{ flex: 1, minWidth: 0 }}>
+                {r.summary}
+              </Text>
+              <VisuallyHidden>Insert {text}</VisuallyHidden>
+            </button>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+/**
+ * The variable picker: the sample payload, earlier nodes' outputs from the last run, and stored
+ * credentials (when the deployment has a credential store), each field a button that inserts its
+ * `{{…}}` at the caret of the field focused last (or is dragged onto any field).
+ */
+export function VariablePicker({
+  sample,
+  sampleAt,
+  webhookUrl,
+  secret,
+  active,
+  nodeSources,
+  credentials,
+  targetLabel,
+  onPick,
+}: {
+  sample: Record<string, unknown> | null;
+  sampleAt: string | null;
+  webhookUrl: string | null;
+  secret: string | null;
+  active: boolean;
+  nodeSources: PickerSource[];
+  credentials: string[] | null;
+  targetLabel: string | null;
+  onPick: (text: string) => void;
+}) {
+  return (
+    <Stack gap="sm" aria-label="Variables" role="region">
+      <Group justify="space-between" gap="xs">
+        <Title order={3} size="h6">
+          <Group gap={6} component="span">
+            <IconBraces size={16} aria-hidden /> Variables
+          </Group>
+        </Title>
+        <Text size="xs" c="dimmed" aria-live="polite">
+          {targetLabel ? `Inserts into “${targetLabel}”` : 'Click a field, then a variable'}
+        </Text>
+      </Group>
+      <div>
+        <Group justify="space-between" mb={4}>
+          <Text size="xs" fw={650} tt="uppercase" c="dimmed">
+            Trigger (last request)
+          </Text>
+          {sampleAt && (
+            <Text size="xs" c="dimmed" title={exact(sampleAt)} data-testid="sample-received">
+              received {ago(sampleAt)}
+            </Text>
+          )}
+        </Group>
+        {sample ? (
+          <Tree source={{ root: 'trigger', title: 'Trigger', value: sample }} onPick={onPick} />
+        ) : (
+          <Alert variant="light" color="indigo" radius="md" p="sm" data-testid="sample-waiting">
+            <Stack gap={6}>
+              <Text size="sm" fw={600}>
+                No request received yet
+              </Text>
+              <Text size="xs">
+                {active
+                  ? 'Send one to the webhook URL; its fields appear here as soon as it arrives.'
+                  : 'Activate the workflow (inactive workflows answer 404), then send a request; its fields appear here as soon as it arrives.'}
+              </Text>
+              {webhookUrl && (
+                <>
+                  <Code block fz={11} style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }} data-testid="curl-command">
+                    {curlCommand(webhookUrl, secret)}
+                  </Code>
+                  <CopyButton value={curlCommand(webhookUrl, secret)}>
+                    {({ copied, copy }) => (
+                      <Button size="xs" variant="light" leftSection={copied ? <IconCheck size={14} /> : <IconCopy size={14} />} onClick={copy}>
+                        {copied ? 'Copied' : 'Copy curl command'}
+                      </Button>
+                    )}
+                  </CopyButton>
+                </>
+              )}
+              {active && (
+                <Group gap={6}>
+                  <Loader size={12} aria-hidden />
+                  <Text size="xs">Waiting for a request…</Text>
+                </Group>
+              )}
+            </Stack>
+          </Alert>
+        )}
+      </div>
+      {nodeSources.map((s) => (
+        <div key={s.root}>
+          <Group justify="space-between" mb={4}>
+            <Text size="xs" fw={650} c="dimmed">
+              {s.title}
+            </Text>
+            {s.note && (
+              <Badge size="xs" variant="light" color="gray" c="gray.8" tt="none">
+                {s.note}
+              </Badge>
+            )}
+          </Group>
+          <Tree source={s} onPick={onPick} />
+        </div>
+      ))}
+      {credentials && (
+        <div>
+          <Text size="xs" fw={650} tt="uppercase" c="dimmed" mb={4}>
+            Credentials
+          </Text>
+          {credentials.length === 0 ? (
+            <Text size="xs" c="dimmed">
+              No credentials stored yet.
+            </Text>
+          ) : (
+            <Tree source={{ root: 'credentials', title: 'Credentials', value: Object.fromEntries(credentials.map((c) => [c, '••••••'])) }} onPick={onPick} />
+          )}
+          <Group gap={4} mt={4}>
+            <IconKey size={12} aria-hidden />
+            <Text size="xs" c="dimmed">
+              Inserted as a reference; the value never appears here.
+            </Text>
+          </Group>
+        </div>
+      )}
+    </Stack>
+  );
+}

@@ -1,0 +1,67 @@
+import { describe, expect, test } from 'vitest';
+import { nextId, nodeOfError, toApiGraph, toCanvas, upstreamOf, type ApiGraph } from './graph.ts';
+
+const spec: ApiGraph = {
+  nodes: [
+    { id: 'condition_1', type: 'condition', position: { x: 300, y: 0 }, params: { left: '{{trigger.customer.name}}', operator: 'exists' } },
+    { id: 'http_1', type: 'http_request', name: 'Notify CRM', position: { x: 600, y: 0 }, params: { method: 'POST', url: 'http://127.0.0.1/x', headers: { 'x-a': '{{trigger.a}}' }, body: { name: '{{trigger.customer.name}}' } } },
+    { id: 'task_1', type: 'create_task', position: { x: 900, y: 0 }, params: { title: 'Call {{trigger.customer.name}}', projectId: 'p1' } },
+  ],
+  edges: [
+    { from: 'trigger', to: 'condition_1' },
+    { from: 'condition_1', to: 'http_1', branch: 'true' },
+    { from: 'http_1', to: 'task_1' },
+  ],
+  triggerPosition: { x: 0, y: 0 },
+};
+
+describe('graph ↔ canvas', () => {
+  test('a graph survives the round trip through the canvas unchanged', () => {
+    const { nodes, edges } = toCanvas(spec, 'webhook');
+    expect(nodes[0]).toMatchObject({ id: 'trigger', type: 'trigger' });
+    expect(edges.find((e) => e.source === 'condition_1')).toMatchObject({ sourceHandle: 'true' });
+    const back = toApiGraph(nodes, edges);
+    expect(back.problems).toEqual({});
+    expect(back.graph).toEqual(spec);
+  });
+  test('nodes without a position are laid out by distance from the trigger', () => {
+    const { nodes } = toCanvas({ ...spec, nodes: spec.nodes.map(({ position: _p, ...n }) => n) as ApiGraph['nodes'] }, 'webhook');
+    expect(nodes.map((n) => n.position.x)).toEqual([0, 300, 600, 900]);
+  });
+  test('a body that is not JSON and a header without a name are problems on that node', () => {
+    const { nodes, edges } = toCanvas(spec, 'webhook');
+    const http = nodes.find((n) => n.id === 'http_1')!;
+    if (http.data.kind !== 'http_request') throw new Error('kind');
+    http.data = { ...http.data, form: { ...http.data.form, body: '{name:', headers: [{ name: '', value: 'x' }] } };
+    expect(Object.keys(toApiGraph(nodes, edges).problems)).toEqual(['http_1']);
+  });
+  test('empty optional fields are left out; a condition with exists sends no right operand; branch only from a condition', () => {
+    const { nodes, edges } = toCanvas(spec, 'webhook');
+    const cond = nodes.find((n) => n.id === 'condition_1')!;
+    if (cond.data.kind !== 'condition') throw new Error('kind');
+    cond.data.form.right = 'ignored';
+    edges.push({ id: 'x', source: 'http_1', target: 'task_1', sourceHandle: 'true' });
+    const { graph } = toApiGraph(nodes, edges);
+    expect(graph.nodes[0]!.params).toEqual({ left: '{{trigger.customer.name}}', operator: 'exists' });
+    expect(graph.edges.at(-1)).toEqual({ from: 'http_1', to: 'task_1' });
+  });
+});
+
+describe('nodeOfError', () => {
+  test('a schema error path names the node by its index in the graph sent', () => {
+    expect(nodeOfError('body.graph.nodes.1.params.url must NOT have more than 2000 characters', spec)).toBe('http_1');
+  });
+  test('the graph check names the node', () => {
+    expect(nodeOfError('body.graph node "task_1" is not reachable from the trigger', spec)).toBe('task_1');
+    expect(nodeOfError('body.graph has two nodes with id "http_1"', spec)).toBe('http_1');
+    expect(nodeOfError('body.graph edge condition_1 -> http_1 leaves a condition without branch "true" or "false"', spec)).toBe('condition_1');
+  });
+  test('an error about something else names no node', () => {
+    expect(nodeOfError('body.name must NOT have fewer than 1 characters', spec)).toBeNull();
+  });
+});
+
+test('nextId skips ids in use; upstreamOf finds every ancestor', () => {
+  expect(nextId('http_request', ['http_1', 'http_3'])).toBe('http_2');
+  expect(upstreamOf('task_1', spec.edges.map((e) => ({ source: e.from, target: e.to }))).sort()).toEqual(['condition_1', 'http_1', 'trigger']);
+});

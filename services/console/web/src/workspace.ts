@@ -1,0 +1,173 @@
+/**
+ * The workspace's data through the public API (/api/v1), the same routes the MCP tools use: runs
+ * (served by the workflow engine), projects, tasks, calendar entries and notes (workspace-api).
+ */
+import { api } from './api.ts';
+
+export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped';
+export const RUN_STATUSES: RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'skipped'];
+
+export interface RunStep {
+  nodeId: string;
+  type: string;
+  status: 'succeeded' | 'failed' | 'skipped';
+  input: unknown;
+  output: unknown;
+  error: string | null;
+  startedAt: string;
+  durationMs: number;
+}
+
+export interface WorkflowRun {
+  id: string;
+  workflowId: string;
+  eventId: string;
+  status: RunStatus;
+  triggerPayload: Record<string, unknown>;
+  steps: RunStep[];
+  warnings: string[];
+  error: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  startedBy?: string | null;
+  rerunOf?: string | null;
+}
+
+export interface RunsSummary {
+  since: string;
+  runs: number;
+  failed: number;
+  workflows: { workflowId: string; runs: number; failed: number; lastRun: { id: string; status: RunStatus; createdAt: string } | null }[];
+}
+
+export interface WorkflowItem {
+  id: string;
+  name: string;
+  triggerType: string;
+  active: boolean;
+}
+
+export type TaskStatus = 'todo' | 'in_progress' | 'done' | 'cancelled';
+export type TaskPriority = 'none' | 'low' | 'medium' | 'high' | 'urgent';
+export interface Task {
+  id: string;
+  title: string;
+  projectId: string | null;
+  dueDate: string | null;
+  notes: string;
+  status: TaskStatus;
+  priority: TaskPriority;
+  tags: string[];
+  completedAt: string | null;
+  createdAt: string;
+}
+export interface Project {
+  id: string;
+  name: string;
+  description: string;
+  color: string | null;
+  status: 'active' | 'archived';
+  taskCounts?: { open: number; done: number; total: number };
+}
+export interface CalendarEntry {
+  id: string;
+  title: string;
+  description: string;
+  location: string | null;
+  startsAt: string;
+  endsAt: string | null;
+  allDay: boolean;
+  projectId: string | null;
+}
+export interface Note {
+  id: string;
+  title: string;
+  content: string;
+  projectId: string | null;
+  tags: string[];
+  pinned: boolean;
+  updatedAt: string;
+}
+
+interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** A query string; arrays repeat their key (status=todo&status=done). */
+function qs(query: Record<string, string | number | boolean | string[] | undefined>): string {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) {
+    if (v === undefined || v === '') continue;
+    if (Array.isArray(v)) v.forEach((x) => p.append(k, x));
+    else p.set(k, String(v));
+  }
+  const s = p.toString();
+  return s ? `?${s}` : '';
+}
+
+/** Every page of a listing (up to `max` items): the views show a user's whole list. */
+async function all<T>(path: string, query: Record<string, string | number | boolean | string[] | undefined> = {}, max = 500): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await api.request<Page<T>>('GET', `${path}${qs({ ...query, limit: 100, cursor })}`);
+    items.push(...page.items);
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor && items.length < max);
+  return items;
+}
+
+const id = encodeURIComponent;
+
+export const workspace = {
+  listRuns: (opts: { workflowId?: string; status?: RunStatus; limit?: number }) =>
+    api
+      .request<Page<WorkflowRun>>('GET', `${opts.workflowId ? `/workflows/${id(opts.workflowId)}/runs` : '/workflow-runs'}${qs({ status: opts.status, limit: opts.limit ?? 50 })}`)
+      .then((p) => p.items),
+  getRun: (runId: string) => api.request<WorkflowRun>('GET', `/workflow-runs/${id(runId)}`),
+  rerun: (runId: string) => api.request<WorkflowRun>('POST', `/workflow-runs/${id(runId)}/rerun`),
+  runsSummary: () => api.request<RunsSummary>('GET', '/workflow-runs/summary'),
+  listWorkflows: () => all<WorkflowItem>('/workflows'),
+  getWorkflow: (workflowId: string) => api.request<WorkflowItem>('GET', `/workflows/${id(workflowId)}`),
+
+  listProjects: (status?: 'active' | 'archived') => all<Project>('/projects', { status }),
+  createProject: (input: Partial<Project>) => api.request<Project>('POST', '/projects', input),
+  updateProject: (projectId: string, input: Partial<Project>) => api.request<Project>('PATCH', `/projects/${id(projectId)}`, input),
+  deleteProject: (projectId: string) => api.request<void>('DELETE', `/projects/${id(projectId)}`),
+
+  listTasks: (query: { status?: TaskStatus[]; projectId?: string; q?: string; sort?: string; dueBefore?: string; dueAfter?: string } = {}) => all<Task>('/tasks', query),
+  createTask: (input: Partial<Task>) => api.request<Task>('POST', '/tasks', input),
+  updateTask: (taskId: string, input: Partial<Task>) => api.request<Task>('PATCH', `/tasks/${id(taskId)}`, input),
+  deleteTask: (taskId: string) => api.request<void>('DELETE', `/tasks/${id(taskId)}`),
+
+  listEntries: (from: string, to: string) => all<CalendarEntry>('/calendar-entries', { from, to }),
+  createEntry: (input: Partial<CalendarEntry>) => api.request<CalendarEntry>('POST', '/calendar-entries', input),
+  updateEntry: (entryId: string, input: Partial<CalendarEntry>) => api.request<CalendarEntry>('PATCH', `/calendar-entries/${id(entryId)}`, input),
+  deleteEntry: (entryId: string) => api.request<void>('DELETE', `/calendar-entries/${id(entryId)}`),
+
+  listNotes: () => all<Note>('/notes'),
+  createNote: (input: Partial<Note>) => api.request<Note>('POST', '/notes', input),
+  updateNote: (noteId: string, input: Partial<Note>) => api.request<Note>('PATCH', `/notes/${id(noteId)}`, input),
+  deleteNote: (noteId: string) => api.request<void>('DELETE', `/notes/${id(noteId)}`),
+};
+
+/**
+ * Calls `onRun` whenever one of the user's runs (of `workflowId`, or any) is queued, starts or
+ * finishes: the engine's Server-Sent Events stream through the edge. EventSource reconnects by itself
+ * (the server's `retry`).
+ *
+ * `onRun` is also called on every open, the first included: the caller read its data before the
+ * stream was connected, and a run that finished in between sent its event to no one (under load that
+ * gap is long enough to leave a run page on "queued" for good). The server listens before it sends
+ * its headers, so after an open nothing is missed.
+ */
+export function subscribeRuns(onRun: () => void, workflowId?: string): () => void {
+  if (typeof EventSource === 'undefined') return () => {};
+  const source = new EventSource(`/api/v1/workflow-runs/stream${qs({ workflowId })}`);
+  source.addEventListener('run', () => onRun());
+  source.onopen = () => onRun();
+  return () => source.close();
+}

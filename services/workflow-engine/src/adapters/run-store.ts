@@ -1,0 +1,313 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { APP_ROLE, migrate, type Database } from '@flowdesk/db';
+
+type Exec = Database['exec'];
+import { DEFAULT_PAGE_SIZE, HttpError, type PageOf, type RunStatus, type RunStep, type RunsSummary, type WorkflowRun, type WorkflowRunsSummary } from '@flowdesk/contracts';
+
+export const ENGINE_SCHEMA = 'engine';
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
+
+/** Applies the engine's pending migrations (its `engine` schema: runs and their steps). */
+export const migrateEngine = (db: Database) => migrate(db, MIGRATIONS_DIR, ENGINE_SCHEMA);
+
+/** One write of a run: its claim (status running), or its outcome. */
+export interface RunWrite {
+  ownerId: string;
+  workflowId: string;
+  eventId: string;
+  status: RunStatus;
+  /** Sent with the claim (or with an outcome that had no claim); omitted keeps the stored one. */
+  payload?: Record<string, unknown>;
+  steps?: RunStep[];
+  warnings?: string[];
+  error?: string | null;
+  startedAt?: string | null;
+  finishedAt?: string | null;
+  /** The run's W3C trace id (docs/observability.md); omitted keeps the stored one. */
+  traceId?: string;
+}
+
+export interface RunListFilter {
+  workflowId?: string;
+  status?: RunStatus;
+  cursor?: string;
+  limit?: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const keyOf = (w: { workflowId: string; eventId: string }) => `${w.workflowId}/${w.eventId}`;
+
+interface Pending {
+  write: RunWrite;
+  resolve(written: boolean): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * The engine's runs, on its own schema. Writes are batched: every write asked for during one turn of
+ * the event loop (and while the previous batch is in flight) goes to Postgres as one statement,
+ * `engine.record_runs(batch)` — one round trip and one commit for the whole batch, row-level security
+ * applied per owner inside it. A batch that fails is retried one write at a time, so one bad run (a
+ * payload Postgres refuses) fails alone.
+ */
+export class RunStore {
+  private queue: Pending[] = [];
+  private scheduled = false;
+  private inFlight = 0;
+  private readonly maxInFlight: number;
+  private readonly maxBatch: number;
+  private idle: (() => void)[] = [];
+  private readonly listeners = new Set<(write: RunWrite) => void>();
+
+  constructor(
+    private readonly db: Database,
+    options: { maxInFlight?: number; maxBatch?: number } = {},
+  ) {
+    // PGlite is one connection: concurrent batches would only queue behind each other.
+    this.maxInFlight = options.maxInFlight ?? (db.kind === 'pglite' ? 1 : 2);
+    this.maxBatch = options.maxBatch ?? 500;
+  }
+
+  /**
+   * Records a run (batched). Resolves true when the row was written, false when the run had already
+   * finished (a finished run is never changed: for a claim, the event was handled before).
+   */
+  record(write: RunWrite): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.queue.push({ write, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Calls `listener` with every write that reached the table (claims and outcomes), after its batch
+   * committed: the runs stream (routes/runs.ts) is fed from here. Returns the unsubscribe.
+   */
+  onRecorded(listener: (write: RunWrite) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private announce(writes: RunWrite[], written: Set<string>): void {
+    if (this.listeners.size === 0) return;
+    for (const w of writes) {
+      if (!written.has(keyOf(w))) continue;
+      for (const l of this.listeners) {
+        try {
+          l(w);
+        } catch {
+          // A listener's failure (a closed stream) never fails the write.
+        }
+      }
+    }
+  }
+
+  /** Resolves once every write asked for so far has been answered. */
+  async drain(): Promise<void> {
+    if (this.queue.length === 0 && this.inFlight === 0) return;
+    await new Promise<void>((resolve) => this.idle.push(resolve));
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      if (this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
+      const batch = this.queue.splice(0, this.maxBatch);
+      this.inFlight++;
+      void this.flush(batch).finally(() => {
+        this.inFlight--;
+        if (this.queue.length > 0) this.schedule();
+        else if (this.inFlight === 0) for (const done of this.idle.splice(0)) done();
+      });
+    });
+  }
+
+  private async flush(batch: Pending[]): Promise<void> {
+    // One row per run and batch: ON CONFLICT cannot touch a row twice in one statement. The last
+    // write of a run wins; earlier ones of the same run in this batch get its answer.
+    const byKey = new Map<string, Pending[]>();
+    for (const p of batch) {
+      const k = `${p.write.ownerId}/${keyOf(p.write)}`;
+      byKey.set(k, [...(byKey.get(k) ?? []), p]);
+    }
+    const writes = [...byKey.values()].map((ps) => ps[ps.length - 1]!.write);
+    try {
+      const written = await this.write(writes);
+      this.announce(writes, written);
+      for (const ps of byKey.values()) for (const p of ps) p.resolve(written.has(keyOf(p.write)));
+    } catch (err) {
+      if (writes.length === 1) {
+        for (const p of batch) p.reject(err);
+        return;
+      }
+      for (const ps of byKey.values()) {
+        try {
+          const written = await this.write([ps[ps.length - 1]!.write]);
+          this.announce([ps[ps.length - 1]!.write], written);
+          for (const p of ps) p.resolve(written.has(keyOf(p.write)));
+        } catch (one) {
+          for (const p of ps) p.reject(one);
+        }
+      }
+    }
+  }
+
+  private async write(writes: RunWrite[]): Promise<Set<string>> {
+    const { rows } = await this.db.exec('SELECT "engine".record_runs($1::jsonb) AS k', [JSON.stringify(writes)]);
+    return new Set(rows.map((r) => String(r.k)));
+  }
+
+  /** Runs fn in one transaction as `userId` (role flowdesk_app, app.user_id set locally). */
+  private asUser<R>(userId: string, fn: (exec: Exec) => Promise<R>): Promise<R> {
+    if (!UUID.test(userId)) throw new TypeError('asUser: user id must be a UUID');
+    return this.db.session(async (exec) => {
+      await exec('BEGIN');
+      try {
+        await exec(`SELECT set_config('role', '${APP_ROLE}', true), set_config('app.user_id', $1, true)`, [userId]);
+        const result = await fn(exec);
+        await exec('COMMIT');
+        return result;
+      } catch (err) {
+        await exec('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    });
+  }
+
+  /** A page of the user's runs, newest first (of one workflow, or of all), optionally by status. */
+  async list(userId: string, filter: RunListFilter): Promise<PageOf<WorkflowRun>> {
+    const listing = filter.workflowId ? `workflow-runs:${filter.workflowId}` : 'workflow-runs';
+    const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
+    const cursor = decodeCursor(listing, filter.cursor);
+    const params: unknown[] = [];
+    const where: string[] = [];
+    const p = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    if (filter.workflowId) where.push(`workflow_id = ${p(filter.workflowId)}`);
+    if (filter.status) where.push(`status = ${p(filter.status)}`);
+    if (cursor) where.push(`(created_at, id) < (${p(cursor.t)}::timestamptz, ${p(cursor.id)}::uuid)`);
+    const sql = `SELECT ${COLUMNS} FROM "engine"."run" ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
+    const rows = await this.asUser(userId, (exec) => exec(sql, params));
+    const more = rows.rows.length > limit;
+    const items = rows.rows.slice(0, limit).map(toRun);
+    const last = items[items.length - 1];
+    return { items, nextCursor: more && last ? encodeCursor({ l: listing, k: 'keyset', t: last.createdAt, id: last.id }) : null };
+  }
+
+  /** One run with its steps, or null when it does not exist for this user. */
+  async get(userId: string, runId: string): Promise<WorkflowRun | null> {
+    const { rows } = await this.asUser(userId, (exec) => exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE id = $1`, [runId]));
+    return rows[0] ? toRun(rows[0]) : null;
+  }
+
+  /**
+   * Runs and failures since `since` per workflow, with each workflow's last run (of any age). Two
+   * index range scans: (owner_id, created_at) for the window, (owner_id, workflow_id, created_at) for
+   * the last runs.
+   */
+  async summary(userId: string, since: Date): Promise<RunsSummary> {
+    return this.asUser(userId, async (exec) => {
+      const counts = await exec(
+        `SELECT workflow_id, count(*)::int AS runs, (count(*) FILTER (WHERE status = 'failed'))::int AS failed
+           FROM "engine"."run" WHERE created_at >= $1::timestamptz GROUP BY workflow_id`,
+        [since.toISOString()],
+      );
+      const last = await exec(
+        `SELECT DISTINCT ON (workflow_id) workflow_id, id, status, created_at FROM "engine"."run" ORDER BY workflow_id, created_at DESC, id DESC`,
+      );
+      const byWorkflow = new Map<string, WorkflowRunsSummary>();
+      const entry = (id: string) => {
+        let e = byWorkflow.get(id);
+        if (!e) byWorkflow.set(id, (e = { workflowId: id, runs: 0, failed: 0, lastRun: null }));
+        return e;
+      };
+      for (const r of counts.rows) Object.assign(entry(String(r.workflow_id)), { runs: Number(r.runs), failed: Number(r.failed) });
+      for (const r of last.rows) entry(String(r.workflow_id)).lastRun = { id: String(r.id), status: r.status as RunStatus, createdAt: iso(r.created_at) };
+      const workflows = [...byWorkflow.values()].sort((a, b) => (b.lastRun?.createdAt ?? '').localeCompare(a.lastRun?.createdAt ?? ''));
+      return {
+        since: since.toISOString(),
+        runs: workflows.reduce((n, w) => n + w.runs, 0),
+        failed: workflows.reduce((n, w) => n + w.failed, 0),
+        workflows,
+      };
+    });
+  }
+
+  /**
+   * Queues a run started by a person (run again): the row exists, `queued`, before its trigger event
+   * is published, with who started it and the run it repeats. The engine's claim of the event then
+   * takes this row over like any other (record_runs updates queued and running rows).
+   */
+  async queueManual(userId: string, run: { workflowId: string; eventId: string; payload: Record<string, unknown>; rerunOf: string | null }): Promise<WorkflowRun> {
+    const { rows } = await this.asUser(userId, (exec) =>
+      exec(
+        `INSERT INTO "engine"."run" (owner_id, workflow_id, event_id, status, trigger_payload, started_by, rerun_of)
+         VALUES ($1, $2, $3, 'queued', $4::jsonb, $1, $5) RETURNING ${COLUMNS}`,
+        [userId, run.workflowId, run.eventId, JSON.stringify(run.payload), run.rerunOf],
+      ),
+    );
+    return toRun(rows[0]!);
+  }
+
+  /** Deletes a workflow's runs (the workflow was deleted), as its owner. */
+  async deleteWorkflowRuns(userId: string, workflowId: string): Promise<void> {
+    await this.asUser(userId, (exec) => exec('DELETE FROM "engine"."run" WHERE workflow_id = $1', [workflowId]));
+  }
+}
+
+const COLUMNS = 'id, workflow_id, event_id, status, trigger_payload, steps, warnings, error, created_at, started_at, finished_at, started_by, rerun_of';
+
+const iso = (v: unknown): string => (v instanceof Date ? v : new Date(String(v))).toISOString();
+const isoOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : iso(v));
+const jsonOf = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+
+function toRun(r: Record<string, unknown>): WorkflowRun {
+  const startedAt = isoOrNull(r.started_at);
+  const finishedAt = isoOrNull(r.finished_at);
+  return {
+    id: String(r.id),
+    workflowId: String(r.workflow_id),
+    eventId: String(r.event_id),
+    status: r.status as RunStatus,
+    triggerPayload: jsonOf(r.trigger_payload) as Record<string, unknown>,
+    steps: jsonOf(r.steps) as RunStep[],
+    warnings: jsonOf(r.warnings) as string[],
+    error: (r.error as string | null) ?? null,
+    createdAt: iso(r.created_at),
+    startedAt,
+    finishedAt,
+    durationMs: startedAt && finishedAt ? Date.parse(finishedAt) - Date.parse(startedAt) : null,
+    startedBy: r.started_by == null ? null : String(r.started_by),
+    rerunOf: r.rerun_of == null ? null : String(r.rerun_of),
+  };
+}
+
+// The same opaque keyset cursor as workspace-api's listings (domain/pagination.ts there), so cursors
+// handed out before the runs moved keep working.
+interface Cursor {
+  l: string;
+  k: 'keyset';
+  t: string;
+  id: string;
+}
+const encodeCursor = (c: Cursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
+function decodeCursor(listing: string, raw: string | undefined): Cursor | undefined {
+  if (raw === undefined) return undefined;
+  let c: Cursor | undefined;
+  try {
+    c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
+  } catch {
+    c = undefined;
+  }
+  if (!c || c.k !== 'keyset' || typeof c.t !== 'string' || Number.isNaN(Date.parse(c.t)) || typeof c.id !== 'string' || !UUID.test(c.id)) {
+    throw new HttpError('validation_failed', 'querystring.cursor is not a cursor this API returned');
+  }
+  if (c.l !== listing) throw new HttpError('validation_failed', 'querystring.cursor belongs to another listing');
+  return c;
+}

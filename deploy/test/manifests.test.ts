@@ -15,7 +15,7 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { dlqTopicOf } from '@flowdesk/bus';
-import { CREDENTIAL_REVOKED_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
+import { CREDENTIAL_REVOKED_TOPIC, ENTITY_CHANGED_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
 import { MIGRATING_SERVICES, REPO, SERVICES, defaultPort, type ServiceName } from './k8s-support/repo.ts';
 import { K8S_DIR, kubectlProblem, render, run, selects, type K8sObject } from './k8s-support/render.ts';
 
@@ -323,7 +323,7 @@ for (const target of TARGETS) {
     test('Kafka topics: every topic the code uses, with its dead-letter topic; the engine cannot outgrow its partitions', () => {
       const topics = objects().filter((o) => o.kind === 'KafkaTopic');
       const names = topics.map((t) => t.spec.topicName ?? t.metadata.name).sort();
-      assert.deepEqual(names, [TRIGGER_TOPIC, dlqTopicOf(TRIGGER_TOPIC), CREDENTIAL_REVOKED_TOPIC, dlqTopicOf(CREDENTIAL_REVOKED_TOPIC), WORKFLOW_CHANGED_TOPIC, dlqTopicOf(WORKFLOW_CHANGED_TOPIC)].sort());
+      assert.deepEqual(names, [TRIGGER_TOPIC, dlqTopicOf(TRIGGER_TOPIC), CREDENTIAL_REVOKED_TOPIC, dlqTopicOf(CREDENTIAL_REVOKED_TOPIC), WORKFLOW_CHANGED_TOPIC, dlqTopicOf(WORKFLOW_CHANGED_TOPIC), ENTITY_CHANGED_TOPIC, dlqTopicOf(ENTITY_CHANGED_TOPIC)].sort());
       for (const t of topics) {
         const minIsr = Number(t.spec.config?.['min.insync.replicas'] ?? 1);
         assert.ok(minIsr <= t.spec.replicas, `${t.metadata.name}: min.insync.replicas above replicas makes every acks=-1 publish fail`);

@@ -14,6 +14,10 @@ export interface EmbeddedConfig {
   logLevel: string;
   /** SSRF_ALLOWLIST: hosts/CIDRs the HTTP Request node may reach despite the SSRF guard. */
   ssrfAllowlist: string | undefined;
+  /** TRACE_URL_TEMPLATE: the console links a run's trace through it (docs/observability.md). */
+  traceUrlTemplate?: string;
+  /** Tests only: the workflow engine's clock (schedule triggers read it), so a test moves time instead of waiting. */
+  engineClock?: () => Date;
   /** TRUST_PROXY: set when the embedded start sits behind another proxy (docs/configuration.md). */
   trustProxy: string | undefined;
   /**
@@ -36,6 +40,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     // Quiet by default so the banner stays readable; LOG_LEVEL=info shows every request.
     logLevel: env.LOG_LEVEL || 'warn',
     ssrfAllowlist: env.SSRF_ALLOWLIST || undefined,
+    traceUrlTemplate: env.TRACE_URL_TEMPLATE || undefined,
     trustProxy: env.TRUST_PROXY || undefined,
     bus: busConfigFromEnv(env),
   };

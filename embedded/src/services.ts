@@ -38,9 +38,13 @@ export interface ServiceDeps {
   bus: EventBus;
   /** SSRF_ALLOWLIST for the HTTP Request node (docs/workflow-engine.md); nothing by default. */
   ssrfAllowlist?: string;
+  /** TRACE_URL_TEMPLATE for the console's run page. */
+  traceUrlTemplate?: string;
   keys: EmbeddedKeys;
   publicBaseUrl: string;
   logLevel: string;
+  /** The engine's clock (schedules read it); tests move time with it. Default the real time. */
+  engineClock?: () => Date;
 }
 
 export interface RunningService {
@@ -117,7 +121,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
     // The credentials key is derived from the stored secret key (HKDF, its own label): one key file,
     // and the webhook secrets' key itself is never used for another purpose (docs/credentials.md).
     const credentialsKey = { key: Buffer.from(hkdfSync('sha256', d.keys.webhookSecretKey, Buffer.alloc(0), 'flowdesk credentials v1', 32)), keyId: 'e1' };
-    const app = await buildWorkflowEngine({ bus: d.bus, db: d.db, jwtPublicKeyPem: d.keys.signing.publicKeyPem, http, workspace, credentialsKey, logLevel: d.logLevel });
+    const app = await buildWorkflowEngine({ bus: d.bus, db: d.db, jwtPublicKeyPem: d.keys.signing.publicKeyPem, http, workspace, credentialsKey, logLevel: d.logLevel, clock: d.engineClock, scheduler: { pollMs: d.engineClock ? 50 : undefined } });
     app.addHook('onClose', async () => {
       await http.close();
       await workspace.close();
@@ -131,6 +135,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       serviceClientSecret: d.keys.serviceClients.console ?? '',
       workspaceApiUrl: urlOf(started, 'workspace-api'),
       engineUrl: urlOf(started, 'workflow-engine'),
+      traceUrlTemplate: d.traceUrlTemplate,
       logLevel: d.logLevel,
       bus: revocationBus(d.bus),
     }),

@@ -3,11 +3,12 @@ import { Audience } from '@flowdesk/contracts';
 import { listenMetrics, signInternalToken } from '@flowdesk/service-kit';
 import { migrateAuth } from '@flowdesk/auth';
 import { createEmbeddedBus, createKafkaBus, embeddedBusOptionsFromEnv, ensureKafkaTopics, topicSpecs, type EventBus } from '@flowdesk/bus';
-import { CREDENTIAL_REVOKED_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
+import { CREDENTIAL_REVOKED_TOPIC, ENTITY_CHANGED_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
 import { migrateWorkspace } from '@flowdesk/workspace-api';
 import { migrateGateway } from '@flowdesk/mcp-gateway';
 import { migrateEngine } from '@flowdesk/workflow-engine';
 import type { EmbeddedConfig } from './config.ts';
+import type { Database } from '@flowdesk/db';
 import { openEmbeddedDatabase, type EmbeddedDatabase } from './database.ts';
 import { ensureDemoAccount } from './demo-account.ts';
 import { ensureDemoUser, readDevFile, updateDevFile } from './dev-file.ts';
@@ -27,6 +28,8 @@ export interface Embedded {
   metricsUrl: string;
   /** The demo user, the same on every start with the same home. */
   userId: string;
+  /** The one database every service uses here (tests read the engine's bookkeeping through it). */
+  db: Database;
   /** Closes the proxy, then every service, then the database. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -67,12 +70,12 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
     // The demo user's id is the one dev.json proposed, unless the auth database already knows the demo email.
     const { userId } = await ensureDemoAccount(database.db, config.home, proposedUserId);
     bus = await openStartBus(config, database);
-    services = await startServices({ db: database.db, bus, keys, publicBaseUrl: baseUrl, logLevel: config.logLevel, ssrfAllowlist: config.ssrfAllowlist });
+    services = await startServices({ db: database.db, bus, keys, publicBaseUrl: baseUrl, logLevel: config.logLevel, ssrfAllowlist: config.ssrfAllowlist, traceUrlTemplate: config.traceUrlTemplate, engineClock: config.engineClock });
     for (const s of services) backends.set(s.name, s.url);
     metrics = await listenEmbeddedMetrics(config, services);
     await seedOnce({ home: config.home, keys, userId, workspaceApiUrl: backends.get('workspace-api')!, baseUrl, log });
     await updateDevFile(config.home, { baseUrl, userId });
-    return { baseUrl, localUrl, metricsUrl: metrics.url, userId, close };
+    return { baseUrl, localUrl, metricsUrl: metrics.url, userId, db: database.db, close };
   } catch (err) {
     await close().catch(() => {});
     throw err;
@@ -101,7 +104,7 @@ async function listenEmbeddedMetrics(config: EmbeddedConfig, services: RunningSe
 async function openStartBus(config: EmbeddedConfig, database: EmbeddedDatabase): Promise<EventBus> {
   const bus = config.bus;
   if (!bus || bus.kind === 'embedded') return createEmbeddedBus(database.db, bus ? { retentionMs: bus.retentionMs, groupExpiryMs: bus.groupExpiryMs } : embeddedBusOptionsFromEnv());
-  await ensureKafkaTopics({ brokers: bus.brokers, clientId: bus.clientId }, topicSpecs(bus, [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC]));
+  await ensureKafkaTopics({ brokers: bus.brokers, clientId: bus.clientId }, topicSpecs(bus, [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC]));
   return createKafkaBus({ brokers: bus.brokers, clientId: `${bus.clientId}-embedded`, sessionTimeoutMs: bus.sessionTimeoutMs, publishTimeoutMs: bus.publishTimeoutMs });
 }
 

@@ -12,6 +12,7 @@ import { auth as sdkAuth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MemoryProvider } from '@flowdesk/auth/testing';
 import { assertAccessible, launch, screenshot, skipWithoutChromium, startCallback, startFlowdesk, type Flowdesk } from './helpers/console.ts';
+import { until } from './support/console-session.ts';
 
 const MCP_PATH = '/functions/v1/mcp-server-v2';
 const owner = { name: 'Ada Lovelace', email: `ada-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
@@ -261,6 +262,24 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     }
   });
 
+  test('revoke a key on the API keys page itself: it asks first, then the key gets 401', async () => {
+    const { csrfToken } = await (await page.request.get(`${base}/api/v1/session`)).json();
+    const res = await page.request.post(`${base}/api/v1/api-keys`, { data: { name: 'Old CI', scope: 'write' }, headers: { origin: base, 'x-csrf-token': csrfToken } });
+    assert.equal(res.status(), 201);
+    const { secret } = await res.json();
+    const status = async () => (await fetch(`${base}/api/v1/projects`, { headers: { authorization: `Bearer ${secret}` } })).status;
+    assert.equal(await status(), 200);
+    await page.goto(`${base}/settings/api-keys`);
+    await page.getByRole('button', { name: 'Revoke Old CI' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: 'Revoke key' }).waitFor();
+    await assertAccessible(page, 'revoke confirmation (API keys)');
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByText('Revoked “Old CI”.').waitFor();
+    await until('the revoked key to be refused', async () => (await status()) === 401);
+    assert.equal(await page.getByRole('row', { name: /Old CI/ }).count(), 0);
+  });
+
   test('Profile and Members: invite someone; they sign up from the link and see none of the owner\'s keys, apps or data', async () => {
     await page.getByRole('link', { name: 'Profile', exact: true }).click();
     await heading().filter({ hasText: 'Profile' }).waitFor();
@@ -323,6 +342,25 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
       await assertAccessible(p, 'connected apps (phone)');
     } finally {
       await phone.close();
+    }
+  });
+
+  test('the API reference (Swagger UI, linked from the navigation) passes axe-core at desktop and phone width, with an operation open in "Try it out"', async () => {
+    for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+      const ctx = await browser.newContext({ viewport, bypassCSP: true, ...(viewport.width < 500 ? { isMobile: true, hasTouch: true } : {}) });
+      try {
+        const p = await ctx.newPage();
+        p.setDefaultTimeout(20_000);
+        await p.goto(`${base}/api/v1/docs`);
+        await p.locator('.opblock-post').first().waitFor();
+        await assertAccessible(p, `API reference (${viewport.width} px)`);
+        await p.locator('.opblock-post .opblock-summary-control').first().click();
+        await p.locator('.opblock-post').first().getByRole('button', { name: 'Try it out' }).click();
+        await p.locator('.opblock-post').first().getByRole('button', { name: 'Execute' }).waitFor();
+        await assertAccessible(p, `API reference, an operation in "Try it out" (${viewport.width} px)`);
+      } finally {
+        await ctx.close();
+      }
     }
   });
 

@@ -117,6 +117,11 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     const list = (await api(page, '/workflows')).body.items as { id: string; name: string; active: boolean }[];
     const copy = list.find((w) => w.name === 'Nightly report (copy)');
     assert.ok(copy && copy.id !== id && copy.active === false, 'the copy is a new, inactive workflow');
+    // The Active switch in the list activates and deactivates in place.
+    await page.getByRole('switch', { name: 'Active: Nightly report', exact: true }).check({ force: true }); // its track covers the input: click where a person would
+    await until('active', async () => ((await api(page, `/workflows/${id}`)).body.active === true ? true : undefined));
+    await page.getByRole('switch', { name: 'Active: Nightly report', exact: true }).uncheck({ force: true });
+    await until('inactive again', async () => ((await api(page, `/workflows/${id}`)).body.active === false ? true : undefined));
     await assertAccessible(page, 'workflows');
     await screenshot(page, 'workflows');
 
@@ -244,6 +249,42 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     await row.getByText('Succeeded').waitFor();
   });
 
+  test('at phone width (390 px) the editor fits: no sideways scrolling, every header button on screen, the node panel below the canvas; axe-core', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, bypassCSP: true });
+    try {
+      await phone.addCookies(await context.cookies(base));
+      const p = await phone.newPage();
+      p.setDefaultTimeout(20_000);
+      await p.goto(`${base}/workflows/${specWorkflowId}`);
+      await p.getByTestId('node-task_1').waitFor();
+      const width = await p.evaluate(() => (globalThis as any).innerWidth as number);
+      const overflow = async () => p.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+      assert.ok((await overflow()) <= width, `no sideways scrolling (${await overflow()} > ${width})`);
+      for (const name of ['Undo', 'Redo', 'Add step', 'Save']) {
+        const box = (await p.getByRole('button', { name, exact: true }).boundingBox())!;
+        assert.ok(box.x >= 0 && box.x + box.width <= width, `${name} is on screen: ${JSON.stringify(box)}`);
+      }
+      const canvas = (await p.getByRole('region', { name: 'Workflow canvas' }).boundingBox())!;
+      const panel = p.getByRole('complementary', { name: 'Node panel' });
+      const panelBox = (await panel.boundingBox())!;
+      assert.ok(panelBox.y >= canvas.y + canvas.height - 1 && panelBox.width >= width - 1, `the panel is below the canvas at full width: ${JSON.stringify({ canvas, panelBox })}`);
+      assert.ok(canvas.height >= 280, `the canvas keeps room to work in (${canvas.height}px)`);
+      await assertAccessible(p, 'editor (phone)');
+      // Choosing a step brings its panel into view, with its form.
+      await p.getByTestId('node-task_1').click();
+      await panel.getByRole('heading', { name: 'Create Task', level: 2 }).waitFor();
+      await until('the panel scrolled into view', async () => {
+        const box = await panel.getByLabel('Title').boundingBox();
+        return box && box.y >= 0 && box.y + box.height <= 844 ? true : undefined;
+      });
+      assert.equal(await panel.getByLabel('Title').inputValue(), 'Call {{trigger.customer.name}} about the order');
+      assert.ok((await overflow()) <= width, 'still no sideways scrolling with a step open');
+      await assertAccessible(p, 'editor with a step (phone)');
+    } finally {
+      await phone.close();
+    }
+  });
+
   test('trigger settings: regenerating the secret (after a warning) refuses the old one and accepts the new one', async () => {
     await page.goto(`${base}/workflows/${specWorkflowId}`);
     const url = (await page.getByTestId('webhook-url').innerText()).trim();
@@ -332,6 +373,25 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     assert.deepEqual(http2.params.headers, { 'x-delivery': '{{trigger.n}}' });
     const http1 = graph.nodes.find((n: any) => n.id === 'http_1');
     assert.ok(http2.position.y > http1.position.y + 250, `the moved node is lower (it was placed 140 below): ${JSON.stringify([http1.position, http2.position])}`);
+
+    // Zoom and fit: the canvas's controls move its viewport; fitting brings every step into view.
+    const viewport = () => page.locator('.react-flow__viewport').evaluate((el: any) => String(el.style.transform));
+    const scaleOf = (t: string) => Number(/scale\(([\d.]+)\)/.exec(t)?.[1]);
+    const start = scaleOf(await viewport());
+    await page.getByRole('button', { name: 'Zoom Out' }).click();
+    await until('zoomed out', async () => (scaleOf(await viewport()) < start ? true : undefined));
+    await page.getByRole('button', { name: 'Zoom In' }).click();
+    await page.getByRole('button', { name: 'Zoom In' }).click();
+    await until('zoomed in', async () => (scaleOf(await viewport()) > start ? true : undefined));
+    await page.getByRole('button', { name: 'Fit View' }).click();
+    const canvas = (await page.getByRole('region', { name: 'Workflow canvas' }).boundingBox())!;
+    await until('every step in view', async () => {
+      for (const id of ['trigger', 'condition_1', 'http_1', 'http_2']) {
+        const box = await page.getByTestId(`node-${id}`).boundingBox();
+        if (!box || box.x < canvas.x || box.y < canvas.y || box.x + box.width > canvas.x + canvas.width || box.y + box.height > canvas.y + canvas.height) return undefined;
+      }
+      return true;
+    });
   });
 
   test('a second user never sees the first user\'s workflows', async () => {

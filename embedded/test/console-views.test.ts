@@ -1,14 +1,21 @@
 // The runs panel and the workspace views in Debian's chromium on a fresh embedded start, as a person
-// uses them: runs filtered by status and a run arriving live (no reload), a run's page with every
-// node's input and output and the skipped branch, run again; projects, tasks, calendar and notes
+// uses them: runs filtered by status and a run arriving live (no reload), older runs on request, a
+// run's page with every node's input and output and the skipped branch, run again; projects, tasks, calendar and notes
 // created, edited, completed and deleted; the Overview's due task and failed run; a second user who
-// sees none of it; axe-core on every page at desktop and phone width (the part-1 pages too).
+// sees none of it; axe-core on every page at desktop and phone width (the part-1 pages too). The
+// Overview's run pipeline health, and a run's trace id on its page (tracing on, in memory, with a
+// TRACE_URL_TEMPLATE: a link; copyable).
 // Screenshots for the README with UPDATE_SCREENSHOTS=1 (run.png, tasks.png, overview.png).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { startMemoryTracing } from '@flowdesk/telemetry/testing';
 import { assertAccessible, launch, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
 import { PHONE, apiCall, heading, inviteAndSignUp, newContext, person, setUpOwner, until } from './support/console-session.ts';
+
+// Before the stack starts: tracing on for this process (spans kept in memory), so runs record a trace id.
+if (!skipWithoutChromium) startMemoryTracing();
+const TRACE_URL_TEMPLATE = 'https://grafana.example/explore?traceId={traceId}';
 
 const owner = person('Ada Lovelace');
 const other = person('Grace Hopper');
@@ -62,10 +69,11 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
   const filter = (label: string) => page.locator('label', { hasText: new RegExp(`^${label}$`) }).click();
 
   before(async () => {
-    flowdesk = await startFlowdesk();
+    flowdesk = await startFlowdesk({ TRACE_URL_TEMPLATE });
     base = flowdesk.base;
     browser = await launch();
     context = await newContext(browser);
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     await setUpOwner(context, base, owner);
     page = await context.newPage();
     wf.branching = await api('POST', '/api/v1/workflows', branching);
@@ -128,8 +136,18 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
     assert.match(await skipped.innerText(), /Branch not taken/);
     // The missing {{trigger.plan}} is a warning on the node that used it.
     assert.match(await page.locator('li[data-node-id="named_task"]').innerText(), /plan/);
+    // The run's trace: its id from the runs API, a link through TRACE_URL_TEMPLATE, and a copy button.
+    const { traceId } = await api('GET', `/api/v1/workflow-runs/${firstRunUrl.split('/').pop()}`);
+    assert.match(traceId, /^[0-9a-f]{32}$/);
+    const traceLink = page.getByTestId('trace-link');
+    assert.equal(await traceLink.getAttribute('href'), TRACE_URL_TEMPLATE.replace('{traceId}', traceId));
+    assert.equal(await traceLink.getAttribute('target'), '_blank');
+    assert.equal(await page.getByTestId('trace-id').innerText(), traceId);
     await assertAccessible(page, 'run');
     await screenshot(page, 'run');
+    await page.getByRole('button', { name: 'Copy the trace id' }).click();
+    await page.getByRole('button', { name: 'Trace id copied' }).waitFor();
+    assert.equal(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText()), traceId);
 
     await page.getByRole('button', { name: 'Run again with this payload' }).click();
     await page.waitForURL((url) => /\/runs\/[0-9a-f-]{36}$/.test(url.pathname) && url.href !== firstRunUrl);
@@ -283,8 +301,26 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
     await runs.getByText(/runs? in the last 24 hours, 1 failed/).waitFor();
     await runs.getByRole('link', { name: 'Metadata grab' }).waitFor();
     await page.getByRole('region', { name: 'Connected apps' }).getByText('Nightly export').waitFor();
+    // The run pipeline: the failure of the last hour needs attention, named with its workflow.
+    const pipeline = page.getByRole('region', { name: 'Run pipeline' });
+    await pipeline.getByTestId('pipeline-verdict').filter({ hasText: 'Needs attention' }).waitFor();
+    assert.match(await pipeline.innerText(), /1 run failed in 1 workflow/);
+    const byStatus = await pipeline.getByRole('group', { name: 'Runs in the last hour by status' }).innerText();
+    assert.match(byStatus, /Failed 1/);
+    assert.match(byStatus, /Succeeded [1-9]/);
+    // Every run has finished: nothing waits (the card reads the health again with each run event).
+    await until('an empty backlog', async () => /Waiting events\s*0[\s\S]*Unfinished runs\s*0[\s\S]*Dead-lettered\s*0/.test(await pipeline.locator('dl').innerText()));
+    const failingRow = pipeline.locator(`li[data-workflow-id="${wf.failing.id}"]`);
+    assert.match(await failingRow.innerText(), /Metadata grab[\s\S]*1 of 1 failed[\s\S]*SSRF/);
     await assertAccessible(page, 'overview');
     await screenshot(page, 'overview');
+    // Its "Failed runs" link opens the runs list filtered to failures; "Last failure" opens that run.
+    await pipeline.getByRole('link', { name: 'Failed runs →' }).click();
+    await heading(page).filter({ hasText: 'Runs' }).waitFor();
+    await until('only the failed run', async () => (await runRows().count()) === 1 && /failed/i.test(await runRows().first().innerText()));
+    await page.goBack();
+    await page.getByRole('region', { name: 'Run pipeline' }).getByRole('link', { name: 'Last failure of Metadata grab' }).click();
+    await heading(page).filter({ hasText: 'Run of Metadata grab' }).waitFor();
   });
 
   test('a second user sees none of it', async () => {
@@ -302,6 +338,8 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
       await p.goto(base);
       await p.getByRole('region', { name: 'Recent runs' }).getByText('0 runs in the last 24 hours, 0 failed').waitFor();
       await p.getByRole('region', { name: 'Due this week' }).getByText('Nothing is due').waitFor();
+      await p.getByRole('region', { name: 'Run pipeline' }).getByText('Healthy: runs keep up and none failed in the last hour').waitFor();
+      assert.deepEqual((await p.request.get(`${base}/api/v1/workflow-runs/health`).then((r) => r.json())).failingWorkflows, [], 'no failure of another user');
       const runId = (await api('GET', '/api/v1/workflow-runs')).items[0].id;
       await p.goto(`${base}/runs/${runId}`);
       await p.getByText('This run could not be loaded').waitFor();
@@ -333,16 +371,56 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
         ['/settings/api-keys', 'API keys'],
         ['/settings/connected-apps', 'Connected Apps'],
         ['/settings/members', 'Members'],
+        ['/settings/credentials', 'Credentials'],
+        ['/workflows', 'Workflows'],
       ];
       for (const [path, title] of pages) {
         await p.goto(`${base}${path}`);
         await heading(p).filter({ hasText: title }).waitFor();
         await p.waitForLoadState('networkidle').catch(() => {});
         await assertAccessible(p, `${path} (phone)`);
+        const [scrollWidth, width] = await p.evaluate(() => [(globalThis as any).document.documentElement.scrollWidth, (globalThis as any).innerWidth]);
+        assert.ok(scrollWidth <= width, `${path} (phone): no sideways scrolling (${scrollWidth} > ${width})`);
       }
     } finally {
       await phone.close();
     }
+    // Signed out, at phone width: sign-in and sign-up.
+    const signedOut = await newContext(browser, PHONE);
+    try {
+      const p = await signedOut.newPage();
+      await p.goto(`${base}/runs`);
+      await heading(p).filter({ hasText: 'Sign in to Flowdesk' }).waitFor();
+      await assertAccessible(p, 'sign-in (phone)');
+      await p.goto(`${base}/sign-up`);
+      await heading(p).first().waitFor();
+      await assertAccessible(p, 'sign-up (phone)');
+    } finally {
+      await signedOut.close();
+    }
+  });
+
+  test('runs: a long list shows the newest 50, the older ones on request; live updates keep them', async () => {
+    const many = await api('POST', '/api/v1/workflows', {
+      name: 'Busy',
+      triggerType: 'webhook',
+      active: true,
+      graph: { nodes: [{ id: 'check', type: 'condition', params: { left: '{{trigger.n}}', operator: 'exists' } }], edges: [{ from: 'trigger', to: 'check' }] },
+    });
+    for (let n = 1; n <= 51; n++) await deliver(many, { n });
+    await until('51 finished runs', async () => ((await api('GET', `/api/v1/workflows/${many.id}/runs?limit=100`)).items as any[]).filter((r) => r.status === 'succeeded').length === 51, 60_000);
+    await page.goto(`${base}/workflows/${many.id}/runs`);
+    await heading(page).filter({ hasText: 'Runs · Busy' }).waitFor();
+    await until('the newest 50', async () => (await runRows().count()) === 50);
+    await page.getByRole('button', { name: 'Show older runs' }).click();
+    await until('all 51', async () => (await runRows().count()) === 51);
+    await page.getByText('All 51 runs').waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Show older runs' }).count(), 0);
+    // A new run arrives live: the list grows to 52, the older ones stay.
+    await deliver(many, { n: 52 });
+    await until('the new run on top, the older ones kept', async () => (await runRows().count()) === 52);
+    await page.getByText('All 52 runs').waitFor();
+    await assertAccessible(page, 'runs (longer list)');
   });
 });
 

@@ -51,7 +51,7 @@ test('one webhook is one trace: ingest → publish → engine run → each node 
     .find((s) => s.name === 'POST /functions/v1/webhook-trigger/:workflowId' && s.kind === SpanKind.SERVER && s.attributes['http.response.status_code'] === 200);
   assert.ok(ingest, 'ingest has a server span for the accepted delivery');
   const traceId = ingest.spanContext().traceId;
-  const spans = await spansUntil(traceId, (all) => all.some((s) => s.name === 'workflow run') && all.some((s) => s.name === 'POST /api/v1/tasks' && s.kind === SpanKind.SERVER));
+  const spans = await spansUntil(traceId, (all) => all.some((s) => s.name === 'workflow run') && all.some((s) => s.name === 'POST /internal/v1/tasks/batch' && s.kind === SpanKind.SERVER));
 
   const find = (name: string, kind?: SpanKind) => {
     const s = spans.find((x) => x.name === name && (kind === undefined || x.kind === kind));
@@ -64,7 +64,8 @@ test('one webhook is one trace: ingest → publish → engine run → each node 
   const condition = find('node condition');
   const httpNode = find('node http_request');
   const taskNode = find('node create_task');
-  const createTask = find('POST /api/v1/tasks', SpanKind.SERVER);
+  // A run's tasks go through the batched route, which also keeps their origin (the loop guard, docs/triggers.md).
+  const createTask = find('POST /internal/v1/tasks/batch', SpanKind.SERVER);
 
   assert.equal(parentOf(publish), idOf(ingest), 'publish is a child of the webhook request');
   assert.equal(parentOf(consume), idOf(publish), 'the engine continues the trace from the event headers');
@@ -80,11 +81,19 @@ test('one webhook is one trace: ingest → publish → engine run → each node 
   // (The test's own fetch is the trace's root: undici's instrumentation is process-wide.)
   const chain = ancestry(spans, createTask);
   assert.deepEqual(chain.slice(chain.indexOf(ingest.name), chain.indexOf(ingest.name) + 5), ['POST /functions/v1/webhook-trigger/:workflowId', 'workflow.trigger.v1 publish', 'workflow.trigger.v1 process', 'workflow run', 'node create_task'], JSON.stringify(chain));
-  assert.equal(chain.at(-1), 'POST /api/v1/tasks');
+  assert.equal(chain.at(-1), 'POST /internal/v1/tasks/batch');
   const ns = (t: [number, number]) => t[0] * 1e9 + t[1];
   for (const s of spans.filter((x) => ancestry(spans, x).includes(ingest.name))) assert.ok(ns(s.startTime) >= ns(ingest.startTime), `${s.name} starts after the request`);
 
-  // The run record keeps its trace id (read from the engine's table on Postgres; PGlite lives inside the stack).
+  // The run keeps its trace id, and the runs API answers it (through the public API, with an API key).
+  assert.equal(run.traceId, traceId, 'GET /api/v1/workflows/:id/runs answers the trace id');
+  assert.equal((await p.api('GET', `/api/v1/workflow-runs/${run.id}`)).body.traceId, traceId);
+  // The pipeline's health is one call of the public API too (the console's Overview reads it).
+  const health = await p.api('GET', '/api/v1/workflow-runs/health');
+  assert.equal(health.status, 200, JSON.stringify(health.body));
+  assert.ok(health.body.byStatus.succeeded >= 1, JSON.stringify(health.body));
+  assert.equal(typeof health.body.backlog.waitingEvents, 'number', 'the embedded bus counts the backlog');
+  // In the engine's table (read directly on Postgres; PGlite lives inside the stack).
   if (p.databaseUrl) {
     const client = new pg.Client({ connectionString: p.databaseUrl });
     await client.connect();

@@ -95,6 +95,12 @@ export interface EventBus {
    * there is no per-key count (webhook-ingest then admits by rate only, docs/webhooks.md).
    */
   backlog?(topic: string, groupId: string, keys: string[], atMost: number): Promise<Map<string, number>>;
+  /**
+   * When the oldest message of these keys that `groupId` has not yet acknowledged (in flight
+   * included) was published; null when none is pending. Optional, like `backlog` (the embedded bus
+   * knows its lanes; Kafka has no per-key view): the console's pipeline health reads it.
+   */
+  oldestUnprocessed?(topic: string, groupId: string, keys: string[]): Promise<Date | null>;
   /** Closes every subscription of this bus (gracefully) and its own connections, not the database. */
   close(): Promise<void>;
 }

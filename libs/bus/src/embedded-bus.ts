@@ -163,6 +163,10 @@ class EmbeddedBus implements EmbeddedEventBus {
     return this.store.backlog(topic, groupId, keys, atMost);
   }
 
+  oldestUnprocessed(topic: string, groupId: string, keys: string[]): Promise<Date | null> {
+    return this.store.oldestUnprocessed(topic, groupId, keys);
+  }
+
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (this.closed) throw new Error('bus is closed');
     if (typeof topic !== 'string' || topic.includes('\0')) throw new TypeError('a topic must be a string without NUL characters');

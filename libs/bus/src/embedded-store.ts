@@ -244,6 +244,26 @@ export class EmbeddedStore {
   }
 
   /**
+   * The publish time of the oldest not-done delivery of a group among these keys: per key the lowest
+   * pending sequence (one step down delivery_pending_key_idx), then its message's created_at.
+   */
+  async oldestUnprocessed(topic: string, groupId: string, keys: string[]): Promise<Date | null> {
+    if (keys.length === 0) return null;
+    const { rows } = await this.db.exec(
+      `SELECT min(m.created_at) AS oldest
+         FROM unnest($3::text[]) AS k(key)
+         CROSS JOIN LATERAL (
+           SELECT d.sequence FROM bus.delivery d
+            WHERE d.group_id = $1 AND d.topic = $2 AND d.key = k.key AND d.done_at IS NULL
+            ORDER BY d.sequence LIMIT 1) p
+         JOIN bus.message m ON m.sequence = p.sequence`,
+      [groupId, topic, keys],
+    );
+    const oldest = rows[0]?.oldest;
+    return oldest === null || oldest === undefined ? null : new Date(oldest as string | Date);
+  }
+
+  /**
    * Registers the group; a new group gets a delivery (and lanes) for every message already on the
    * topic. Holds the topic's publish lock and its sweep lock, so the sweeper never deletes a message
    * this backfill is giving a pending delivery.

@@ -160,3 +160,41 @@ describe('embedded bus: leases', () => {
     assert.equal(calls.length, 1, `handled once, not by both (${calls.join(',')})`);
   });
 });
+
+describe('embedded bus: what a group has not processed yet', () => {
+  test('backlog counts per key and oldestUnprocessed names the oldest pending publish among the keys; both empty once done', { timeout: 30_000 }, async () => {
+    const tdb = await createTestDatabase();
+    const bus = await createEmbeddedBus(tdb.db, OPTIONS);
+    try {
+      // The group exists before the publishes (a registered consumer group that has not run yet).
+      await new EmbeddedStore(tdb.db).register('pending.t', 'pending.g');
+      await bus.publish('pending.t', [{ key: 'a', value: { n: 1 } }, { key: 'a', value: { n: 2 } }]);
+      const { rows } = await tdb.db.exec(`SELECT key, created_at FROM bus.message WHERE topic = 'pending.t' ORDER BY sequence`);
+      const firstA = new Date(rows[0]!.created_at as string | Date);
+      await new Promise((r) => setTimeout(r, 20));
+      await bus.publish('pending.t', [{ key: 'b', value: { n: 3 } }]);
+      const { rows: bRows } = await tdb.db.exec(`SELECT created_at FROM bus.message WHERE topic = 'pending.t' AND key = 'b'`);
+      const firstB = new Date(bRows[0]!.created_at as string | Date);
+
+      assert.deepEqual(Object.fromEntries(await bus.backlog!('pending.t', 'pending.g', ['a', 'b', 'c'], 10)), { a: 2, b: 1, c: 0 });
+      assert.equal((await bus.oldestUnprocessed!('pending.t', 'pending.g', ['a', 'b']))?.getTime(), firstA.getTime());
+      assert.equal((await bus.oldestUnprocessed!('pending.t', 'pending.g', ['b', 'c']))?.getTime(), firstB.getTime());
+      assert.equal(await bus.oldestUnprocessed!('pending.t', 'pending.g', ['c']), null);
+      assert.equal(await bus.oldestUnprocessed!('pending.t', 'pending.g', []), null);
+      assert.equal(await bus.oldestUnprocessed!('pending.t', 'another.g', ['a']), null, 'per group');
+
+      let handled = 0;
+      await bus.subscribe({ topic: 'pending.t', groupId: 'pending.g', handler: () => void handled++ });
+      const deadline = Date.now() + 10_000;
+      while ((await bus.oldestUnprocessed!('pending.t', 'pending.g', ['a', 'b'])) !== null) {
+        assert.ok(Date.now() < deadline, 'the group never finished its messages');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(handled, 3);
+      assert.deepEqual(Object.fromEntries(await bus.backlog!('pending.t', 'pending.g', ['a', 'b'], 10)), { a: 0, b: 0 });
+    } finally {
+      await bus.close();
+      await tdb.close();
+    }
+  });
+});

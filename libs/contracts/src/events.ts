@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { StringEnum } from './common.ts';
 import { ExecutionOrder, TriggerType, WorkflowGraph } from './entities/workflows.ts';
+import { TriggerOrigin } from './triggers.ts';
 
 /** Kafka topic (and embedded bus channel) of workflow trigger events, keyed by workflow id. */
 export const TRIGGER_TOPIC = 'workflow.trigger.v1';
@@ -12,7 +13,12 @@ export const TriggerEvent = Type.Object(
     eventId: Type.String({ minLength: 1, maxLength: 200 }),
     workflowId: Type.String({ format: 'uuid' }),
     ownerId: Type.String({ format: 'uuid' }),
-    source: StringEnum(['webhook', 'manual', 'schedule']),
+    /** What started it: a webhook delivery, a person (run now, run again), a schedule's tick, a note or an entity change. */
+    source: StringEnum(['webhook', 'manual', 'schedule', 'note', 'entity']),
+    /** The user who started a manual run. */
+    startedBy: Type.Optional(Type.String({ format: 'uuid' })),
+    /** Set when a workflow's own change caused this event (the loop guard, triggers.ts). */
+    origin: Type.Optional(TriggerOrigin),
     receivedAt: Type.String({ format: 'date-time' }),
     /** The request body: any JSON object, available to nodes as {{trigger.<path>}}. */
     payload: Type.Record(Type.String(), Type.Unknown()),

@@ -17,3 +17,4 @@ export * from './auth.ts';
 export * from './accounts.ts';
 export * from './mcp/index.ts';
 export * from './workflow-secrets.ts';
+export * from './triggers.ts';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { delayAfter, DEFAULT_THROTTLE } from '../src/domain/login-throttle.ts';
+import { delayAfter, DEFAULT_THROTTLE, LoginThrottle, TooManyAttempts } from '../src/domain/login-throttle.ts';
 import { startTestAuth, type TestAuth } from './helpers/app.ts';
 
 let auth: TestAuth;
@@ -87,6 +87,20 @@ describe('sign-in', () => {
     const results = statuses(await Promise.all(Array.from({ length: 30 }, (_, i) => signIn(user.email, `parallel guess ${i}`))));
     assert.deepEqual([count(results, 401), count(results, 429)], [6, 24], results.join(','));
     assert.equal((await signIn(user.email, user.password)).status, 429);
+  });
+
+  test('attempts within the free ones are never refused, whatever order their clocks were read in', async () => {
+    // Parallel requests read the clock a moment apart and reach the row in any order: an attempt
+    // whose clock is older than its neighbour's must still pass (it got 429 under load before).
+    const throttle = new LoginThrottle(auth.prisma);
+    const t = Date.now();
+    for (let i = 0; i < 5; i++) await throttle.reserve(`order-${i}@example.test`, '192.0.2.7', new Date(t + 50 - i * 10));
+    const rows = (await auth.db.exec("SELECT failures FROM auth.login_throttle WHERE key = 'address:192.0.2.7'")).rows;
+    assert.equal(Number(rows[0]!.failures), 5);
+    // Past the free ones the wait is still there, for the older clock too.
+    const strict = new LoginThrottle(auth.prisma, { ...DEFAULT_THROTTLE, address: { ...DEFAULT_THROTTLE.address, free: 5 } });
+    await strict.reserve('order-5@example.test', '192.0.2.7', new Date(t + 60));
+    await assert.rejects(strict.reserve('order-6@example.test', '192.0.2.7', new Date(t + 5)), TooManyAttempts);
   });
 
   test('per address: guesses spread over many accounts from one address are throttled too; a claimed X-Forwarded-For from an untrusted caller changes nothing', async () => {

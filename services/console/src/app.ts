@@ -4,6 +4,7 @@ import { MCP_PATH } from '@flowdesk/contracts';
 import type { EventBus, Subscription } from '@flowdesk/bus';
 import { AuthClient, createService, subscribeToRevocations, type Service } from '@flowdesk/service-kit';
 import { Upstream } from './adapters/upstream.ts';
+import { parseTraceUrlTemplate } from './domain/trace-url.ts';
 import { API_PREFIX } from './domain/upstreams.ts';
 import { edgeRoutes } from './routes/edge.ts';
 import { referenceRoutes } from './routes/reference.ts';
@@ -30,6 +31,11 @@ export interface ConsoleDeps {
   allowedOrigins?: readonly string[];
   /** How long an active introspection answer is reused (default 30 s; revocation events evict sooner). */
   introspectionCacheMs?: number;
+  /**
+   * TRACE_URL_TEMPLATE, e.g. `https://grafana.example/explore?traceId={traceId}`: the run page links a
+   * run's trace through it (checked by parseTraceUrlTemplate; an invalid one fails the start).
+   */
+  traceUrlTemplate?: string;
   /** Revocation events from auth (CREDENTIAL_REVOKED_TOPIC): cached answers for a revoked credential go at once. */
   bus?: Pick<EventBus, 'subscribe'>;
   logLevel?: string;
@@ -71,6 +77,6 @@ export async function buildApp(deps: ConsoleDeps): Promise<Service> {
   const allowedOrigins = new Set([new URL(publicBaseUrl).origin, ...(deps.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
   await app.register(referenceRoutes({ workspace, publicBaseUrl, now }), { prefix: API_PREFIX });
   await app.register(edgeRoutes({ auth, authApi, workspace, engine, secureCookies: publicBaseUrl.startsWith('https:'), allowedOrigins, now }), { prefix: API_PREFIX });
-  await app.register(webRoutes(deps.webRoot ?? DEFAULT_WEB_ROOT));
+  await app.register(webRoutes(deps.webRoot ?? DEFAULT_WEB_ROOT, { traceUrlTemplate: parseTraceUrlTemplate(deps.traceUrlTemplate) }));
   return app;
 }

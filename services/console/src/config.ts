@@ -1,4 +1,5 @@
 import { requiredEnv } from '@flowdesk/service-kit';
+import { parseTraceUrlTemplate } from './domain/trace-url.ts';
 
 export interface ConsoleConfig {
   port: number;
@@ -10,6 +11,8 @@ export interface ConsoleConfig {
   serviceClientSecret: string;
   allowedOrigins: string[];
   introspectionCacheMs: number;
+  /** TRACE_URL_TEMPLATE: a run's trace link on its page (docs/observability.md); unset: the id only. */
+  traceUrlTemplate: string | undefined;
   logLevel: string | undefined;
 }
 
@@ -29,6 +32,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConsoleConfig {
     serviceClientSecret: secret,
     allowedOrigins: (env.CONSOLE_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     introspectionCacheMs: cacheMs,
+    traceUrlTemplate: parseTraceUrlTemplate(env.TRACE_URL_TEMPLATE),
     logLevel: env.LOG_LEVEL,
   };
 }

@@ -93,6 +93,22 @@ test('the OpenAPI document: the public paths and account routes with bearer and 
   const doc = res.body;
   assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['bearer', 'csrf', 'session']);
   for (const path of ['/api/v1/projects', '/api/v1/session', '/api/v1/api-keys', '/api/v1/connected-apps/{id}', '/api/v1/setup', '/api/v1/credentials', '/api/v1/credentials/{name}']) assert.ok(doc.paths[path], path);
+  // The runs API (answered by the workflow engine) is documented too, with its schemas.
+  for (const [path, method] of [
+    ['/api/v1/workflow-runs', 'get'],
+    ['/api/v1/workflow-runs/summary', 'get'],
+    ['/api/v1/workflow-runs/health', 'get'],
+    ['/api/v1/workflow-runs/stream', 'get'],
+    ['/api/v1/workflow-runs/{id}', 'get'],
+    ['/api/v1/workflow-runs/{id}/rerun', 'post'],
+    ['/api/v1/workflows/{id}/runs', 'get'],
+    ['/api/v1/workflows/{id}/runs', 'post'],
+  ] as const)
+    assert.ok(doc.paths[path]?.[method], `${method} ${path}`);
+  assert.ok(doc.components.schemas.WorkflowRun.properties.traceId, 'a run documents its trace id');
+  assert.ok(doc.components.schemas.RunsHealth.properties.backlog);
+  const refs = [...JSON.stringify(doc).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
+  assert.deepEqual(refs.filter((r) => !doc.components.schemas[r]), [], 'every $ref resolves');
   assert.ok(Object.keys(doc.paths).every((p) => p.startsWith('/api/v1/')));
   assert.ok(!JSON.stringify(doc).includes('internalJwt'));
   assert.equal(doc.servers[0].url, 'http://flowdesk.example.test');
@@ -107,7 +123,9 @@ test('the OpenAPI document: the public paths and account routes with bearer and 
 });
 
 test('the console pages: index.html for app paths, with a CSP; missing files and unknown API paths are JSON 404s', async () => {
-  for (const path of ['/', '/settings/api-keys', '/sign-in']) {
+  // Every page of the app answers 200 (a reload of /runs/… or /workflows/… is a page, not a 404).
+  const id = '0b0f7c4e-2a0c-4a39-9d5e-3f1f3b8d9c11';
+  for (const path of ['/', '/settings/api-keys', '/sign-in', '/workflows', `/workflows/${id}`, `/workflows/${id}/runs`, '/runs', `/runs/${id}`, '/projects', '/tasks', '/calendar', '/notes']) {
     const res = await fetch(`${stack.url}${path}`);
     assert.equal(res.status, 200, path);
     assert.match(await res.text(), /<div id="root">/);
@@ -138,7 +156,7 @@ test('no credential ever reaches a log line', () => {
 });
 
 test('paths that are no console page get the app with status 404 (nothing internal answers here)', async () => {
-  for (const path of ['/internal/anything', '/nope']) {
+  for (const path of ['/internal/anything', '/nope', '/workflowsx', '/runsy/1']) {
     const res = await fetch(`${stack.url}${path}`);
     assert.equal(res.status, 404, path);
     assert.match(res.headers.get('content-type') ?? '', /text\/html/);

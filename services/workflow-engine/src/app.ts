@@ -1,6 +1,6 @@
 import type { EventBus, Subscription } from '@flowdesk/bus';
 import { DLQ_HEADERS, instanceGroupId } from '@flowdesk/bus';
-import { Audience, ErrorBody, TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type TriggerEvent, type WorkflowChanged } from '@flowdesk/contracts';
+import { Audience, ENTITY_CHANGED_TOPIC, ErrorBody, TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type EntityChanged, type TriggerEvent, type WorkflowChanged } from '@flowdesk/contracts';
 import type { Database } from '@flowdesk/db';
 import { createService, internalAuth, SecretBox, type Service } from '@flowdesk/service-kit';
 import { CredentialStore } from './adapters/credential-store.ts';
@@ -12,6 +12,9 @@ import type { HttpClient } from './domain/ports.ts';
 import type { RunLimits } from './domain/executor.ts';
 import { SampleKeeper, processTriggerEvent } from './domain/process-trigger.ts';
 import { runRoutes } from './routes/runs.ts';
+import { ScheduleStore } from './adapters/schedule-store.ts';
+import { Scheduler } from './domain/scheduler.ts';
+import { triggerOnChange } from './domain/change-triggers.ts';
 
 export const ENGINE_GROUP = 'workflow-engine';
 export const API_PREFIX = '/api/v1';
@@ -55,6 +58,12 @@ export interface WorkflowEngineDeps {
   clock?: () => Date;
   /** Heartbeat of the runs stream (default 15 s): a comment line that keeps idle proxies from closing it. */
   streamHeartbeatMs?: number;
+  /**
+   * Schedule triggers (docs/triggers.md): how often this replica looks for due ticks (SCHEDULER_POLL_MS,
+   * default 1000; 0: never, this replica fires no schedules) and when a late tick counts as missed.
+   * Ticks are read from `clock`, so a test moves time by moving the clock.
+   */
+  scheduler?: { pollMs?: number; lateAfterMs?: number; leaseMs?: number };
 }
 
 /**
@@ -83,6 +92,9 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     deps.credentialsKey ? new SecretBox(deps.credentialsKey.key, { keyId: deps.credentialsKey.keyId ?? 'k1', previous: deps.credentialsKey.previous }) : undefined,
   );
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
+  const scheduler = new Scheduler({ store: new ScheduleStore(deps.db), bus: deps.bus, clock, log: app.log, ...deps.scheduler });
+  let schedulerTimer: NodeJS.Timeout | undefined;
+  let ticking: Promise<unknown> | undefined;
 
   app.addSchema(ErrorBody);
   await app.register(internalAuth, { publicKeyPem: deps.jwtPublicKeyPem, audience: Audience.workflowEngine });
@@ -104,6 +116,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
         concurrency: 1,
         handler: async (message) => {
           definitions.apply(message.value);
+          await scheduler.apply(message.value);
           if (message.value.change === 'deleted') await runs.deleteWorkflowRuns(message.value.ownerId, message.value.workflowId);
         },
       }),
@@ -123,6 +136,9 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     }
     if (closing) return;
     app.log.info({ definitions: loaded }, 'workflow definitions loaded');
+    // Schedules in step with the definitions as loaded (events received meanwhile were applied too;
+    // the store keeps the newest version).
+    for (const def of [...definitions.all()]) if (def.triggerType === 'schedule') await scheduler.sync(def);
     subscriptions.push(
       await deps.bus.subscribe<TriggerEvent>({
         topic: TRIGGER_TOPIC,
@@ -131,6 +147,18 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
         keyConcurrency: deps.workflowConcurrency ?? 128,
         handler: async (message) => {
           await processTriggerEvent(message.value, { runs, credentials: credentials.configured ? credentials : undefined, definitions, workspace: deps.workspace, samples, http: deps.http, clock, log: app.log, limits: deps.limits });
+        },
+      }),
+    );
+    // Note and entity triggers: workspace-api's change events (outbox) → trigger events, one per
+    // matching workflow. Light work (no run here), keyed by entity, so one entity's changes stay in order.
+    subscriptions.push(
+      await deps.bus.subscribe<EntityChanged>({
+        topic: ENTITY_CHANGED_TOPIC,
+        groupId: `${ENGINE_GROUP}.change-triggers`,
+        concurrency: 16,
+        handler: async (message) => {
+          await triggerOnChange(message.value, { definitions, bus: deps.bus, clock, log: app.log });
         },
       }),
     );
@@ -164,6 +192,16 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
       }),
     );
     consuming = true;
+    const pollMs = deps.scheduler?.pollMs ?? 1_000;
+    if (pollMs > 0 && !closing) {
+      schedulerTimer = setInterval(() => {
+        if (ticking) return; // the previous tick is still under way
+        ticking = scheduler
+          .tick()
+          .catch((err: unknown) => app.log.warn({ err }, 'schedule tick failed; retrying at the next one'))
+          .finally(() => (ticking = undefined));
+      }, pollMs);
+    }
   };
   app.addHook('onReady', async () => {
     // The hook waits a few seconds (a normal start, and the tests: consuming once ready() resolved),
@@ -178,6 +216,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   app.addHook('onClose', async () => {
     closing = true;
     await starting;
+    clearInterval(schedulerTimer);
+    await ticking;
     consuming = false;
     // In reverse: stop taking trigger events (in-flight runs finish and are recorded), then the rest.
     for (const s of subscriptions.splice(0).reverse()) await s.close();

@@ -59,6 +59,8 @@ const app = await buildApp({
   // Every replica keeps its own definition cache, so each process follows workflow.changed in a group
   // of its own (two engines on one host included); app.ts subscribes with it as ephemeral.
   definitionsGroup: instanceGroupId(`${ENGINE_GROUP}.definitions`),
+  // Schedule triggers: how often this replica looks for due ticks (docs/triggers.md); 0 turns it off.
+  scheduler: { pollMs: process.env.SCHEDULER_POLL_MS === '0' ? 0 : positive('SCHEDULER_POLL_MS', 1_000) },
   logLevel: process.env.LOG_LEVEL,
 });
 // /metrics (and /healthz, /readyz) on METRICS_PORT (9464), never on the public port.

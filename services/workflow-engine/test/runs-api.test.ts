@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
-import { TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
+import { TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
 import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
@@ -26,6 +26,8 @@ let engineUrl: string;
 let workspace: WorkspaceClient;
 let http: GuardedHttpClient;
 let receiver: TestServer;
+/** Answers of /hold requests not given yet. */
+const held: (() => void)[] = [];
 
 const tokenFor = (userId: string, aud: string, scope = 'mcp:read mcp:write', azp = 'test') => signInternalToken(keys, { sub: userId, aud, scope, azp });
 const isEngine = (path: string) => /^\/api\/v1\/(workflows\/[^/]+\/runs|workflow-runs)/.test(path);
@@ -114,13 +116,18 @@ before(async () => {
     userToken: async (id) => tokenFor(id, 'workspace-api', 'mcp:read mcp:write', 'workflow-engine'),
     serviceToken: async () => signInternalToken(keys, { sub: 'svc:workflow-engine', aud: 'workspace-api', scope: 'internal', azp: 'workflow-engine' }),
   });
-  receiver = await startServer((req, res) => json(res, req.url === '/fail' ? 500 : 201, { ok: true }));
+  receiver = await startServer((req, res) => {
+    // /hold answers only when a test lets it (a run in flight); /fail fails the node.
+    if (req.url === '/hold') held.push(() => json(res, 201, { ok: true }));
+    else json(res, req.url === '/fail' ? 500 : 201, { ok: true });
+  });
   http = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(`127.0.0.1:${receiver.port}`)) });
   engine = await buildApp({ bus, db: testDb.db, jwtPublicKeyPem: keys.publicKeyPem, http, workspace, logLevel: 'silent', streamHeartbeatMs: 200 });
   engineUrl = await listen(engine, 0);
 });
 
 after(async () => {
+  for (const answer of held.splice(0)) answer();
   await engine?.close();
   await bus?.close();
   await http?.close();
@@ -236,7 +243,7 @@ describe('POST /api/v1/workflow-runs/:id/rerun', () => {
     assert.equal((await runsOf(owner, wf.id)).length, 2);
   });
 
-  test('another user’s run is 404; a read-only token is 403; an inactive workflow is 409', async () => {
+  test('another user’s run is 404; a read-only token is 403; an inactive workflow still runs by hand (as a test run)', async () => {
     const owner = randomUUID();
     const wf = await createWorkflow(owner);
     await publish(wf, owner, { name: 'x' });
@@ -244,16 +251,135 @@ describe('POST /api/v1/workflow-runs/:id/rerun', () => {
     assert.equal((await call(randomUUID(), 'POST', `/api/v1/workflow-runs/${run.id}/rerun`)).status, 404);
     assert.equal((await call(owner, 'POST', `/api/v1/workflow-runs/${run.id}/rerun`, undefined, 'mcp:read')).status, 403);
     assert.equal((await call(owner, 'PATCH', `/api/v1/workflows/${wf.id}`, { active: false })).status, 200);
-    // Until the engine's cache has the deactivation event a rerun is still accepted (202, a run):
-    // those are counted, so the check below is that a 409 queues nothing.
-    let acceptedBefore = 0;
-    const inactive = await until('the engine to see the deactivation', async () => {
-      const r = await call(owner, 'POST', `/api/v1/workflow-runs/${run.id}/rerun`);
-      if (r.status === 202) acceptedBefore++;
-      return r.status === 409 ? r : undefined;
+    const res = await call(owner, 'POST', `/api/v1/workflow-runs/${run.id}/rerun`);
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const again = await until('the rerun of the inactive workflow to finish', async () => {
+      const r = (await call(owner, 'GET', `/api/v1/workflow-runs/${res.body.id}`)).body;
+      return finished(r) ? r : undefined;
     });
-    assert.match(inactive.body.message, /inactive/);
-    assert.equal((await call(owner, 'POST', `/api/v1/workflow-runs/${run.id}/rerun`)).status, 409);
-    assert.equal((await runsOf(owner, wf.id)).length, 1 + acceptedBefore, 'a 409 queued nothing');
+    assert.equal(again.status, 'succeeded', JSON.stringify(again));
+    assert.equal(again.triggerType, 'manual');
+  });
+});
+
+describe('POST /api/v1/workflows/:id/runs (Run now)', () => {
+  test('starts a run with the given payload, recorded as manual with who started it; without a body the payload is {}', async () => {
+    const owner = randomUUID();
+    const wf = await createWorkflow(owner, `${receiver.url}/hook`, false);
+    const hits = receiver.received.length;
+    const res = await call(owner, 'POST', `/api/v1/workflows/${wf.id}/runs`, { payload: { name: 'Ada' } });
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    assert.equal(res.body.status, 'queued');
+    assert.equal(res.body.triggerType, 'manual');
+    assert.equal(res.body.startedBy, owner);
+    const done = await until('the manual run to finish', async () => {
+      const r = (await call(owner, 'GET', `/api/v1/workflow-runs/${res.body.id}`)).body;
+      return finished(r) ? r : undefined;
+    });
+    assert.equal(done.status, 'succeeded', JSON.stringify(done));
+    assert.equal(done.triggerType, 'manual');
+    assert.equal(done.startedBy, owner);
+    assert.deepEqual(done.steps[0].input.body, { name: 'Ada' }, 'the payload is {{trigger.*}}');
+    assert.equal(receiver.received.length - hits, 1);
+
+    const bare = await fetch(`${engineUrl}/api/v1/workflows/${wf.id}/runs`, { method: 'POST', headers: { authorization: `Bearer ${tokenFor(owner, 'workflow-engine')}` } });
+    assert.equal(bare.status, 202, await bare.clone().text());
+    const bareRun = (await bare.json()) as { id: string; triggerPayload: unknown };
+    assert.deepEqual(bareRun.triggerPayload, {});
+  });
+
+  test('the same Idempotency-Key starts one run; bad bodies are 400; other users 404; read-only 403', async () => {
+    const owner = randomUUID();
+    const wf = await createWorkflow(owner);
+    const send = (key: string) =>
+      fetch(`${engineUrl}/api/v1/workflows/${wf.id}/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${tokenFor(owner, 'workflow-engine')}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ payload: { n: 1 } }),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    const first = await send('k-1');
+    const second = await send('k-1');
+    assert.equal(first.status, 202);
+    assert.equal(second.status, 202);
+    assert.equal(second.body.id, first.body.id, 'a retried request answers the same run');
+    await until('the run to finish', async () => finished((await call(owner, 'GET', `/api/v1/workflow-runs/${first.body.id}`)).body));
+    assert.equal((await runsOf(owner, wf.id)).length, 1);
+
+    const bad = await call(owner, 'POST', `/api/v1/workflows/${wf.id}/runs`, { payload: 'x' });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.message, /payload/);
+    assert.equal((await call(owner, 'POST', `/api/v1/workflows/${wf.id}/runs`, { other: 1 })).status, 400);
+    assert.equal((await call(randomUUID(), 'POST', `/api/v1/workflows/${wf.id}/runs`, {})).status, 404);
+    assert.equal((await call(owner, 'POST', `/api/v1/workflows/${wf.id}/runs`, {}, 'mcp:read')).status, 403);
+  });
+});
+
+describe('GET /api/v1/workflow-runs/health', () => {
+  test('the last hour by status, the failing workflows with their last failure, the backlog and dead letters; nothing of other users', async () => {
+    const owner = randomUUID();
+    const ok = await createWorkflow(owner);
+    const failing = await createWorkflow(owner, `${receiver.url}/fail`);
+    const slow = await createWorkflow(owner, `${receiver.url}/hold`);
+    await publish(ok, owner, { name: 'a' });
+    await publish(failing, owner, { name: 'b' });
+    await publish(failing, owner, { name: 'c' });
+    await until('three finished runs', async () => ((await runsOf(owner, ok.id)).filter(finished).length === 1 && (await runsOf(owner, failing.id)).filter(finished).length === 2) || undefined);
+    // A trigger event the engine gave up on (dead-lettered after its retries): a failed run with the reason.
+    const dead: TriggerEvent = { eventId: `evt_${randomUUID()}`, workflowId: ok.id, ownerId: owner, source: 'webhook', receivedAt: new Date().toISOString(), payload: { name: 'd' }, headers: {} };
+    await bus.publish(TRIGGER_DLQ_TOPIC, [{ key: ok.id, value: dead, headers: { 'x-dlq-error': 'workspace-api answered 503', 'x-dlq-attempts': '5', 'x-dlq-group-id': 'workflow-engine' } }]);
+    await until('the dead letter recorded', async () => (await runsOf(owner, ok.id)).some((r) => r.eventId === dead.eventId) || undefined);
+    // A run in flight: its node waits for the receiver, so its event is not processed yet.
+    const publishedAt = Date.now();
+    await publish(slow, owner, { name: 'e' });
+    await until('the held request', async () => held.length > 0 || undefined);
+
+    const res = await call(owner, 'GET', '/api/v1/workflow-runs/health');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const h = res.body;
+    assert.deepEqual(h.byStatus, { queued: 0, running: 1, succeeded: 1, failed: 3, skipped: 0 });
+    assert.ok(Math.abs(Date.parse(h.checkedAt) - Date.parse(h.since) - 3_600_000) < 1000, 'one hour by default');
+    assert.deepEqual(
+      h.failingWorkflows.map((w: any) => [w.workflowId, w.runs, w.failed]),
+      [
+        [failing.id, 2, 2],
+        [ok.id, 2, 1],
+      ],
+    );
+    const lastFailure = h.failingWorkflows[0].lastFailure;
+    assert.equal(lastFailure.runId, (await runsOf(owner, failing.id))[0].id, 'the newest failed run');
+    assert.match(lastFailure.error, /500/);
+    assert.equal(h.deadLettered.count, 1);
+    assert.match(h.deadLettered.last.error, /after 5 attempts: workspace-api answered 503/);
+    assert.equal(h.deadLettered.last.runId, (await runsOf(owner, ok.id)).find((r) => r.eventId === dead.eventId).id);
+    assert.equal(h.backlog.unfinishedRuns, 1);
+    assert.equal(h.backlog.waitingEvents, 1, 'the event in flight is not processed yet (the embedded bus counts it)');
+    assert.ok(Math.abs(Date.parse(h.backlog.oldestWaitingAt) - publishedAt) < 5_000, h.backlog.oldestWaitingAt);
+    assert.ok(h.backlog.oldestUnfinishedAt);
+
+    // Another user sees an empty pipeline, whatever this one's state.
+    const stranger = (await call(randomUUID(), 'GET', '/api/v1/workflow-runs/health', undefined, 'mcp:read')).body;
+    assert.deepEqual(
+      { byStatus: stranger.byStatus, failing: stranger.failingWorkflows, backlog: stranger.backlog, dead: stranger.deadLettered },
+      { byStatus: { queued: 0, running: 0, succeeded: 0, failed: 0, skipped: 0 }, failing: [], backlog: { waitingEvents: 0, oldestWaitingAt: null, unfinishedRuns: 0, oldestUnfinishedAt: null }, dead: { count: 0, last: null } },
+    );
+
+    // Once the request is answered the backlog drains.
+    for (const answer of held.splice(0)) answer();
+    await until('the backlog to drain', async () => {
+      const b = (await call(owner, 'GET', '/api/v1/workflow-runs/health?hours=24')).body;
+      return b.backlog.waitingEvents === 0 && b.backlog.unfinishedRuns === 0 && b.byStatus.succeeded === 2 ? b : undefined;
+    });
+    assert.equal((await call(owner, 'GET', '/api/v1/workflow-runs/health?hours=0')).status, 400);
+    assert.equal((await call(owner, 'GET', '/api/v1/workflow-runs/health?hours=25')).status, 400);
+    assert.equal((await fetch(`${engineUrl}/api/v1/workflow-runs/health`)).status, 401);
+  });
+
+  test('a run answers its trace id: null when tracing was off (embedded/test/tracing.test.ts has one with tracing on)', async () => {
+    const owner = randomUUID();
+    const wf = await createWorkflow(owner);
+    await publish(wf, owner, { name: 'x' });
+    const [run] = await until('the run', async () => (await runsOf(owner, wf.id)).filter(finished).length === 1 && (await runsOf(owner, wf.id)));
+    assert.equal(run.traceId, null);
+    assert.equal((await call(owner, 'GET', `/api/v1/workflow-runs/${run.id}`)).body.traceId, null);
   });
 });

@@ -13,6 +13,13 @@ import { PUBLIC_BASE_URL, rawCall, startTestApi, type TestApi, type TestUser } f
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 const TRIGGER_TYPES: TriggerType[] = ['webhook', 'manual', 'schedule', 'note', 'entity'];
+const CONFIG_OF: Record<TriggerType, Record<string, unknown>> = {
+  webhook: { every: '1h' },
+  manual: { every: '1h' },
+  schedule: { cron: '0 * * * *', timezone: 'Europe/Berlin' },
+  note: { tag: 'inbox' },
+  entity: { entity: 'task', events: ['completed'] },
+};
 const WORKFLOW_KEYS = [
   'active',
   'createdAt',
@@ -122,11 +129,13 @@ describe('create', () => {
   for (const triggerType of TRIGGER_TYPES) {
     test(`a ${triggerType} workflow: 201 with the Workflow shape, stored as sent`, async () => {
       const u = api.user();
+      // Settings valid for each type (libs/contracts triggers.ts); webhook and manual take any object.
+      const triggerConfig = CONFIG_OF[triggerType];
       const res = await u.call('POST', '/api/v1/workflows', {
         name: `My ${triggerType} flow`,
         description: 'does things',
         triggerType,
-        triggerConfig: { every: '1h' },
+        triggerConfig,
       });
       assert.equal(res.status, 201, JSON.stringify(res.body));
       const w = res.body;
@@ -136,7 +145,7 @@ describe('create', () => {
       assert.equal(w.triggerType, triggerType);
       assert.equal(w.active, false, 'a new workflow is inactive unless asked');
       assert.deepEqual(w.graph, { nodes: [], edges: [] }, 'an empty graph by default');
-      assert.deepEqual(w.triggerConfig, { every: '1h' });
+      assert.deepEqual(w.triggerConfig, triggerConfig);
       assert.equal(w.samplePayload, null);
       assert.equal(w.samplePayloadAt, null);
 
@@ -225,7 +234,7 @@ describe('list', () => {
     u = api.user();
     const specs = [
       { key: 'invoice', name: 'Invoice sync', description: 'Pushes invoices to accounting', triggerType: 'webhook', active: true },
-      { key: 'daily', name: 'Daily digest', description: 'Morning summary', triggerType: 'schedule', active: true },
+      { key: 'daily', name: 'Daily digest', description: 'Morning summary', triggerType: 'schedule', active: true, triggerConfig: { cron: '0 8 * * *' } },
       { key: 'manual', name: 'Manual cleanup', description: 'Archive old INVOICES', triggerType: 'manual', active: false },
       { key: 'note', name: 'Note to task', description: '', triggerType: 'note', active: false },
       { key: 'hook2', name: 'Second webhook', description: 'Deploy hook', triggerType: 'webhook', active: false },

@@ -287,7 +287,7 @@ describe('GET /overview', () => {
     await entry('next month', '2026-04-10T09:00:00Z', '2026-04-10T10:00:00Z');
 
     await post(alice, '/workflows', { name: 'on', triggerType: 'manual', active: true });
-    await post(alice, '/workflows', { name: 'on too', triggerType: 'schedule', active: true });
+    await post(alice, '/workflows', { name: 'on too', triggerType: 'schedule', active: true, triggerConfig: { cron: '0 9 * * 1' } });
     await post(alice, '/workflows', { name: 'off', triggerType: 'manual' });
 
     const res = await alice.call<Overview>('GET', `${V1}/overview`);

@@ -1,4 +1,5 @@
 import Type, { type Static } from 'typebox';
+import { TriggerOrigin } from '../triggers.ts';
 import { DateOnly, DateTime, PageQuery, SearchText, StringEnum, Tags, Uuid } from '../common.ts';
 
 export const TaskStatus = StringEnum(['todo', 'in_progress', 'done', 'cancelled']);
@@ -44,7 +45,14 @@ export type CreateTask = Static<typeof CreateTask>;
  * only its own run; the answers are in the order of the items.
  */
 export const CREATE_TASK_BATCH_MAX = 500;
-export const CreateTaskBatch = Type.Object({ tasks: Type.Array(Type.Unknown(), { minItems: 1, maxItems: CREATE_TASK_BATCH_MAX }) }, { additionalProperties: false });
+export const CreateTaskBatch = Type.Object(
+  {
+    tasks: Type.Array(Type.Unknown(), { minItems: 1, maxItems: CREATE_TASK_BATCH_MAX }),
+    /** Per item, the run that creates it (the loop guard, triggers.ts); kept with the task, not shown. */
+    origins: Type.Optional(Type.Array(Type.Union([TriggerOrigin, Type.Null()]), { maxItems: CREATE_TASK_BATCH_MAX })),
+  },
+  { additionalProperties: false },
+);
 export type CreateTaskBatch = Static<typeof CreateTaskBatch>;
 export const CreateTaskBatchResult = Type.Object({
   results: Type.Array(

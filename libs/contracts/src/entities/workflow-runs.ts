@@ -30,10 +30,17 @@ export const WorkflowRun = Type.Object(
     startedAt: Type.Union([DateTime, Type.Null()]),
     finishedAt: Type.Union([DateTime, Type.Null()]),
     durationMs: Type.Union([Type.Number(), Type.Null()]),
-    /** The user who started the run by hand (run again); null for runs of trigger events. */
+    /** What started the run (TriggerEvent.source): `manual` for Run now and run again. */
+    triggerType: StringEnum(['webhook', 'manual', 'schedule', 'note', 'entity']),
+    /** The user who started the run by hand (run now, run again); null for runs of trigger events. */
     startedBy: Type.Optional(Type.Union([Uuid, Type.Null()])),
     /** The run this one repeats (POST /workflow-runs/:id/rerun), else null. */
     rerunOf: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    /**
+     * The W3C trace id of the run's trace (webhook request → bus event → run → nodes,
+     * docs/observability.md): look it up in Jaeger/Tempo. Null when tracing was off for the run.
+     */
+    traceId: Type.Optional(Type.Union([Type.String({ pattern: '^[0-9a-f]{32}$' }), Type.Null()])),
   },
   { $id: 'WorkflowRun' },
 );
@@ -92,6 +99,51 @@ export const RunsSummary = Type.Object(
 );
 export type RunsSummary = Static<typeof RunsSummary>;
 
+/**
+ * GET /workflow-runs/health: the run pipeline as one user sees it (their workflows only), for the
+ * console's Overview (docs/observability.md, "Pipeline health in the console"). A window of the last
+ * hours (default 1).
+ */
+export const RunsHealthQuery = Type.Object(
+  { hours: Type.Optional(Type.Integer({ minimum: 1, maximum: 24, default: 1 })) },
+  { additionalProperties: false },
+);
+const count = Type.Integer({ minimum: 0 });
+export const RunsHealth = Type.Object(
+  {
+    checkedAt: DateTime,
+    /** The window's start: `byStatus`, `failingWorkflows` and `deadLettered` count runs created since. */
+    since: DateTime,
+    byStatus: Type.Object({ queued: count, running: count, succeeded: count, failed: count, skipped: count }),
+    /** Workflows with failed runs in the window, most failures first (at most 10). */
+    failingWorkflows: Type.Array(
+      Type.Object({
+        workflowId: Uuid,
+        runs: count,
+        failed: count,
+        lastFailure: Type.Object({ runId: Uuid, at: DateTime, error: Type.Union([Type.String(), Type.Null()]) }),
+      }),
+    ),
+    backlog: Type.Object({
+      /**
+       * Trigger events accepted for your workflows and not yet processed by the engine (in flight
+       * included), each workflow counted up to 1000; null where the bus cannot count per workflow (Kafka:
+       * see the consumer lag in Grafana instead).
+       */
+      waitingEvents: Type.Union([count, Type.Null()]),
+      /** When the oldest of them was accepted; null when none waits (or the bus cannot tell). */
+      oldestWaitingAt: Type.Union([DateTime, Type.Null()]),
+      /** Runs queued or running now, of any age. */
+      unfinishedRuns: count,
+      oldestUnfinishedAt: Type.Union([DateTime, Type.Null()]),
+    }),
+    /** Trigger events the engine gave up on after its retries (dead-lettered), recorded as failed runs. */
+    deadLettered: Type.Object({ count, last: Type.Union([Type.Object({ runId: Uuid, at: DateTime, error: Type.String() }), Type.Null()]) }),
+  },
+  { $id: 'RunsHealth' },
+);
+export type RunsHealth = Static<typeof RunsHealth>;
+
 /** GET /workflow-runs/stream: Server-Sent Events of the user's runs, optionally of one workflow. */
 export const RunStreamQuery = Type.Object({ workflowId: Type.Optional(Uuid) }, { additionalProperties: false });
 
@@ -104,3 +156,16 @@ export const RunStreamEvent = Type.Object({
   finishedAt: Type.Union([DateTime, Type.Null()]),
 });
 export type RunStreamEvent = Static<typeof RunStreamEvent>;
+
+/** POST /workflows/:id/runs (Run now): the trigger data of a run started by hand. */
+export const StartRun = Type.Union([
+  Type.Object(
+    {
+      /** Available to the nodes as {{trigger.<path>}}, as a webhook's body is; default {}. */
+      payload: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'The run’s trigger data, as {{trigger.<path>}}.' })),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+]);
+export type StartRun = Static<typeof StartRun>;

@@ -437,12 +437,24 @@ export const TOOLS: readonly ToolDefinition[] = [
     },
     {
       name: 'set_workflow_active',
-      title: 'Activate or deactivate a workflow',
-      description: 'Turn a workflow on (active: true) or off. Inactive webhook workflows ignore incoming requests.',
+      title: 'Activate, deactivate or run a workflow now',
+      description:
+        'Turn a workflow on (active: true) or off, and/or run it now (runNow: a manual run, like the console’s Run now button, even while inactive; its payload is the run’s {{trigger.*}} data). Inactive workflows ignore their webhook, schedule, note and entity triggers. Returns the workflow, with the queued run as startedRun; follow it with get_workflow_run.',
       access: 'write',
-      idempotent: true,
-      input: Type.Object({ ...workflowId, active: Type.Boolean() }, strict),
-      output: Workflow,
+      input: Type.Object(
+        {
+          ...workflowId,
+          active: Type.Optional(Type.Boolean({ description: 'true: on, false: off; omit to leave as is.' })),
+          runNow: Type.Optional(
+            Type.Object(
+              { payload: Type.Optional(Type.String({ maxLength: 100_000, description: 'JSON text of an object: the run’s trigger data (default {}).' })) },
+              { ...strict, description: 'Start one run now.' },
+            ),
+          ),
+        },
+        strict,
+      ),
+      output: Type.Intersect([Workflow, Type.Object({ startedRun: Type.Optional(WorkflowRun) })]),
     },
     {
       name: 'delete_workflow',

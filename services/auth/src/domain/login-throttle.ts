@@ -44,6 +44,9 @@ export interface ThrottleTicket {
   addressKey: string;
 }
 
+/** The `next_allowed_at` of a key that has no wait open. */
+const NO_WAIT = new Date(0);
+
 export class TooManyAttempts extends HttpError {
   constructor(readonly retryAfterSeconds: number) {
     super('too_many_requests', `Too many sign-in attempts. Try again in ${retryAfterSeconds} s.`, { 'retry-after': String(retryAfterSeconds) });
@@ -68,19 +71,22 @@ export class LoginThrottle {
   }
 
   /** The password was right: the account starts from zero, the address gets its attempt back. */
-  async succeeded(ticket: ThrottleTicket, now: Date): Promise<void> {
+  async succeeded(ticket: ThrottleTicket): Promise<void> {
     await this.prisma.loginThrottle.deleteMany({ where: { key: ticket.accountKey } });
     const free = this.policies.address.free;
     await this.prisma.$executeRaw`
       UPDATE "auth"."login_throttle"
          SET "failures" = GREATEST("failures" - 1, 0),
-             "next_allowed_at" = CASE WHEN "failures" - 1 <= ${free} THEN ${now} ELSE "next_allowed_at" END
+             "next_allowed_at" = CASE WHEN "failures" - 1 <= ${free} THEN ${NO_WAIT} ELSE "next_allowed_at" END
        WHERE "key" = ${ticket.addressKey}`;
   }
 
   private async take(key: string, p: ThrottlePolicy, now: Date): Promise<void> {
     const forgetBefore = new Date(now.getTime() - p.forgetAfterMs);
-    const first = new Date(now.getTime() + delayAfter(p, 1));
+    // "No wait" is stored as the epoch, not as `now`: requests run concurrently with clocks read a
+    // moment apart, and an attempt whose `now` is a millisecond older than the one stored by its
+    // neighbour must not be refused while the key is still within its free attempts.
+    const first = delayAfter(p, 1) === 0 ? NO_WAIT : new Date(now.getTime() + delayAfter(p, 1));
     // The new count, and the wait it opens, computed in the statement from the row as locked: two
     // concurrent attempts see each other's count, never the same one.
     const rows = await this.prisma.$queryRaw<{ failures: number }[]>`
@@ -88,11 +94,10 @@ export class LoginThrottle {
       VALUES (${key}, 1, ${first}, ${now})
       ON CONFLICT ("key") DO UPDATE SET
         "failures" = CASE WHEN t."updated_at" < ${forgetBefore} THEN 1 ELSE t."failures" + 1 END,
-        "next_allowed_at" = ${now}::timestamptz + make_interval(secs => (
-          CASE WHEN (CASE WHEN t."updated_at" < ${forgetBefore} THEN 1 ELSE t."failures" + 1 END) <= ${p.free} THEN 0
-               ELSE LEAST(${p.maxDelayMs}::float8,
-                          ${p.baseDelayMs}::float8 * power(2::float8, LEAST((CASE WHEN t."updated_at" < ${forgetBefore} THEN 1 ELSE t."failures" + 1 END) - ${p.free} - 1, 40)))
-          END) / 1000.0),
+        "next_allowed_at" = CASE WHEN (CASE WHEN t."updated_at" < ${forgetBefore} THEN 1 ELSE t."failures" + 1 END) <= ${p.free} THEN ${NO_WAIT}
+          ELSE ${now}::timestamptz + make_interval(secs => LEAST(${p.maxDelayMs}::float8,
+                 ${p.baseDelayMs}::float8 * power(2::float8, LEAST((CASE WHEN t."updated_at" < ${forgetBefore} THEN 1 ELSE t."failures" + 1 END) - ${p.free} - 1, 40))) / 1000.0)
+          END,
         "updated_at" = ${now}
       WHERE t."next_allowed_at" <= ${now}
       RETURNING t."failures"`;

@@ -72,7 +72,7 @@ export function accountRoutes(ctx: AuthContext) {
       // The same answer, and the same scrypt work, for an unknown email, a disabled user, a wrong password.
       const user = await verifyPassword(ctx.prisma, email, password);
       if (!user) throw new HttpError('unauthorized', WRONG_LOGIN);
-      await ctx.throttle.succeeded(ticket, ctx.now());
+      await ctx.throttle.succeeded(ticket);
       return signedIn(reply, user);
     });
 
@@ -104,7 +104,7 @@ export function accountRoutes(ctx: AuthContext) {
         const s = sessionOf(req);
         const ticket = await ctx.throttle.reserve(s.user.email, req.ip, ctx.now());
         if (!(await passwordOfUserMatches(ctx.prisma, s.user.id, req.body.currentPassword))) throw new HttpError('unauthorized', 'The current password is wrong');
-        await ctx.throttle.succeeded(ticket, ctx.now());
+        await ctx.throttle.succeeded(ticket);
         await setPassword(ctx.prisma, s.user.id, req.body.newPassword);
         // Whoever else was signed in with the old password is signed out; this browser stays in.
         await announce(s.user.id, await revokeSessions(ctx.prisma, s.user.id, ctx.now(), { except: s.sessionId }));

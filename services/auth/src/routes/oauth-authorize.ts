@@ -139,7 +139,7 @@ export function authorizeRoutes(ctx: AuthContext) {
           }
           user = await verifyPassword(ctx.prisma, form.email, form.password);
           if (!user) return again(reply, view, 'The email or password is not correct.', true, session);
-          await ctx.throttle.succeeded(ticket, ctx.now());
+          await ctx.throttle.succeeded(ticket);
         }
         // Only scopes that were asked can be approved; mcp:write always brings mcp:read along.
         const ticked = ([] as string[]).concat(form.scope ?? []).filter((s) => consent.scope.split(' ').includes(s));

@@ -1,4 +1,20 @@
-import { ApiKeyList, ConnectedAppList, CreateApiKey, CreateCredential, CreatedApiKey, Credential, CredentialList, ErrorBody, UpdateCredential } from '@flowdesk/contracts';
+import {
+  ApiKeyList,
+  ConnectedAppList,
+  CreateApiKey,
+  CreateCredential,
+  CreatedApiKey,
+  Credential,
+  CredentialList,
+  ErrorBody,
+  MAX_PAGE_SIZE,
+  RunStatus,
+  RunsHealth,
+  RunsSummary,
+  StartRun,
+  UpdateCredential,
+  WorkflowRun,
+} from '@flowdesk/contracts';
 
 type Json = Record<string, any>;
 
@@ -62,6 +78,62 @@ const ACCOUNT_PATHS: Json = {
   '/api/v1/users': { get: { tags: ['members'], summary: 'The accounts of this Flowdesk (owner only)', responses: { 200: json({ type: 'object', properties: { items: { type: 'array', items: User } } }), ...errors(401, 403) } } },
 };
 
+const query = (name: string, schema: unknown, description?: string) => ({ name, in: 'query', required: false, schema: strip(schema), ...(description ? { description } : {}) });
+const runsPage = json({ type: 'object', required: ['items', 'nextCursor'], properties: { items: { type: 'array', items: ref('WorkflowRun') }, nextCursor: { type: ['string', 'null'] } } });
+const listRunsQuery = [
+  query('limit', { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: 25 }),
+  query('cursor', { type: 'string', maxLength: 200 }, 'Opaque; nextCursor of the previous page.'),
+  query('status', RunStatus),
+];
+
+/**
+ * The runs API, answered by the workflow engine (the runs' owner; docs/console.md, "The edge"): not in
+ * workspace-api's document, so described here from the same contracts the engine validates with.
+ */
+const RUN_PATHS: Json = {
+  '/api/v1/workflow-runs': { get: { tags: ['workflow runs'], summary: 'List runs of all your workflows, newest first', parameters: listRunsQuery, responses: { 200: runsPage, ...errors(400, 401) } } },
+  '/api/v1/workflow-runs/summary': {
+    get: {
+      tags: ['workflow runs'],
+      summary: 'Runs and failures in the last hours (default 24), per workflow and in total, with each workflow’s last run',
+      parameters: [query('hours', { type: 'integer', minimum: 1, maximum: 720, default: 24 })],
+      responses: { 200: json(ref('RunsSummary')), ...errors(400, 401) },
+    },
+  },
+  '/api/v1/workflow-runs/health': {
+    get: {
+      tags: ['workflow runs'],
+      summary: 'The run pipeline’s health for your workflows: runs by status in the last hours (default 1), failing workflows, the backlog and dead-lettered events',
+      description:
+        'waitingEvents counts trigger events accepted for your workflows that the engine has not processed yet (null on Kafka, which cannot count per workflow: see the consumer lag in Grafana). Dead-lettered events are the ones the engine gave up on after its retries; each is recorded as a failed run with the reason.',
+      parameters: [query('hours', { type: 'integer', minimum: 1, maximum: 24, default: 1 })],
+      responses: { 200: json(ref('RunsHealth')), ...errors(400, 401) },
+    },
+  },
+  '/api/v1/workflow-runs/stream': {
+    get: {
+      tags: ['workflow runs'],
+      summary: 'Server-Sent Events: a `run` event each time one of your runs is queued, starts or finishes (optionally of one workflow)',
+      parameters: [query('workflowId', { type: 'string', format: 'uuid' })],
+      responses: { 200: { description: 'An event stream (text/event-stream); each `run` event’s data is {workflowId, eventId, status, startedAt, finishedAt}', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors(400, 401, 404) },
+    },
+  },
+  '/api/v1/workflow-runs/{id}': { get: { tags: ['workflow runs'], summary: 'One run with its per-node steps (input, output, error, duration) and its trace id', parameters: idParam, responses: { 200: json(ref('WorkflowRun')), ...errors(401, 404) } } },
+  '/api/v1/workflow-runs/{id}/rerun': {
+    post: { tags: ['workflow runs'], summary: 'Run the workflow again with this run’s trigger payload (a new run, queued)', parameters: idParam, responses: { 202: json(ref('WorkflowRun'), 'Queued'), ...errors(401, 403, 404, 409, 503) } },
+  },
+  '/api/v1/workflows/{id}/runs': {
+    get: { tags: ['workflow runs'], summary: 'List a workflow’s runs, newest first', parameters: [...idParam, ...listRunsQuery], responses: { 200: runsPage, ...errors(400, 401, 404) } },
+    post: {
+      tags: ['workflow runs'],
+      summary: 'Run now: start a run of the workflow by hand, with an optional JSON payload as its trigger data (queued)',
+      parameters: [...idParam, { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 100 }, description: 'The same key starts one run, not two.' }],
+      requestBody: { required: false, content: { 'application/json': { schema: strip(StartRun) } } },
+      responses: { 202: json(ref('WorkflowRun'), 'Queued'), ...errors(400, 401, 403, 404, 503) },
+    },
+  },
+};
+
 const SECURITY_SCHEMES = {
   bearer: { type: 'http', scheme: 'bearer', description: 'An API key (fdk_…, Settings → API keys) or an OAuth access token. mcp:read may read; writes need mcp:write.' },
   session: { type: 'apiKey', in: 'cookie', name: 'fd_session', description: 'The console session (set by sign-in). Browsers only; never accepted as a bearer token.' },
@@ -83,7 +155,7 @@ export function publicOpenApi(workspace: Json, publicBaseUrl: string): Json {
     }
     paths[path] = ops;
   }
-  Object.assign(paths, ACCOUNT_PATHS);
+  Object.assign(paths, ACCOUNT_PATHS, RUN_PATHS);
   return {
     ...workspace,
     info: {
@@ -107,6 +179,9 @@ export function publicOpenApi(workspace: Json, publicBaseUrl: string): Json {
         CredentialList: strip(CredentialList),
         CreateCredential: strip(CreateCredential),
         UpdateCredential: strip(UpdateCredential),
+        WorkflowRun: strip(WorkflowRun),
+        RunsSummary: strip(RunsSummary),
+        RunsHealth: strip(RunsHealth),
       },
       securitySchemes: SECURITY_SCHEMES,
     },

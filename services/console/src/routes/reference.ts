@@ -17,7 +17,30 @@ const PAGE = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Flowdesk API reference</title>
 <link rel="stylesheet" href="/api/v1/docs/swagger-ui.css">
-<style>body{margin:0;font-family:system-ui,sans-serif}.topbar{display:none}</style>
+<style>
+body{margin:0;font-family:system-ui,sans-serif}.topbar{display:none}
+/* Swagger UI's own colours miss WCAG AA (4.5:1) in many places: darker ones, same hues (axe-core in embedded/test/console-browser.test.ts). */
+.swagger-ui .info .title small pre.version{background:#5b6170}
+.swagger-ui .info .title small.version-stamp{background:#3d6b00}
+.swagger-ui .info .title small.version-stamp pre.version{background:#3d6b00}
+.swagger-ui .info a.link .url,.swagger-ui .info .url{color:#1f5fa8}
+.swagger-ui .btn.authorize{color:#17693f;border-color:#17693f}
+.swagger-ui .btn.authorize svg{fill:#17693f}
+.swagger-ui .opblock.opblock-get .opblock-summary-method{background:#1c64b0}
+.swagger-ui .opblock.opblock-post .opblock-summary-method{background:#17693f}
+.swagger-ui .opblock.opblock-put .opblock-summary-method{background:#9a4d00}
+.swagger-ui .opblock.opblock-patch .opblock-summary-method{background:#0f6e5c}
+.swagger-ui .opblock.opblock-delete .opblock-summary-method{background:#b91c1c}
+.swagger-ui .opblock.opblock-head .opblock-summary-method{background:#6b0fc4}
+.swagger-ui .opblock.opblock-options .opblock-summary-method{background:#0d5aa7}
+.swagger-ui .parameter__in,.swagger-ui .parameter__deprecated,.swagger-ui .prop-format{color:#555}
+.swagger-ui .json-schema-2020-12-expand-deep-button{color:#444}
+.swagger-ui .json-schema-2020-12__attribute--primary,.swagger-ui .json-schema-2020-12-keyword__name--secondary{color:#444}
+.swagger-ui .opblock-summary-path__deprecated{color:#555}
+.swagger-ui .response-col_links{color:#555}
+.swagger-ui .btn.cancel{color:#b91c1c;border-color:#b91c1c}
+.swagger-ui .btn.execute{background-color:#1c64b0;border-color:#1c64b0}
+</style>
 </head>
 <body>
 <main id="reference" aria-label="Flowdesk API reference"></main>
@@ -26,7 +49,32 @@ const PAGE = `<!doctype html>
 </body>
 </html>`;
 
-const INIT = `window.ui = SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id: '#reference', deepLinking: true, withCredentials: true });`;
+/**
+ * Swagger UI, plus what its markup lacks for assistive technology: deep links off (they put a link
+ * inside each operation's toggle button: nested interactive controls), and a name for every select
+ * it renders without one (the server, enum parameters), given as it renders them.
+ */
+const INIT = `window.ui = SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id: '#reference', deepLinking: false, withCredentials: true });
+(function () {
+  function name(el) {
+    if (el.id === 'servers') return 'Server';
+    var row = el.closest('tr[data-param-name]');
+    if (row) return 'Value of ' + row.getAttribute('data-param-name');
+    var media = el.closest('.content-type-wrapper, .response-control-media-type, .body-param-content-type');
+    if (media) return 'Media type';
+    return 'Choose a value';
+  }
+  function label(root) {
+    root.querySelectorAll('select:not([aria-label]):not([aria-labelledby]), input:not([type=hidden]):not([aria-label]):not([aria-labelledby]), textarea:not([aria-label]):not([aria-labelledby])').forEach(function (el) {
+      // A label with text names it already (Swagger UI wraps some in empty ones).
+      if (el.labels && Array.prototype.some.call(el.labels, function (l) { return l.textContent.replace(l.contains(el) ? el.textContent : '', '').trim() !== ''; })) return;
+      el.setAttribute('aria-label', name(el));
+    });
+  }
+  var root = document.getElementById('reference');
+  new MutationObserver(function () { label(root); }).observe(root, { childList: true, subtree: true });
+  label(root);
+})();`;
 
 /** GET /api/v1/openapi.json and the rendered reference at /api/v1/docs. */
 export function referenceRoutes(opts: { workspace: Upstream; publicBaseUrl: string; cacheMs?: number; now: () => Date }) {

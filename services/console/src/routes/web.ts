@@ -10,8 +10,12 @@ export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'se
 
 const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Flowdesk</title></head><body><main><h1>The console is not built</h1><p>Run <code>npm run build:web -w @flowdesk/console</code> (npm start does it for you).</p></main></body></html>`;
 
-/** The front end's pages (web/src/App.tsx, components/Shell.tsx). */
-const PAGES = ['/sign-in', '/sign-up', '/setup', '/settings'];
+/**
+ * The front end's pages (web/src/App.tsx, components/Shell.tsx, views/routes.tsx), each with what is
+ * under it (/workflows/:id, /workflows/:id/runs, /runs/:id): they answer 200, anything else the app's
+ * "Page not found" with 404.
+ */
+export const PAGES = ['/sign-in', '/sign-up', '/setup', '/settings', '/workflows', '/runs', '/projects', '/tasks', '/calendar', '/notes'];
 const isConsolePage = (pathname: string) => PAGES.some((p) => pathname === p || pathname.startsWith(`${p}/`));
 
 /**
@@ -19,7 +23,18 @@ const isConsolePage = (pathname: string) => PAGES.some((p) => pathname === p || 
  * page path, so /settings/api-keys reloads into the app. Paths with a file extension that do not
  * exist are 404s, not the app.
  */
-export function webRoutes(webRoot: string) {
+const attribute = (v: string) => v.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+
+/**
+ * Settings the front end reads from the page itself (no request, no inline script under the CSP):
+ * `<meta name="flowdesk-trace-url" content="…">` when a trace URL template is configured.
+ */
+export function withPageSettings(html: string, settings: { traceUrlTemplate?: string }): string {
+  if (!settings.traceUrlTemplate) return html;
+  return html.replace('</head>', `<meta name="flowdesk-trace-url" content="${attribute(settings.traceUrlTemplate)}">\n</head>`);
+}
+
+export function webRoutes(webRoot: string, settings: { traceUrlTemplate?: string } = {}) {
   return async (app: Service) => {
     const index = path.join(webRoot, 'index.html');
     const built = existsSync(index);
@@ -35,7 +50,7 @@ export function webRoutes(webRoot: string) {
         },
       });
     }
-    const html = built ? await readFile(index, 'utf8') : NOT_BUILT;
+    const html = withPageSettings(built ? await readFile(index, 'utf8') : NOT_BUILT, settings);
     app.get('/*', async (req, reply) => {
       const pathname = req.url.split('?')[0]!;
       if (/\.[a-z0-9]+$/i.test(pathname) || pathname.startsWith('/api/')) throw new HttpError('not_found', `No route for GET ${pathname}`);

@@ -33,6 +33,8 @@ export interface WorkflowRun {
   durationMs: number | null;
   startedBy?: string | null;
   rerunOf?: string | null;
+  /** The W3C trace id of the run's trace; null when tracing was off (docs/observability.md). */
+  traceId?: string | null;
 }
 
 export interface RunsSummary {
@@ -40,6 +42,16 @@ export interface RunsSummary {
   runs: number;
   failed: number;
   workflows: { workflowId: string; runs: number; failed: number; lastRun: { id: string; status: RunStatus; createdAt: string } | null }[];
+}
+
+/** GET /workflow-runs/health (libs/contracts RunsHealth): the run pipeline for this user's workflows. */
+export interface RunsHealth {
+  checkedAt: string;
+  since: string;
+  byStatus: Record<RunStatus, number>;
+  failingWorkflows: { workflowId: string; runs: number; failed: number; lastFailure: { runId: string; at: string; error: string | null } }[];
+  backlog: { waitingEvents: number | null; oldestWaitingAt: string | null; unfinishedRuns: number; oldestUnfinishedAt: string | null };
+  deadLettered: { count: number; last: { runId: string; at: string; error: string } | null };
 }
 
 export interface WorkflowItem {
@@ -127,9 +139,27 @@ export const workspace = {
     api
       .request<Page<WorkflowRun>>('GET', `${opts.workflowId ? `/workflows/${id(opts.workflowId)}/runs` : '/workflow-runs'}${qs({ status: opts.status, limit: opts.limit ?? 50 })}`)
       .then((p) => p.items),
+  /**
+   * The newest `count` runs (pages of up to 100, the API's maximum), and whether older ones exist:
+   * the runs panel's list, grown by "Show older runs".
+   */
+  listRunsUpTo: async (opts: { workflowId?: string; status?: RunStatus; count: number }): Promise<{ items: WorkflowRun[]; more: boolean }> => {
+    const items: WorkflowRun[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await api.request<Page<WorkflowRun>>(
+        'GET',
+        `${opts.workflowId ? `/workflows/${id(opts.workflowId)}/runs` : '/workflow-runs'}${qs({ status: opts.status, limit: Math.min(100, opts.count - items.length), cursor })}`,
+      );
+      items.push(...page.items);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor && items.length < opts.count);
+    return { items, more: cursor !== undefined };
+  },
   getRun: (runId: string) => api.request<WorkflowRun>('GET', `/workflow-runs/${id(runId)}`),
   rerun: (runId: string) => api.request<WorkflowRun>('POST', `/workflow-runs/${id(runId)}/rerun`),
   runsSummary: () => api.request<RunsSummary>('GET', '/workflow-runs/summary'),
+  runsHealth: () => api.request<RunsHealth>('GET', '/workflow-runs/health'),
   listWorkflows: () => all<WorkflowItem>('/workflows'),
   getWorkflow: (workflowId: string) => api.request<WorkflowItem>('GET', `/workflows/${id(workflowId)}`),
 

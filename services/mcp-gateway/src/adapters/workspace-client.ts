@@ -65,7 +65,13 @@ export class WorkspaceClient {
     };
     return {
       get: (path, query) => get(path, query) as never,
-      post: (path, body) => call('POST', `/api/v1${path}`, body ?? {}) as never,
+      post: async (path, body) => {
+        // Run now (POST /workflows/:id/runs) and rerun are the engine's, as the runs reads are.
+        if (this.enginePool && engineToken && RUNS_PATH.test(path)) {
+          return this.request(this.enginePool, await engineToken(), 'POST', `/api/v1${path}`, body ?? {}, requestId) as never;
+        }
+        return call('POST', `/api/v1${path}`, body ?? {}) as never;
+      },
       patch: (path, body) => call('PATCH', `/api/v1${path}`, body) as never,
       delete: async (path) => void (await call('DELETE', `/api/v1${path}`)),
     };

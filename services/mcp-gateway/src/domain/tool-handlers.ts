@@ -1,4 +1,4 @@
-import { workflowArgsToApi, type RunsSummary, type Overview, type CalendarEntry, type Note, type PageOf, type Task, type Workflow, type WorkflowRun } from '@flowdesk/contracts';
+import { ToolArgumentError, workflowArgsToApi, type RunsSummary, type Overview, type CalendarEntry, type Note, type PageOf, type Task, type Workflow, type WorkflowRun } from '@flowdesk/contracts';
 import type { WorkspaceApi } from '../adapters/workspace-client.ts';
 
 type Args = Record<string, any>;
@@ -71,7 +71,25 @@ export const TOOL_HANDLERS: Record<string, ToolHandler> = {
   // The tools take headers as a list and the body as JSON text (strict schemas); the API takes a map and JSON.
   create_workflow: (a, api) => api.post('/workflows', workflowArgsToApi(a)),
   update_workflow: (a, api) => api.patch(`/workflows/${a.workflowId}`, workflowArgsToApi(without(a, 'workflowId'))),
-  set_workflow_active: (a, api) => api.patch(`/workflows/${a.workflowId}`, { active: a.active }),
+  // Run now goes through the existing tool (the catalogue stays at 52, docs/triggers.md): a manual
+  // run on the engine's runs API, POST /workflows/:id/runs.
+  set_workflow_active: async (a, api) => {
+    const run = a.runNow as { payload?: string } | undefined;
+    if (a.active === undefined && !run) throw new ToolArgumentError('active', 'give active, runNow, or both');
+    let payload: unknown = {};
+    if (run?.payload !== undefined) {
+      try {
+        payload = JSON.parse(run.payload);
+      } catch {
+        throw new ToolArgumentError('runNow.payload', 'is not valid JSON');
+      }
+      if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) throw new ToolArgumentError('runNow.payload', 'must be a JSON object');
+    }
+    const workflow = a.active === undefined ? await api.get<Workflow>(`/workflows/${a.workflowId}`) : await api.patch<Workflow>(`/workflows/${a.workflowId}`, { active: a.active });
+    if (!run) return workflow;
+    const startedRun = await api.post<WorkflowRun>(`/workflows/${a.workflowId}/runs`, { payload });
+    return { ...workflow, startedRun };
+  },
   delete_workflow: (a, api) => deleted(api, `/workflows/${a.workflowId}`, a.workflowId),
   // workflow runs
   list_workflow_runs: (a, api) => {

@@ -3,7 +3,16 @@ import { fileURLToPath } from 'node:url';
 import { APP_ROLE, migrate, type Database } from '@flowdesk/db';
 
 type Exec = Database['exec'];
-import { DEFAULT_PAGE_SIZE, HttpError, type PageOf, type RunStatus, type RunStep, type RunsSummary, type WorkflowRun, type WorkflowRunsSummary } from '@flowdesk/contracts';
+import { DEFAULT_PAGE_SIZE, HttpError, type PageOf, type TriggerEvent, type RunStatus, type RunStep, type RunsHealth, type RunsSummary, type WorkflowRun, type WorkflowRunsSummary } from '@flowdesk/contracts';
+
+type TriggerSource = TriggerEvent['source'];
+
+/**
+ * How the engine words a run it recorded for a dead-lettered trigger event (app.ts, the DLQ
+ * subscriber): `the event could not be processed after <n> attempts: <reason>`. The health counts
+ * those runs by it (runs-api.test.ts publishes a dead letter and checks the count).
+ */
+export const DEAD_LETTER_ERROR_PREFIX = 'the event could not be processed after ';
 
 export const ENGINE_SCHEMA = 'engine';
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
@@ -26,6 +35,8 @@ export interface RunWrite {
   finishedAt?: string | null;
   /** The run's W3C trace id (docs/observability.md); omitted keeps the stored one. */
   traceId?: string;
+  /** What started the run (TriggerEvent.source), taken when the row is created; default webhook. */
+  triggerType?: TriggerSource;
 }
 
 export interface RunListFilter {
@@ -201,6 +212,12 @@ export class RunStore {
   }
 
   /** One run with its steps, or null when it does not exist for this user. */
+  /** The run of one trigger event (the unique key), or null. */
+  async getByEvent(userId: string, workflowId: string, eventId: string): Promise<WorkflowRun | null> {
+    const { rows } = await this.asUser(userId, (exec) => exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE workflow_id = $1 AND event_id = $2`, [workflowId, eventId]));
+    return rows[0] ? toRun(rows[0]) : null;
+  }
+
   async get(userId: string, runId: string): Promise<WorkflowRun | null> {
     const { rows } = await this.asUser(userId, (exec) => exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE id = $1`, [runId]));
     return rows[0] ? toRun(rows[0]) : null;
@@ -240,6 +257,55 @@ export class RunStore {
   }
 
   /**
+   * The pipeline's health for one user since `since` (RunsHealth without the bus's backlog): runs by
+   * status, the workflows with failures (their last failure each), the unfinished runs and the
+   * dead-lettered events. One transaction, four index range scans on (owner_id, created_at) or the
+   * status: a user's window of runs, not their history.
+   */
+  async health(userId: string, since: Date): Promise<Omit<RunsHealth, 'checkedAt' | 'since' | 'backlog'> & { backlog: Pick<RunsHealth['backlog'], 'unfinishedRuns' | 'oldestUnfinishedAt'> }> {
+    return this.asUser(userId, async (exec) => {
+      const window = since.toISOString();
+      const statuses = await exec(`SELECT status, count(*)::int AS n FROM "engine"."run" WHERE created_at >= $1::timestamptz GROUP BY status`, [window]);
+      const failing = await exec(
+        `SELECT workflow_id, count(*)::int AS runs, (count(*) FILTER (WHERE status = 'failed'))::int AS failed,
+                (array_agg(id ORDER BY created_at DESC, id DESC) FILTER (WHERE status = 'failed'))[1] AS last_id,
+                max(created_at) FILTER (WHERE status = 'failed') AS last_at
+           FROM "engine"."run" WHERE created_at >= $1::timestamptz
+          GROUP BY workflow_id HAVING count(*) FILTER (WHERE status = 'failed') > 0
+          ORDER BY failed DESC, last_at DESC LIMIT 10`,
+        [window],
+      );
+      const lastErrors = failing.rows.length
+        ? await exec(`SELECT id, error FROM "engine"."run" WHERE id = ANY($1::uuid[])`, [failing.rows.map((r) => String(r.last_id))])
+        : { rows: [] as Record<string, unknown>[] };
+      const errorOf = new Map(lastErrors.rows.map((r) => [String(r.id), (r.error as string | null) ?? null]));
+      const unfinished = await exec(
+        `SELECT count(*)::int AS n, min(created_at) AS oldest FROM "engine"."run" WHERE status IN ('queued', 'running')`,
+      );
+      const dead = await exec(
+        `SELECT count(*) OVER ()::int AS n, id, created_at, error FROM "engine"."run"
+          WHERE created_at >= $1::timestamptz AND status = 'failed' AND starts_with(error, $2)
+          ORDER BY created_at DESC, id DESC LIMIT 1`,
+        [window, DEAD_LETTER_ERROR_PREFIX],
+      );
+      const byStatus = { queued: 0, running: 0, succeeded: 0, failed: 0, skipped: 0 };
+      for (const r of statuses.rows) byStatus[r.status as RunStatus] = Number(r.n);
+      const lastDead = dead.rows[0];
+      return {
+        byStatus,
+        failingWorkflows: failing.rows.map((r) => ({
+          workflowId: String(r.workflow_id),
+          runs: Number(r.runs),
+          failed: Number(r.failed),
+          lastFailure: { runId: String(r.last_id), at: iso(r.last_at), error: errorOf.get(String(r.last_id)) ?? null },
+        })),
+        backlog: { unfinishedRuns: Number(unfinished.rows[0]?.n ?? 0), oldestUnfinishedAt: isoOrNull(unfinished.rows[0]?.oldest) },
+        deadLettered: { count: Number(lastDead?.n ?? 0), last: lastDead ? { runId: String(lastDead.id), at: iso(lastDead.created_at), error: String(lastDead.error) } : null },
+      };
+    });
+  }
+
+  /**
    * Queues a run started by a person (run again): the row exists, `queued`, before its trigger event
    * is published, with who started it and the run it repeats. The engine's claim of the event then
    * takes this row over like any other (record_runs updates queued and running rows).
@@ -247,8 +313,8 @@ export class RunStore {
   async queueManual(userId: string, run: { workflowId: string; eventId: string; payload: Record<string, unknown>; rerunOf: string | null }): Promise<WorkflowRun> {
     const { rows } = await this.asUser(userId, (exec) =>
       exec(
-        `INSERT INTO "engine"."run" (owner_id, workflow_id, event_id, status, trigger_payload, started_by, rerun_of)
-         VALUES ($1, $2, $3, 'queued', $4::jsonb, $1, $5) RETURNING ${COLUMNS}`,
+        `INSERT INTO "engine"."run" (owner_id, workflow_id, event_id, status, trigger_payload, started_by, rerun_of, trigger_type)
+         VALUES ($1, $2, $3, 'queued', $4::jsonb, $1, $5, 'manual') RETURNING ${COLUMNS}`,
         [userId, run.workflowId, run.eventId, JSON.stringify(run.payload), run.rerunOf],
       ),
     );
@@ -261,7 +327,7 @@ export class RunStore {
   }
 }
 
-const COLUMNS = 'id, workflow_id, event_id, status, trigger_payload, steps, warnings, error, created_at, started_at, finished_at, started_by, rerun_of';
+const COLUMNS = 'id, workflow_id, event_id, status, trigger_payload, steps, warnings, error, created_at, started_at, finished_at, started_by, rerun_of, trigger_type, trace_id';
 
 const iso = (v: unknown): string => (v instanceof Date ? v : new Date(String(v))).toISOString();
 const isoOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : iso(v));
@@ -283,8 +349,10 @@ function toRun(r: Record<string, unknown>): WorkflowRun {
     startedAt,
     finishedAt,
     durationMs: startedAt && finishedAt ? Date.parse(finishedAt) - Date.parse(startedAt) : null,
+    triggerType: (r.trigger_type as TriggerSource | undefined) ?? 'webhook',
     startedBy: r.started_by == null ? null : String(r.started_by),
     rerunOf: r.rerun_of == null ? null : String(r.rerun_of),
+    traceId: r.trace_id == null ? null : String(r.trace_id),
   };
 }
 

@@ -1,5 +1,5 @@
 import { Pool } from 'undici';
-import { CREATE_TASK_BATCH_MAX, type CreateTaskBatchResult, type WorkflowDefinition, type WorkflowDefinitionPage } from '@flowdesk/contracts';
+import { CREATE_TASK_BATCH_MAX, type CreateTaskBatchResult, type TriggerOrigin, type WorkflowDefinition, type WorkflowDefinitionPage } from '@flowdesk/contracts';
 import type { ServiceTokenSource, UserTokenSource } from '@flowdesk/service-kit';
 import type { DefinitionSource } from '../domain/definitions.ts';
 import type { CreateTaskInput } from '../domain/ports.ts';
@@ -11,7 +11,8 @@ import type { CreateTaskInput } from '../domain/ports.ts';
  */
 export interface WorkspaceClient {
   setSamplePayload(ownerId: string, workflowId: string, payload: Record<string, unknown>): Promise<void>;
-  createTask(ownerId: string, input: CreateTaskInput, signal?: AbortSignal): Promise<Record<string, unknown>>;
+  /** `origin`: the run's workflow and chain depth, kept with the task (the loop guard, docs/triggers.md). */
+  createTask(ownerId: string, input: CreateTaskInput, signal?: AbortSignal, origin?: TriggerOrigin): Promise<Record<string, unknown>>;
   /** Present when a service token source was given. */
   definitions?: DefinitionSource;
   close(): Promise<void>;
@@ -29,6 +30,7 @@ export class WorkspaceApiError extends Error {
 
 interface PendingTask {
   input: CreateTaskInput;
+  origin?: TriggerOrigin;
   resolve(task: Record<string, unknown>): void;
   reject(err: unknown): void;
 }
@@ -92,12 +94,13 @@ export function workspaceClient(options: {
     });
   };
   const sendBatch = async (ownerId: string, batch: PendingTask[]): Promise<void> => {
-    if (!batchRoute || batch.length === 1) {
+    // A task with an origin always goes through the batch route: only it takes the origin.
+    if (!batchRoute || (batch.length === 1 && !batch[0]!.origin)) {
       await Promise.all(batch.map((p) => createOne(ownerId, p.input).then(p.resolve, p.reject)));
       return;
     }
     try {
-      const res = await call(await options.userToken(ownerId), 'POST', '/internal/v1/tasks/batch', { tasks: batch.map((p) => p.input) });
+      const res = await call(await options.userToken(ownerId), 'POST', '/internal/v1/tasks/batch', { tasks: batch.map((p) => p.input), origins: batch.map((p) => p.origin ?? null) });
       if (res.status === 404) {
         batchRoute = false; // an older workspace-api
         await sendBatch(ownerId, batch);
@@ -118,7 +121,7 @@ export function workspaceClient(options: {
     async setSamplePayload(ownerId, workflowId, payload) {
       await ok<void>(await call(await options.userToken(ownerId), 'PUT', `/internal/v1/workflows/${workflowId}/sample-payload`, payload), 'keeping the sample payload');
     },
-    createTask(ownerId, input, signal) {
+    createTask(ownerId, input, signal, origin) {
       signal?.throwIfAborted();
       return new Promise((resolve, reject) => {
         // The run gives up on abort (its time limit); a task already sent in a batch may still be created.
@@ -130,7 +133,7 @@ export function workspaceClient(options: {
         };
         let o = owners.get(ownerId);
         if (!o) owners.set(ownerId, (o = { queue: [], inFlight: 0, scheduled: false }));
-        o.queue.push({ input, resolve: done(resolve), reject: done(reject) });
+        o.queue.push({ input, ...(origin ? { origin } : {}), resolve: done(resolve), reject: done(reject) });
         schedule(ownerId);
       });
     },

@@ -17,6 +17,8 @@ export interface DefinitionSource {
  */
 export class DefinitionCache {
   private readonly defs = new Map<string, WorkflowDefinition>();
+  /** Owner → ids of their note- and entity-triggered workflows (what a change event may start). */
+  private readonly changeTriggered = new Map<string, Set<string>>();
   private readonly deleted = new Map<string, number>();
   private readonly pending = new Map<string, Promise<WorkflowDefinition | null>>();
   private readonly absent = new Map<string, number>();
@@ -48,6 +50,7 @@ export class DefinitionCache {
   apply(event: WorkflowChanged): boolean {
     if (event.definition) return this.put(event.definition);
     if (this.versionOf(event.workflowId) >= event.version) return false;
+    this.index(this.defs.get(event.workflowId), undefined);
     this.defs.delete(event.workflowId);
     this.deleted.set(event.workflowId, event.version);
     return true;
@@ -59,6 +62,7 @@ export class DefinitionCache {
 
   private put(def: WorkflowDefinition): boolean {
     if (this.versionOf(def.id) >= def.version) return false;
+    this.index(this.defs.get(def.id), def);
     this.defs.set(def.id, def);
     this.deleted.delete(def.id);
     this.absent.delete(def.id);
@@ -92,6 +96,28 @@ export class DefinitionCache {
     const def = await this.source.get(workflowId);
     if (def) this.put(def);
     return this.defs.get(workflowId) ?? null;
+  }
+
+  private index(before: WorkflowDefinition | undefined, after: WorkflowDefinition | undefined): void {
+    const isChange = (d: WorkflowDefinition | undefined) => d !== undefined && (d.triggerType === 'note' || d.triggerType === 'entity');
+    if (isChange(before)) this.changeTriggered.get(before!.ownerId)?.delete(before!.id);
+    if (isChange(after)) {
+      let ids = this.changeTriggered.get(after!.ownerId);
+      if (!ids) this.changeTriggered.set(after!.ownerId, (ids = new Set()));
+      ids.add(after!.id);
+    }
+  }
+
+  /** The owner's active note- and entity-triggered workflows. */
+  changeTriggeredOf(ownerId: string): WorkflowDefinition[] {
+    const ids = this.changeTriggered.get(ownerId);
+    if (!ids) return [];
+    return [...ids].map((id) => this.defs.get(id)).filter((d): d is WorkflowDefinition => d !== undefined && d.active);
+  }
+
+  /** Every cached definition (the scheduler's start). */
+  all(): IterableIterator<WorkflowDefinition> {
+    return this.defs.values();
   }
 
   get size(): number {

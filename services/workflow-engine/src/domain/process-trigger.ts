@@ -38,7 +38,9 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   let workflow = await deps.definitions.get(event.workflowId);
   // Ingest accepted this event, so the workflow was active then; a cache that says otherwise may only
   // lag its workflow.changed events (the outbox relay): read it once from its owner before skipping.
-  if (workflow && !workflow.active) workflow = await deps.definitions.refresh(event.workflowId);
+  // A manual run (Run now, run again) runs whether the workflow is active or not, as a test run does.
+  const manual = event.source === 'manual';
+  if (workflow && !workflow.active && !manual) workflow = await deps.definitions.refresh(event.workflowId);
   if (!workflow || workflow.ownerId !== event.ownerId) {
     // Deleted since the webhook was accepted: there is no workflow left to show a run under.
     log.info({ workflowId: event.workflowId, eventId: event.eventId }, 'workflow no longer exists; event dropped');
@@ -48,14 +50,15 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   const startedAt = clock().toISOString();
   // The run keeps its trace's id (the bus handler's span continues the webhook request's trace).
   const traceId = currentTraceId();
-  const claimed = await runs.record({ ...key, status: 'running', payload: event.payload, startedAt, ...(traceId ? { traceId } : {}) }).catch(async (err: unknown) => {
+  const triggerType = event.source;
+  const claimed = await runs.record({ ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) }).catch(async (err: unknown) => {
     // Postgres error class 22 (data exception): the data, not the database, is the problem. Anything
     // else (the database unreachable) throws, and the bus retries the event.
     if (!String((err as { code?: unknown }).code ?? '').startsWith('22')) throw err;
     // The payload itself may be what the database refuses (e.g. a \u0000 in a string): record the run
     // as failed with the reason rather than retrying a write that can never succeed.
     const reason = `the run could not be stored: ${(err as Error).message}`;
-    const stored = await runs.record({ ...key, status: 'failed', payload: { unstorablePayload: true }, error: reason, startedAt, finishedAt: clock().toISOString() });
+    const stored = await runs.record({ ...key, status: 'failed', payload: { unstorablePayload: true }, error: reason, startedAt, finishedAt: clock().toISOString(), triggerType });
     if (stored) log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its payload could not be stored');
     return null;
   });
@@ -64,7 +67,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
 
   deps.samples.keep(event.ownerId, workflow.id, event.payload);
 
-  if (!workflow.active) {
+  if (!workflow.active && !manual) {
     // Deactivated between the webhook's acceptance and now: inactive workflows do not run.
     await runs.record({ ...key, status: 'skipped', error: 'The workflow was deactivated before this event was processed', finishedAt: clock().toISOString() });
     return 'inactive';
@@ -101,7 +104,9 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
       http: deps.http,
       clock,
       log: runLog,
-      createTask: (ownerId, input, { signal }) => deps.workspace.createTask(ownerId, input, signal),
+      // The task carries this run's origin: its change event never starts this workflow again, and
+      // a chain across workflows ends at MAX_TRIGGER_DEPTH (docs/triggers.md, "Loops").
+      createTask: (ownerId, input, { signal }) => deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }),
     },
   }), { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } });
   const record = secrets.length === 0 ? executed : { ...executed, steps: redactSecrets(executed.steps, secrets), warnings: redactSecrets(executed.warnings, secrets), error: redactSecrets(executed.error, secrets) };

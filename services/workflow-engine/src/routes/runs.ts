@@ -8,22 +8,34 @@ import {
   ListRunsQuery,
   Page,
   RunStreamQuery,
+  RunsHealth,
+  RunsHealthQuery,
   RunsSummary,
   RunsSummaryQuery,
   TRIGGER_TOPIC,
+  StartRun,
   WorkflowRun,
   notFound,
   type RunStreamEvent,
   type TriggerEvent,
+  type WorkflowDefinition,
 } from '@flowdesk/contracts';
 import type { RunStore, RunWrite } from '../adapters/run-store.ts';
 import type { DefinitionCache } from '../domain/definitions.ts';
 
 const errorResponses = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody } as const;
 
+/** The consumer group whose unprocessed trigger events are the backlog (app.ts ENGINE_GROUP). */
+const TRIGGER_GROUP = 'workflow-engine';
+/** Each workflow's waiting events are counted up to this (the bus counts per key with a LIMIT). */
+const BACKLOG_COUNT_LIMIT = 1000;
+
 export interface RunRoutesOptions {
-  /** Where a rerun's trigger event is published (the engine's own trigger topic). */
-  bus: Pick<EventBus, 'publish'>;
+  /**
+   * Where a rerun's trigger event is published (the engine's own trigger topic); the health reads its
+   * backlog when the bus can count it (the embedded bus; not Kafka).
+   */
+  bus: Pick<EventBus, 'publish' | 'backlog' | 'oldestUnprocessed'>;
   clock: () => Date;
   /** A comment line on every open stream this often, so proxies keep it open (default 15 s). */
   heartbeatMs?: number;
@@ -93,6 +105,47 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
       },
     );
     app.get(
+      '/workflow-runs/health',
+      {
+        preHandler: app.requireAccess('read'),
+        schema: {
+          tags,
+          summary:
+            'The run pipeline’s health for your workflows: runs in the last hours (default 1) by status, the workflows that failed, the backlog (trigger events not yet processed, unfinished runs) and dead-lettered events',
+          querystring: RunsHealthQuery,
+          response: { 200: RunsHealth, ...errorResponses },
+        },
+      },
+      async (req): Promise<RunsHealth> => {
+        const userId = req.identity.userId;
+        const now = options.clock();
+        const since = new Date(now.getTime() - (req.query.hours ?? 1) * 3_600_000);
+        // The backlog is on the bus, keyed by workflow: the caller's workflows from the definitions
+        // this engine follows (never another user's keys).
+        const keys: string[] = [];
+        for (const def of definitions.all()) if (def.ownerId === userId) keys.push(def.id);
+        const bus = options.bus;
+        const [stored, counts, oldest] = await Promise.all([
+          store.health(userId, since),
+          bus.backlog ? bus.backlog(TRIGGER_TOPIC, TRIGGER_GROUP, keys, BACKLOG_COUNT_LIMIT) : null,
+          bus.oldestUnprocessed ? bus.oldestUnprocessed(TRIGGER_TOPIC, TRIGGER_GROUP, keys) : null,
+        ]);
+        let waiting: number | null = null;
+        if (counts) {
+          waiting = 0;
+          for (const n of counts.values()) waiting += n;
+        }
+        return {
+          checkedAt: now.toISOString(),
+          since: since.toISOString(),
+          byStatus: stored.byStatus,
+          failingWorkflows: stored.failingWorkflows,
+          backlog: { waitingEvents: waiting, oldestWaitingAt: oldest ? oldest.toISOString() : null, ...stored.backlog },
+          deadLettered: stored.deadLettered,
+        };
+      },
+    );
+    app.get(
       '/workflow-runs/stream',
       {
         preHandler: app.requireAccess('read'),
@@ -153,7 +206,7 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
         preHandler: app.requireAccess('write'),
         schema: {
           tags,
-          summary: 'Run the workflow again with this run’s trigger payload (a new run, queued; recorded with who started it)',
+          summary: 'Run the workflow again with this run’s trigger payload (a new run, queued; recorded with who started it; runs whether the workflow is active or not)',
           params: IdParams,
           response: { 202: WorkflowRun, ...errorResponses, 409: ErrorBody, 503: ErrorBody },
         },
@@ -163,31 +216,71 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
         const source = await store.get(userId, req.params.id);
         if (!source) throw notFound('Workflow run');
         const wf = await ownedWorkflow(userId, source.workflowId);
-        if (!wf.active) throw new HttpError('conflict', 'The workflow is inactive: activate it to run it again');
         if (source.triggerPayload.unstorablePayload === true) throw new HttpError('conflict', 'This run’s payload could not be stored, so it cannot be run again');
-        const eventId = `rerun_${randomUUID()}`;
-        const run = await store.queueManual(userId, { workflowId: wf.id, eventId, payload: source.triggerPayload, rerunOf: source.id });
-        const event: TriggerEvent = {
-          eventId,
-          workflowId: wf.id,
-          ownerId: userId,
-          source: 'manual',
-          receivedAt: options.clock().toISOString(),
-          payload: source.triggerPayload,
-          // The original request headers are not kept with a run (only its payload is).
-          headers: {},
-        };
-        try {
-          await options.bus.publish(TRIGGER_TOPIC, [{ key: wf.id, value: event, ...(wf.executionOrder === 'ordered' ? { ordered: true } : {}) }]);
-        } catch (err) {
-          req.log.warn({ err, runId: run.id }, 'rerun not published');
-          const at = options.clock().toISOString();
-          await store.record({ ownerId: userId, workflowId: wf.id, eventId, status: 'failed', error: 'The run could not be queued: the event bus is unavailable', startedAt: at, finishedAt: at });
-          throw new HttpError('unavailable', 'The run could not be queued; try again');
-        }
         reply.code(202);
-        return run;
+        return startManualRun(req.log, userId, wf, source.triggerPayload, source.id, `rerun_${randomUUID()}`);
       },
     );
+    app.post(
+      '/workflows/:id/runs',
+      {
+        preHandler: app.requireAccess('write'),
+        schema: {
+          tags,
+          summary: 'Run now: start a run of the workflow by hand, with an optional JSON payload as its trigger data (queued; runs whether the workflow is active or not)',
+          params: IdParams,
+          body: StartRun,
+          response: { 202: WorkflowRun, ...errorResponses, 503: ErrorBody },
+        },
+      },
+      async (req, reply) => {
+        const userId = req.identity.userId;
+        const wf = await ownedWorkflow(userId, req.params.id);
+        // An idempotency key makes a retried request start one run, not two (the run's event id).
+        const key = req.headers['idempotency-key'];
+        const eventId = typeof key === 'string' && /^[\x21-\x7e]{1,100}$/.test(key) ? `manual_${userId}_${key}` : `manual_${randomUUID()}`;
+        const existing = typeof key === 'string' ? await store.getByEvent(userId, wf.id, eventId) : null;
+        reply.code(202);
+        if (existing) return existing;
+        return startManualRun(req.log, userId, wf, req.body?.payload ?? {}, null, eventId);
+      },
+    );
+
+    /**
+     * A run started by a person (Run now, run again): the row exists, queued, with who started it,
+     * before its trigger event is published; a manual run runs whether the workflow is active or not
+     * (as a test run in n8n). If the bus refuses the event the run is recorded failed and the caller
+     * gets 503.
+     */
+    async function startManualRun(
+      log: { warn(obj: object, msg: string): void },
+      userId: string,
+      wf: WorkflowDefinition,
+      payload: Record<string, unknown>,
+      rerunOf: string | null,
+      eventId: string,
+    ): Promise<WorkflowRun> {
+      const run = await store.queueManual(userId, { workflowId: wf.id, eventId, payload, rerunOf });
+      const event: TriggerEvent = {
+        eventId,
+        workflowId: wf.id,
+        ownerId: userId,
+        source: 'manual',
+        startedBy: userId,
+        receivedAt: options.clock().toISOString(),
+        payload,
+        // A rerun: the original request headers are not kept with a run (only its payload is).
+        headers: {},
+      };
+      try {
+        await options.bus.publish(TRIGGER_TOPIC, [{ key: wf.id, value: event, ...(wf.executionOrder === 'ordered' ? { ordered: true } : {}) }]);
+      } catch (err) {
+        log.warn({ err, runId: run.id }, 'manual run not published');
+        const at = options.clock().toISOString();
+        await store.record({ ownerId: userId, workflowId: wf.id, eventId, status: 'failed', error: 'The run could not be queued: the event bus is unavailable', startedAt: at, finishedAt: at });
+        throw new HttpError('unavailable', 'The run could not be queued; try again');
+      }
+      return run;
+    }
   };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { HttpError, type ListNotesQuery, type ListProjectsQuery, type ListTasksQuery, type UpdateNote, type UpdateProject } from '@flowdesk/contracts';
+import { HttpError, type TriggerOrigin, type ListNotesQuery, type ListProjectsQuery, type ListTasksQuery, type UpdateNote, type UpdateProject } from '@flowdesk/contracts';
 import type { QueryAsUser } from '@flowdesk/db';
 import type { Note as NoteRow, Project as ProjectRow, Task as TaskRow } from '../generated/prisma/client.ts';
 import { OPEN_STATUSES, type TaskColumns } from '../domain/tasks.ts';
@@ -101,12 +101,12 @@ export class TaskStore {
   }
 
   /** Inserts a task with the columns' defaults where the request left them out. */
-  async create(userId: string, data: TaskColumns & { title: string }, at: Date): Promise<TaskRow> {
+  async create(userId: string, data: TaskColumns & { title: string; origin?: TriggerOrigin | null }, at: Date): Promise<TaskRow> {
     const rows = await this.query<Parameters<typeof taskRow>[0]>(
       userId,
-      `INSERT INTO workspace.task (id, owner_id, project_id, title, notes, status, priority, due_date, tags, completed_at, created_at, updated_at)
+      `INSERT INTO workspace.task (id, owner_id, project_id, title, notes, status, priority, due_date, tags, completed_at, created_at, updated_at, origin_workflow_id, origin_depth)
        VALUES (gen_random_uuid(), $1::uuid, $2::uuid, $3::text, $4::text, $5::text::workspace."TaskStatus", $6::text::workspace."TaskPriority",
-               $7::date, $8::text[], $9::timestamptz, $10::timestamptz, $10::timestamptz)
+               $7::date, $8::text[], $9::timestamptz, $10::timestamptz, $10::timestamptz, $11::uuid, $12::smallint)
        RETURNING ${TASK_COLUMNS}`,
       [
         userId,
@@ -119,6 +119,8 @@ export class TaskStore {
         data.tags ?? [],
         data.completedAt ?? null,
         at,
+        data.origin?.workflowId ?? null,
+        data.origin?.depth ?? null,
       ],
     ).catch(mapSqlError);
     return taskRow(rows[0]!);
@@ -130,8 +132,10 @@ export class TaskStore {
    * RETURNING gives. All or nothing: a foreign key to a project the user cannot see fails the whole
    * statement (the caller then retries the rows one by one to find which).
    */
-  async createMany(userId: string, items: (TaskColumns & { title: string })[], at: Date): Promise<TaskRow[]> {
+  async createMany(userId: string, items: (TaskColumns & { title: string; origin?: TriggerOrigin | null })[], at: Date): Promise<TaskRow[]> {
     const rows = items.map((data) => ({
+      origin_workflow_id: data.origin?.workflowId ?? null,
+      origin_depth: data.origin?.depth ?? null,
       id: randomUUID(),
       project_id: data.projectId ?? null,
       title: data.title,
@@ -144,10 +148,11 @@ export class TaskStore {
     }));
     const inserted = await this.query<Parameters<typeof taskRow>[0]>(
       userId,
-      `INSERT INTO workspace.task (id, owner_id, project_id, title, notes, status, priority, due_date, tags, completed_at, created_at, updated_at)
+      `INSERT INTO workspace.task (id, owner_id, project_id, title, notes, status, priority, due_date, tags, completed_at, created_at, updated_at, origin_workflow_id, origin_depth)
        SELECT r.id, $1::uuid, r.project_id, r.title, r.notes, r.status::workspace."TaskStatus", r.priority::workspace."TaskPriority",
-              r.due_date, r.tags, r.completed_at, $3::timestamptz, $3::timestamptz
-       FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, project_id uuid, title text, notes text, status text, priority text, due_date date, tags text[], completed_at timestamptz)
+              r.due_date, r.tags, r.completed_at, $3::timestamptz, $3::timestamptz, r.origin_workflow_id, r.origin_depth
+       FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, project_id uuid, title text, notes text, status text, priority text, due_date date, tags text[], completed_at timestamptz,
+                                               origin_workflow_id uuid, origin_depth smallint)
        RETURNING ${TASK_COLUMNS}`,
       [userId, JSON.stringify(rows), at],
     ).catch(mapSqlError);

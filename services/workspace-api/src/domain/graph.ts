@@ -1,4 +1,4 @@
-import { HttpError, type WorkflowGraph } from '@flowdesk/contracts';
+import { HttpError, triggerConfigProblem, type TriggerType, type WorkflowGraph } from '@flowdesk/contracts';
 
 /**
  * Checks what a JSON schema cannot: node ids are unique, edges join existing nodes, only condition
@@ -40,4 +40,15 @@ export function validateGraph(graph: WorkflowGraph): void {
   };
   visit('trigger');
   for (const id of nodes.keys()) if (!state.has(id)) fail(`node "${id}" is not reachable from the trigger`);
+}
+
+/**
+ * A workflow's trigger settings (libs/contracts triggers.ts): settings that are given must be valid
+ * for the trigger type (a schedule's cron and time zone, a note or entity filter), and an active
+ * schedule or entity workflow must have them — an active workflow that can never run is a mistake.
+ */
+export function validateTriggerConfig(type: TriggerType, config: Record<string, unknown>, active: boolean): void {
+  if (Object.keys(config).length === 0 && !(active && (type === 'schedule' || type === 'entity'))) return;
+  const problem = triggerConfigProblem(type, config);
+  if (problem) throw new HttpError('validation_failed', `body.${problem}`);
 }

@@ -2,7 +2,7 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Compile } from 'typebox/compile';
-import { CreateTask, CreateTaskBatch, CreateTaskBatchResult, HttpError, IdParams, notFound } from '@flowdesk/contracts';
+import { CreateTask, CreateTaskBatch, CreateTaskBatchResult, HttpError, IdParams, notFound, type TriggerOrigin } from '@flowdesk/contracts';
 import { toTask } from '../domain/mappers.ts';
 import { taskChanges } from '../domain/tasks.ts';
 import { errorResponses } from './schemas.ts';
@@ -52,14 +52,14 @@ export const internalRunRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const userId = req.identity.userId;
       const at = new Date();
       const results: BatchAnswer[] = new Array(req.body.tasks.length);
-      const valid: { index: number; data: ReturnType<typeof taskChanges> & { title: string } }[] = [];
+      const valid: { index: number; data: ReturnType<typeof taskChanges> & { title: string; origin: TriggerOrigin | null } }[] = [];
       req.body.tasks.forEach((item, index) => {
         if (!createTaskCheck.Check(item)) {
           const first = createTaskCheck.Errors(item)[0];
           results[index] = { status: 400, error: 'validation_failed', message: `body${first?.instancePath.replaceAll('/', '.') ?? ''} ${first?.message ?? 'is invalid'}` };
           return;
         }
-        valid.push({ index, data: { ...taskChanges(item, undefined, now()), title: item.title } });
+        valid.push({ index, data: { ...taskChanges(item, undefined, now()), title: item.title, origin: req.body.origins?.[index] ?? null } });
       });
       const answer = (e: unknown): BatchAnswer => {
         if (e instanceof HttpError) return { status: e.statusCode, error: e.code, message: e.message };

@@ -20,7 +20,7 @@ import { keysetPage } from '../domain/pagination.ts';
 import { containsText } from '../domain/text-search.ts';
 import { mapPrismaError } from '../domain/errors.ts';
 import { toWorkflow, webhookUrl } from '../domain/mappers.ts';
-import { validateGraph } from '../domain/graph.ts';
+import { validateGraph, validateTriggerConfig } from '../domain/graph.ts';
 import { SecretBox } from '../domain/secret-box.ts';
 import { errorResponses } from './schemas.ts';
 
@@ -79,6 +79,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { userId } = req.identity;
       const b = req.body;
       if (b.graph) validateGraph(b.graph);
+      validateTriggerConfig(b.triggerType, b.triggerConfig ?? {}, b.active ?? false);
       const secret = b.triggerType === 'webhook' ? SecretBox.generateSecret() : null;
       const row = await asUser(prisma, userId, async (tx) => {
         const created = await tx.workflow.create({
@@ -131,8 +132,12 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const b = req.body;
       if (b.graph) validateGraph(b.graph);
       const row = await asUser(prisma, req.identity.userId, async (tx) => {
-        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true, active: true } });
+        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true, active: true, triggerConfig: true } });
         if (!current) throw notFound('Workflow');
+        if (b.triggerType !== undefined || b.triggerConfig !== undefined || b.active) {
+          const config = b.triggerConfig ?? (b.triggerType === undefined || b.triggerType === current.triggerType ? (current.triggerConfig as Record<string, unknown>) : {});
+          validateTriggerConfig(b.triggerType ?? current.triggerType, config, b.active ?? current.active);
+        }
         // Switching to a webhook trigger generates a new secret, as creating one does; switching away
         // drops the old one, so coming back never revives a secret that may have leaked meanwhile.
         const secretChange =

@@ -1,12 +1,13 @@
 import { Anchor, Card, Code, Group, SimpleGrid, Skeleton, Stack, Text, ThemeIcon, Title } from '@mantine/core';
-import { IconApi, IconApps, IconChecklist, IconKey, IconPlayerPlay, IconPlugConnected } from '@tabler/icons-react';
+import { IconActivityHeartbeat, IconApi, IconApps, IconChecklist, IconKey, IconPlayerPlay, IconPlugConnected } from '@tabler/icons-react';
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { api, type ConnectedApp, type SessionInfo } from '../api.ts';
+import { PipelineHealth } from '../components/PipelineHealth.tsx';
 import { RunStatusBadge } from '../components/RunStatus.tsx';
 import { PageHeader } from '../components/States.tsx';
 import { ago } from '../format.ts';
 import { Link } from '../router.tsx';
-import { subscribeRuns, workspace, type RunsSummary, type Task, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
+import { subscribeRuns, workspace, type RunsHealth, type RunsSummary, type Task, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
 import { DueBadge } from './Tasks.tsx';
 
 /** One card of the overview: an icon, a title, its content and an optional link at the bottom. */
@@ -28,6 +29,10 @@ function OverviewCard({ icon, title, children, link, id }: { icon: ReactNode; ti
 }
 
 const inDays = (n: number) => new Date(Date.now() + n * 86_400_000).toISOString().slice(0, 10);
+/** The pipeline's backlog grows without run events (a stalled engine sends none): read it again this often while visible. */
+const HEALTH_POLL_MS = 15_000;
+/** A burst of run events is one reload. */
+const COALESCE_MS = 300;
 
 interface Data {
   due: Task[];
@@ -43,6 +48,8 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
   const mcpUrl = `${window.location.origin}/functions/v1/mcp-server-v2`;
   const [data, setData] = useState<Data | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // Read on its own: the engine's health answering late or not at all leaves the rest of the page alone.
+  const [health, setHealth] = useState<{ value: RunsHealth } | { error: string } | null>(null);
 
   const load = useCallback(async () => {
     try {
@@ -59,10 +66,33 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
       setError((err as Error).message);
     }
   }, []);
+  const loadHealth = useCallback(async () => {
+    try {
+      setHealth({ value: await workspace.runsHealth() });
+    } catch (err) {
+      setHealth({ error: (err as Error).message });
+    }
+  }, []);
   useEffect(() => {
     void load();
-    return subscribeRuns(() => void load());
-  }, [load]);
+    void loadHealth();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const off = subscribeRuns(() => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        void load();
+        void loadHealth();
+      }, COALESCE_MS);
+    });
+    const poll = setInterval(() => {
+      if (document.visibilityState === 'visible') void loadHealth();
+    }, HEALTH_POLL_MS);
+    return () => {
+      clearTimeout(timer);
+      clearInterval(poll);
+      off();
+    };
+  }, [load, loadHealth]);
 
   const placeholder = <Skeleton role="status" height={72} radius="md" aria-label="Loading" />;
   return (
@@ -142,6 +172,26 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
                 </Stack>
               )}
             </Stack>
+          )}
+        </OverviewCard>
+        <OverviewCard
+          id="pipeline-title"
+          icon={<IconActivityHeartbeat size={18} />}
+          title="Run pipeline"
+          link={
+            <Anchor component={Link} to="/runs?status=failed" size="sm" fw={550}>
+              Failed runs →
+            </Anchor>
+          }
+        >
+          {!health ? (
+            placeholder
+          ) : 'error' in health ? (
+            <Text size="sm" c="red.8" role="alert">
+              The pipeline’s health could not be read: {health.error}
+            </Text>
+          ) : (
+            <PipelineHealth health={health.value} workflows={data?.workflows ?? new Map()} />
           )}
         </OverviewCard>
         <OverviewCard

@@ -1,10 +1,11 @@
-import { Alert, Anchor, Badge, Button, Card, Code, Group, List, Loader, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+import { ActionIcon, Alert, Anchor, Badge, Button, Card, Code, CopyButton, Group, List, Loader, SimpleGrid, Stack, Text, Title, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconAlertTriangle, IconPlayerPlay } from '@tabler/icons-react';
+import { IconAlertTriangle, IconCheck, IconCopy, IconExternalLink, IconPlayerPlay } from '@tabler/icons-react';
 import { useCallback, useEffect, useState } from 'react';
 import { ErrorState, PageHeader } from '../components/States.tsx';
 import { RunStatusBadge, duration, textOn } from '../components/RunStatus.tsx';
 import { exact } from '../format.ts';
+import { traceUrl, traceUrlTemplate } from '../pipeline.ts';
 import { Link, navigate } from '../router.tsx';
 import { subscribeRuns, workspace, type RunStep, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
 import { triggerOf } from './Runs.tsx';
@@ -70,6 +71,47 @@ function StepCard({ step, index, warnings }: { step: RunStep; index: number; war
         </SimpleGrid>
       )}
     </Card>
+  );
+}
+
+/**
+ * The run's trace id (docs/observability.md): copyable, and a link to the trace when the console has
+ * a TRACE_URL_TEMPLATE. Runs recorded while tracing was off have none.
+ */
+function TraceId({ traceId }: { traceId: string | null | undefined }) {
+  if (!traceId)
+    return (
+      <Text size="sm" c="dimmed">
+        Not recorded (tracing was off)
+      </Text>
+    );
+  const link = traceUrl(traceUrlTemplate(), traceId);
+  const id = (
+    <Text span size="sm" ff="monospace" data-testid="trace-id" style={{ wordBreak: 'break-all' }}>
+      {traceId}
+    </Text>
+  );
+  return (
+    <Group gap={4} wrap="nowrap" align="center">
+      {link ? (
+        <Anchor href={link} target="_blank" rel="noopener noreferrer" data-testid="trace-link" style={{ display: 'inline-flex', alignItems: 'center', gap: 4, minWidth: 0 }}>
+          {id}
+          <IconExternalLink size={14} aria-hidden style={{ flexShrink: 0 }} />
+          <span className="fd-sr-only">(opens the trace in a new tab)</span>
+        </Anchor>
+      ) : (
+        id
+      )}
+      <CopyButton value={traceId}>
+        {({ copied, copy }) => (
+          <Tooltip label={copied ? 'Copied' : 'Copy the trace id'} withArrow>
+            <ActionIcon variant="subtle" color={copied ? 'teal' : 'gray'} size="sm" aria-label={copied ? 'Trace id copied' : 'Copy the trace id'} onClick={copy}>
+              {copied ? <IconCheck size={14} /> : <IconCopy size={14} />}
+            </ActionIcon>
+          </Tooltip>
+        )}
+      </CopyButton>
+    </Group>
   );
 }
 
@@ -175,6 +217,12 @@ export function RunPage({ runId }: { runId: string }) {
                 </>
               )}
             </Text>
+          </Stack>
+          <Stack gap={2} style={{ minWidth: 0 }}>
+            <Text size="xs" c="dimmed">
+              Trace
+            </Text>
+            <TraceId traceId={run.traceId} />
           </Stack>
         </Group>
       </Card>

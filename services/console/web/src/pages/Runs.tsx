@@ -1,4 +1,4 @@
-import { Anchor, Group, SegmentedControl, Table, Text, Tooltip } from '@mantine/core';
+import { Anchor, Button, Group, SegmentedControl, Table, Text, Tooltip } from '@mantine/core';
 import { IconPlayerPlay } from '@tabler/icons-react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
@@ -6,6 +6,9 @@ import { RunStatusBadge, duration, runStatusLabel } from '../components/RunStatu
 import { ago, exact } from '../format.ts';
 import { Link } from '../router.tsx';
 import { RUN_STATUSES, subscribeRuns, workspace, type RunStatus, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
+
+/** Runs per page of the list (and per "Show older runs"). */
+const PAGE = 50;
 
 /** What started a run, in words. */
 export const triggerOf = (run: WorkflowRun) => (run.rerunOf ? 'Run again' : run.eventId.startsWith('rerun_') ? 'Manual' : 'Webhook');
@@ -15,8 +18,18 @@ export const triggerOf = (run: WorkflowRun) => (run.rerunOf ? 'Run again' : run.
  * status, kept current by the runs stream (no reload).
  */
 export function RunsPage({ workflowId }: { workflowId?: string }) {
-  const [status, setStatus] = useState<RunStatus | 'all'>('all');
+  // ?status=failed (the Overview's "Failed runs" link) opens the list filtered.
+  const [status, setStatus] = useState<RunStatus | 'all'>(() => {
+    const wanted = new URLSearchParams(window.location.search).get('status');
+    return RUN_STATUSES.find((s) => s === wanted) ?? 'all';
+  });
   const [runs, setRuns] = useState<WorkflowRun[] | null>(null);
+  /** How many of the newest runs the list holds: PAGE, then a page more per "Show older runs". */
+  const [count, setCount] = useState(PAGE);
+  const [more, setMore] = useState(false);
+  const [loadingOlder, setLoadingOlder] = useState(false);
+  const countRef = useRef(count);
+  countRef.current = count;
   const [workflows, setWorkflows] = useState<Map<string, WorkflowItem>>(new Map());
   const [error, setError] = useState<string | null>(null);
   const statusRef = useRef(status);
@@ -25,17 +38,28 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
   const load = useCallback(async () => {
     try {
       const want = statusRef.current;
-      const items = await workspace.listRuns({ workflowId, status: want === 'all' ? undefined : want });
-      if (statusRef.current === want) setRuns(items);
+      const wantCount = countRef.current;
+      const page = await workspace.listRunsUpTo({ workflowId, status: want === 'all' ? undefined : want, count: wantCount });
+      if (statusRef.current === want && countRef.current === wantCount) {
+        setRuns(page.items);
+        setMore(page.more);
+      }
       setError(null);
     } catch (err) {
       setError((err as Error).message);
+    } finally {
+      setLoadingOlder(false);
     }
   }, [workflowId]);
 
   useEffect(() => {
     void load();
-  }, [load, status]);
+  }, [load, status, count]);
+  // Another status starts from the newest page again.
+  const chooseStatus = (s: RunStatus | 'all') => {
+    setCount(PAGE);
+    setStatus(s);
+  };
 
   useEffect(() => {
     workspace
@@ -75,7 +99,7 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
         }
       />
       <Group mb="md" justify="space-between" wrap="wrap" gap="sm">
-        <SegmentedControl aria-label="Filter by status" value={status} onChange={(v) => setStatus(v as RunStatus | 'all')} data={filterData} size="xs" style={{ maxWidth: '100%', overflowX: 'auto' }} />
+        <SegmentedControl aria-label="Filter by status" value={status} onChange={(v) => chooseStatus(v as RunStatus | 'all')} data={filterData} size="xs" style={{ maxWidth: '100%', overflowX: 'auto' }} />
         <Text size="xs" c="dimmed" aria-live="polite">
           <span className="fd-live-dot" aria-hidden /> Live
         </Text>
@@ -133,6 +157,28 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
             </Table.Tbody>
           </Table>
         </Table.ScrollContainer>
+      )}
+      {runs && runs.length > 0 && (
+        <Group justify="center" mt="md">
+          {more ? (
+            <Button
+              variant="default"
+              size="sm"
+              loading={loadingOlder}
+              onClick={() => {
+                setLoadingOlder(true);
+                setCount((c) => c + PAGE);
+              }}
+            >
+              Show older runs
+            </Button>
+          ) : (
+            <Text size="xs" c="dimmed">
+              {runs.length === 1 ? 'The only run' : `All ${runs.length} runs`}
+              {status === 'all' ? '' : ` with status ${runStatusLabel(status as RunStatus).toLowerCase()}`}
+            </Text>
+          )}
+        </Group>
       )}
     </>
   );

@@ -106,6 +106,11 @@ function Editor({ initial }: { initial: Workflow }) {
   const [credentials, setCredentials] = useState<string[] | null>(null);
   const [targetLabel, setTargetLabel] = useState<string | null>(null);
   const target = useRef<InsertTarget | null>(null);
+  /** The node panel: at phone width it sits below the canvas, and choosing a node scrolls to it. */
+  const panel = useRef<HTMLElement | null>(null);
+  const revealPanel = () => {
+    if (window.matchMedia('(max-width: 48em)').matches) panel.current?.scrollIntoView({ block: 'start', behavior: 'smooth' });
+  };
   /** Bumped on every local change of the trigger settings: a poll that started before it is stale. */
   const metaVersion = useRef(0);
   const changeMeta = useCallback((change: Partial<Workflow>) => {
@@ -365,7 +370,7 @@ function Editor({ initial }: { initial: Workflow }) {
             </Badge>
           )}
         </Group>
-        <Group gap="xs" wrap="nowrap">
+        <Group gap="xs" wrap="wrap">
           <Button component={Link} to={`/workflows/${workflow.id}/runs`} variant="subtle" size="sm">
             Runs
           </Button>
@@ -411,8 +416,8 @@ function Editor({ initial }: { initial: Workflow }) {
           {saveError}
         </Alert>
       )}
-      <div style={{ flex: 1, display: 'flex', minHeight: 0 }}>
-        <div style={{ flex: 1, minWidth: 0, position: 'relative' }} role="region" aria-label="Workflow canvas">
+      <div className="fd-editor-body">
+        <div className="fd-editor-canvas" role="region" aria-label="Workflow canvas">
           <ReactFlow<AnyNode, Edge>
             nodes={nodes}
             edges={edges}
@@ -420,7 +425,10 @@ function Editor({ initial }: { initial: Workflow }) {
             onNodesChange={onNodesChange}
             onEdgesChange={onEdgesChange}
             onConnect={onConnect}
-            onNodeClick={(_e, n) => setSelectedId(n.id)}
+            onNodeClick={(_e, n) => {
+              setSelectedId(n.id);
+              revealPanel();
+            }}
             // Keyboard selection (Tab to a node, Enter) opens its panel as a click does.
             onSelectionChange={({ nodes: chosen }) => {
               if (chosen.length === 1) setSelectedId(chosen[0]!.id);
@@ -444,10 +452,7 @@ function Editor({ initial }: { initial: Workflow }) {
             <MiniMap pannable zoomable ariaLabel="Overview of the canvas" style={{ width: 140, height: 90 }} />
           </ReactFlow>
         </div>
-        <aside
-          aria-label="Node panel"
-          style={{ width: 400, maxWidth: '45vw', borderLeft: '1px solid var(--mantine-color-gray-3)', background: 'white', display: 'flex', flexDirection: 'column' }}
-        >
+        <aside aria-label="Node panel" className="fd-editor-panel" ref={panel}>
           <Group px="md" py="sm" justify="space-between" wrap="nowrap" style={{ borderBottom: '1px solid var(--mantine-color-gray-2)' }}>
             <Group gap={8} wrap="nowrap">
               <span aria-hidden style={{ display: 'flex' }}>

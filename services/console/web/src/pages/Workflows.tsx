@@ -46,6 +46,8 @@ export function WorkflowsPage() {
   const summaries = useSummaries(items);
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<Workflow | null>(null);
+  /** Active switches flipped and not yet confirmed by the server: shown at once, put back if refused (as in the editor). */
+  const [switching, setSwitching] = useState<Record<string, boolean>>({});
 
   useEffect(() => {
     document.title = 'Workflows · Flowdesk';
@@ -53,6 +55,7 @@ export function WorkflowsPage() {
 
   const setActive = useCallback(
     async (w: Workflow, active: boolean) => {
+      setSwitching((s) => ({ ...s, [w.id]: active }));
       try {
         await api.updateWorkflow(w.id, { active });
         notifications.show({ color: 'green', message: `“${w.name}” is ${active ? 'active' : 'inactive'}.` });
@@ -60,6 +63,7 @@ export function WorkflowsPage() {
         notifications.show({ color: 'red', title: `Could not ${active ? 'activate' : 'deactivate'} “${w.name}”`, message: (err as Error).message });
       }
       await reload();
+      setSwitching(({ [w.id]: _done, ...rest }) => rest);
     },
     [reload],
   );
@@ -137,7 +141,7 @@ export function WorkflowsPage() {
                       </Badge>
                     </Table.Td>
                     <Table.Td>
-                      <Switch checked={w.active} onChange={(e) => void setActive(w, e.currentTarget.checked)} aria-label={`Active: ${w.name}`} />
+                      <Switch checked={switching[w.id] ?? w.active} onChange={(e) => void setActive(w, e.currentTarget.checked)} aria-label={`Active: ${w.name}`} />
                     </Table.Td>
                     <Table.Td>
                       {s === undefined ? (

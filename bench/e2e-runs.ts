@@ -261,7 +261,7 @@ const runsPerSecond = N / seconds;
 
 console.log(`bench:e2e on ${db.db.kind}${kafka || brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries over ${WORKFLOWS} workflow(s)${LATENCY === undefined ? '' : `, HTTP Request node waiting ${LATENCY} ms`}${RATE ? `, sent at ${RATE}/s` : `, ${CONNECTIONS} senders`}`);
 console.log(`  accepted in ${((acceptDone - started) / 1000).toFixed(2)} s; all runs finished in ${seconds.toFixed(2)} s; ${failed} not succeeded; ${tasks} tasks`);
-for (const e of errors.rows) console.log(`  not succeeded: ${e.n} × ${String(e.error).slice(0, 200)}`);
+for (const e of errors.rows) console.log(`  not succeeded: ${String(e.n)} × ${String(e.error).slice(0, 200)}`);
 if (Object.keys(retries).length) console.log(`  deliveries retried by the senders (status: count): ${JSON.stringify(retries)}`);
 console.log(`  ${runsPerSecond.toFixed(0)} runs/s (first accept to last run finished)`);
 console.log(`  accepted → finished: p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies[latencies.length - 1]} ms`);

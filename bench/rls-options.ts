@@ -34,7 +34,7 @@ const INSERT = `INSERT INTO workspace.task (id, owner_id, title, tags, created_a
 const lit = pg.escapeLiteral;
 const simpleContext = (u: string) => CONTEXT_SQL.replace('$1', lit(u));
 
-const pipelinePool = new pg.Pool({ connectionString: test.url, max: 10, pipeline: true } as pg.PoolConfig);
+const pipelinePool = new pg.Pool({ connectionString: test.url, max: 10, pipeline: true });
 pipelinePool.on('error', () => {});
 async function pipelined(u: string, text: string, values: unknown[]) {
   const c = await pipelinePool.connect();

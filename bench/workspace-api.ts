@@ -86,7 +86,7 @@ if (role === 'server') {
   send({ url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}` });
 } else if (role === 'load') {
   const autocannon = (await import('autocannon')).default;
-  process.on('message', async (job: { url: string; requests: autocannon.Request[]; connections: number; duration: number }) => {
+  process.on('message', async (job: { url: string; requests: import('autocannon').Request[]; connections: number; duration: number }) => {
     const r = await autocannon({ url: job.url, requests: job.requests, connections: job.connections, duration: job.duration });
     send({ rps: r.requests.average, total: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, bad: r.non2xx + r.errors });
   });

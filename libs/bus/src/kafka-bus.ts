@@ -154,7 +154,7 @@ class KafkaBus implements EventBus {
         headers: m.ordered ? { ...m.headers, [ORDERED_HEADER]: '1' } : (m.headers ?? {}),
       }));
     } catch (err) {
-      return Promise.reject(err as Error);
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
     return this.enqueue(topic, encoded);
   }
@@ -447,6 +447,8 @@ class KafkaSubscription {
   }
 
   /** Handles one fetched batch of a partition; returns when every record it started is finished. */
+  // kafkajs hands these as closures over the batch (no `this`), so taking them apart is safe.
+  // eslint-disable-next-line @typescript-eslint/unbound-method
   private async batch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
     const tasks: Task[] = batch.messages.map((message) => ({

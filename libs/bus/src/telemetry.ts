@@ -35,9 +35,9 @@ export const consumerLag = gauge<'topic' | 'group' | 'partition'>({
  */
 export function instrumentBus<B extends EventBus>(bus: B): B {
   const wrapped = Object.create(null) as Record<string, unknown>;
-  for (let o: object | null = bus; o && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+  for (let o: object | null = bus; o && o !== Object.prototype; o = Object.getPrototypeOf(o) as object | null) {
     for (const name of Object.getOwnPropertyNames(o)) {
-      const v = (bus as unknown as Record<string, unknown>)[name];
+      const v: unknown = (bus as unknown as Record<string, unknown>)[name];
       if (name !== 'constructor' && typeof v === 'function' && !(name in wrapped)) wrapped[name] = v.bind(bus);
     }
   }

@@ -208,8 +208,8 @@ function spawnJava(args: string[], logFile: string, echo: boolean, label: string
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const pid = new Promise<number>((resolve, reject) => {
     let buf = '';
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (d: string) => {
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (d: string) => {
       buf += d;
       const line = buf.split('\n')[0];
       if (buf.includes('\n')) resolve(Number(line));
@@ -219,7 +219,7 @@ function spawnJava(args: string[], logFile: string, echo: boolean, label: string
   if (echo) {
     // Follow the log file for a person watching (FLOWDESK_KAFKA_ECHO=1).
     const tail = spawn('tail', ['-F', '-n', '+1', logFile], { stdio: ['ignore', 'pipe', 'ignore'] });
-    tail.stdout!.on('data', (d: Buffer) => process.stderr.write(d.toString().replace(/^/gm, `[${label}] `)));
+    tail.stdout.on('data', (d: Buffer) => process.stderr.write(d.toString().replace(/^/gm, `[${label}] `)));
     void exited.then(() => tail.kill());
   }
   return { child, pid, exited };

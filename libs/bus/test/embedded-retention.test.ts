@@ -118,7 +118,7 @@ describe('embedded bus: retention and group expiry', () => {
     await waitFor('200 messages', () => handled.size === 200, 30_000);
     await waitFor('every delivery done', async () => (await count(db, "SELECT count(*)::int AS n FROM bus.delivery WHERE group_id = 'g' AND done_at IS NULL")) === 0);
     const lane = (await db.exec("SELECT head::text AS head, last_seq::text AS last FROM bus.lane WHERE group_id = 'g' AND topic = 'lane.t' AND key = 'hot'")).rows[0]!;
-    t.diagnostic(`lane head ${lane.head}, last_seq ${lane.last}`);
+    t.diagnostic(`lane head ${String(lane.head)}, last_seq ${String(lane.last)}`);
     assert.equal(BigInt(String(lane.head)), BigInt(String(lane.last)) + 1n, 'the lane shows no work left (a stale head would keep it in the claim walk)');
     // And a later message of the key is claimed through the lane.
     await bus.publish('lane.t', [{ key: 'hot', value: { n: 200 } }]);

@@ -1,4 +1,4 @@
-import Type, { type Static } from 'typebox';
+import { type Static } from 'typebox';
 import { StringEnum } from './common.ts';
 
 /** SPEC.md 5.3: mcp:read grants every read; mcp:write grants reads plus every write. */

@@ -124,7 +124,7 @@ export function scheduleOf(config: Record<string, unknown>): Schedule {
   try {
     cronOf(config.cron, timezone);
   } catch (err) {
-    throw new Error(`triggerConfig.cron: ${(err as Error).message}`);
+    throw new Error(`triggerConfig.cron: ${(err as Error).message}`, { cause: err });
   }
   return { cron: config.cron.trim().split(/\s+/).join(' '), timezone, missed: config.missed ?? 'run_once' };
 }
@@ -170,7 +170,7 @@ export function entityEventMatches(type: 'note' | 'entity', config: Record<strin
     const note = event.after ?? {};
     if (c.projectId && note.projectId !== c.projectId) return false;
     if (c.tag && !(Array.isArray(note.tags) && note.tags.includes(c.tag))) return false;
-    if (c.titleContains && !String(note.title ?? '').toLowerCase().includes(c.titleContains.toLowerCase())) return false;
+    if (c.titleContains && !(typeof note.title === 'string' ? note.title : '').toLowerCase().includes(c.titleContains.toLowerCase())) return false;
     return true;
   }
   const c = config as Partial<EntityTriggerConfig>;

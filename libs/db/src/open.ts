@@ -107,11 +107,11 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   await pglite.waitReady;
   const exec: Exec = async (sql, params) => {
     if (params && params.length > 0) {
-      const res = await pglite.query(sql, params as unknown[]);
+      const res = await pglite.query(sql, params);
       return { rows: res.rows as Record<string, unknown>[] };
     }
     const results = await pglite.exec(sql);
-    return { rows: (results[results.length - 1]?.rows ?? []) as Record<string, unknown>[] };
+    return { rows: (results[results.length - 1]?.rows ?? []) };
   };
   let queue: Promise<unknown> = Promise.resolve();
   return {

@@ -97,7 +97,7 @@ test('applies the pending migrations in name order and records them as prisma mi
     assert.equal(r.checksum, sha256(files[r.migration_name]!), `${r.migration_name}: checksum is the SHA-256 of migration.sql`);
     assert.match(r.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     assert.ok(r.finished_at instanceof Date, `${r.migration_name}: finished_at is set`);
-    assert.ok((r.finished_at as Date).getTime() >= (r.started_at as Date).getTime());
+    assert.ok((r.finished_at).getTime() >= (r.started_at as Date).getTime());
     assert.equal(r.rolled_back_at, null);
     assert.equal(r.applied_steps_count, 1);
   }

@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { createHash, createPublicKey, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { createSigner } from 'fast-jwt';
 import { INTERNAL_ISSUER, INTERNAL_TOKEN_TTL_SECONDS, type InternalClaims } from '@flowdesk/contracts';
 
@@ -23,9 +23,9 @@ export function jwkThumbprint(publicKeyPem: string): string {
 
 export function generateSigningKeys(): SigningKeys {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const publicKeyPem = (publicKey as KeyObject).export({ type: 'spki', format: 'pem' }).toString();
+  const publicKeyPem = (publicKey).export({ type: 'spki', format: 'pem' }).toString();
   return {
-    privateKeyPem: (privateKey as KeyObject).export({ type: 'pkcs8', format: 'pem' }).toString(),
+    privateKeyPem: (privateKey).export({ type: 'pkcs8', format: 'pem' }).toString(),
     publicKeyPem,
     kid: jwkThumbprint(publicKeyPem),
   };

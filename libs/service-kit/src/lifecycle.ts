@@ -72,7 +72,7 @@ export function onShutdown(close: () => Promise<void>, options: number | Shutdow
   const o: ShutdownOptions = typeof options === 'number' ? { graceMs: options } : options;
   const graceMs = o.graceMs ?? msFromEnv('SHUTDOWN_GRACE_MS', 25_000);
   const drainMs = o.drainMs ?? msFromEnv('SHUTDOWN_DRAIN_MS', 0);
-  const log: ShutdownLog = o.app ? (o.app.log as unknown as ShutdownLog) : (o.log ?? quietLog);
+  const log: ShutdownLog = o.app ? o.app.log : (o.log ?? quietLog);
   const exitProcess = o.exit ?? ((code: number) => process.exit(code));
   let exited = false;
   // Whichever comes first decides the exit code (process.exit ends it anyway; an injected exit must not run twice).

@@ -80,7 +80,7 @@ export function createService(options: ServiceOptions): Service {
     reply.header('x-request-id', req.id);
   });
   // Request metrics (route template × status) and server spans (docs/observability.md).
-  instrumentHttp(app as unknown as FastifyInstance, options.name);
+  instrumentHttp(app, options.name);
   // Shutting down (lifecycle.ts): every response from then on, also of requests that began before,
   // ends its connection. The client's next request opens a new one, which the load balancer sends
   // to another replica, and close() is not kept waiting by keep-alive connections (fastify keeps
@@ -138,7 +138,7 @@ export function parseTrustProxy(value: string | undefined): string | number {
 /** Maps anything thrown in a request to the status and ErrorBody a client sees; 5xx details stay in the log. */
 export function toErrorResponse(err: FastifyError | HttpError): { status: number; body: ErrorBody; headers: Record<string, string> } {
   if (err instanceof HttpError) return { status: err.statusCode, body: err.toBody(), headers: err.headers };
-  const fe = err as FastifyError;
+  const fe = err;
   if (fe.validation) {
     const where = fe.validationContext ?? 'request';
     const first = fe.validation[0];

@@ -46,7 +46,7 @@ test('tracing on: spans nest, a thrown error marks its span, and traceparent car
   assert.match(traceId ?? '', /^[0-9a-f]{32}$/);
   assert.equal(sent?.key, 'k');
   // The consumer's side: a span started under the context the headers name joins the same trace.
-  await withSpan('t', 'process', async () => undefined, { parent: contextFromHeaders(sent!) });
+  await withSpan('t', 'process', async () => undefined, { parent: contextFromHeaders(sent) });
 
   const spans = exporter.getFinishedSpans();
   const byName = new Map(spans.map((s) => [s.name, s]));
@@ -56,6 +56,6 @@ test('tracing on: spans nest, a thrown error marks its span, and traceparent car
   for (const s of spans) assert.equal(s.spanContext().traceId, traceId, `${s.name} is in the one trace`);
   assert.equal(publish.parentSpanContext?.spanId, request.spanContext().spanId);
   assert.equal(processed.parentSpanContext?.spanId, publish.spanContext().spanId, 'the hop continues from the publish span');
-  assert.match(sent!.traceparent!, new RegExp(`^00-${traceId}-${publish.spanContext().spanId}-01$`));
+  assert.match(sent.traceparent!, new RegExp(`^00-${traceId}-${publish.spanContext().spanId}-01$`));
   assert.equal(byName.get('broken')!.status.code, 2, 'error status');
 });

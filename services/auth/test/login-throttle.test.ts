@@ -160,7 +160,7 @@ describe('the OAuth login + consent page', () => {
       code_challenge_method: 'S256',
       state: 'st',
     });
-    const res = await fetch(`${auth.baseUrl}/oauth/authorize?${query}`);
+    const res = await fetch(`${auth.baseUrl}/oauth/authorize?${query.toString()}`);
     const html = await res.text();
     return { csrf: /name="csrf_token" value="([^"]+)"/.exec(html)![1]!, cookie: res.headers.get('set-cookie')!.split(';')[0]! };
   }

@@ -95,7 +95,7 @@ function authorizeUrl(a: Authorization): string {
     ...(a.scope ? { scope: a.scope } : {}),
     ...a.extra,
   });
-  return `/oauth/authorize?${params}`;
+  return `/oauth/authorize?${params.toString()}`;
 }
 
 /** What a browser does on the consent page, as plain HTTP: load it, keep its cookie, post the form. */
@@ -225,7 +225,7 @@ describe('the official MCP SDK client, with the consent approved in chromium', (
     const info = await introspect(first.access_token);
     assert.deepEqual(
       { ...info.body, exp: undefined, iat: undefined },
-      { active: true, sub: user.id, scope: 'mcp:read', client_id: provider.client!.client_id, token_type: 'Bearer', aud: mcpUrl, exp: undefined, iat: undefined },
+      { active: true, sub: user.id, scope: 'mcp:read', client_id: provider.client.client_id, token_type: 'Bearer', aud: mcpUrl, exp: undefined, iat: undefined },
     );
     assert.ok(Math.abs(info.body.exp - (Date.now() / 1000 + 3600)) < 60);
 
@@ -258,11 +258,11 @@ describe('the official MCP SDK client, with the consent approved in chromium', (
     const revoked = await fetch(metadata.revocation_endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token: second.refresh_token!, token_type_hint: 'refresh_token', client_id: provider.client!.client_id }),
+      body: new URLSearchParams({ token: second.refresh_token!, token_type_hint: 'refresh_token', client_id: provider.client.client_id }),
     });
     assert.equal(revoked.status, 200);
     assert.deepEqual((await introspect(second.access_token)).body, { active: false });
-    const refreshAfter = await tokenRequest({ grant_type: 'refresh_token', refresh_token: second.refresh_token!, client_id: provider.client!.client_id });
+    const refreshAfter = await tokenRequest({ grant_type: 'refresh_token', refresh_token: second.refresh_token!, client_id: provider.client.client_id });
     assert.deepEqual([refreshAfter.status, refreshAfter.body.error], [400, 'invalid_grant']);
   });
 

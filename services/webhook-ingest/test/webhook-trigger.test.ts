@@ -170,7 +170,7 @@ describe('refused deliveries publish nothing', () => {
     ];
     for (const [body, headers, status, error] of cases) {
       const r = await post(t.workflowId, body, headers);
-      assert.equal(r.status, status, `${String(body).slice(0, 20)} → ${JSON.stringify(r.body)}`);
+      assert.equal(r.status, status, `${(typeof body === 'string' ? body : JSON.stringify(body)).slice(0, 20)} → ${JSON.stringify(r.body)}`);
       assert.equal(r.body.error, error);
     }
     await settle();

@@ -4,11 +4,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import type { CalendarEntry, PageOf, Project } from '@flowdesk/contracts';
+import type { CalendarEntry, PageOf } from '@flowdesk/contracts';
 import { createProject, created, show, startTestApi, type ApiResponse, type TestApi, type TestUser } from './helpers/app.ts';
 
 const ENTRIES = '/api/v1/calendar-entries';
-const HOUR = 3_600_000;
 
 let api: TestApi;
 

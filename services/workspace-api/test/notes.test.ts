@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Note, PageOf, Project } from '@flowdesk/contracts';
+import type { Note, PageOf } from '@flowdesk/contracts';
 import { createProject, created, show, startTestApi, type ApiResponse, type TestApi, type TestUser } from './helpers/app.ts';
 
 const NOTES = '/api/v1/notes';

@@ -162,7 +162,7 @@ describe('a connection reused after A’s request does not act as A', () => {
     let pid = -1;
     await assert.rejects(
       withUser<Tx, unknown>(
-        prisma1 as never,
+        prisma1,
         userA,
         async (tx) => {
           pid = await backendPid(tx);
@@ -284,7 +284,7 @@ describe('the row-level-security executor on a one-connection pool', () => {
     assert.equal(inside?.limit, USER_STATEMENT_TIMEOUT);
     const { rows } = await single.exec(`SELECT current_setting('statement_timeout') AS limit`);
     assert.notEqual(rows[0]!.limit, USER_STATEMENT_TIMEOUT, 'the limit was transaction-local');
-    await assertCleanConnection(Number(inside!.pid));
+    await assertCleanConnection(Number(inside.pid));
   });
 
   test('20 interleaved statements of A and B each see only their own rows', async () => {

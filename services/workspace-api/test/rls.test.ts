@@ -96,8 +96,10 @@ const TABLES: TableSpec[] = [
 const ONE_PER_USER = ['user_profile'];
 
 /** Thrown to roll a transaction back while handing a value out of it. */
-class RollBack {
-  constructor(readonly value: unknown) {}
+class RollBack extends Error {
+  constructor(readonly value: unknown) {
+    super('roll back');
+  }
 }
 
 const spec = (table: Table) => TABLES.find((t) => t.table === table)!;
@@ -197,7 +199,10 @@ for (const t of TABLES) {
       const unfiltered = await asUser(ws.prisma, userA, async (tx) => {
         const m = t.model(tx);
         throw new RollBack([(await m.updateMany({ data: t.change })).count, (await m.deleteMany()).count]);
-      }).catch((e: unknown) => (e instanceof RollBack ? e.value : Promise.reject(e)));
+      }).catch((e: unknown) => {
+        if (e instanceof RollBack) return e.value;
+        throw e;
+      });
       assert.deepEqual(unfiltered, [1, 1], 'updateMany/deleteMany without a filter reach A’s row only');
 
       assert.deepEqual(await visible(ws, userB, t.table), before, 'B’s rows are exactly as before');

@@ -67,7 +67,6 @@ async function seed(user: TestUser): Promise<Record<NonNullable<Route['id']>, st
   const note = await user.call('POST', '/api/v1/notes', { title: 'Plan notes' });
   const workflow = await user.call('POST', '/api/v1/workflows', { name: 'Plan hook', triggerType: 'webhook' });
   for (const r of [project, task, calendar, note, workflow]) assert.equal(r.status, 201, JSON.stringify(r.body));
-  const { asUser } = await import('../src/adapters/db.ts');
   const comment = await user.call('POST', '/api/v1/comments', { targetType: 'task', targetId: task.body.id, body: 'Plan comment' });
   assert.equal(comment.status, 201, JSON.stringify(comment.body));
   return { project: project.body.id, task: task.body.id, calendar: calendar.body.id, note: note.body.id, workflow: workflow.body.id, comment: comment.body.id };

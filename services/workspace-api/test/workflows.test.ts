@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { TriggerType, WorkflowGraph } from '@flowdesk/contracts';
 import { signInternalToken } from '@flowdesk/service-kit';
-import { asUser } from '../src/adapters/db.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
 import { PUBLIC_BASE_URL, rawCall, startTestApi, type TestApi, type TestUser } from './helpers/app.ts';
 

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Overview, SearchHit, SearchResult, TagCount } from '@flowdesk/contracts';
-import { show, startTestApi, type ApiResponse, type TestApi, type TestUser } from './helpers/app.ts';
+import { show, startTestApi, type TestApi, type TestUser } from './helpers/app.ts';
 
 const V1 = '/api/v1';
 

@@ -12,7 +12,6 @@ import {
   reissueConsent,
   startConsent,
   validateAuthorizeRequest,
-  type AuthorizeQuery,
   type PendingConsent,
 } from '../domain/oauth/authorize.ts';
 import { CONSENT_REQUEST_TTL_SECONDS, spell } from '../domain/oauth/policy.ts';
@@ -93,7 +92,7 @@ export function authorizeRoutes(ctx: AuthContext) {
   return async (app: Service) => {
     app.get('/oauth/authorize', { schema: { querystring: AuthorizeQuerySchema } }, async (req, reply) =>
       handleErrors(reply, async () => {
-        const valid = await validateAuthorizeRequest(ctx.prisma, req.query as AuthorizeQuery, ctx.mcpResource);
+        const valid = await validateAuthorizeRequest(ctx.prisma, req.query, ctx.mcpResource);
         const known = cookieOf(req, BROWSER_COOKIE);
         const { csrfToken, browserToken } = await startConsent(ctx.prisma, valid, ctx.now(), looksLike('csrf', known) ? known : undefined);
         reply.header(

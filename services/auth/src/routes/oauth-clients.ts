@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import type { Service } from '@flowdesk/service-kit';
 import type { AuthContext } from '../context.ts';
-import { authenticateClient, registerClient, type RegistrationRequest } from '../domain/oauth/clients.ts';
+import { authenticateClient, registerClient } from '../domain/oauth/clients.ts';
 import { revokeToken } from '../domain/oauth/tokens.ts';
 import { OAuthError } from '../domain/oauth-error.ts';
 import { createRateLimiter } from './rate-limit.ts';
@@ -30,7 +30,7 @@ export function oauthClientRoutes(ctx: AuthContext) {
         schema: { body: Type.Object({}, { additionalProperties: true }) },
       },
       async (req, reply) => {
-        const registered = await registerClient(ctx.prisma, req.body as RegistrationRequest, ctx.now());
+        const registered = await registerClient(ctx.prisma, req.body, ctx.now());
         reply.header('cache-control', 'no-store');
         return reply.code(201).send(registered);
       },

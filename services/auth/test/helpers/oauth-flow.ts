@@ -35,7 +35,7 @@ export async function authorizationCode(authUrl: string, user: { email: string; 
     state: 's',
     scope: 'mcp:read mcp:write',
   });
-  const page = await fetch(`${authUrl}/oauth/authorize?${query}`, { redirect: 'manual' });
+  const page = await fetch(`${authUrl}/oauth/authorize?${query.toString()}`, { redirect: 'manual' });
   const html = await page.text();
   assert.equal(page.status, 200, html);
   const csrf = /name="csrf_token" value="([^"]+)"/.exec(html)?.[1];

@@ -163,6 +163,9 @@ export function edgeRoutes(ctx: EdgeContext) {
       await answer.body.dump();
       if (answer.status >= 500) throw new HttpError('unavailable', 'The auth service is unavailable');
       ctx.auth.forget(caller.token);
+      // Everywhere: this replica's cached answers for the user's other sessions go now too (the
+      // revocation event reaches every replica, but later), so none of them works a moment longer here.
+      if (path === '/auth/v1/sessions') ctx.auth.evict({ userId: caller.principal.userId, credentialId: caller.principal.credentialId });
       reply.header('set-cookie', clearedSessionCookie(ctx.secureCookies));
       return reply.code(204).send();
     };

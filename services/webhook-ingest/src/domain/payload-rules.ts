@@ -46,7 +46,7 @@ export function payloadProblem(body: unknown): string | undefined {
       }
       return undefined;
     }
-    for (const [key, v] of Object.entries(value)) {
+    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
       const why = textProblem(key);
       if (why) return `Body must not contain ${why} (in a key at ${pathOf(at)})`;
       // Prototype-poisoning shapes: every service that parses the event again (fastify's guard)

@@ -25,19 +25,19 @@ export function migrateWorkspace(db: Database) {
  * calling user, so row-level security decides what exists.
  */
 export function asUser<R>(prisma: PrismaClient, userId: string, fn: (tx: Tx) => Promise<R>): Promise<R> {
-  return withUser<Tx, R>(prisma as never, userId, fn);
+  return withUser<Tx, R>(prisma, userId, fn);
 }
 
 /** The role that may read webhook triggers by id, and nothing else (migration 20261122010000). */
 export const TRIGGER_READER_ROLE = 'flowdesk_trigger_reader';
 
 export function asTriggerReader<R>(prisma: PrismaClient, fn: (tx: Tx) => Promise<R>): Promise<R> {
-  return withRole<Tx, R>(prisma as never, TRIGGER_READER_ROLE, fn);
+  return withRole<Tx, R>(prisma, TRIGGER_READER_ROLE, fn);
 }
 
 /** The role that may read workflow definitions (no secrets) of every owner (migration 20261123000000). */
 export const DEFINITION_READER_ROLE = 'flowdesk_definition_reader';
 
 export function asDefinitionReader<R>(prisma: PrismaClient, fn: (tx: Tx) => Promise<R>): Promise<R> {
-  return withRole<Tx, R>(prisma as never, DEFINITION_READER_ROLE, fn);
+  return withRole<Tx, R>(prisma, DEFINITION_READER_ROLE, fn);
 }

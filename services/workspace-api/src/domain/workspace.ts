@@ -42,7 +42,7 @@ export async function searchWorkspace(tx: Tx, query: SearchQuery): Promise<Searc
   const kinds = (query.types?.length ? query.types : (Object.keys(SEARCHABLE) as SearchKind[])).filter((k, i, a) => a.indexOf(k) === i);
   // The snippet shows the match: from the body field that holds it, else from the title.
   const toHit = (type: SearchKind, s: Searchable, r: Record<string, unknown> & { id: string; updatedAt: Date }): SearchHit => {
-    const text = (f: string) => (typeof r[f] === 'string' ? (r[f] as string) : '');
+    const text = (f: string) => (typeof r[f] === 'string' ? (r[f]) : '');
     const matchingBody = s.body.find((f) => text(f).toLowerCase().includes(q.toLowerCase()));
     return { type, id: r.id, title: text(s.title), snippet: snippet(text(matchingBody ?? s.title), q), updatedAt: r.updatedAt.toISOString() };
   };

@@ -51,7 +51,7 @@ export const internalRunRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => {
       const userId = req.identity.userId;
       const at = new Date();
-      const results: BatchAnswer[] = new Array(req.body.tasks.length);
+      const results = new Array<BatchAnswer>(req.body.tasks.length);
       const valid: { index: number; data: ReturnType<typeof taskChanges> & { title: string; origin: TriggerOrigin | null } }[] = [];
       req.body.tasks.forEach((item, index) => {
         if (!createTaskCheck.Check(item)) {

@@ -1,4 +1,4 @@
-import { SCOPES, type Scope } from '@flowdesk/contracts';
+import { SCOPES } from '@flowdesk/contracts';
 import { OAuthError } from '../oauth-error.ts';
 
 /** Lifetimes of the OAuth artefacts (docs/auth.md explains each choice). */
@@ -35,7 +35,7 @@ export function normalizeRequestedScope(scope: string | undefined): string {
   if (scope === undefined || scope.trim() === '') return SCOPES.join(' ');
   const unknown = asked.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0 || asked.length === 0) throw new OAuthError(400, 'invalid_scope', `Unknown scope: ${unknown.join(' ') || scope}. Supported: ${SCOPES.join(' ')}`);
-  return spell(asked as Scope[]);
+  return spell(asked);
 }
 
 /** `mcp:read` or `mcp:read mcp:write`, the two grants that exist. */

@@ -26,6 +26,9 @@ export default tseslint.config(
       // An async function without await is how a synchronous body meets a promise-returning contract
       // (fastify handlers, the bus and store interfaces), and it turns a throw into a rejection.
       '@typescript-eslint/require-await': 'off',
+      // An AbortSignal's reason and a caught error are `any`/`unknown` by their types: passing them on
+      // as they are is right (they are the error); a string or object literal is still refused.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
       // `_`-prefixed names are deliberately unused (positional parameters, destructured-away fields).
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
       // Fire-and-forget is written `void promise` on purpose; anything else floating is a bug. node:test's

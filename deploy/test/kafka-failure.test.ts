@@ -101,7 +101,7 @@ whenKafka('Kafka failure tests (three brokers)', () => {
     let db: Awaited<ReturnType<typeof freshDatabase>>;
     let stack: Stack;
     let sql: pg.Client;
-    let wfs: { id: string; secret: string }[] = [];
+    const wfs: { id: string; secret: string }[] = [];
     let ingest: string;
     const extra: ServiceProcess[] = [];
 
@@ -190,7 +190,7 @@ whenKafka('Kafka failure tests (three brokers)', () => {
       assert.equal(back?.status, 200, 'accepted again, same process');
       assert.equal((await fetch(`${ingest}/readyz`)).status, 200);
       assert.equal(stack.proc('webhook-ingest').child.exitCode, null, 'ingest was not restarted');
-      await expectOneRunEach([back!.eventId!], 60_000);
+      await expectOneRunEach([back.eventId!], 60_000);
     });
 
     test('kill -9 of the leader of trigger-topic partitions under a webhook load: every 200 is exactly one run, the load recovers by itself', async (t) => {

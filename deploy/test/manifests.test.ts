@@ -26,17 +26,17 @@ type Target = (typeof TARGETS)[number];
 const kafkaTopicSchema = JSON.parse(readFileSync(path.join(K8S_DIR, 'schemas/kafkatopic-v1beta2.schema.json'), 'utf8')) as object;
 const validateKafkaTopic = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(kafkaTopicSchema);
 const VALIDATORS: Record<string, (o: K8sObject) => void> = {
-  'v1/ConfigMap': (o) => new ConfigMap(o as never).validate(),
+  'v1/ConfigMap': (o) => new ConfigMap(o).validate(),
   // kustomize folds long base64 values over several lines; the API server's decoder (Go's base64)
   // ignores those newlines, the schema's "byte" format does not: unfold first, as the server would.
-  'v1/Secret': (o) => new Secret({ ...o, data: Object.fromEntries(Object.entries(o.data ?? {}).map(([k, v]) => [k, v.replace(/[\r\n]/g, '')])) } as never).validate(),
-  'v1/Service': (o) => new Service(o as never).validate(),
-  'apps/v1/Deployment': (o) => new Deployment(o as never).validate(),
-  'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o as never).validate(),
-  'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o as never).validate(),
-  'batch/v1/Job': (o) => new Job(o as never).validate(),
-  'networking.k8s.io/v1/Ingress': (o) => new Ingress(o as never).validate(),
-  'networking.k8s.io/v1/NetworkPolicy': (o) => new NetworkPolicy(o as never).validate(),
+  'v1/Secret': (o) => new Secret({ ...o, data: Object.fromEntries(Object.entries(o.data ?? {}).map(([k, v]) => [k, v.replace(/[\r\n]/g, '')])) }).validate(),
+  'v1/Service': (o) => new Service(o).validate(),
+  'apps/v1/Deployment': (o) => new Deployment(o).validate(),
+  'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o).validate(),
+  'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o).validate(),
+  'batch/v1/Job': (o) => new Job(o).validate(),
+  'networking.k8s.io/v1/Ingress': (o) => new Ingress(o).validate(),
+  'networking.k8s.io/v1/NetworkPolicy': (o) => new NetworkPolicy(o).validate(),
   'kafka.strimzi.io/v1beta2/KafkaTopic': (o) => {
     if (!validateKafkaTopic(o)) throw new Error(JSON.stringify(validateKafkaTopic.errors));
   },

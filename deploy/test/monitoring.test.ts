@@ -33,8 +33,8 @@ const VALIDATORS: Record<string, (o: K8sObject) => void> = {
   'monitoring.coreos.com/v1/PrometheusRule': (o) => {
     if (!validatePrometheusRule(o)) throw new Error(JSON.stringify(validatePrometheusRule.errors));
   },
-  'v1/ConfigMap': (o) => new ConfigMap(o as never).validate(),
-  'networking.k8s.io/v1/NetworkPolicy': (o) => new NetworkPolicy(o as never).validate(),
+  'v1/ConfigMap': (o) => new ConfigMap(o).validate(),
+  'networking.k8s.io/v1/NetworkPolicy': (o) => new NetworkPolicy(o).validate(),
 };
 const SERVICES = ['workspace-api', 'auth', 'mcp-gateway', 'webhook-ingest', 'workflow-engine', 'console'];
 
@@ -88,7 +88,7 @@ test('deploy/k8s/monitoring: every object validates; rules and dashboard parse a
     const sm = objects.find((o) => o.kind === 'ServiceMonitor' && o.metadata.name === svc);
     assert.ok(sm, `no ServiceMonitor for ${svc}`);
     const service = base.find((o) => o.kind === 'Service' && o.metadata.name === svc)!;
-    new Service(service as never).validate();
+    new Service(service).validate();
     for (const [k, v] of Object.entries(sm.spec.selector.matchLabels as Record<string, string>)) assert.equal(service.metadata.labels?.[k], v, `${svc}: the ServiceMonitor selects no Service`);
     const port = (service.spec.ports as { name: string; port: number }[]).find((p) => p.name === sm.spec.endpoints[0].port);
     assert.equal(port?.port, 9464, `${svc}: the scraped port is not METRICS_PORT's default`);

@@ -123,8 +123,8 @@ function productionPath(variant: string, infrastructure: () => Promise<Infrastru
         engine: await definitionGroups(infra!, 'workflow-engine.definitions.'),
         ingest: await definitionGroups(infra!, 'webhook-ingest.definitions.'),
       };
-      assert.equal(groupsBefore.engine.length, 1, `one group per running engine: ${groupsBefore.engine}`);
-      assert.equal(groupsBefore.ingest.length, 1, `one group per running ingest: ${groupsBefore.ingest}`);
+      assert.equal(groupsBefore.engine.length, 1, `one group per running engine: ${groupsBefore.engine.join(', ')}`);
+      assert.equal(groupsBefore.ingest.length, 1, `one group per running ingest: ${groupsBefore.ingest.join(', ')}`);
       // Same host, same configuration: what a second replica (or a restart overlapping the old one) is.
       const [engine2, ingest2] = await Promise.all([
         freePort().then((port) => startService('workflow-engine', port, stack!.envOf('workflow-engine'))),

@@ -122,7 +122,7 @@ test('streams an event stream as it is written, without buffering', async () => 
   assert.equal(res.headers.get('content-type'), 'text/event-stream');
   const reader = res.body!.getReader();
   const first = await reader.read();
-  assert.match(Buffer.from(first.value!).toString(), /data: first/);
+  assert.match(Buffer.from(first.value).toString(), /data: first/);
   assert.equal(secondEventWritten, false, 'the first event arrived only after the second was written');
   let rest = '';
   for (let r = await reader.read(); !r.done; r = await reader.read()) rest += Buffer.from(r.value).toString();

@@ -96,7 +96,7 @@ test('a second start on the same home keeps the user and keys and does not seed 
   const db = await openDatabase(config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: path.join(home, 'pglite') });
   const prisma = createPrismaClient(db);
   try {
-    assert.equal((await verifyPassword(prisma, 'demo@flowdesk.local', demo.password!))?.id, second.userId);
+    assert.equal((await verifyPassword(prisma, 'demo@flowdesk.local', demo.password))?.id, second.userId);
     const { rows } = await db.exec('SELECT count(*)::int AS n FROM auth."user"');
     assert.equal(rows[0]?.n, 1);
   } finally {

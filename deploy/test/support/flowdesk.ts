@@ -52,7 +52,7 @@ export async function exchangeForWorkspaceToken(stack: Stack, apiKey: string, au
   const auth = new AuthClient({
     url: stack.url('auth'),
     clientId: 'mcp-gateway',
-    clientSecret: stack.secrets.serviceClients['mcp-gateway']!,
+    clientSecret: stack.secrets.serviceClients['mcp-gateway'],
     now: () => new Date(),
     resource: `${stack.url('mcp-gateway')}${MCP_PATH}`,
   });

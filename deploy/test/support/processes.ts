@@ -41,7 +41,7 @@ function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base = Object.fromEntries(keep.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]]));
   // Every process its own metrics port (0: any free one): in Kubernetes each pod has 9464 to itself,
   // here several services share one host and the second to bind 9464 exited with EADDRINUSE.
-  return { ...base, METRICS_PORT: '0', ...Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) } as NodeJS.ProcessEnv;
+  return { ...base, METRICS_PORT: '0', ...Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) };
 }
 
 export interface Exit {

@@ -103,8 +103,8 @@ export function createService(options: ServiceOptions): Service {
     return reply.code(404).send(body);
   });
 
-  app.get('/healthz', { logLevel: 'warn', schema: { hide: true } as object }, async () => ({ status: 'ok', service: options.name }));
-  app.get('/readyz', { logLevel: 'warn', schema: { hide: true } as object }, async (req, reply) => {
+  app.get('/healthz', { logLevel: 'warn', schema: { hide: true } }, async () => ({ status: 'ok', service: options.name }));
+  app.get('/readyz', { logLevel: 'warn', schema: { hide: true } }, async (req, reply) => {
     // Shutting down: not ready, on purpose, so no warning with a stack for every probe.
     if (isDraining(app)) return reply.code(503).send({ error: 'unavailable', message: `${options.name} is shutting down` } satisfies ErrorBody);
     try {

@@ -241,7 +241,7 @@ describe('the official MCP SDK client against auth + gateway on one origin', () 
     const url = provider.authorizationUrl!;
     assert.equal(url.origin + url.pathname, `${base}/oauth/authorize`);
     assert.equal(url.searchParams.get('response_type'), 'code');
-    assert.equal(url.searchParams.get('client_id'), provider.client!.client_id);
+    assert.equal(url.searchParams.get('client_id'), provider.client.client_id);
     assert.equal(url.searchParams.get('redirect_uri'), callback.redirectUri);
     assert.equal(url.searchParams.get('code_challenge_method'), 'S256');
     assert.match(url.searchParams.get('code_challenge') ?? '', /^[A-Za-z0-9_-]{43}$/);
@@ -453,7 +453,7 @@ describe('mcp-remote (what Claude Desktop users run): first OAuth sign-in with t
         .map((l) => JSON.parse(l) as { id?: number; result?: { tools: { name: string }[] } })
         .find((m) => m.id === 2);
       assert.equal(answer?.result?.tools.length, 52, stdout.slice(0, 500));
-      assert.ok(answer!.result!.tools.some((t) => t.name === 'get_workspace_overview'));
+      assert.ok(answer.result.tools.some((t) => t.name === 'get_workspace_overview'));
     } finally {
       child.kill();
       await exited;

@@ -5,7 +5,7 @@ import type { Database } from '@flowdesk/db';
 import { createService, internalAuth, SecretBox, type Service } from '@flowdesk/service-kit';
 import { CredentialStore } from './adapters/credential-store.ts';
 import { credentialRoutes } from './routes/credentials.ts';
-import { RunStore } from './adapters/run-store.ts';
+import { DEAD_LETTER_ERROR_PREFIX, RunStore, isUnstorable, unstorablePayload, writeErrorText } from './adapters/run-store.ts';
 import type { WorkspaceClient } from './adapters/workspace-client.ts';
 import { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';
 import type { HttpClient } from './domain/ports.ts';
@@ -18,6 +18,8 @@ import { triggerOnChange } from './domain/change-triggers.ts';
 
 export const ENGINE_GROUP = 'workflow-engine';
 export const API_PREFIX = '/api/v1';
+/** Attempts of the dead-letter subscriber to record a failed run (about ten minutes of backoff). */
+const DEAD_LETTER_ATTEMPTS = 25;
 
 export interface WorkflowEngineDeps {
   bus: EventBus;
@@ -101,6 +103,28 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   await app.register(runRoutes(runs, definitions, { bus: deps.bus, clock, heartbeatMs: deps.streamHeartbeatMs }), { prefix: API_PREFIX });
   await app.register(credentialRoutes(credentials), { prefix: API_PREFIX });
 
+  /** A failed run for a trigger event the bus gave up on, with the reason (its payload, or a placeholder). */
+  const recordDeadLetter = async (e: TriggerEvent, headers: Record<string, string>): Promise<void> => {
+    // A failed read (workspace-api restarting) throws, so the bus delivers this again: swallowing it
+    // dropped the run silently. Only a workflow that is really gone (deleted) is skipped.
+    const workflow = await definitions.get(e.workflowId);
+    if (!workflow || workflow.ownerId !== e.ownerId) {
+      app.log.info({ workflowId: e.workflowId, eventId: e.eventId }, 'dead-lettered event of a workflow that no longer exists; dropped');
+      return;
+    }
+    const at = clock().toISOString();
+    const reason = headers[DLQ_HEADERS.error] ?? 'unknown error';
+    const error = `${DEAD_LETTER_ERROR_PREFIX}${headers[DLQ_HEADERS.attempts] ?? 'several'} attempts: ${reason}`;
+    const base = { ownerId: e.ownerId, workflowId: e.workflowId, eventId: e.eventId, status: 'failed' as const, startedAt: at, finishedAt: at, triggerType: e.source };
+    app.log.warn({ workflowId: e.workflowId, eventId: e.eventId, reason }, 'trigger event dead-lettered; recorded as a failed run');
+    await runs.record({ ...base, payload: e.payload, error }).catch(async (err: unknown) => {
+      // The payload may be what could not be stored all along (a write that can never succeed):
+      // the run keeps a placeholder and its error says so. Anything else throws (retried).
+      if (!isUnstorable(err)) throw err;
+      await runs.record({ ...base, payload: unstorablePayload(err), error: `${error}; the trigger payload could not be stored (${writeErrorText(err)}) and was replaced by a placeholder` });
+    });
+  };
+
   let closing = false;
   let starting: Promise<void> | undefined;
   const startConsuming = async (): Promise<void> => {
@@ -123,7 +147,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     );
     // workspace-api and auth may still be starting (containers start in any order): retry the cold
     // read with backoff rather than exit; the engine is not ready (not consuming) until it succeeded.
-    let loaded = 0;
+    let loaded: number;
     for (let attempt = 1; ; attempt++) {
       try {
         loaded = await definitions.load();
@@ -169,25 +193,18 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
         topic: TRIGGER_DLQ_TOPIC,
         groupId: `${ENGINE_GROUP}.dead-letters`,
         concurrency: 8,
+        // Failing here (workspace-api or the database unreachable for a while) would dead-letter the
+        // dead letter, and nothing reads that: keep trying for about ten minutes.
+        retry: { maxAttempts: DEAD_LETTER_ATTEMPTS, initialBackoffMs: 250, maxBackoffMs: 30_000 },
         handler: async (message) => {
           if ((message.headers[DLQ_HEADERS.groupId] ?? ENGINE_GROUP) !== ENGINE_GROUP) return;
           const e = message.value;
-          // A failed read (workspace-api restarting) throws, so the bus delivers this again: swallowing
-          // it dropped the run silently. Only a workflow that is really gone (deleted) is skipped.
-          const workflow = await definitions.get(e.workflowId);
-          if (!workflow || workflow.ownerId !== e.ownerId) return;
-          const at = clock().toISOString();
-          const reason = message.headers[DLQ_HEADERS.error] ?? 'unknown error';
-          await runs.record({
-            ownerId: e.ownerId,
-            workflowId: e.workflowId,
-            eventId: e.eventId,
-            status: 'failed',
-            payload: e.payload,
-            error: `the event could not be processed after ${message.headers[DLQ_HEADERS.attempts] ?? 'several'} attempts: ${reason}`,
-            startedAt: at,
-            finishedAt: at,
-          });
+          try {
+            await recordDeadLetter(e, message.headers);
+          } catch (err) {
+            if (message.attempt >= DEAD_LETTER_ATTEMPTS) app.log.error({ err, workflowId: e.workflowId, eventId: e.eventId }, 'a dead-lettered trigger event could not be recorded as a failed run');
+            throw err;
+          }
         },
       }),
     );

@@ -40,7 +40,7 @@ async function call(userId: string, method: string, path: string, body?: unknown
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
-  return { status: res.status, text, body: (text ? JSON.parse(text) : undefined) as any };
+  return { status: res.status, text, body: (text ? JSON.parse(text) : undefined) };
 }
 
 const publish = (wf: { id: string }, ownerId: string, payload: Record<string, unknown> = {}) => {

@@ -150,10 +150,10 @@ test("Create Task is batched per owner: concurrent runs' tasks go as one call, e
   assert.equal(ok[3]!.projectId, mine.id);
   const sneaky = results[20]!;
   assert.equal(sneaky.status, 'rejected');
-  assert.match(String((sneaky as PromiseRejectedResult).reason.message), /404/);
+  assert.match(String((sneaky).reason.message), /404/);
   const bad = results[21]!;
   assert.equal(bad.status, 'rejected');
-  assert.match(String((bad as PromiseRejectedResult).reason.message), /400.*dueDate/);
+  assert.match(String((bad).reason.message), /400.*dueDate/);
   assert.equal(results[22]!.status, 'fulfilled');
   const listed = (await call(owner, 'GET', '/api/v1/tasks?limit=100')).body.items as { title: string }[];
   assert.equal(listed.length, 20, 'exactly the valid tasks of this owner exist');

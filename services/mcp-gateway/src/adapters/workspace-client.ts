@@ -19,9 +19,9 @@ export type Query = Record<string, string | number | boolean | readonly (string 
 
 /** What the tools see of workspace-api: typed calls as one user, errors as UpstreamError. */
 export interface WorkspaceApi {
-  get<T = any>(path: string, query?: Query): Promise<T>;
-  post<T = any>(path: string, body?: unknown): Promise<T>;
-  patch<T = any>(path: string, body: unknown): Promise<T>;
+  get<T = object>(path: string, query?: Query): Promise<T>;
+  post<T = object>(path: string, body?: unknown): Promise<T>;
+  patch<T = object>(path: string, body: unknown): Promise<T>;
   delete(path: string): Promise<void>;
 }
 

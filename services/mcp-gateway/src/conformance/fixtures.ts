@@ -191,7 +191,7 @@ export function buildFixtureServer(state: FixtureState, sessionId: string, onErr
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
-    const args = (req.params.arguments ?? {}) as Record<string, unknown>;
+    const args = (req.params.arguments ?? {});
     switch (req.params.name) {
       case 'test_simple_text':
         return text('This is a simple text response for testing.');
@@ -232,7 +232,8 @@ export function buildFixtureServer(state: FixtureState, sessionId: string, onErr
           { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens: 100 } },
           CreateMessageResultSchema,
         );
-        const content = Array.isArray(answer.content) ? answer.content[0] : answer.content;
+        // The SDK's schema types a sampling result's content loosely (one block or, newer, a list).
+        const content = (Array.isArray(answer.content) ? answer.content[0] : answer.content) as { type?: string; text?: string } | undefined;
         return text(`LLM response: ${content?.type === 'text' ? content.text : JSON.stringify(content)}`);
       }
       case 'test_elicitation': {

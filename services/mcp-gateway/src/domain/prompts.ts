@@ -1,4 +1,4 @@
-import type { CalendarEntry, Overview, PageOf, ProjectWithCounts, Task } from '@flowdesk/contracts';
+import type { CalendarEntry, PageOf, ProjectWithCounts, Task } from '@flowdesk/contracts';
 import type { WorkspaceApi } from '../adapters/workspace-client.ts';
 import { workspaceOverview } from './tool-handlers.ts';
 

@@ -1,6 +1,10 @@
 import { ToolArgumentError, workflowArgsToApi, type RunsSummary, type Overview, type CalendarEntry, type Note, type PageOf, type Task, type Workflow, type WorkflowRun } from '@flowdesk/contracts';
 import type { WorkspaceApi } from '../adapters/workspace-client.ts';
 
+// The arguments were validated against the tool's input schema (tools.ts) before its handler runs;
+// typing them again per handler would repeat 52 schemas, so they are read as `any` here.
+/* eslint-disable @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-assignment */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 type Args = Record<string, any>;
 export type ToolHandler = (args: Args, api: WorkspaceApi, now: Date) => Promise<object>;
 

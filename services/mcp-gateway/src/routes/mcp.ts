@@ -50,12 +50,14 @@ const SESSION_HEADER = 'mcp-session-id';
 const scopeFor = (access: Access) => (access === 'write' ? 'mcp:read mcp:write' : 'mcp:read');
 
 /** Answers an HTTP-level refusal; `done` tells the handler to stop. */
-class Refusal {
+class Refusal extends Error {
   constructor(
     readonly status: number,
     readonly body: object,
     readonly headers: Record<string, string> = {},
-  ) {}
+  ) {
+    super(`MCP request refused with ${status}`);
+  }
 }
 
 /**

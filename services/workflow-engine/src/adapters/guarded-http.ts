@@ -120,7 +120,7 @@ function guardedConnector(policy: SsrfPolicy, resolve: ResolveHost, timeout: num
     }
     let checked = byPort.get(port);
     if (!checked) {
-      checked = buildConnector({ timeout, lookup: checkingLookup(policy, resolve, port) } as buildConnector.BuildOptions);
+      checked = buildConnector({ timeout, lookup: checkingLookup(policy, resolve, port) });
       byPort.set(port, checked);
     }
     return checked(opts, callback);

@@ -14,6 +14,32 @@ type TriggerSource = TriggerEvent['source'];
  */
 export const DEAD_LETTER_ERROR_PREFIX = 'the event could not be processed after ';
 
+/**
+ * True when a run write failed because of the data it carries, not the database: Postgres class 22
+ * (data exception: a \u0000 or a lone surrogate in a JSON string) or 54 (program limit exceeded: a
+ * statement too complex, a stack depth limit), or a RangeError while serialising it (nesting deeper
+ * than the call stack). Writing the same data again can never succeed; anything else (the database
+ * unreachable) may, so the bus retries it.
+ */
+export function isUnstorable(err: unknown): boolean {
+  if (err instanceof RangeError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
+}
+
+/** The short reason of a failed write, for a run's error and its placeholder payload. */
+export const writeErrorText = (err: unknown): string => (err instanceof Error ? err.message : String(err)).slice(0, 500);
+
+/**
+ * What a run keeps instead of a trigger payload the database refused (docs/workflow-engine.md,
+ * "Never lost silently"): `{"_unstorable": "<reason>", "unstorablePayload": true}` (the flag is what
+ * rerun and the console's Run now check, as before).
+ */
+export const unstorablePayload = (err: unknown): Record<string, unknown> => ({ _unstorable: writeErrorText(err), unstorablePayload: true });
+
+/** True for a payload recorded as the placeholder above (such a run cannot be run again). */
+export const isUnstorablePayload = (payload: Record<string, unknown>): boolean => payload.unstorablePayload === true || typeof payload._unstorable === 'string';
+
 export const ENGINE_SCHEMA = 'engine';
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
 
@@ -350,9 +376,9 @@ function toRun(r: Record<string, unknown>): WorkflowRun {
     finishedAt,
     durationMs: startedAt && finishedAt ? Date.parse(finishedAt) - Date.parse(startedAt) : null,
     triggerType: (r.trigger_type as TriggerSource | undefined) ?? 'webhook',
-    startedBy: r.started_by == null ? null : String(r.started_by),
-    rerunOf: r.rerun_of == null ? null : String(r.rerun_of),
-    traceId: r.trace_id == null ? null : String(r.trace_id),
+    startedBy: (r.started_by as string | null | undefined) ?? null,
+    rerunOf: (r.rerun_of as string | null | undefined) ?? null,
+    traceId: (r.trace_id as string | null | undefined) ?? null,
   };
 }
 

@@ -31,8 +31,8 @@ export class WorkspaceApiError extends Error {
 interface PendingTask {
   input: CreateTaskInput;
   origin?: TriggerOrigin;
-  resolve(task: Record<string, unknown>): void;
-  reject(err: unknown): void;
+  resolve: (task: Record<string, unknown>) => void;
+  reject: (err: unknown) => void;
 }
 
 /**
@@ -63,7 +63,7 @@ export function workspaceClient(options: {
       signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
     });
     const text = await res.body.text();
-    return { status: res.statusCode, json: async () => (text ? JSON.parse(text) : undefined) };
+    return { status: res.statusCode, json: async () => (text ? (JSON.parse(text) as unknown) : undefined) };
   };
   const ok = async <T>(res: { status: number; json: () => Promise<unknown> }, what: string): Promise<T> => {
     if (res.status >= 200 && res.status < 300) return (await res.json()) as T;

@@ -31,7 +31,7 @@ function parseIpv6(text: string): IpBytes | null {
   // Zone ids (fe80::1%eth0) name an interface, not a different address.
   const host = text.split('%')[0] ?? '';
   const bytes = new Uint8Array(16);
-  let groups: number[] = [];
+  let groups: number[];
   const [head = '', tail] = host.split('::') as [string, string | undefined];
   const toGroups = (part: string): number[] | null => {
     if (part === '') return [];

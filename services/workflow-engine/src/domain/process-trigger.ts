@@ -1,5 +1,5 @@
 import type { TriggerEvent } from '@flowdesk/contracts';
-import type { RunStore } from '../adapters/run-store.ts';
+import { isUnstorable, unstorablePayload, writeErrorText, type RunStore } from '../adapters/run-store.ts';
 import type { CredentialStore } from '../adapters/credential-store.ts';
 import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
@@ -52,13 +52,14 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   const traceId = currentTraceId();
   const triggerType = event.source;
   const claimed = await runs.record({ ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) }).catch(async (err: unknown) => {
-    // Postgres error class 22 (data exception): the data, not the database, is the problem. Anything
-    // else (the database unreachable) throws, and the bus retries the event.
-    if (!String((err as { code?: unknown }).code ?? '').startsWith('22')) throw err;
-    // The payload itself may be what the database refuses (e.g. a \u0000 in a string): record the run
-    // as failed with the reason rather than retrying a write that can never succeed.
-    const reason = `the run could not be stored: ${(err as Error).message}`;
-    const stored = await runs.record({ ...key, status: 'failed', payload: { unstorablePayload: true }, error: reason, startedAt, finishedAt: clock().toISOString(), triggerType });
+    // A data error (Postgres class 22 or 54, a payload nested deeper than the stack): the payload, not
+    // the database, is the problem. Anything else (the database unreachable) throws, and the bus
+    // retries the event (and, after its retries, the dead-letter subscriber records a failed run).
+    if (!isUnstorable(err)) throw err;
+    // Retrying a write that can never succeed would only delay the dead letter: record the run as
+    // failed now, with a placeholder instead of the payload, and say so.
+    const reason = `the trigger payload could not be stored (${writeErrorText(err)}); the run was not executed and keeps a placeholder payload`;
+    const stored = await runs.record({ ...key, status: 'failed', payload: unstorablePayload(err), error: reason, startedAt, finishedAt: clock().toISOString(), triggerType });
     if (stored) log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its payload could not be stored');
     return null;
   });
@@ -112,14 +113,16 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   const record = secrets.length === 0 ? executed : { ...executed, steps: redactSecrets(executed.steps, secrets), warnings: redactSecrets(executed.warnings, secrets), error: redactSecrets(executed.error, secrets) };
   runsFinished.inc({ status: record.status });
   runDuration.observe({ status: record.status }, record.durationMs / 1000);
-  await runs.record({
-    ...key,
-    status: record.status,
-    steps: record.steps,
-    warnings: record.warnings,
-    error: record.error,
-    startedAt: record.startedAt,
-    finishedAt: record.finishedAt,
+  const outcome = { ...key, status: record.status, steps: record.steps, warnings: record.warnings, error: record.error, startedAt: record.startedAt, finishedAt: record.finishedAt };
+  await runs.record(outcome).catch(async (err: unknown) => {
+    if (!isUnstorable(err)) throw err;
+    // A value the run produced (an HTTP response with a \u0000, a body nested too deep) cannot be
+    // stored. Throwing would have the bus run the workflow again (its requests sent again) and fail
+    // the same way: record the run as failed with the reason, its steps without their inputs and outputs.
+    const reason = `the run finished as ${record.status} but its record could not be stored (${writeErrorText(err)}); its steps are kept without their inputs, outputs and errors`;
+    const steps = record.steps.map((s) => ({ nodeId: s.nodeId, type: s.type, status: s.status, input: null, output: null, error: null, startedAt: s.startedAt, durationMs: s.durationMs }));
+    log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its outcome could not be stored');
+    await runs.record({ ...outcome, status: 'failed', steps, warnings: [], error: reason });
   });
   return 'ran';
 }

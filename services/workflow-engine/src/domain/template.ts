@@ -155,7 +155,7 @@ export function stringify(value: unknown): string {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== 'object') return false;
-  const proto = Object.getPrototypeOf(value);
+  const proto = Object.getPrototypeOf(value) as unknown;
   return proto === Object.prototype || proto === null;
 }
 

@@ -20,7 +20,7 @@ import {
   type TriggerEvent,
   type WorkflowDefinition,
 } from '@flowdesk/contracts';
-import type { RunStore, RunWrite } from '../adapters/run-store.ts';
+import { isUnstorablePayload, type RunStore, type RunWrite } from '../adapters/run-store.ts';
 import type { DefinitionCache } from '../domain/definitions.ts';
 
 const errorResponses = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody } as const;
@@ -216,7 +216,7 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
         const source = await store.get(userId, req.params.id);
         if (!source) throw notFound('Workflow run');
         const wf = await ownedWorkflow(userId, source.workflowId);
-        if (source.triggerPayload.unstorablePayload === true) throw new HttpError('conflict', 'This run’s payload could not be stored, so it cannot be run again');
+        if (isUnstorablePayload(source.triggerPayload)) throw new HttpError('conflict', 'This run’s payload could not be stored, so it cannot be run again');
         reply.code(202);
         return startManualRun(req.log, userId, wf, source.triggerPayload, source.id, `rerun_${randomUUID()}`);
       },

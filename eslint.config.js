@@ -35,7 +35,12 @@ export default tseslint.config(
       // describe/test return promises the runner itself awaits.
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { ignoreVoid: true, allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['describe', 'test', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }] },
+        {
+          ignoreVoid: true,
+          allowForKnownSafeCalls: [
+            { from: 'package', package: 'node:test', name: ['describe', 'test', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] },
+          ],
+        },
       ],
       // fastify handlers and node:test callbacks are async functions passed where void is expected.
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],

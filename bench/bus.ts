@@ -33,7 +33,11 @@ const { values: flags, positionals } = parseArgs({
 const total = Number(positionals[0] ?? 3000);
 const keys = Number(positionals[1] ?? 100);
 const concurrency = Number(positionals[2] ?? 16);
-const list = (s: string) => s.split(',').map(Number).filter((n) => n > 0);
+const list = (s: string) =>
+  s
+    .split(',')
+    .map(Number)
+    .filter((n) => n > 0);
 const backlogs = list(flags.backlog);
 const backlogKeys = list(flags['backlog-keys']);
 const keyConcurrency = Number(flags['key-concurrency']);
@@ -60,7 +64,10 @@ async function publishSingles(bus: EventBus, topic: string, n: number, publisher
 async function publishBatches(bus: EventBus, topic: string, n: number, size: number, keyOf: (i: number) => string = (i) => `wf-${i % keys}`): Promise<number> {
   const t0 = performance.now();
   for (let i = 0; i < n; i += size) {
-    await bus.publish(topic, Array.from({ length: Math.min(size, n - i) }, (_, j) => ({ key: keyOf(i + j), value: payload(i + j) })));
+    await bus.publish(
+      topic,
+      Array.from({ length: Math.min(size, n - i) }, (_, j) => ({ key: keyOf(i + j), value: payload(i + j) })),
+    );
   }
   return performance.now() - t0;
 }
@@ -70,7 +77,14 @@ async function endToEnd(bus: EventBus, topic: string, n: number): Promise<number
   let handled = 0;
   let resolveDone!: () => void;
   const done = new Promise<void>((r) => (resolveDone = r));
-  const sub = await bus.subscribe({ topic, groupId: 'bench', concurrency, handler: () => { if (++handled === n) resolveDone(); } });
+  const sub = await bus.subscribe({
+    topic,
+    groupId: 'bench',
+    concurrency,
+    handler: () => {
+      if (++handled === n) resolveDone();
+    },
+  });
   const t0 = performance.now();
   await publishSingles(bus, topic, n, concurrency);
   await done;
@@ -85,13 +99,15 @@ interface Timings {
   statements: number;
 }
 function timed(db: Database, t: Timings): Database {
-  const wrap = (exec: Database['exec']): Database['exec'] => async (sql, params) => {
-    const t0 = performance.now();
-    const res = await exec(sql, params);
-    t.statements++;
-    if (sql.includes('/* bus claim */') || sql.includes('locked_by = $4')) t.claims.push(performance.now() - t0);
-    return res;
-  };
+  const wrap =
+    (exec: Database['exec']): Database['exec'] =>
+    async (sql, params) => {
+      const t0 = performance.now();
+      const res = await exec(sql, params);
+      t.statements++;
+      if (sql.includes('/* bus claim */') || sql.includes('locked_by = $4')) t.claims.push(performance.now() - t0);
+      return res;
+    };
   return { ...db, exec: wrap(db.exec), session: (fn) => db.session((exec) => fn(wrap(exec))) };
 }
 
@@ -102,7 +118,9 @@ async function backendTicks(db: Database): Promise<Map<number, number> | undefin
   const out = new Map<number, number>();
   for (const r of rows) {
     try {
-      const fields = readFileSync(`/proc/${Number(r.pid)}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      const fields = readFileSync(`/proc/${Number(r.pid)}/stat`, 'utf8')
+        .split(') ')[1]!
+        .split(' ');
       out.set(Number(r.pid), Number(fields[11]) + Number(fields[12])); // utime, stime (fields 14 and 15 of stat)
     } catch {
       if (out.size === 0) return undefined; // the server is not on this machine

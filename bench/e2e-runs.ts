@@ -65,7 +65,12 @@ if (process.argv[2] === 'sender') {
           const d = job.deliveries[n % job.deliveries.length]!;
           // As a real sender: a 429 or 5xx is retried after its Retry-After (at most 10 times).
           for (let attempt = 1; ; attempt++) {
-            const res = await pool.request({ method: 'POST', path: d.path, headers: { 'content-type': 'application/json', 'x-webhook-secret': d.secret }, body: JSON.stringify({ n }) });
+            const res = await pool.request({
+              method: 'POST',
+              path: d.path,
+              headers: { 'content-type': 'application/json', 'x-webhook-secret': d.secret },
+              body: JSON.stringify({ n }),
+            });
             const text = await res.body.text();
             if (res.statusCode === 200) break;
             if ((res.statusCode !== 429 && res.statusCode < 500) || attempt >= 10) {
@@ -166,7 +171,10 @@ if (args.bus === 'kafka') {
     // One broker with the full JIT (as bench:webhook), the topics as the init job makes them.
     kafka = await startLocalKafka({ heap: '768m', quickStart: false });
     brokers = kafka.brokers;
-    await ensureKafkaTopics({ brokers }, [TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC].map((topic) => ({ topic, numPartitions: 12, replicationFactor: 1 })));
+    await ensureKafkaTopics(
+      { brokers },
+      [TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC].map((topic) => ({ topic, numPartitions: 12, replicationFactor: 1 })),
+    );
   }
   brokersLabel = kafka ? `Kafka (local broker ${brokers[0]})` : `Kafka (${brokers.join(',')})`;
   bus = await createKafkaBus({ brokers, clientId: 'bench-e2e' });
@@ -175,7 +183,14 @@ if (args.bus === 'kafka') {
 }
 /** CPU of the local broker's JVM(s), from /proc (0 for brokers this process did not start). */
 const brokerCpuMs = () => (kafka?.nodes ?? []).reduce((a, n) => a + (n.pid ? procCpuMs(n.pid) : 0), 0);
-const api = await buildWorkspaceApi({ db: db.db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: 'http://bench', logLevel: 'silent', events: bus });
+const api = await buildWorkspaceApi({
+  db: db.db,
+  jwtPublicKeyPem: keys.publicKeyPem,
+  webhookSecretKey: randomBytes(32),
+  publicBaseUrl: 'http://bench',
+  logLevel: 'silent',
+  events: bus,
+});
 const apiUrl = await listen(api, 0);
 const ingest = await buildWebhookIngest({
   bus,
@@ -205,7 +220,13 @@ const engine = await buildEngine({
 await listen(engine, 0);
 
 const asOwner = async (method: string, path: string, body?: unknown) =>
-  (await (await fetch(`${apiUrl}${path}`, { method, headers: { authorization: `Bearer ${token(owner, 'bench')}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined })).json()) as any;
+  (await (
+    await fetch(`${apiUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token(owner, 'bench')}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    })
+  ).json()) as any;
 const nodes: unknown[] = [{ id: 'c', type: 'condition', params: { left: '{{trigger.n}}', operator: 'exists' } }];
 const edges: unknown[] = [{ from: 'trigger', to: 'c' }];
 if (LATENCY !== undefined) {
@@ -216,15 +237,21 @@ if (LATENCY !== undefined) {
 }
 nodes.push({ id: 't', type: 'create_task', params: { title: 'order {{trigger.n}}' } });
 const workflows: { id: string; webhookSecret: string }[] = [];
-for (let i = 0; i < WORKFLOWS; i++) workflows.push(await asOwner('POST', '/api/v1/workflows', { name: `bench ${i}`, triggerType: 'webhook', active: true, graph: { nodes, edges } }));
+for (let i = 0; i < WORKFLOWS; i++)
+  workflows.push(await asOwner('POST', '/api/v1/workflows', { name: `bench ${i}`, triggerType: 'webhook', active: true, graph: { nodes, edges } }));
 
 // Warm-up: one delivery per workflow (definition caches, connections), not measured.
 const deliver = async (wf: { id: string; webhookSecret: string }, n: number) => {
-  const res = await fetch(`${ingestUrl}/functions/v1/webhook-trigger/${wf.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-webhook-secret': wf.webhookSecret }, body: JSON.stringify({ n }) });
+  const res = await fetch(`${ingestUrl}/functions/v1/webhook-trigger/${wf.id}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-webhook-secret': wf.webhookSecret },
+    body: JSON.stringify({ n }),
+  });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`delivery ${n}: ${res.status} ${text}`);
 };
-const finishedCount = async () => Number((await db.db.exec(`SELECT count(*)::int AS n FROM "engine"."run" WHERE status IN ('succeeded', 'failed', 'skipped')`)).rows[0]!.n);
+const finishedCount = async () =>
+  Number((await db.db.exec(`SELECT count(*)::int AS n FROM "engine"."run" WHERE status IN ('succeeded', 'failed', 'skipped')`)).rows[0]!.n);
 await Promise.all(workflows.map((wf, i) => deliver(wf, -1 - i)));
 while ((await finishedCount()) < WORKFLOWS) await new Promise((r) => setTimeout(r, 50));
 
@@ -259,19 +286,27 @@ const tasks = (await asOwner('GET', '/api/v1/overview')).tasks.open as number;
 const seconds = (done - started) / 1000;
 const runsPerSecond = N / seconds;
 
-console.log(`bench:e2e on ${db.db.kind}${kafka || brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries over ${WORKFLOWS} workflow(s)${LATENCY === undefined ? '' : `, HTTP Request node waiting ${LATENCY} ms`}${RATE ? `, sent at ${RATE}/s` : `, ${CONNECTIONS} senders`}`);
-console.log(`  accepted in ${((acceptDone - started) / 1000).toFixed(2)} s; all runs finished in ${seconds.toFixed(2)} s; ${failed} not succeeded; ${tasks} tasks`);
+console.log(
+  `bench:e2e on ${db.db.kind}${kafka || brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries over ${WORKFLOWS} workflow(s)${LATENCY === undefined ? '' : `, HTTP Request node waiting ${LATENCY} ms`}${RATE ? `, sent at ${RATE}/s` : `, ${CONNECTIONS} senders`}`,
+);
+console.log(
+  `  accepted in ${((acceptDone - started) / 1000).toFixed(2)} s; all runs finished in ${seconds.toFixed(2)} s; ${failed} not succeeded; ${tasks} tasks`,
+);
 for (const e of errors.rows) console.log(`  not succeeded: ${String(e.n)} × ${String(e.error).slice(0, 200)}`);
 if (Object.keys(retries).length) console.log(`  deliveries retried by the senders (status: count): ${JSON.stringify(retries)}`);
 console.log(`  ${runsPerSecond.toFixed(0)} runs/s (first accept to last run finished)`);
 console.log(`  accepted → finished: p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies[latencies.length - 1]} ms`);
-console.log(`  CPU per run: services (this process) ${((cpuSelf.user + cpuSelf.system) / 1000 / N).toFixed(2)} ms, Postgres ${db.db.kind === 'postgres' ? `${(cpuPg / N).toFixed(2)} ms` : 'n/a (PGlite runs in this process)'}${args.bus === 'kafka' ? `, Kafka broker ${kafka ? `${(cpuBroker / N).toFixed(2)} ms` : 'n/a (brokers not started here)'}` : ''}; senders (child) ${(senderCpuMs / N).toFixed(2)} ms`);
+console.log(
+  `  CPU per run: services (this process) ${((cpuSelf.user + cpuSelf.system) / 1000 / N).toFixed(2)} ms, Postgres ${db.db.kind === 'postgres' ? `${(cpuPg / N).toFixed(2)} ms` : 'n/a (PGlite runs in this process)'}${args.bus === 'kafka' ? `, Kafka broker ${kafka ? `${(cpuBroker / N).toFixed(2)} ms` : 'n/a (brokers not started here)'}` : ''}; senders (child) ${(senderCpuMs / N).toFixed(2)} ms`,
+);
 console.log(`  load average (1 min) at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} (2 cores)`);
 // A paced run (--rate) measures latency at that rate: its runs/s is the rate, not a throughput figure.
 const targets: string[] = RATE
   ? []
   : LATENCY !== undefined
-    ? [`one workflow, HTTP node 200 ms: ≥ 500 runs/s → ${runsPerSecond >= 500 ? 'met' : 'NOT met'}${WORKFLOWS === 1 && LATENCY === 200 ? '' : ' (target is for 1 workflow, 200 ms)'}`]
+    ? [
+        `one workflow, HTTP node 200 ms: ≥ 500 runs/s → ${runsPerSecond >= 500 ? 'met' : 'NOT met'}${WORKFLOWS === 1 && LATENCY === 200 ? '' : ' (target is for 1 workflow, 200 ms)'}`,
+      ]
     : WORKFLOWS === 1
       ? [`one workflow: ≥ 1,000 runs/s → ${runsPerSecond >= 1000 ? 'met' : 'NOT met'}`]
       : [`${WORKFLOWS} workflows: ≥ 2,000 runs/s (target for 100) → ${runsPerSecond >= 2000 ? 'met' : 'NOT met'}`];

@@ -35,17 +35,27 @@ function positive(value: string | undefined, fallback: number): number {
 }
 
 // Whatever goes wrong, the run ends: a hung connection must not keep the bench alive.
-const deadline = setTimeout(() => {
-  console.error('bench:mcp-latency took too long; giving up');
-  process.exit(2);
-}, (MAX_SECONDS + 120) * 1000);
+const deadline = setTimeout(
+  () => {
+    console.error('bench:mcp-latency took too long; giving up');
+    process.exit(2);
+  },
+  (MAX_SECONDS + 120) * 1000,
+);
 deadline.unref();
 
 const home = await mkdtemp(path.join(os.tmpdir(), 'flowdesk-mcp-bench-'));
 // On Postgres a fresh database on DATABASE_URL's server (dropped at the end), so the bench leaves nothing behind.
 let pgTest: TestDatabase | undefined;
 if (process.env.DATABASE_URL) pgTest = await createTestDatabase();
-const config = loadConfig({ ...process.env, FLOWDESK_HOME: home, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: process.env.LOG_LEVEL || 'error', DATABASE_URL: pgTest?.url ?? '' });
+const config = loadConfig({
+  ...process.env,
+  FLOWDESK_HOME: home,
+  PORT: '0',
+  HOST: '127.0.0.1',
+  LOG_LEVEL: process.env.LOG_LEVEL || 'error',
+  DATABASE_URL: pgTest?.url ?? '',
+});
 const embedded = await startEmbedded(config);
 const pool = new Pool(embedded.localUrl, { connections: 1, keepAliveTimeout: 60_000 });
 let client: Client | undefined;
@@ -71,7 +81,11 @@ try {
   let internalToken = await auth.internalToken(dev.readKey);
 
   const direct = async (route: string) => {
-    const res = await pool.request({ method: 'GET', path: `/api/v1${route}`, headers: { authorization: `Bearer ${internalToken}`, accept: 'application/json' } });
+    const res = await pool.request({
+      method: 'GET',
+      path: `/api/v1${route}`,
+      headers: { authorization: `Bearer ${internalToken}`, accept: 'application/json' },
+    });
     const body = (await res.body.json()) as Record<string, unknown>;
     if (res.statusCode !== 200) throw new Error(`GET ${route} answered ${res.statusCode}`);
     return body;
@@ -170,7 +184,9 @@ try {
   console.log(`  ${'path'.padEnd(44)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'mean'.padStart(9)}`);
   console.log(`  ${`via gateway: SDK callTool ${call.name}`.padEnd(44)} ${f(q(gatewayMs, 0.5))} ${f(q(gatewayMs, 0.99))} ${f(mean(gatewayMs))}`);
   console.log(`  ${`  same JSON-RPC without the SDK client`.padEnd(44)} ${f(q(rawMs, 0.5))} ${f(q(rawMs, 0.99))} ${f(mean(rawMs))}`);
-  console.log(`  ${`direct: GET /api/v1${call.route.replace(/[0-9a-f-]{36}/, ':id')}`.padEnd(44)} ${f(q(directMs, 0.5))} ${f(q(directMs, 0.99))} ${f(mean(directMs))}`);
+  console.log(
+    `  ${`direct: GET /api/v1${call.route.replace(/[0-9a-f-]{36}/, ':id')}`.padEnd(44)} ${f(q(directMs, 0.5))} ${f(q(directMs, 0.99))} ${f(mean(directMs))}`,
+  );
   const overhead50 = q(gatewayMs, 0.5) - q(directMs, 0.5);
   const overhead99 = q(gatewayMs, 0.99) - q(directMs, 0.99);
   console.log(`  gateway overhead (SDK client via gateway − direct): p50 ${overhead50.toFixed(2)} ms, p99 ${overhead99.toFixed(2)} ms`);

@@ -88,13 +88,17 @@ async function measure(label: string, op: Op) {
   const self0 = ticks('self');
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < total) await op(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) await op(next++);
+    }),
+  );
   const s = (performance.now() - t0) / 1000;
   const self = ((ticks('self') - self0) * 10_000) / total; // ticks of 10 ms → µs per query
   const pgCpu = (ticksSince(pg0, await backendTicks()) * 10_000) / total;
-  console.log(`${label.padEnd(48)} ${(total / s).toFixed(0).padStart(6)} q/s  client ${self.toFixed(0).padStart(4)} µs/q  postgres ${pgCpu.toFixed(0).padStart(4)} µs/q`);
+  console.log(
+    `${label.padEnd(48)} ${(total / s).toFixed(0).padStart(6)} q/s  client ${self.toFixed(0).padStart(4)} µs/q  postgres ${pgCpu.toFixed(0).padStart(4)} µs/q`,
+  );
 }
 
 const u = (i: number) => users[i % users.length]!;
@@ -112,7 +116,13 @@ await measure('insert: Prisma interactive transaction', (i) =>
 await measure('insert: executor (extended, 1 round trip, prepared)', (i) => test.db.queryAsUser(u(i), INSERT, newTask(i)));
 await measure('insert: simple protocol, literals (1 round trip)', (i) => {
   const [id, owner, title, , at] = newTask(i) as [string, string, string, string[], Date];
-  return simple(`${simpleContext(owner)}; ${INSERT.replace('$1', lit(id)).replace('$2', lit(owner)).replace('$3', lit(title)).replace('$4', `ARRAY[${lit('bench')}]`).replaceAll('$5', lit(at.toISOString()))}`);
+  return simple(
+    `${simpleContext(owner)}; ${INSERT.replace('$1', lit(id))
+      .replace('$2', lit(owner))
+      .replace('$3', lit(title))
+      .replace('$4', `ARRAY[${lit('bench')}]`)
+      .replaceAll('$5', lit(at.toISOString()))}`,
+  );
 });
 await measure('insert: pg pipeline BEGIN/ctx/stmt/COMMIT', (i) => pipelined(u(i), INSERT, newTask(i)));
 

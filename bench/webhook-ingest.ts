@@ -45,7 +45,9 @@ const workflowId = randomUUID();
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
 const ingest = await buildWebhookIngest({
   bus,
-  directory: { lookup: async (id) => (id === workflowId ? { workflowId, ownerId: randomUUID(), active: true, requireSecret: true, signature: 'none', secret } : null) },
+  directory: {
+    lookup: async (id) => (id === workflowId ? { workflowId, ownerId: randomUUID(), active: true, requireSecret: true, signature: 'none', secret } : null),
+  },
   rateLimit: { perSecond: 1e9, burst: 1e9 },
   logLevel,
   // Synchronous writes to /dev/null: one system call per line, as pino's default stdout destination.
@@ -59,7 +61,12 @@ await bare.listen({ port: 0, host: '127.0.0.1' });
 const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}`;
 
 const body = JSON.stringify({ event: 'order.created', customer: { name: 'Ada', email: 'ada@example.com' }, items: [{ sku: 'A-1', qty: 2 }] });
-interface Result { rps: number; p50: number; p99: number; cpuUs: number }
+interface Result {
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuUs: number;
+}
 async function load(url: string, duration: number): Promise<Result> {
   // CPU time of this process per request (server and the load generator, which runs here too): less
   // sensitive to other processes on the machine than req/s, though the database's CPU is not in it.
@@ -82,7 +89,9 @@ await load(webhookTarget, 1);
 
 const bares: Result[] = [];
 const webhooks: Result[] = [];
-console.log(`webhook-ingest on ${kafka ? `Kafka (local broker ${kafka.brokers[0]})` : db.db.kind}, ${connections} connections, ${rounds} rounds of ${seconds} s each, log level ${logLevel}`);
+console.log(
+  `webhook-ingest on ${kafka ? `Kafka (local broker ${kafka.brokers[0]})` : db.db.kind}, ${connections} connections, ${rounds} rounds of ${seconds} s each, log level ${logLevel}`,
+);
 for (let round = 1; round <= rounds; round++) {
   if (round % 2 === 1) {
     bares.push(await load(bareTarget, seconds));
@@ -96,7 +105,11 @@ for (let round = 1; round <= rounds; round++) {
   console.log(`  round ${round}: bare ${b.rps.toFixed(0)} req/s, webhook ${w.rps.toFixed(0)} req/s (p99 ${w.p99} ms), ratio ${(w.rps / b.rps).toFixed(2)}`);
 }
 const line = (label: string, rs: Result[]) =>
-  `${label} ${median(rs.map((r) => r.rps)).toFixed(0).padStart(7)} req/s   p50 ${median(rs.map((r) => r.p50))} ms   p99 ${median(rs.map((r) => r.p99))} ms   ${median(rs.map((r) => r.cpuUs)).toFixed(0)} µs CPU/req   (medians)`;
+  `${label} ${median(rs.map((r) => r.rps))
+    .toFixed(0)
+    .padStart(
+      7,
+    )} req/s   p50 ${median(rs.map((r) => r.p50))} ms   p99 ${median(rs.map((r) => r.p99))} ms   ${median(rs.map((r) => r.cpuUs)).toFixed(0)} µs CPU/req   (medians)`;
 console.log(line('bare fastify route  ', bares));
 console.log(line('webhook endpoint    ', webhooks));
 console.log(`ratio ${median(bares.map((b, i) => webhooks[i]!.rps / b.rps)).toFixed(2)} (median of the rounds; target >= 0.5)`);

@@ -52,7 +52,10 @@ function connection() {
   const baseUrl = (process.env.FLOWDESK_URL || dev.values.baseUrl || '').replace(/\/+$/, '');
   const apiKey = process.env.FLOWDESK_API_KEY || dev.values.writeKey;
   if (!baseUrl) throw new CliError(`No Flowdesk URL: set FLOWDESK_URL, or run \`npm start\` so that ${dev.file} exists.`);
-  if (!apiKey) throw new CliError(`No API key: set FLOWDESK_API_KEY (a key with Read + Write to create or revoke), or run \`npm start\` so that ${dev.file} has writeKey.`);
+  if (!apiKey)
+    throw new CliError(
+      `No API key: set FLOWDESK_API_KEY (a key with Read + Write to create or revoke), or run \`npm start\` so that ${dev.file} has writeKey.`,
+    );
   return { baseUrl, apiKey };
 }
 
@@ -83,7 +86,11 @@ async function request(conn, method, urlPath, body) {
 
 function table(rows, columns) {
   const widths = columns.map(([title, get]) => Math.max(title.length, ...rows.map((r) => String(get(r)).length)));
-  const line = (cells) => cells.map((c, i) => String(c).padEnd(widths[i])).join('  ').trimEnd();
+  const line = (cells) =>
+    cells
+      .map((c, i) => String(c).padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(columns.map(([title]) => title)), ...rows.map((r) => line(columns.map(([, get]) => get(r))))].join('\n');
 }
 
@@ -92,7 +99,12 @@ const when = (iso) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : 'ne
 async function keys(args) {
   const [command, ...rest] = args;
   if (command === 'create') {
-    const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' }, scope: { type: 'string', default: 'read' } }, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({
+      args: rest,
+      options: { name: { type: 'string' }, scope: { type: 'string', default: 'read' } },
+      allowPositionals: true,
+      strict: true,
+    });
     if (positionals.length) throw usageError(`Unexpected argument: ${positionals[0]}`);
     if (!values.name?.trim()) throw usageError('keys create needs --name');
     if (!['read', 'write'].includes(values.scope)) throw usageError(`--scope must be read or write, not "${values.scope}"`);
@@ -130,7 +142,9 @@ async function keys(args) {
 async function readStdin() {
   const chunks = [];
   for await (const chunk of process.stdin) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /** A user id, or the id of the user with that email. */

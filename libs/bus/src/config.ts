@@ -41,7 +41,10 @@ function durationMs(env: Record<string, string | undefined>, name: string, fallb
  * (BUS_RETENTION_MS, default 24 h) and group expiry (BUS_GROUP_EXPIRY_MS, default 7 days).
  */
 export function busConfigFromEnv(env: Record<string, string | undefined> = process.env): BusConfig {
-  const brokers = (env.KAFKA_BROKERS ?? '').split(',').map((b) => b.trim()).filter(Boolean);
+  const brokers = (env.KAFKA_BROKERS ?? '')
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
   if (brokers.length === 0) {
     return {
       kind: 'embedded',
@@ -74,7 +77,12 @@ export function topicSpecs(config: Extract<BusConfig, { kind: 'kafka' }>, topics
 export async function openBus(service: string, database: () => Promise<Database>, env: Record<string, string | undefined> = process.env): Promise<EventBus> {
   const config = busConfigFromEnv(env);
   if (config.kind === 'kafka') {
-    return createKafkaBus({ brokers: config.brokers, clientId: `${config.clientId}-${service}`, sessionTimeoutMs: config.sessionTimeoutMs, publishTimeoutMs: config.publishTimeoutMs });
+    return createKafkaBus({
+      brokers: config.brokers,
+      clientId: `${config.clientId}-${service}`,
+      sessionTimeoutMs: config.sessionTimeoutMs,
+      publishTimeoutMs: config.publishTimeoutMs,
+    });
   }
   return createEmbeddedBus(await database(), embeddedBusOptionsFromEnv(env));
 }
@@ -90,7 +98,11 @@ export function embeddedBusOptionsFromEnv(env: Record<string, string | undefined
  * (no KAFKA_BROKERS) its tables live in the service's database, so its schema is applied with the
  * service's own migrations (`own`); on Kafka there is nothing to migrate. The summary a job logs.
  */
-export async function withBusMigrations(db: Database, own: MigrationResult, env: Record<string, string | undefined> = process.env): Promise<{ applied: string[]; alreadyApplied: number }> {
+export async function withBusMigrations(
+  db: Database,
+  own: MigrationResult,
+  env: Record<string, string | undefined> = process.env,
+): Promise<{ applied: string[]; alreadyApplied: number }> {
   const bus = busConfigFromEnv(env).kind === 'embedded' ? await migrateBus(db) : undefined;
   return {
     applied: [...own.applied, ...(bus?.applied.map((m) => `bus/${m}`) ?? [])],

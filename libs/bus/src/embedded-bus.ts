@@ -62,7 +62,8 @@ export async function createEmbeddedBus(db: Database, options: EmbeddedBusOption
   if (options.migrate !== false) await migrateBus(db);
   for (const name of ['retentionMs', 'groupExpiryMs', 'sweepIntervalMs', 'sweepBatch', 'heartbeatMs'] as const) {
     const v = options[name];
-    if (v !== undefined && !(typeof v === 'number' && v >= 0 && (Number.isInteger(v) || v === Infinity))) throw new RangeError(`${name} must be a non-negative integer or Infinity`);
+    if (v !== undefined && !(typeof v === 'number' && v >= 0 && (Number.isInteger(v) || v === Infinity)))
+      throw new RangeError(`${name} must be a non-negative integer or Infinity`);
   }
   return instrumentBus(new EmbeddedBus(new EmbeddedStore(db), options));
 }
@@ -127,12 +128,15 @@ class EmbeddedBus implements EmbeddedEventBus {
     if (Number.isFinite(this.retentionMs) || Number.isFinite(this.groupExpiryMs)) {
       const base = Number.isFinite(this.retentionMs) ? this.retentionMs / 10 : 60_000;
       const every = options.sweepIntervalMs ?? Math.min(60_000, Math.max(1_000, Math.round(base)));
-      this.sweepTimer = setInterval(() => {
-        this.sweeping ??= this.sweep()
-          .then(() => {})
-          .catch((err) => (options.onError ?? ((e) => console.error('[bus]', e)))(err))
-          .finally(() => (this.sweeping = undefined));
-      }, Math.max(10, every));
+      this.sweepTimer = setInterval(
+        () => {
+          this.sweeping ??= this.sweep()
+            .then(() => {})
+            .catch((err) => (options.onError ?? ((e) => console.error('[bus]', e)))(err))
+            .finally(() => (this.sweeping = undefined));
+        },
+        Math.max(10, every),
+      );
       this.sweepTimer.unref(); // the sweeper alone keeps no process alive
     }
   }
@@ -278,10 +282,12 @@ class EmbeddedBus implements EmbeddedEventBus {
     this.closed = true;
     clearInterval(this.sweepTimer);
     await this.sweeping;
-    await Promise.all([...this.consumers].map(async (c) => {
-      await c.consumer.close();
-      await c.drop?.();
-    }));
+    await Promise.all(
+      [...this.consumers].map(async (c) => {
+        await c.consumer.close();
+        await c.drop?.();
+      }),
+    );
     this.consumers.clear();
   }
 }

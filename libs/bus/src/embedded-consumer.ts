@@ -52,10 +52,13 @@ export class EmbeddedConsumer implements Subscription {
     private readonly store: EmbeddedStore,
     private readonly s: ConsumerSettings,
   ) {
-    this.renewTimer = setInterval(() => {
-      const refs = [...this.inflight].map(([sequence, { key }]) => ({ sequence, key }));
-      this.store.renew(s.topic, s.groupId, refs, this.id, s.leaseMs).catch(s.onError);
-    }, Math.max(10, Math.floor(s.leaseMs / 3)));
+    this.renewTimer = setInterval(
+      () => {
+        const refs = [...this.inflight].map(([sequence, { key }]) => ({ sequence, key }));
+        this.store.renew(s.topic, s.groupId, refs, this.id, s.leaseMs).catch(s.onError);
+      },
+      Math.max(10, Math.floor(s.leaseMs / 3)),
+    );
     const heartbeat = () => void this.store.heartbeat(s.topic, s.groupId).catch(s.onError);
     heartbeat();
     this.heartbeatTimer = setInterval(heartbeat, s.heartbeatMs);
@@ -95,7 +98,15 @@ export class EmbeddedConsumer implements Subscription {
       let claimed: ClaimedRow[] = [];
       if (free > 0 || acks.length > 0) {
         try {
-          claimed = await this.store.ackAndClaim(this.s.topic, this.s.groupId, this.id, acks.map((a) => a.ack), free, this.s.leaseMs, this.s.keyConcurrency);
+          claimed = await this.store.ackAndClaim(
+            this.s.topic,
+            this.s.groupId,
+            this.id,
+            acks.map((a) => a.ack),
+            free,
+            this.s.leaseMs,
+            this.s.keyConcurrency,
+          );
         } catch (err) {
           // Not recorded: the leases run out and the messages are delivered again (at-least-once).
           this.s.onError(err);

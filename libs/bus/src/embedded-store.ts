@@ -209,7 +209,9 @@ export class EmbeddedStore {
   async publish(topic: string, messages: EncodedMessage[]): Promise<void> {
     if (messages.length === 0) return;
     const t = sqlLiteral(topic);
-    const rows = messages.map((m) => `(${t}, ${sqlLiteral(m.key)}, ${sqlLiteral(m.value)}, ${m.headers === '{}' ? "'{}'" : sqlLiteral(m.headers)}, ${m.ordered})`);
+    const rows = messages.map(
+      (m) => `(${t}, ${sqlLiteral(m.key)}, ${sqlLiteral(m.value)}, ${m.headers === '{}' ? "'{}'" : sqlLiteral(m.headers)}, ${m.ordered})`,
+    );
     // Multi-row VALUES: sequences are drawn in list order, so the batch keeps its publish order.
     const insert = `WITH m AS (
          INSERT INTO bus.message (topic, key, value, headers, ordered) VALUES ${rows.join(',\n')}
@@ -290,7 +292,15 @@ export class EmbeddedStore {
    * is handed out in the same trip that finished the previous one). Either part may be empty.
    * Returns the claimed deliveries in sequence order.
    */
-  async ackAndClaim(topic: string, groupId: string, consumerId: string, acks: Ack[], limit: number, leaseMs: number, keyConcurrency = 1): Promise<ClaimedRow[]> {
+  async ackAndClaim(
+    topic: string,
+    groupId: string,
+    consumerId: string,
+    acks: Ack[],
+    limit: number,
+    leaseMs: number,
+    keyConcurrency = 1,
+  ): Promise<ClaimedRow[]> {
     const parts: string[] = [];
     const g = sqlLiteral(groupId);
     const t = sqlLiteral(topic);
@@ -413,10 +423,9 @@ export class EmbeddedStore {
    * meanwhile). Returns the groups dropped.
    */
   async expireGroups(expiryMs: number): Promise<{ topic: string; groupId: string }[]> {
-    const { rows } = await this.run(
-      `SELECT topic, group_id FROM bus.subscription WHERE seen_at < now() - $1::double precision * interval '1 millisecond'`,
-      [expiryMs],
-    );
+    const { rows } = await this.run(`SELECT topic, group_id FROM bus.subscription WHERE seen_at < now() - $1::double precision * interval '1 millisecond'`, [
+      expiryMs,
+    ]);
     const dropped: { topic: string; groupId: string }[] = [];
     for (const r of rows) {
       const topic = String(r.topic);

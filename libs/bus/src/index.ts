@@ -10,6 +10,13 @@ export {
   type Subscription,
 } from './bus.ts';
 export { DEFAULT_RETRY, backoffMs } from './retry.ts';
-export { createEmbeddedBus, migrateBus, DEFAULT_GROUP_EXPIRY_MS, DEFAULT_RETENTION_MS, type EmbeddedBusOptions, type EmbeddedEventBus } from './embedded-bus.ts';
+export {
+  createEmbeddedBus,
+  migrateBus,
+  DEFAULT_GROUP_EXPIRY_MS,
+  DEFAULT_RETENTION_MS,
+  type EmbeddedBusOptions,
+  type EmbeddedEventBus,
+} from './embedded-bus.ts';
 export { BusUnavailableError, createKafkaBus, ensureKafkaTopics, type KafkaBusOptions, type KafkaTopicSpec } from './kafka-bus.ts';
 export { busConfigFromEnv, embeddedBusOptionsFromEnv, instanceGroupId, openBus, topicSpecs, withBusMigrations, type BusConfig } from './config.ts';

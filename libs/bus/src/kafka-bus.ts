@@ -1,7 +1,28 @@
-import { Kafka, Partitioners, logLevel, type Admin, type ISocketFactory, type Consumer, type EachBatchPayload, type IHeaders, type KafkaMessage, type Message, type Producer } from 'kafkajs';
+import {
+  Kafka,
+  Partitioners,
+  logLevel,
+  type Admin,
+  type ISocketFactory,
+  type Consumer,
+  type EachBatchPayload,
+  type IHeaders,
+  type KafkaMessage,
+  type Message,
+  type Producer,
+} from 'kafkajs';
 import { consumerLag, deadLettered, instrumentBus } from './telemetry.ts';
 import { groupLabel } from './group-id.ts';
-import { DLQ_HEADERS, dlqTopicOf, type EventBus, type OutgoingMessage, type ReceivedMessage, type RetryPolicy, type SubscribeOptions, type Subscription } from './bus.ts';
+import {
+  DLQ_HEADERS,
+  dlqTopicOf,
+  type EventBus,
+  type OutgoingMessage,
+  type ReceivedMessage,
+  type RetryPolicy,
+  type SubscribeOptions,
+  type Subscription,
+} from './bus.ts';
 import { backoffMs, errorSummary, resolveRetry } from './retry.ts';
 
 export interface KafkaBusOptions {
@@ -330,7 +351,14 @@ class KafkaBus implements EventBus {
         heartbeatInterval: Math.min(3_000, Math.floor((this.options.sessionTimeoutMs ?? 30_000) / 5)),
         allowAutoTopicCreation: false,
       });
-    const sub = new KafkaSubscription(consumer, this, options as SubscribeOptions<unknown>, resolveRetry(this.options.retry, options.retry), concurrency, keyConcurrency);
+    const sub = new KafkaSubscription(
+      consumer,
+      this,
+      options as SubscribeOptions<unknown>,
+      resolveRetry(this.options.retry, options.retry),
+      concurrency,
+      keyConcurrency,
+    );
     await sub.start();
     this.subscriptions.add(sub);
     return {
@@ -599,18 +627,20 @@ class KafkaSubscription {
     const headers = textHeaders(message.headers);
     for (;;) {
       try {
-        await this.bus.enqueue(dlqTopicOf(topic), [{
-          key: message.key,
-          value: message.value,
-          headers: {
-            ...headers,
-            [DLQ_HEADERS.error]: errorSummary(err),
-            [DLQ_HEADERS.attempts]: String(attempts),
-            [DLQ_HEADERS.originalTopic]: topic,
-            [DLQ_HEADERS.originalId]: `${topic}/${partition}/${message.offset}`,
-            [DLQ_HEADERS.groupId]: this.options.groupId,
+        await this.bus.enqueue(dlqTopicOf(topic), [
+          {
+            key: message.key,
+            value: message.value,
+            headers: {
+              ...headers,
+              [DLQ_HEADERS.error]: errorSummary(err),
+              [DLQ_HEADERS.attempts]: String(attempts),
+              [DLQ_HEADERS.originalTopic]: topic,
+              [DLQ_HEADERS.originalId]: `${topic}/${partition}/${message.offset}`,
+              [DLQ_HEADERS.groupId]: this.options.groupId,
+            },
           },
-        }]);
+        ]);
         deadLettered.inc({ topic, group: groupLabel(this.options.groupId) });
         return true;
       } catch {
@@ -629,10 +659,13 @@ class KafkaSubscription {
       // Leaving the group needs a broker; when none answers (kafkajs would retry for long), the
       // group's session timeout hands the partitions over anyway: do not hold a shutdown for it.
       const consumer = this.consumer;
-      await Promise.race([(async () => {
-        await consumer.stop();
-        await consumer.disconnect();
-      })().catch(() => {}), sleep(10_000)]);
+      await Promise.race([
+        (async () => {
+          await consumer.stop();
+          await consumer.disconnect();
+        })().catch(() => {}),
+        sleep(10_000),
+      ]);
       if (this.options.ephemeral) await this.bus.deleteGroup(this.options.groupId);
     })();
     return this.closed;

@@ -53,7 +53,10 @@ export function instrumentBus<B extends EventBus>(bus: B): B {
       }
     };
     return tracingEnabled()
-      ? withSpan('flowdesk-bus', `${topic} publish`, send, { kind: SpanKind.PRODUCER, attributes: { 'messaging.destination.name': topic, 'messaging.batch.message_count': messages.length } })
+      ? withSpan('flowdesk-bus', `${topic} publish`, send, {
+          kind: SpanKind.PRODUCER,
+          attributes: { 'messaging.destination.name': topic, 'messaging.batch.message_count': messages.length },
+        })
       : send();
   };
   wrapped.subscribe = <T>(options: SubscribeOptions<T>) =>
@@ -65,7 +68,12 @@ export function instrumentBus<B extends EventBus>(bus: B): B {
         return withSpan('flowdesk-bus', `${options.topic} process`, () => options.handler(message), {
           kind: SpanKind.CONSUMER,
           parent: contextFromHeaders(message.headers),
-          attributes: { 'messaging.destination.name': options.topic, 'messaging.consumer.group.name': options.groupId, 'messaging.message.id': message.id, 'flowdesk.attempt': message.attempt },
+          attributes: {
+            'messaging.destination.name': options.topic,
+            'messaging.consumer.group.name': options.groupId,
+            'messaging.message.id': message.id,
+            'flowdesk.attempt': message.attempt,
+          },
         });
       },
     });

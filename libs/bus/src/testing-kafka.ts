@@ -164,12 +164,19 @@ function serverProperties(n: NodeProc, all: NodeProc[], extra: LocalKafkaOptions
     'share.coordinator.state.topic.min.isr': rf >= 3 ? 2 : 1,
     ...extra,
   };
-  return Object.entries(props).map(([k, v]) => `${k}=${v}`).join('\n') + '\n';
+  return (
+    Object.entries(props)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n'
+  );
 }
 
 function classpath(): string {
   const lib = path.join(kafkaToolsDir(), 'lib');
-  return readdirSync(lib).filter((f) => f.endsWith('.jar')).map((f) => path.join(lib, f)).join(path.delimiter);
+  return readdirSync(lib)
+    .filter((f) => f.endsWith('.jar'))
+    .map((f) => path.join(lib, f))
+    .join(path.delimiter);
 }
 
 /** As bin/kafka-run-class.sh, minus what a test broker does not need (GC logs, JMX), plus a small heap and a quick start. */
@@ -252,7 +259,16 @@ export function newClusterId(): string {
 }
 
 async function formatStorage(n: NodeProc, clusterId: string, heap: string, log4j: string): Promise<void> {
-  const args = [...jvmArgs(heap, log4j), 'kafka.tools.StorageTool', 'format', '-t', clusterId, '-c', path.join(n.dir, 'server.properties'), '--ignore-formatted'];
+  const args = [
+    ...jvmArgs(heap, log4j),
+    'kafka.tools.StorageTool',
+    'format',
+    '-t',
+    clusterId,
+    '-c',
+    path.join(n.dir, 'server.properties'),
+    '--ignore-formatted',
+  ];
   const out: string[] = [];
   const code = await new Promise<number | null>((resolve, reject) => {
     const p = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -292,7 +308,12 @@ export async function startLocalKafka(options: LocalKafkaOptions = {}): Promise<
 
   const launch = async (n: NodeProc) => {
     const logFile = path.join(n.dir, 'broker.log');
-    const { child, pid, exited } = spawnJava([...jvmArgs(heap, log4j, options.quickStart ?? true), 'kafka.Kafka', path.join(n.dir, 'server.properties')], logFile, echo, `kafka-${n.id}`);
+    const { child, pid, exited } = spawnJava(
+      [...jvmArgs(heap, log4j, options.quickStart ?? true), 'kafka.Kafka', path.join(n.dir, 'server.properties')],
+      logFile,
+      echo,
+      `kafka-${n.id}`,
+    );
     killOnExit(child);
     n.child = child;
     n.exited = exited;
@@ -309,7 +330,8 @@ export async function startLocalKafka(options: LocalKafkaOptions = {}): Promise<
       return '(no broker.log)';
     }
   };
-  const admin = () => new Kafka({ clientId: 'local-kafka', brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 }, connectionTimeout: 1000, requestTimeout: 3000 }).admin();
+  const admin = () =>
+    new Kafka({ clientId: 'local-kafka', brokers, logLevel: logLevel.NOTHING, retry: { retries: 0 }, connectionTimeout: 1000, requestTimeout: 3000 }).admin();
   /** Until every node in `want` is a registered broker answering metadata. */
   const waitRegistered = async (want: number[]) => {
     const deadline = Date.now() + (options.readyTimeoutMs ?? 120_000);
@@ -326,7 +348,8 @@ export async function startLocalKafka(options: LocalKafkaOptions = {}): Promise<
       } finally {
         await a.disconnect().catch(() => {});
       }
-      if (Date.now() > deadline) throw new Error(`kafka nodes ${want.join(',')} not ready within ${options.readyTimeoutMs ?? 120_000} ms:\n${nodes.map(lastLog).join('\n---\n')}`);
+      if (Date.now() > deadline)
+        throw new Error(`kafka nodes ${want.join(',')} not ready within ${options.readyTimeoutMs ?? 120_000} ms:\n${nodes.map(lastLog).join('\n---\n')}`);
       await new Promise((r) => setTimeout(r, 250));
     }
   };

@@ -40,4 +40,12 @@ export async function startKafkaContainer(): Promise<{ brokers: string[]; stop()
   };
 }
 
-export { kafkaToolsDir, kafkaVersion, localKafkaUnavailable, startLocalKafka, type KafkaNode, type LocalKafka, type LocalKafkaOptions } from './testing-kafka.ts';
+export {
+  kafkaToolsDir,
+  kafkaVersion,
+  localKafkaUnavailable,
+  startLocalKafka,
+  type KafkaNode,
+  type LocalKafka,
+  type LocalKafkaOptions,
+} from './testing-kafka.ts';

@@ -7,13 +7,25 @@ test('no KAFKA_BROKERS means the embedded bus, with 24 h retention and 7-day gro
   const defaults = { kind: 'embedded', retentionMs: 86_400_000, groupExpiryMs: 604_800_000 };
   assert.deepEqual(busConfigFromEnv({}), defaults);
   assert.deepEqual(busConfigFromEnv({ KAFKA_BROKERS: ' ' }), defaults);
-  assert.deepEqual(busConfigFromEnv({ BUS_RETENTION_MS: '3600000', BUS_GROUP_EXPIRY_MS: 'off' }), { kind: 'embedded', retentionMs: 3_600_000, groupExpiryMs: Infinity });
+  assert.deepEqual(busConfigFromEnv({ BUS_RETENTION_MS: '3600000', BUS_GROUP_EXPIRY_MS: 'off' }), {
+    kind: 'embedded',
+    retentionMs: 3_600_000,
+    groupExpiryMs: Infinity,
+  });
   assert.deepEqual(embeddedBusOptionsFromEnv({ BUS_RETENTION_MS: '0' }), { retentionMs: 0, groupExpiryMs: 604_800_000 });
 });
 
 test('KAFKA_BROKERS selects Kafka with defaults for client id, partitions and replication', () => {
   const c = busConfigFromEnv({ KAFKA_BROKERS: 'k1:9092, k2:9092' });
-  assert.deepEqual(c, { kind: 'kafka', brokers: ['k1:9092', 'k2:9092'], clientId: 'flowdesk', partitions: 12, replicationFactor: 3, sessionTimeoutMs: 30_000, publishTimeoutMs: 5_000 });
+  assert.deepEqual(c, {
+    kind: 'kafka',
+    brokers: ['k1:9092', 'k2:9092'],
+    clientId: 'flowdesk',
+    partitions: 12,
+    replicationFactor: 3,
+    sessionTimeoutMs: 30_000,
+    publishTimeoutMs: 5_000,
+  });
   const custom = busConfigFromEnv({ KAFKA_BROKERS: 'k:1', KAFKA_CLIENT_ID: 'engine', KAFKA_TOPIC_PARTITIONS: '48', KAFKA_REPLICATION_FACTOR: '1' });
   assert.equal(custom.kind, 'kafka');
   if (custom.kind === 'kafka') {

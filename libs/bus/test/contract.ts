@@ -75,8 +75,7 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
       subs.push(s);
       return s;
     }
-    const msgs = (count: number, keyOf: (i: number) => string) =>
-      Array.from({ length: count }, (_, i) => ({ key: keyOf(i), value: { n: i } }));
+    const msgs = (count: number, keyOf: (i: number) => string) => Array.from({ length: count }, (_, i) => ({ key: keyOf(i), value: { n: i } }));
 
     test('a published message reaches a subscriber with its key, value and headers', limit, async () => {
       const t = await topic('roundtrip');
@@ -95,7 +94,10 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
 
     test('publish resolves only once the messages are durable: they survive a restart', limit, async () => {
       const t = await topic('durable');
-      await bus.publish(t, msgs(25, (i) => `k${i % 5}`));
+      await bus.publish(
+        t,
+        msgs(25, (i) => `k${i % 5}`),
+      );
       // Read back through another connection right after publish resolved, before anything else.
       if (fx.storedCount) assert.equal(await fx.storedCount(t), 25);
       await fx.restart();
@@ -103,7 +105,10 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
       const got = new Set<number>();
       await sub(bus, { topic: t, groupId: group('durable'), concurrency: 4, handler: (m) => void got.add((m.value as N).n) });
       await waitFor('25 messages after restart', () => got.size === 25, timeout);
-      assert.deepEqual([...got].sort((a, b) => a - b), [...Array(25).keys()]);
+      assert.deepEqual(
+        [...got].sort((a, b) => a - b),
+        [...Array(25).keys()],
+      );
     });
 
     test('per-key order holds with concurrency 8: 200 messages over 10 keys, never two of one key at once', limit, async () => {
@@ -161,7 +166,10 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
           order.push(n);
         },
       });
-      await bus.publish(t, msgs(10, () => 'same-key'));
+      await bus.publish(
+        t,
+        msgs(10, () => 'same-key'),
+      );
       await waitFor('10 handled', () => order.length === 10, timeout);
       assert.deepEqual(order, [...Array(10).keys()], 'later messages of the key waited for the retry');
       assert.deepEqual(attempts.get(3), [1, 2]);
@@ -183,7 +191,10 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
         handled.set(n, (handled.get(n) ?? 0) + 1);
         handledBy[who]++;
       };
-      await bus.publish(tp, msgs(count, (i) => `k${i % 6}`));
+      await bus.publish(
+        tp,
+        msgs(count, (i) => `k${i % 6}`),
+      );
       const first = await sub(bus, { topic: tp, groupId: g, concurrency: 4, handler: handler('first') });
       await waitFor('a third handled', () => handledBy.first >= 20, timeout);
       await first.close();
@@ -231,12 +242,19 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
           active--;
         },
       });
-      await bus.publish(t, msgs(count, () => 'one-workflow'));
+      await bus.publish(
+        t,
+        msgs(count, () => 'one-workflow'),
+      );
       await waitFor(`${count} messages`, () => handled.size === count, timeout * 3);
       await sleep(50);
       assert.ok(await four, `four messages of one key ran at once (max ${maxActive})`);
       assert.ok(maxActive <= 4, `never more than keyConcurrency at once (max ${maxActive})`);
-      assert.deepEqual([...handled.entries()].filter(([, c]) => c !== 1), [], 'each message handled once');
+      assert.deepEqual(
+        [...handled.entries()].filter(([, c]) => c !== 1),
+        [],
+        'each message handled once',
+      );
     });
 
     test('keyConcurrency 4: an ordered message waits for every earlier one of its key and holds back the later ones', limit, async () => {
@@ -301,13 +319,19 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
         },
       });
       try {
-        await bus.publish(tp, msgs(count, () => 'hot'));
+        await bus.publish(
+          tp,
+          msgs(count, () => 'hot'),
+        );
         await waitFor('the dying consumer to hold 4 messages', () => held >= 4, timeout);
         await doomed.kill();
         const handled = new Set<number>();
         await sub(bus, { topic: tp, groupId: g, concurrency: 4, keyConcurrency: 4, handler: (m) => void handled.add((m.value as N).n) });
         await waitFor('every message, including those the dead consumer held', () => handled.size === count, timeout * 3);
-        assert.deepEqual([...handled].sort((a, b) => a - b), [...Array(count).keys()]);
+        assert.deepEqual(
+          [...handled].sort((a, b) => a - b),
+          [...Array(count).keys()],
+        );
       } finally {
         for (const release of hung) release();
         await dyingSub.close().catch(() => {});
@@ -363,7 +387,10 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
       const other = fx.separateConnections ? await fx.open() : bus;
       await sub(bus, { topic: tp, groupId: g, concurrency: 2, handler: handler('a') });
       await sub(other, { topic: tp, groupId: g, concurrency: 2, handler: handler('b') });
-      await bus.publish(tp, msgs(count, (i) => `k${i}`));
+      await bus.publish(
+        tp,
+        msgs(count, (i) => `k${i}`),
+      );
       await waitFor('all messages', () => by.size === count, timeout * 2);
       await sleep(200);
       const twice = [...by.entries()].filter(([, w]) => w.length > 1);
@@ -379,11 +406,20 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
       const b: number[] = [];
       await sub(bus, { topic: t, groupId: group('a'), concurrency: 4, handler: (m) => void a.push((m.value as N).n) });
       await sub(bus, { topic: t, groupId: group('b'), handler: (m) => void b.push((m.value as N).n) });
-      await bus.publish(t, msgs(30, (i) => `k${i % 3}`));
+      await bus.publish(
+        t,
+        msgs(30, (i) => `k${i % 3}`),
+      );
       await waitFor('both groups', () => a.length >= 30 && b.length >= 30, timeout);
       await sleep(100);
-      assert.deepEqual([...a].sort((x, y) => x - y), [...Array(30).keys()]);
-      assert.deepEqual([...b].sort((x, y) => x - y), [...Array(30).keys()]);
+      assert.deepEqual(
+        [...a].sort((x, y) => x - y),
+        [...Array(30).keys()],
+      );
+      assert.deepEqual(
+        [...b].sort((x, y) => x - y),
+        [...Array(30).keys()],
+      );
     });
 
     test('close() waits for the in-flight handler, records it, and takes nothing new', limit, async () => {
@@ -392,7 +428,10 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
       let started = false;
       let finished = false;
       const firstRun: number[] = [];
-      await bus.publish(t, msgs(2, () => 'one-key'));
+      await bus.publish(
+        t,
+        msgs(2, () => 'one-key'),
+      );
       const s = await sub(bus, {
         topic: t,
         groupId: g,
@@ -421,7 +460,10 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
       const g = group('ephemeral');
       const first: number[] = [];
       const s = await sub(bus, { topic: t, groupId: g, ephemeral: true, handler: (m) => void first.push((m.value as N).n) });
-      await bus.publish(t, msgs(5, () => 'k'));
+      await bus.publish(
+        t,
+        msgs(5, () => 'k'),
+      );
       await waitFor('the ephemeral subscriber to get every message', () => first.length === 5, timeout);
       await s.close();
       // A kept group would resume after message 4 and get nothing; a deleted one is new again.
@@ -436,7 +478,10 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
       const g = group('resume');
       const before_: number[] = [];
       const s = await sub(bus, { topic: t, groupId: g, concurrency: 2, handler: (m) => void before_.push((m.value as N).n) });
-      await bus.publish(t, msgs(10, (i) => `k${i % 2}`));
+      await bus.publish(
+        t,
+        msgs(10, (i) => `k${i % 2}`),
+      );
       await waitFor('first batch', () => before_.length === 10, timeout);
       await s.close();
       await bus.publish(t, msgs(20, (i) => `k${i % 2}`).slice(10));
@@ -446,7 +491,10 @@ export function runBusContract(name: string, makeFixture: () => Promise<BusFixtu
       await sub(bus, { topic: t, groupId: g, concurrency: 2, handler: (m) => void after_.push((m.value as N).n) });
       await waitFor('second batch after restart', () => after_.length >= 10, timeout);
       await sleep(200);
-      assert.deepEqual([...after_].sort((a, b) => a - b), [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+      assert.deepEqual(
+        [...after_].sort((a, b) => a - b),
+        [10, 11, 12, 13, 14, 15, 16, 17, 18, 19],
+      );
     });
   });
 }

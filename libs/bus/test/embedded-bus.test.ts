@@ -21,7 +21,10 @@ const OPTIONS = { pollIntervalMs: 20, onError: (err: unknown) => console.error('
  */
 async function doomedBus(db: Database): Promise<{ bus: EventBus; kill(): Promise<void> }> {
   let dead = false;
-  const guard = (exec: Database['exec']): Database['exec'] => (sql, params) => (dead ? Promise.reject(new Error('killed')) : exec(sql, params));
+  const guard =
+    (exec: Database['exec']): Database['exec'] =>
+    (sql, params) =>
+      dead ? Promise.reject(new Error('killed')) : exec(sql, params);
   const view: Database = {
     kind: db.kind,
     adapter: db.adapter,
@@ -168,7 +171,10 @@ describe('embedded bus: what a group has not processed yet', () => {
     try {
       // The group exists before the publishes (a registered consumer group that has not run yet).
       await new EmbeddedStore(tdb.db).register('pending.t', 'pending.g');
-      await bus.publish('pending.t', [{ key: 'a', value: { n: 1 } }, { key: 'a', value: { n: 2 } }]);
+      await bus.publish('pending.t', [
+        { key: 'a', value: { n: 1 } },
+        { key: 'a', value: { n: 2 } },
+      ]);
       const { rows } = await tdb.db.exec(`SELECT key, created_at FROM bus.message WHERE topic = 'pending.t' ORDER BY sequence`);
       const firstA = new Date(rows[0]!.created_at as string | Date);
       await new Promise((r) => setTimeout(r, 20));

@@ -16,13 +16,15 @@ const PUBLISH_SQL = 'INSERT INTO bus.message (topic, key, value, headers, ordere
  * after it answered), so a test can count, hold or fail the bus's writes.
  */
 function observed(db: Database, hook: { before?: (sql: string) => Promise<void> | void; after?: (sql: string) => void }): Database {
-  const wrap = (exec: Exec): Exec => async (sql, params) => {
-    if (!sql.includes(PUBLISH_SQL)) return exec(sql, params);
-    await hook.before?.(sql);
-    const res = await exec(sql, params);
-    hook.after?.(sql);
-    return res;
-  };
+  const wrap =
+    (exec: Exec): Exec =>
+    async (sql, params) => {
+      if (!sql.includes(PUBLISH_SQL)) return exec(sql, params);
+      await hook.before?.(sql);
+      const res = await exec(sql, params);
+      hook.after?.(sql);
+      return res;
+    };
   return {
     kind: db.kind,
     adapter: db.adapter,
@@ -58,7 +60,10 @@ describe('embedded bus: group-commit publish', () => {
     await Promise.all(
       Array.from({ length: calls }, (_, c) =>
         // Every fifth call publishes three messages, to check a call's messages stay together and in order.
-        bus.publish('gc.t', Array.from({ length: c % 5 === 0 ? 3 : 1 }, (_, i) => ({ key: `k${c % 7}`, value: { c, i } }))),
+        bus.publish(
+          'gc.t',
+          Array.from({ length: c % 5 === 0 ? 3 : 1 }, (_, i) => ({ key: `k${c % 7}`, value: { c, i } })),
+        ),
       ),
     );
     const rows = await stored(db, 'gc.t');
@@ -67,7 +72,12 @@ describe('embedded bus: group-commit publish', () => {
     const seen = new Set(rows.map((r) => `${r.value.c}/${r.value.i}`));
     assert.equal(seen.size, expected, 'no message stored twice');
     for (let i = 0; i < rows.length; i++) {
-      if (rows[i]!.value.i > 0) assert.deepEqual([rows[i - 1]!.value.c, rows[i - 1]!.value.i], [rows[i]!.value.c, rows[i]!.value.i - 1], 'a call’s messages are stored together, in order');
+      if (rows[i]!.value.i > 0)
+        assert.deepEqual(
+          [rows[i - 1]!.value.c, rows[i - 1]!.value.i],
+          [rows[i]!.value.c, rows[i]!.value.i - 1],
+          'a call’s messages are stored together, in order',
+        );
     }
     // Calls made in one turn share a statement (the point of group commit).
     assert.ok(statements < calls / 4, `${statements} statements for ${calls} calls`);
@@ -88,7 +98,9 @@ describe('embedded bus: group-commit publish', () => {
       after: () => void committed++,
     });
     const acknowledged: { n: number; committedThen: number }[] = [];
-    const all = Array.from({ length: 40 }, (_, n) => bus.publish('ack.t', [{ key: 'k', value: { n } }]).then(() => void acknowledged.push({ n, committedThen: committed })));
+    const all = Array.from({ length: 40 }, (_, n) =>
+      bus.publish('ack.t', [{ key: 'k', value: { n } }]).then(() => void acknowledged.push({ n, committedThen: committed })),
+    );
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(acknowledged.length, 0, 'nothing acknowledged while the first write is held');
     assert.equal((await stored(db, 'ack.t')).length, 0);
@@ -97,7 +109,10 @@ describe('embedded bus: group-commit publish', () => {
     assert.equal(acknowledged.length, 40);
     for (const a of acknowledged) assert.ok(a.committedThen >= 1, `publish ${a.n} resolved after a commit`);
     // And every acknowledged event is there, read back through the database.
-    assert.deepEqual((await stored(db, 'ack.t')).map((r) => r.value.n).sort((a, b) => a - b), Array.from({ length: 40 }, (_, n) => n));
+    assert.deepEqual(
+      (await stored(db, 'ack.t')).map((r) => r.value.n).sort((a, b) => a - b),
+      Array.from({ length: 40 }, (_, n) => n),
+    );
   });
 
   test('a failed statement rejects exactly its publishers; later batches are stored', { timeout: 60_000 }, async () => {
@@ -114,9 +129,18 @@ describe('embedded bus: group-commit publish', () => {
     const secondBatch = Array.from({ length: 10 }, (_, n) => bus.publish('fail.t', [{ key: 'k', value: { n: 100 + n } }]));
     const settledFirst = await firstOutcome;
     const settledSecond = await Promise.allSettled(secondBatch);
-    assert.ok(settledFirst.every((s) => s.status === 'rejected' && /connection lost/.test(String(s.reason))), 'the failed batch rejects all its publishers');
-    assert.ok(settledSecond.every((s) => s.status === 'fulfilled'), 'the next batch is unaffected');
-    assert.deepEqual((await stored(db, 'fail.t')).map((r) => r.value.n), Array.from({ length: 10 }, (_, n) => 100 + n));
+    assert.ok(
+      settledFirst.every((s) => s.status === 'rejected' && /connection lost/.test(String(s.reason))),
+      'the failed batch rejects all its publishers',
+    );
+    assert.ok(
+      settledSecond.every((s) => s.status === 'fulfilled'),
+      'the next batch is unaffected',
+    );
+    assert.deepEqual(
+      (await stored(db, 'fail.t')).map((r) => r.value.n),
+      Array.from({ length: 10 }, (_, n) => 100 + n),
+    );
   });
 
   test('a message the database refuses fails its own publish only, not the batch it shared', { timeout: 60_000 }, async () => {
@@ -128,8 +152,15 @@ describe('embedded bus: group-commit publish', () => {
       bus.publish('poison.t', [{ key: 'k', value: { n: 2, text: 'nul \u0000 here' } }]),
       bus.publish('poison.t', [{ key: 'k', value: { n: 3 } }]),
     ]);
-    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled']);
-    assert.deepEqual((await stored(db, 'poison.t')).map((r) => r.value.n), [1, 3], 'the good ones stored once, in order');
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.deepEqual(
+      (await stored(db, 'poison.t')).map((r) => r.value.n),
+      [1, 3],
+      'the good ones stored once, in order',
+    );
     assert.equal(writes, 4, 'one shared statement, then one per publish');
   });
 
@@ -144,48 +175,61 @@ describe('embedded bus: group-commit publish', () => {
       bus.publish('bad.t', [{ key: 'a\u0000b', value: { n: 9 } }]),
       bus.publish('bad.t', [{ key: 'k', value: { n: 2 } }]),
     ]);
-    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'rejected', 'rejected', 'fulfilled']);
-    assert.deepEqual((await stored(db, 'bad.t')).map((r) => r.value.n), [1, 2]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'rejected', 'rejected', 'rejected', 'fulfilled'],
+    );
+    assert.deepEqual(
+      (await stored(db, 'bad.t')).map((r) => r.value.n),
+      [1, 2],
+    );
   });
 
   test('keys, values, headers and topics with quotes, backslashes and any Unicode are stored exactly', { timeout: 60_000 }, async () => {
     const { db, bus } = await setup();
-    const nasty = ["it's", 'back\\slash', "\\'", '$$ $x$ E\'\'', 'line\nbreak\ttab', 'émoji 🎉 中文', '--', '/* */', "'); DROP TABLE bus.message; --"];
+    const nasty = ["it's", 'back\\slash', "\\'", "$$ $x$ E''", 'line\nbreak\ttab', 'émoji 🎉 中文', '--', '/* */', "'); DROP TABLE bus.message; --"];
     const topic = "quo't\\ed.t";
     for (const s of nasty) await bus.publish(topic, [{ key: s, value: { s, nested: { [s]: [s] } }, headers: { 'x-h': s } }]);
     const rows = await stored(db, topic);
-    assert.deepEqual(rows.map((r) => r.key), nasty);
+    assert.deepEqual(
+      rows.map((r) => r.key),
+      nasty,
+    );
     for (const [i, r] of rows.entries()) {
       assert.deepEqual(r.value, { s: nasty[i], nested: { [nasty[i]!]: [nasty[i]] } });
       assert.deepEqual(r.headers, { 'x-h': nasty[i] });
     }
   });
 
-  test('Postgres: publishes of a topic wait for its lock, so they commit one at a time, in sequence order, across processes', { timeout: 60_000 }, async (t) => {
-    const { db, bus } = await setup();
-    if (db.kind !== 'postgres') return t.skip('needs Postgres (DATABASE_URL): a PGlite database belongs to one process');
-    // Another "process" holding the topic's lock (as its publish would, until its commit) — even in
-    // shared mode — must hold this publish back: otherwise a later sequence could commit before an
-    // earlier, still uncommitted one, and the claim could hand a key's messages out of order.
-    let done = false;
-    // The session's promise adopts the publish's: it settles once the publish has.
-    await db.session(async (exec) => {
-      await exec('BEGIN');
-      await exec('SELECT pg_advisory_xact_lock_shared(hashtext($1))', ['flowdesk-bus:lock.t']);
-      const p = bus.publish('lock.t', [{ key: 'k', value: { n: 1 } }]).then(() => void (done = true));
-      await new Promise((r) => setTimeout(r, 300));
-      assert.equal(done, false, 'the publish waited for the lock');
-      assert.equal((await stored(db, 'lock.t')).length, 0);
-      await exec('COMMIT');
-      return p;
-    });
-    assert.equal((await stored(db, 'lock.t')).length, 1);
-  });
+  test(
+    'Postgres: publishes of a topic wait for its lock, so they commit one at a time, in sequence order, across processes',
+    { timeout: 60_000 },
+    async (t) => {
+      const { db, bus } = await setup();
+      if (db.kind !== 'postgres') return t.skip('needs Postgres (DATABASE_URL): a PGlite database belongs to one process');
+      // Another "process" holding the topic's lock (as its publish would, until its commit) — even in
+      // shared mode — must hold this publish back: otherwise a later sequence could commit before an
+      // earlier, still uncommitted one, and the claim could hand a key's messages out of order.
+      let done = false;
+      // The session's promise adopts the publish's: it settles once the publish has.
+      await db.session(async (exec) => {
+        await exec('BEGIN');
+        await exec('SELECT pg_advisory_xact_lock_shared(hashtext($1))', ['flowdesk-bus:lock.t']);
+        const p = bus.publish('lock.t', [{ key: 'k', value: { n: 1 } }]).then(() => void (done = true));
+        await new Promise((r) => setTimeout(r, 300));
+        assert.equal(done, false, 'the publish waited for the lock');
+        assert.equal((await stored(db, 'lock.t')).length, 0);
+        await exec('COMMIT');
+        return p;
+      });
+      assert.equal((await stored(db, 'lock.t')).length, 1);
+    },
+  );
 
   test('sqlLiteral reads back the same text whatever standard_conforming_strings is', { timeout: 60_000 }, async () => {
     const tdb = await createTestDatabase();
     cleanup.push(() => tdb.close());
-    const texts = ["it's", 'a\\b', "\\'", '\\\\', 'E\'x\'', 'plain', ''];
+    const texts = ["it's", 'a\\b', "\\'", '\\\\', "E'x'", 'plain', ''];
     for (const setting of ['on', 'off']) {
       const got = await tdb.db.session(async (exec) => {
         await exec(`SET standard_conforming_strings = ${setting}`);

@@ -41,7 +41,10 @@ describe('embedded bus: retention and group expiry', () => {
     await (await bus.subscribe({ topic: 'ret.t', groupId: 'b', handler: () => {} })).close();
     const a: number[] = [];
     await bus.subscribe({ topic: 'ret.t', groupId: 'a', concurrency: 4, handler: (m) => void a.push((m.value as { n: number }).n) });
-    await bus.publish('ret.t', Array.from({ length: 5 }, (_, n) => ({ key: `k${n % 2}`, value: { n } })));
+    await bus.publish(
+      'ret.t',
+      Array.from({ length: 5 }, (_, n) => ({ key: `k${n % 2}`, value: { n } })),
+    );
     await waitFor('group a to handle all', () => a.length === 5);
     // Several sweeps later, nothing group b still needs is gone.
     for (let i = 0; i < 3; i++) assert.equal((await bus.sweep()).deleted, 0);
@@ -67,7 +70,11 @@ describe('embedded bus: retention and group expiry', () => {
   test('deletion goes in bounded batches, oldest first', { timeout: 60_000 }, async () => {
     const { db, bus } = await setup({ retentionMs: Infinity });
     // No group: a message is delivered to every group it was fanned out to (none) at once.
-    for (let i = 0; i < 5; i++) await bus.publish('batch.t', Array.from({ length: 500 }, (_, j) => ({ key: `k${j % 7}`, value: { n: i * 500 + j } })));
+    for (let i = 0; i < 5; i++)
+      await bus.publish(
+        'batch.t',
+        Array.from({ length: 500 }, (_, j) => ({ key: `k${j % 7}`, value: { n: i * 500 + j } })),
+      );
     const store = new EmbeddedStore(db);
     assert.equal(await store.sweep('batch.t', 0, 1000), 1000);
     const oldest = (await db.exec("SELECT min((value->>'n')::int) AS n FROM bus.message WHERE topic = 'batch.t'")).rows[0]!.n;
@@ -88,9 +95,15 @@ describe('embedded bus: retention and group expiry', () => {
     await waitFor('the live group to handle it', () => live.length === 1);
     // Both last seen two minutes ago; the running consumer marks its group alive again.
     await db.exec("UPDATE bus.subscription SET seen_at = now() - interval '2 minutes' WHERE topic = 'exp.t'");
-    await waitFor('the heartbeat of the running consumer', async () => (await count(db, "SELECT count(*)::int AS n FROM bus.subscription WHERE topic = 'exp.t' AND seen_at > now() - interval '1 minute'")) === 1);
+    await waitFor(
+      'the heartbeat of the running consumer',
+      async () => (await count(db, "SELECT count(*)::int AS n FROM bus.subscription WHERE topic = 'exp.t' AND seen_at > now() - interval '1 minute'")) === 1,
+    );
     assert.deepEqual(await bus.sweep(), { deleted: 0, expired: 1 });
-    assert.deepEqual((await db.exec("SELECT group_id FROM bus.subscription WHERE topic = 'exp.t'")).rows.map((r) => r.group_id), ['live']);
+    assert.deepEqual(
+      (await db.exec("SELECT group_id FROM bus.subscription WHERE topic = 'exp.t'")).rows.map((r) => r.group_id),
+      ['live'],
+    );
     assert.equal(await deliveries(db, 'exp.t', 'gone'), 0, 'its pending delivery went with it');
     assert.equal(await count(db, "SELECT count(*)::int AS n FROM bus.lane WHERE group_id = 'gone'"), 0);
     // Publishing no longer fans out to it.
@@ -114,10 +127,18 @@ describe('embedded bus: retention and group expiry', () => {
     };
     await bus.subscribe({ topic: 'lane.t', groupId: 'g', concurrency: 8, keyConcurrency: 8, handler });
     await other.subscribe({ topic: 'lane.t', groupId: 'g', concurrency: 8, keyConcurrency: 8, handler });
-    for (let i = 0; i < 4; i++) await bus.publish('lane.t', Array.from({ length: 50 }, (_, j) => ({ key: 'hot', value: { n: i * 50 + j } })));
+    for (let i = 0; i < 4; i++)
+      await bus.publish(
+        'lane.t',
+        Array.from({ length: 50 }, (_, j) => ({ key: 'hot', value: { n: i * 50 + j } })),
+      );
     await waitFor('200 messages', () => handled.size === 200, 30_000);
-    await waitFor('every delivery done', async () => (await count(db, "SELECT count(*)::int AS n FROM bus.delivery WHERE group_id = 'g' AND done_at IS NULL")) === 0);
-    const lane = (await db.exec("SELECT head::text AS head, last_seq::text AS last FROM bus.lane WHERE group_id = 'g' AND topic = 'lane.t' AND key = 'hot'")).rows[0]!;
+    await waitFor(
+      'every delivery done',
+      async () => (await count(db, "SELECT count(*)::int AS n FROM bus.delivery WHERE group_id = 'g' AND done_at IS NULL")) === 0,
+    );
+    const lane = (await db.exec("SELECT head::text AS head, last_seq::text AS last FROM bus.lane WHERE group_id = 'g' AND topic = 'lane.t' AND key = 'hot'"))
+      .rows[0]!;
     t.diagnostic(`lane head ${String(lane.head)}, last_seq ${String(lane.last)}`);
     assert.equal(BigInt(String(lane.head)), BigInt(String(lane.last)) + 1n, 'the lane shows no work left (a stale head would keep it in the claim walk)');
     // And a later message of the key is claimed through the lane.

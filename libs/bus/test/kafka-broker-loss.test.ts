@@ -9,9 +9,12 @@ import { localKafkaUnavailable, startLocalKafka, type LocalKafka } from '../src/
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const local = localKafkaUnavailable();
-const skip = process.env.DATABASE_URL && process.env.FLOWDESK_KAFKA_TESTS !== 'always'
-  ? 'runs once per CI run, in the pass without DATABASE_URL (it does not use the database)'
-  : local && process.env.CI !== 'true' ? `${local}: Kafka broker-loss test skipped` : false;
+const skip =
+  process.env.DATABASE_URL && process.env.FLOWDESK_KAFKA_TESTS !== 'always'
+    ? 'runs once per CI run, in the pass without DATABASE_URL (it does not use the database)'
+    : local && process.env.CI !== 'true'
+      ? `${local}: Kafka broker-loss test skipped`
+      : false;
 
 describe('Kafka bus: the broker goes away and comes back', { skip, timeout: 180_000 }, () => {
   let kafka: LocalKafka;
@@ -61,7 +64,7 @@ describe('Kafka bus: the broker goes away and comes back', { skip, timeout: 180_
     }
     t.diagnostic(`publishing again ${Date.now() - back} ms after the broker was back`);
     await bus.ready!();
-    for (const deadline = Date.now() + 60_000; !got.has(4) && Date.now() < deadline; ) await sleep(50);
+    for (const deadline = Date.now() + 60_000; !got.has(4) && Date.now() < deadline;) await sleep(50);
     assert.ok(got.has(1) && got.has(4), `the consumer resumed by itself (got ${[...got].sort().join(',')})`);
   });
 });

@@ -111,7 +111,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       return { rows: res.rows as Record<string, unknown>[] };
     }
     const results = await pglite.exec(sql);
-    return { rows: (results[results.length - 1]?.rows ?? []) };
+    return { rows: results[results.length - 1]?.rows ?? [] };
   };
   let queue: Promise<unknown> = Promise.resolve();
   return {

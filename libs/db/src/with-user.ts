@@ -30,10 +30,7 @@ export async function withUser<Tx extends RawCapable, R>(
   if (!UUID.test(userId)) throw new TypeError('withUser: user id must be a UUID');
   return client.$transaction(
     async (tx) => {
-      await tx.$executeRawUnsafe(
-        `SELECT set_config('role', '${APP_ROLE}', true), set_config('app.user_id', $1, true)`,
-        userId,
-      );
+      await tx.$executeRawUnsafe(`SELECT set_config('role', '${APP_ROLE}', true), set_config('app.user_id', $1, true)`, userId);
       return fn(tx);
     },
     { maxWait: 5_000, timeout: options.timeoutMs ?? 10_000 },
@@ -45,11 +42,7 @@ export async function withUser<Tx extends RawCapable, R>(
  * for the few service lookups that precede any user, e.g. a webhook trigger by workflow id. What the
  * role may read is decided by its grants and policies in the migrations.
  */
-export async function withRole<Tx extends RawCapable, R>(
-  client: TransactionCapable<Tx>,
-  role: string,
-  fn: (tx: Tx) => Promise<R>,
-): Promise<R> {
+export async function withRole<Tx extends RawCapable, R>(client: TransactionCapable<Tx>, role: string, fn: (tx: Tx) => Promise<R>): Promise<R> {
   if (!ROLE.test(role)) throw new TypeError('withRole: invalid role name');
   return client.$transaction(
     async (tx) => {

@@ -97,7 +97,7 @@ test('applies the pending migrations in name order and records them as prisma mi
     assert.equal(r.checksum, sha256(files[r.migration_name]!), `${r.migration_name}: checksum is the SHA-256 of migration.sql`);
     assert.match(r.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     assert.ok(r.finished_at instanceof Date, `${r.migration_name}: finished_at is set`);
-    assert.ok((r.finished_at).getTime() >= (r.started_at as Date).getTime());
+    assert.ok(r.finished_at.getTime() >= (r.started_at as Date).getTime());
     assert.equal(r.rolled_back_at, null);
     assert.equal(r.applied_steps_count, 1);
   }
@@ -192,21 +192,27 @@ describe('two runners started at once', () => {
       names,
       'each migration is recorded once',
     );
-    const { rows } = await tdb.db.exec(`SELECT (SELECT array_agg(id ORDER BY id) FROM "${schema}".one) AS one, (SELECT count(*)::int FROM "${schema}".two) AS two`);
+    const { rows } = await tdb.db.exec(
+      `SELECT (SELECT array_agg(id ORDER BY id) FROM "${schema}".one) AS one, (SELECT count(*)::int FROM "${schema}".two) AS two`,
+    );
     assert.deepEqual(rows, [{ one: [1, 3], two: 1 }], 'no statement ran twice');
   }
 
-  test('two processes (separate pools) on one database', { skip: process.env.DATABASE_URL ? false : 'needs Postgres (DATABASE_URL): a PGlite database belongs to one process' }, async () => {
-    const files = racy('m_race');
-    const dir = await folder(files);
-    const dbs = await Promise.all([0, 1].map(() => openDatabase({ kind: 'postgres', url: tdb.url! })));
-    try {
-      const results = await Promise.all(dbs.map((db) => migrate(db, dir, 'm_race')));
-      await assertAppliedOnce('m_race', files, results);
-    } finally {
-      await Promise.all(dbs.map((db) => db.close()));
-    }
-  });
+  test(
+    'two processes (separate pools) on one database',
+    { skip: process.env.DATABASE_URL ? false : 'needs Postgres (DATABASE_URL): a PGlite database belongs to one process' },
+    async () => {
+      const files = racy('m_race');
+      const dir = await folder(files);
+      const dbs = await Promise.all([0, 1].map(() => openDatabase({ kind: 'postgres', url: tdb.url! })));
+      try {
+        const results = await Promise.all(dbs.map((db) => migrate(db, dir, 'm_race')));
+        await assertAppliedOnce('m_race', files, results);
+      } finally {
+        await Promise.all(dbs.map((db) => db.close()));
+      }
+    },
+  );
 
   test('one process starting the runner twice on the same database (pool or PGlite)', async () => {
     const files = racy('m_race_same');

@@ -8,7 +8,11 @@ import { startMemoryTracing } from '../src/testing.ts';
 
 test("a service's metrics text holds the families it owns and its own samples of shared ones, nothing of another service", async () => {
   const deliveries = counter({ name: 'flowdesk_test_deliveries_total', help: 'test', labelNames: ['result'], owner: 'svc-a' });
-  assert.equal(counter({ name: 'flowdesk_test_deliveries_total', help: 'test', labelNames: ['result'], owner: 'svc-a' }), deliveries, 'asked again: the same metric, no "already registered"');
+  assert.equal(
+    counter({ name: 'flowdesk_test_deliveries_total', help: 'test', labelNames: ['result'], owner: 'svc-a' }),
+    deliveries,
+    'asked again: the same metric, no "already registered"',
+  );
   const requests = histogram({ name: 'flowdesk_test_request_seconds', help: 'test', labelNames: ['service', 'route'] });
   deliveries.inc({ result: 'accepted' });
   requests.observe({ service: 'svc-a', route: '/a' }, 0.01);
@@ -41,7 +45,12 @@ test('tracing on: spans nest, a thrown error marks its span, and traceparent car
     await withSpan('t', 'publish', async () => {
       sent = injectTraceHeaders({ key: 'k' });
     });
-    await assert.rejects(withSpan('t', 'broken', async () => { throw new Error('boom'); }), /boom/);
+    await assert.rejects(
+      withSpan('t', 'broken', async () => {
+        throw new Error('boom');
+      }),
+      /boom/,
+    );
   });
   assert.match(traceId ?? '', /^[0-9a-f]{32}$/);
   assert.equal(sent?.key, 'k');

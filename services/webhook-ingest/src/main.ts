@@ -32,7 +32,10 @@ const backlogBound = () => {
 };
 const app = await buildApp({
   bus,
-  rateLimit: { perSecond: rate('WEBHOOK_RATE_LIMIT_PER_SECOND', DEFAULT_RATE_LIMIT.perSecond), burst: rate('WEBHOOK_RATE_LIMIT_BURST', DEFAULT_RATE_LIMIT.burst) },
+  rateLimit: {
+    perSecond: rate('WEBHOOK_RATE_LIMIT_PER_SECOND', DEFAULT_RATE_LIMIT.perSecond),
+    burst: rate('WEBHOOK_RATE_LIMIT_BURST', DEFAULT_RATE_LIMIT.burst),
+  },
   backlog: { maxBacklog: backlogBound() },
   directory: workspaceApiDirectory({ workspaceApiUrl: required('WORKSPACE_API_URL'), token }),
   // Each replica keeps its own trigger cache, evicted by workflow.changed events: a group per process
@@ -47,11 +50,14 @@ const metrics = await listenMetrics({ apps: [{ name: 'webhook-ingest', app }] })
 // so nothing acknowledged is lost; then the bus (producer) and the pool close. Registered before
 // listening, so a signal during start-up stops gracefully too. Exit 0, or 1 when SHUTDOWN_GRACE_MS
 // runs out.
-onShutdown(async () => {
-  await app.close();
-  await metrics.close();
-  await bus.close();
-  await db?.close();
-  await tracing.shutdown();
-}, { app });
+onShutdown(
+  async () => {
+    await app.close();
+    await metrics.close();
+    await bus.close();
+    await db?.close();
+    await tracing.shutdown();
+  },
+  { app },
+);
 await listen(app, Number(process.env.PORT || 3004), process.env.HOST || '0.0.0.0');

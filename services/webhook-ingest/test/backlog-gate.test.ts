@@ -32,7 +32,10 @@ function setup(limit: number) {
 test('admits up to the bound from its own count, refuses beyond with Retry-After, admits again once the bus count falls', async () => {
   const { gate, counts, deliver, tick } = setup(10);
   const decisions = Array.from({ length: 15 }, () => deliver('a'));
-  assert.deepEqual(decisions.map((d) => d.allowed), [...Array(10).fill(true), ...Array(5).fill(false)]);
+  assert.deepEqual(
+    decisions.map((d) => d.allowed),
+    [...Array(10).fill(true), ...Array(5).fill(false)],
+  );
   const refused = decisions[10]!;
   assert.ok(!refused.allowed && refused.retryAfterSeconds === STALLED_RETRY_AFTER_SECONDS && refused.backlog === 10);
   assert.equal(deliver('b').allowed, true, 'another workflow has its own backlog');

@@ -93,7 +93,11 @@ test('health and readiness answer through the service kit', async () => {
 describe('accepted deliveries', () => {
   test('a JSON object with the right secret → 200 at once, and the event carries payload, owner and safe headers', async () => {
     const t = addTrigger();
-    const res = await post(t.workflowId, { customer: { name: 'Ada' }, items: [{ sku: 'x' }] }, { 'x-webhook-secret': SECRET, 'x-github-event': 'push', authorization: 'Bearer leak' });
+    const res = await post(
+      t.workflowId,
+      { customer: { name: 'Ada' }, items: [{ sku: 'x' }] },
+      { 'x-webhook-secret': SECRET, 'x-github-event': 'push', authorization: 'Bearer leak' },
+    );
     assert.equal(res.status, 200);
     assert.equal(res.body.accepted, true);
     assert.match(res.body.eventId, /^evt_[0-9a-f-]{36}$/);
@@ -134,7 +138,11 @@ describe('accepted deliveries', () => {
 describe('refused deliveries publish nothing', () => {
   test('unknown, malformed and inactive workflow ids → the same 404', async () => {
     const inactive = addTrigger({ active: false });
-    const answers = [await post(randomUUID(), { a: 1 }), await post('not-a-uuid', { a: 1 }), await post(inactive.workflowId, { a: 1 }, { 'x-webhook-secret': SECRET })];
+    const answers = [
+      await post(randomUUID(), { a: 1 }),
+      await post('not-a-uuid', { a: 1 }),
+      await post(inactive.workflowId, { a: 1 }, { 'x-webhook-secret': SECRET }),
+    ];
     for (const r of answers) {
       assert.equal(r.status, 404);
       assert.deepEqual(r.body, { error: 'not_found', message: 'No active webhook is registered at this URL' });
@@ -190,7 +198,7 @@ describe('refused deliveries publish nothing', () => {
     assert.equal((await post(t.workflowId, { i: 5 })).status, 200, 'a token is back after a second');
   });
 
-  test('the id is normalised before counting: upper-case variants share the workflow\'s budget', async () => {
+  test("the id is normalised before counting: upper-case variants share the workflow's budget", async () => {
     const t = addTrigger({ requireSecret: false });
     const variants = [t.workflowId, t.workflowId.toUpperCase(), t.workflowId.replace(/[a-f]/, (c) => c.toUpperCase())];
     const statuses: number[] = [];
@@ -208,7 +216,7 @@ describe('refused deliveries publish nothing', () => {
   });
 });
 
-test('a workflow set to run in order has its events published with the bus\'s ordered flag', async () => {
+test("a workflow set to run in order has its events published with the bus's ordered flag", async () => {
   const ordered = addTrigger({ requireSecret: false, executionOrder: 'ordered' });
   const parallel = addTrigger({ requireSecret: false });
   const seen = new Map<string, boolean>();
@@ -224,7 +232,11 @@ test('a workflow set to run in order has its events published with the bus\'s or
   const url = await listen(app, 0);
   try {
     for (const t of [ordered, parallel]) {
-      const res = await fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+      const res = await fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"a":1}',
+      });
       assert.equal(res.status, 200);
     }
     assert.equal(seen.get(ordered.workflowId), true);
@@ -238,13 +250,27 @@ test('with definitionEvents, a workflow.changed event evicts the cached trigger 
   const t = addTrigger({ requireSecret: false });
   const app = await buildApp({ bus, directory, logLevel: 'silent', definitionEvents: { groupId: `ingest-test-${randomUUID()}` } });
   const url = await listen(app, 0);
-  const send = () => fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' }).then((r) => r.status);
+  const send = () =>
+    fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' }).then(
+      (r) => r.status,
+    );
   try {
     assert.equal(await send(), 200);
     triggers.get(t.workflowId)!.active = false;
     assert.equal(await send(), 200, 'cached: the directory is not asked again (60 s TTL)');
     await bus.publish(WORKFLOW_CHANGED_TOPIC, [
-      { key: t.workflowId, value: { eventId: randomUUID(), workflowId: t.workflowId, ownerId: t.ownerId, version: 2, change: 'deactivated', changedAt: new Date().toISOString(), definition: null } },
+      {
+        key: t.workflowId,
+        value: {
+          eventId: randomUUID(),
+          workflowId: t.workflowId,
+          ownerId: t.ownerId,
+          version: 2,
+          change: 'deactivated',
+          changedAt: new Date().toISOString(),
+          definition: null,
+        },
+      },
     ]);
     let status = 200;
     for (let i = 0; i < 200 && status === 200; i++) {
@@ -334,7 +360,11 @@ test('a bus that cannot store the event → 503 with Retry-After, never 200', as
   const app = await buildApp({ bus: failing, directory, logLevel: 'silent' });
   const url = await listen(app, 0);
   try {
-    const res = await fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
+    const res = await fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":1}',
+    });
     assert.equal(res.status, 503);
     assert.equal(res.headers.get('retry-after'), '5');
     assert.equal(((await res.json()) as any).error, 'unavailable');
@@ -349,7 +379,9 @@ test('concurrent deliveries share commits: every 200 has its event stored, each 
   const url = await listen(app, 0);
   try {
     const send = (body: string, headers: Record<string, string> = {}) =>
-      fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+      fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body }).then(
+        async (r) => ({ status: r.status, body: (await r.json()) as any }),
+      );
     const results = await Promise.all([
       ...Array.from({ length: 120 }, (_, n) => send(JSON.stringify({ n }))),
       // jsonb cannot hold \u0000: refused up front, and it must not take the others down with it.
@@ -362,7 +394,10 @@ test('concurrent deliveries share commits: every 200 has its event stored, each 
     assert.equal(refused.body.error, 'bad_request');
     assert.match(refused.body.message, /NUL/);
     const ok = results.filter((r) => r !== refused);
-    assert.deepEqual(ok.map((r) => r.status), ok.map(() => 200));
+    assert.deepEqual(
+      ok.map((r) => r.status),
+      ok.map(() => 200),
+    );
     assert.equal(results[121]!.body.eventId, results[122]!.body.eventId, 'one Idempotency-Key, one event id');
     const { rows } = await testDb.db.exec(
       `SELECT value->>'eventId' AS "eventId", (value->'payload'->>'n')::int AS n FROM bus.message WHERE topic = $1 AND value->>'workflowId' = $2`,
@@ -394,11 +429,21 @@ test('back-pressure: a stalled engine and a burst → 429 with Retry-After once 
       ran.push(m.value.eventId);
     },
   });
-  const app = await buildApp({ bus, directory, logLevel: 'silent', rateLimit: { perSecond: 1e6, burst: 1e6 }, backlog: { maxBacklog: BOUND, refreshMs: 0, groupId: 'stalled-engine' } });
+  const app = await buildApp({
+    bus,
+    directory,
+    logLevel: 'silent',
+    rateLimit: { perSecond: 1e6, burst: 1e6 },
+    backlog: { maxBacklog: BOUND, refreshMs: 0, groupId: 'stalled-engine' },
+  });
   const url = await listen(app, 0);
   try {
     const send = (n: number) =>
-      fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n }) }).then(async (r) => ({
+      fetch(`${url}/functions/v1/webhook-trigger/${t.workflowId}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ n }),
+      }).then(async (r) => ({
         status: r.status,
         retryAfter: r.headers.get('retry-after'),
         body: (await r.json()) as any,
@@ -483,7 +528,11 @@ describe('what a body may hold (docs/webhooks.md): decided at intake, so a 200 a
 
   test('64 levels, surrogate pairs (emoji), "constructor" without "prototype" and "prototype" alone are ordinary data', async () => {
     const t = addTrigger({ requireSecret: false });
-    const bodies = [nested(64), '{"smile": "\\ud83d\\ude00", "\\ud83d\\ude00": 1}', '{"constructor": "Foo", "c": {"constructor": {"name": "x"}}, "prototype": {}}'];
+    const bodies = [
+      nested(64),
+      '{"smile": "\\ud83d\\ude00", "\\ud83d\\ude00": 1}',
+      '{"constructor": "Foo", "c": {"constructor": {"name": "x"}}, "prototype": {}}',
+    ];
     for (const body of bodies) assert.equal((await post(t.workflowId, body)).status, 200, body.slice(0, 40));
     const events = await eventsFor(t.workflowId, 3);
     assert.equal(events.length, 3);

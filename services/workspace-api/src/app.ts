@@ -88,7 +88,10 @@ export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
   const events = deps.events;
   if (events) {
     app.addHook('onReady', async () => {
-      app.ctx.outbox = startOutboxRelay(deps.db, events, { pollMs: deps.outboxPollMs, onError: (err) => app.log.warn({ err }, 'outbox relay: publishing failed; retrying') });
+      app.ctx.outbox = startOutboxRelay(deps.db, events, {
+        pollMs: deps.outboxPollMs,
+        onError: (err) => app.log.warn({ err }, 'outbox relay: publishing failed; retrying'),
+      });
     });
   }
   app.addHook('onClose', async () => {

@@ -294,10 +294,7 @@ describe('GET, PATCH, DELETE /calendar-entries/:id', () => {
     const user = api.user();
     const e = await createEntry(user, { title: 'Review', startsAt: '2026-03-12T10:00:00Z' });
     assertValidationError(await user.call('PATCH', `${ENTRIES}/${e.id}`, { endsAt: '2026-03-12T09:00:00Z' }), 'endsAt');
-    assertValidationError(
-      await user.call('PATCH', `${ENTRIES}/${e.id}`, { startsAt: '2026-03-13T10:00:00Z', endsAt: '2026-03-13T09:00:00Z' }),
-      'endsAt',
-    );
+    assertValidationError(await user.call('PATCH', `${ENTRIES}/${e.id}`, { startsAt: '2026-03-13T10:00:00Z', endsAt: '2026-03-13T09:00:00Z' }), 'endsAt');
     const got = await user.call<CalendarEntry>('GET', `${ENTRIES}/${e.id}`);
     assert.deepEqual(got.body, e);
   });
@@ -323,7 +320,10 @@ describe('GET, PATCH, DELETE /calendar-entries/:id', () => {
     assert.equal(got.body.error, 'not_found');
     const again = await user.call('DELETE', `${ENTRIES}/${e.id}`);
     assert.equal(again.status, 404, show(again));
-    assert.deepEqual((await listPage(user)).items.map((x) => x.id), [keep.id]);
+    assert.deepEqual(
+      (await listPage(user)).items.map((x) => x.id),
+      [keep.id],
+    );
   });
 
   test("another user's entry does not exist: 404 for get, patch and delete, and it is unchanged", async () => {
@@ -341,7 +341,7 @@ describe('GET, PATCH, DELETE /calendar-entries/:id', () => {
 });
 
 describe('project links', () => {
-  test("a project of another user is 404 and nothing is created or linked", async () => {
+  test('a project of another user is 404 and nothing is created or linked', async () => {
     const owner = api.user();
     const other = api.user();
     const foreign = await createProject(owner, 'Secret');

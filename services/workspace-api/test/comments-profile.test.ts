@@ -21,7 +21,10 @@ test('comments attach to the caller’s task, project or note, list newest first
   assert.deepEqual([first.targetType, first.targetId], ['task', task.id]);
   const list = await user.call('GET', `/api/v1/comments?targetType=task&targetId=${task.id}`);
   assert.equal(list.status, 200, show(list));
-  assert.deepEqual(list.body.items.map((c: Comment) => c.body), ['Reviewed', 'First draft done']);
+  assert.deepEqual(
+    list.body.items.map((c: Comment) => c.body),
+    ['Reviewed', 'First draft done'],
+  );
   // A target of the wrong kind is not found.
   assert.equal((await user.call('POST', '/api/v1/comments', { targetType: 'note', targetId: task.id, body: 'x' })).status, 404);
   assert.equal((await user.call('DELETE', `/api/v1/tasks/${task.id}`)).status, 204);
@@ -49,7 +52,10 @@ test('activity lists recent changes newest first, with completions and comments'
   const res = await user.call('GET', '/api/v1/activity?limit=10');
   assert.equal(res.status, 200, show(res));
   const items = res.body.items as { type: string; action: string; title: string; target: unknown }[];
-  assert.deepEqual(items.map((i) => `${i.type}:${i.action}`), ['comment:commented', 'task:completed', 'note:created']);
+  assert.deepEqual(
+    items.map((i) => `${i.type}:${i.action}`),
+    ['comment:commented', 'task:completed', 'note:created'],
+  );
   assert.deepEqual(items[0]!.target, { type: 'task', id: task.id });
   assert.deepEqual((await api.user().call('GET', '/api/v1/activity')).body.items, [], 'nothing of other users');
 });
@@ -57,7 +63,16 @@ test('activity lists recent changes newest first, with completions and comments'
 test('profile: defaults until changed, validated time zone, default project must be the caller’s', async () => {
   const user = api.user();
   const initial = await user.call('GET', '/api/v1/profile');
-  assert.deepEqual(initial.body, { userId: user.id, displayName: null, timezone: 'UTC', weekStartsOn: 'monday', workdayStart: '09:00', workdayEnd: '17:00', defaultProjectId: null, updatedAt: null });
+  assert.deepEqual(initial.body, {
+    userId: user.id,
+    displayName: null,
+    timezone: 'UTC',
+    weekStartsOn: 'monday',
+    workdayStart: '09:00',
+    workdayEnd: '17:00',
+    defaultProjectId: null,
+    updatedAt: null,
+  });
   const project = await createProject(user);
   const changed = await user.call('PATCH', '/api/v1/profile', { displayName: 'Ada', timezone: 'Europe/Berlin', defaultProjectId: project.id });
   assert.equal(changed.status, 200, show(changed));

@@ -14,8 +14,7 @@ after(async () => {
   await api.close();
 });
 
-const serviceToken = (service: string, sub = `svc:${service}`) =>
-  signInternalToken(api.keys, { sub, aud: 'workspace-api', scope: 'internal', azp: service });
+const serviceToken = (service: string, sub = `svc:${service}`) => signInternalToken(api.keys, { sub, aud: 'workspace-api', scope: 'internal', azp: service });
 const lookup = (id: string, token: string) =>
   rawCall(api.baseUrl, 'GET', `/internal/v1/webhook-triggers/${id}`, { headers: { authorization: `Bearer ${token}` } });
 
@@ -67,15 +66,16 @@ test('only webhook-ingest, as a service: user tokens 401, other services 403, no
 test('the trigger-reader role reads those workflow columns and nothing else', async () => {
   const owner = api.user();
   await owner.call('POST', '/api/v1/tasks', { title: 'private' });
-  const as = (sql: string) => api.workspace.db.session(async (exec) => {
-    await exec('BEGIN');
-    try {
-      await exec("SELECT set_config('role', 'flowdesk_trigger_reader', true)");
-      return await exec(sql);
-    } finally {
-      await exec('ROLLBACK');
-    }
-  });
+  const as = (sql: string) =>
+    api.workspace.db.session(async (exec) => {
+      await exec('BEGIN');
+      try {
+        await exec("SELECT set_config('role', 'flowdesk_trigger_reader', true)");
+        return await exec(sql);
+      } finally {
+        await exec('ROLLBACK');
+      }
+    });
   await assert.rejects(as('SELECT title FROM "workspace"."task"'), /permission denied/);
   await assert.rejects(as('SELECT name FROM "workspace"."workflow"'), /permission denied/);
   await assert.rejects(as('SELECT graph FROM "workspace"."workflow"'), /permission denied/);
@@ -85,12 +85,18 @@ test('the trigger-reader role reads those workflow columns and nothing else', as
 });
 
 describe('workflow definitions for the caches (engine, ingest)', () => {
-  const definitions = (path: string, token: string) => rawCall(api.baseUrl, 'GET', `/internal/v1/workflow-definitions${path}`, { headers: { authorization: `Bearer ${token}` } });
+  const definitions = (path: string, token: string) =>
+    rawCall(api.baseUrl, 'GET', `/internal/v1/workflow-definitions${path}`, { headers: { authorization: `Bearer ${token}` } });
 
   test('every workflow of every owner, paged by id, without names or secrets; one by id; services only', async () => {
     const a = api.user();
     const b = api.user();
-    const wa = await a.call('POST', '/api/v1/workflows', { name: 'A secret name', triggerType: 'webhook', executionOrder: 'ordered', triggerConfig: { rateLimitPerSecond: 5 } });
+    const wa = await a.call('POST', '/api/v1/workflows', {
+      name: 'A secret name',
+      triggerType: 'webhook',
+      executionOrder: 'ordered',
+      triggerConfig: { rateLimitPerSecond: 5 },
+    });
     const wb = await b.call('POST', '/api/v1/workflows', { name: 'B', triggerType: 'manual', active: true });
     const ids = new Map<string, any>();
     let after = '';
@@ -101,7 +107,16 @@ describe('workflow definitions for the caches (engine, ingest)', () => {
       if (!res.body.next) break;
       after = res.body.next;
     }
-    assert.deepEqual(ids.get(wa.body.id), { id: wa.body.id, ownerId: a.id, version: 1, triggerType: 'webhook', active: false, executionOrder: 'ordered', graph: { nodes: [], edges: [] }, triggerConfig: { rateLimitPerSecond: 5 } });
+    assert.deepEqual(ids.get(wa.body.id), {
+      id: wa.body.id,
+      ownerId: a.id,
+      version: 1,
+      triggerType: 'webhook',
+      active: false,
+      executionOrder: 'ordered',
+      graph: { nodes: [], edges: [] },
+      triggerConfig: { rateLimitPerSecond: 5 },
+    });
     assert.equal(ids.get(wb.body.id).ownerId, b.id);
     assert.ok(!JSON.stringify([...ids.values()]).includes(wa.body.webhookSecret));
     const one = await definitions(`/${wb.body.id}`, serviceToken('webhook-ingest'));
@@ -127,7 +142,17 @@ describe('workflow definitions for the caches (engine, ingest)', () => {
     assert.equal((await u.call('DELETE', `/api/v1/workflows/${wf.body.id}`)).status, 204);
     const { rows } = await api.workspace.db.exec(`SELECT topic, key, value FROM "workspace"."outbox" WHERE key = $1 ORDER BY id`, [wf.body.id]);
     const events = rows.map((r) => (typeof r.value === 'string' ? JSON.parse(r.value) : r.value));
-    assert.deepEqual(events.map((e) => [e.change, e.version]), [['created', 1], ['activated', 2], ['updated', 3], ['secret_regenerated', 4], ['deactivated', 5], ['deleted', 6]]);
+    assert.deepEqual(
+      events.map((e) => [e.change, e.version]),
+      [
+        ['created', 1],
+        ['activated', 2],
+        ['updated', 3],
+        ['secret_regenerated', 4],
+        ['deactivated', 5],
+        ['deleted', 6],
+      ],
+    );
     assert.ok(rows.every((r) => r.topic === 'workflow.changed.v1'));
     assert.equal(events[2].definition.active, true);
     assert.equal(events[5].definition, null);
@@ -137,7 +162,10 @@ describe('workflow definitions for the caches (engine, ingest)', () => {
 
 test('the internal routes are not in the public OpenAPI document', async () => {
   const doc = (await rawCall(api.baseUrl, 'GET', '/openapi.json')).body as { paths: Record<string, unknown> };
-  assert.deepEqual(Object.keys(doc.paths).filter((p) => p.startsWith('/internal')), []);
+  assert.deepEqual(
+    Object.keys(doc.paths).filter((p) => p.startsWith('/internal')),
+    [],
+  );
 });
 
 describe('what the workflow engine keeps here, as the owner', () => {
@@ -159,20 +187,28 @@ describe('what the workflow engine keeps here, as the owner', () => {
     assert.ok(got.body.samplePayloadAt);
   });
 
-  test('Create Task of many runs in one call: each item answered in order, under the owner\'s row-level security', async () => {
+  test("Create Task of many runs in one call: each item answered in order, under the owner's row-level security", async () => {
     const owner = api.user();
     const other = api.user();
     const mine = await owner.call('POST', '/api/v1/projects', { name: 'Mine' });
     const theirs = await other.call('POST', '/api/v1/projects', { name: 'Theirs' });
     const post = (token: string, body: unknown) =>
-      rawCall(api.baseUrl, 'POST', '/internal/v1/tasks/batch', { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      rawCall(api.baseUrl, 'POST', '/internal/v1/tasks/batch', {
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     assert.equal((await post(owner.token, { tasks: [{ title: 'forged' }] })).status, 403, 'a user (even with a write token) cannot');
     assert.equal((await post(engineToken(owner.id), { tasks: [] })).status, 400, 'an empty batch is refused');
 
-    const ok = await post(engineToken(owner.id), { tasks: [{ title: 'one' }, { title: 'two', projectId: mine.body.id, dueDate: '2026-12-01', notes: 'n' }, { title: '' }, { title: 'three' }] });
+    const ok = await post(engineToken(owner.id), {
+      tasks: [{ title: 'one' }, { title: 'two', projectId: mine.body.id, dueDate: '2026-12-01', notes: 'n' }, { title: '' }, { title: 'three' }],
+    });
     assert.equal(ok.status, 200);
     const results = (ok.body as { results: any[] }).results;
-    assert.deepEqual(results.map((r) => r.status), [201, 201, 400, 201]);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      [201, 201, 400, 201],
+    );
     assert.deepEqual([results[0].task.title, results[1].task.title, results[3].task.title], ['one', 'two', 'three']);
     assert.equal(results[1].task.projectId, mine.body.id);
     assert.equal(results[1].task.dueDate, '2026-12-01');
@@ -182,7 +218,10 @@ describe('what the workflow engine keeps here, as the owner', () => {
 
     // Another user's project is as absent as a missing one: that item is 404, the others are created.
     const mixed = await post(engineToken(owner.id), { tasks: [{ title: 'four' }, { title: 'sneaky', projectId: theirs.body.id }, { title: 'five' }] });
-    assert.deepEqual((mixed.body as { results: any[] }).results.map((r) => r.status), [201, 404, 201]);
+    assert.deepEqual(
+      (mixed.body as { results: any[] }).results.map((r) => r.status),
+      [201, 404, 201],
+    );
     const after = await owner.call('GET', '/api/v1/tasks?limit=50');
     assert.equal(after.body.items.length, 5);
     assert.equal((await other.call('GET', '/api/v1/tasks')).body.items.length, 0, "nothing landed in the other user's workspace");

@@ -144,7 +144,10 @@ describe('PATCH and DELETE', () => {
     assert.equal(got.status, 404, show(got));
     assert.equal(got.body.error, 'not_found');
     assert.equal((await user.call('DELETE', `${NOTES}/${drop!.id}`)).status, 404);
-    assert.deepEqual((await listPage(user)).items.map((n) => n.id), [keep!.id]);
+    assert.deepEqual(
+      (await listPage(user)).items.map((n) => n.id),
+      [keep!.id],
+    );
   });
 });
 
@@ -174,12 +177,7 @@ describe('filters', () => {
     const user = api.user();
     const a = await createProject(user, 'A');
     const b = await createProject(user, 'B');
-    await createNotes(user, [
-      { title: 'a1', projectId: a.id },
-      { title: 'b1', projectId: b.id },
-      { title: 'loose' },
-      { title: 'a2', projectId: a.id },
-    ]);
+    await createNotes(user, [{ title: 'a1', projectId: a.id }, { title: 'b1', projectId: b.id }, { title: 'loose' }, { title: 'a2', projectId: a.id }]);
     assert.deepEqual(titles(await listPage(user, { projectId: a.id })), ['a2', 'a1']);
     assert.deepEqual(titles(await listPage(user, { projectId: b.id })), ['b1']);
     assert.deepEqual(titles(await listPage(user, { projectId: randomUUID() })), []);
@@ -221,7 +219,10 @@ describe('filters', () => {
 describe('keyset pagination', () => {
   test('limit=2 over 5: newest first, no overlap, all covered, then nextCursor null', async () => {
     const user = api.user();
-    const notes = await createNotes(user, [1, 2, 3, 4, 5].map((i) => ({ title: `n${i}` })));
+    const notes = await createNotes(
+      user,
+      [1, 2, 3, 4, 5].map((i) => ({ title: `n${i}` })),
+    );
 
     const seen: string[] = [];
     const sizes: number[] = [];
@@ -240,7 +241,10 @@ describe('keyset pagination', () => {
 
   test('stays stable when a note is created between page fetches', async () => {
     const user = api.user();
-    await createNotes(user, [1, 2, 3, 4, 5].map((i) => ({ title: `n${i}` })));
+    await createNotes(
+      user,
+      [1, 2, 3, 4, 5].map((i) => ({ title: `n${i}` })),
+    );
 
     const first = await listPage(user, { limit: 2 });
     assert.deepEqual(titles(first), ['n5', 'n4']);
@@ -328,7 +332,7 @@ describe('projects and other users', () => {
     assert.deepEqual(titles(await listPage(user)), ['elsewhere', 'linked']);
   });
 
-  test("a project of another user is 404 and nothing is created or linked", async () => {
+  test('a project of another user is 404 and nothing is created or linked', async () => {
     const owner = api.user();
     const other = api.user();
     const foreign = await createProject(owner, 'Secret');

@@ -49,9 +49,15 @@ describe('projects', () => {
 
     await u.call('POST', '/api/v1/projects', { name: 'Other' });
     const archived = await u.call('GET', '/api/v1/projects?status=archived');
-    assert.deepEqual(archived.body.items.map((p: { id: string }) => p.id), [id]);
+    assert.deepEqual(
+      archived.body.items.map((p: { id: string }) => p.id),
+      [id],
+    );
     const searched = await u.call('GET', '/api/v1/projects?q=LAUNCH');
-    assert.deepEqual(searched.body.items.map((p: { id: string }) => p.id), [id]);
+    assert.deepEqual(
+      searched.body.items.map((p: { id: string }) => p.id),
+      [id],
+    );
 
     assert.equal((await u.call('DELETE', `/api/v1/projects/${id}`)).status, 204);
     assert.equal((await u.call('GET', `/api/v1/projects/${id}`)).status, 404);
@@ -77,7 +83,10 @@ describe('projects', () => {
     const ids: string[] = [];
     for (let i = 0; i < 7; i++) ids.push((await u.call('POST', '/api/v1/projects', { name: `p${i}` })).body.id);
     const pages = await allPages(u, '/api/v1/projects?limit=3');
-    assert.deepEqual(pages.map((p) => p.length), [3, 3, 1]);
+    assert.deepEqual(
+      pages.map((p) => p.length),
+      [3, 3, 1],
+    );
     assert.deepEqual(pages.flat(), [...ids].reverse());
   });
 });
@@ -178,11 +187,17 @@ describe('tasks', () => {
     const u = api.user();
     const ids = new Set<string>();
     for (let i = 0; i < 9; i++) {
-      ids.add((await u.call('POST', '/api/v1/tasks', { title: `t${i}`, dueDate: `2026-07-0${(i % 3) + 1}`, priority: ['low', 'high', 'none'][i % 3] })).body.id);
+      ids.add(
+        (await u.call('POST', '/api/v1/tasks', { title: `t${i}`, dueDate: `2026-07-0${(i % 3) + 1}`, priority: ['low', 'high', 'none'][i % 3] })).body.id,
+      );
     }
     for (const sort of ['created_desc', 'due_asc', 'priority_desc', 'updated_desc']) {
       const pages = await allPages(u, `/api/v1/tasks?limit=4&sort=${sort}`);
-      assert.deepEqual(pages.map((p) => p.length), [4, 4, 1], sort);
+      assert.deepEqual(
+        pages.map((p) => p.length),
+        [4, 4, 1],
+        sort,
+      );
       assert.deepEqual(new Set(pages.flat()), ids, sort);
     }
   });

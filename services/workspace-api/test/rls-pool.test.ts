@@ -59,9 +59,7 @@ async function backendPid(tx: Tx): Promise<number> {
 
 /** The state of the (only) connection, outside any transaction. */
 async function connectionState(): Promise<{ pid: number; userId: string | null; role: string }> {
-  const { rows } = await single.exec(
-    `SELECT pg_backend_pid() AS pid, current_setting('app.user_id', true) AS user_id, current_user AS role`,
-  );
+  const { rows } = await single.exec(`SELECT pg_backend_pid() AS pid, current_setting('app.user_id', true) AS user_id, current_user AS role`);
   const r = rows[0]!;
   return { pid: Number(r.pid), userId: (r.user_id as string | null) ?? null, role: String(r.role) };
 }
@@ -81,7 +79,11 @@ async function assertActsAsNobody(pidOfA: number): Promise<void> {
   // A transaction as the app role that names no user sees nothing at all.
   const anonymous = await prisma1.$transaction(async (tx) => {
     await tx.$executeRawUnsafe(`SELECT set_config('role', 'flowdesk_app', true)`);
-    return { pid: await backendPid(tx), seen: await snapshot(tx), userId: await tx.$queryRaw<{ u: string | null }[]>`SELECT current_setting('app.user_id', true) AS u` };
+    return {
+      pid: await backendPid(tx),
+      seen: await snapshot(tx),
+      userId: await tx.$queryRaw<{ u: string | null }[]>`SELECT current_setting('app.user_id', true) AS u`,
+    };
   });
   assert.equal(anonymous.pid, pidOfA);
   assert.deepEqual(anonymous.seen, NOTHING, 'no user set: no rows');
@@ -253,9 +255,13 @@ describe('the row-level-security executor on a one-connection pool', () => {
     const { pid } = await run(userA);
     const failures: [string, string, unknown[]][] = [
       // writes a row, then the CHECK constraint fails the same statement
-      ['constraint', `WITH p AS (INSERT INTO workspace.project (id, owner_id, name, updated_at) VALUES (gen_random_uuid(), $1, 'doomed', now()) RETURNING id)
+      [
+        'constraint',
+        `WITH p AS (INSERT INTO workspace.project (id, owner_id, name, updated_at) VALUES (gen_random_uuid(), $1, 'doomed', now()) RETURNING id)
          INSERT INTO workspace.calendar_entry (id, owner_id, title, starts_at, ends_at, updated_at)
-         SELECT gen_random_uuid(), $1, 'bad', '2026-01-02', '2026-01-01', now() FROM p`, [userA]],
+         SELECT gen_random_uuid(), $1, 'bad', '2026-01-02', '2026-01-01', now() FROM p`,
+        [userA],
+      ],
       ['row-level security', `INSERT INTO workspace.project (id, owner_id, name, updated_at) VALUES (gen_random_uuid(), $1, 'doomed', now())`, [userB]],
       ['bad value', `SELECT id FROM workspace.task WHERE id = $1::uuid`, ['not-a-uuid']],
       ['syntax', `SELEC id FROM workspace.task`, []],
@@ -272,7 +278,11 @@ describe('the row-level-security executor on a one-connection pool', () => {
 
   test('a value the driver cannot send fails the call, and the next user gets a clean connection', async (t) => {
     if (single.kind !== 'postgres') return t.skip('pg driver path (PGlite maps values itself)');
-    const unsendable = { toPostgres: () => { throw new Error('cannot be sent'); } };
+    const unsendable = {
+      toPostgres: () => {
+        throw new Error('cannot be sent');
+      },
+    };
     await assert.rejects(single.queryAsUser(userA, 'SELECT id FROM workspace.task WHERE title = $1', [unsendable]), /cannot be sent/);
     const asB = await run(userB);
     assert.deepEqual(asB.seen, owned[userB], 'B sees exactly their own rows');
@@ -280,7 +290,10 @@ describe('the row-level-security executor on a one-connection pool', () => {
   });
 
   test('each statement has a time limit of its own, gone from the connection afterwards', async () => {
-    const [inside] = await single.queryAsUser<{ limit: string; pid: number }>(userA, `SELECT current_setting('statement_timeout') AS limit, pg_backend_pid() AS pid`);
+    const [inside] = await single.queryAsUser<{ limit: string; pid: number }>(
+      userA,
+      `SELECT current_setting('statement_timeout') AS limit, pg_backend_pid() AS pid`,
+    );
     assert.equal(inside?.limit, USER_STATEMENT_TIMEOUT);
     const { rows } = await single.exec(`SELECT current_setting('statement_timeout') AS limit`);
     assert.notEqual(rows[0]!.limit, USER_STATEMENT_TIMEOUT, 'the limit was transaction-local');

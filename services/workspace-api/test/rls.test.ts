@@ -115,7 +115,11 @@ async function seed(ws: TestWorkspace, owner: string): Promise<Seed> {
 
 /** Everything `user` can see in `table`, in a stable order. */
 function visible(ws: TestWorkspace, user: string, table: Table): Promise<Row[]> {
-  return asUser(ws.prisma, user, (tx) => spec(table).model(tx).findMany({ orderBy: { id: 'asc' } }));
+  return asUser(ws.prisma, user, (tx) =>
+    spec(table)
+      .model(tx)
+      .findMany({ orderBy: { id: 'asc' } }),
+  );
 }
 
 /** The Prisma error code of a rejected request (fails the test if it did not reject). */
@@ -220,13 +224,9 @@ for (const t of TABLES) {
       const createMany = await prismaCode(asUser(ws.prisma, userA, (tx) => t.model(tx).createMany({ data: [t.data(userB, b)] })));
       assert.match(createMany.message, /row-level security/, `createMany with B's owner id: ${createMany.code} ${createMany.message}`);
 
-      const give = await prismaCode(
-        asUser(ws.prisma, userA, (tx) => t.model(tx).update({ where: { id: a[t.table].id }, data: { ownerId: userB } })),
-      );
+      const give = await prismaCode(asUser(ws.prisma, userA, (tx) => t.model(tx).update({ where: { id: a[t.table].id }, data: { ownerId: userB } })));
       assert.match(give.message, /row-level security/, `update owner to B: ${give.code} ${give.message}`);
-      const giveMany = await prismaCode(
-        asUser(ws.prisma, userA, (tx) => t.model(tx).updateMany({ where: { id: a[t.table].id }, data: { ownerId: userB } })),
-      );
+      const giveMany = await prismaCode(asUser(ws.prisma, userA, (tx) => t.model(tx).updateMany({ where: { id: a[t.table].id }, data: { ownerId: userB } })));
       assert.match(giveMany.message, /row-level security/, `updateMany owner to B: ${giveMany.code} ${giveMany.message}`);
 
       assert.deepEqual(await visible(ws, userB, t.table), bBefore, 'B got no new or changed row');
@@ -240,11 +240,7 @@ describe('composite foreign keys: A cannot attach rows to B’s project or workf
    * A's attempt to point at B's parent must fail exactly like pointing at an id that does not exist,
    * create nothing, and leave B's parent and children untouched.
    */
-  async function refusedLikeMissing(
-    table: Table,
-    attempt: (tx: Tx, parentId: string) => Promise<unknown>,
-    parentOfB: string,
-  ): Promise<void> {
+  async function refusedLikeMissing(table: Table, attempt: (tx: Tx, parentId: string) => Promise<unknown>, parentOfB: string): Promise<void> {
     const parentTable: Table = 'project';
     const aBefore = await visible(ws, userA, table);
     const bBefore = await visible(ws, userB, table);
@@ -264,16 +260,8 @@ describe('composite foreign keys: A cannot attach rows to B’s project or workf
     test(`${table}: create or move into B’s project is refused and reveals nothing`, async () => {
       const t = spec(table);
       await refusedLikeMissing(table, (tx, projectId) => t.model(tx).create({ data: { ...t.data(userA, a), projectId } }), b.project.id);
-      await refusedLikeMissing(
-        table,
-        (tx, projectId) => t.model(tx).update({ where: { id: a[table].id }, data: { projectId } }),
-        b.project.id,
-      );
-      await refusedLikeMissing(
-        table,
-        (tx, projectId) => t.model(tx).updateMany({ where: { ownerId: userA }, data: { projectId } }),
-        b.project.id,
-      );
+      await refusedLikeMissing(table, (tx, projectId) => t.model(tx).update({ where: { id: a[table].id }, data: { projectId } }), b.project.id);
+      await refusedLikeMissing(table, (tx, projectId) => t.model(tx).updateMany({ where: { ownerId: userA }, data: { projectId } }), b.project.id);
     });
   }
 });
@@ -346,9 +334,7 @@ describe('database catalog', () => {
   });
 
   test('the app role cannot read the migrations table', async () => {
-    const { rows } = await ws.db.exec(
-      `SELECT has_table_privilege('flowdesk_app', 'workspace._prisma_migrations', 'SELECT') AS can_read`,
-    );
+    const { rows } = await ws.db.exec(`SELECT has_table_privilege('flowdesk_app', 'workspace._prisma_migrations', 'SELECT') AS can_read`);
     assert.deepEqual(rows, [{ can_read: false }]);
   });
 });
@@ -387,7 +373,11 @@ describe('through the row-level-security executor (db.queryAsUser), as user A, u
       assert.deepEqual(await q(userA, `SELECT id FROM ${table} WHERE id = $1`, [b[t.table].id]), [], 'B’s row by id does not exist');
       assert.deepEqual(await q(userA, `SELECT count(*)::int AS n FROM ${table}`), [{ n: 1 }]);
 
-      assert.deepEqual(await q(userA, `UPDATE ${table} SET owner_id = owner_id WHERE owner_id = $1 RETURNING id`, [userB]), [], 'update reaches none of B’s rows');
+      assert.deepEqual(
+        await q(userA, `UPDATE ${table} SET owner_id = owner_id WHERE owner_id = $1 RETURNING id`, [userB]),
+        [],
+        'update reaches none of B’s rows',
+      );
       assert.deepEqual(await q(userA, `DELETE FROM ${table} WHERE id = $1 OR owner_id = $2 RETURNING id`, [b[t.table].id, userB]), [], 'delete reaches none');
       await assert.rejects(
         q(userA, `UPDATE ${table} SET owner_id = $1 WHERE id = $2`, [userB, a[t.table].id]),
@@ -396,7 +386,11 @@ describe('through the row-level-security executor (db.queryAsUser), as user A, u
       );
       // A copy of B's row with a new id, still owned by B: only the policy's WITH CHECK refuses it.
       await assert.rejects(
-        ws.db.queryAsUser(userA, `INSERT INTO ${table} SELECT (jsonb_populate_record(NULL::${table}, to_jsonb(x) || jsonb_build_object('id', gen_random_uuid(), 'owner_id', $1::uuid))).* FROM ${table} x WHERE x.id = $2`, [userB, a[t.table].id]),
+        ws.db.queryAsUser(
+          userA,
+          `INSERT INTO ${table} SELECT (jsonb_populate_record(NULL::${table}, to_jsonb(x) || jsonb_build_object('id', gen_random_uuid(), 'owner_id', $1::uuid))).* FROM ${table} x WHERE x.id = $2`,
+          [userB, a[t.table].id],
+        ),
         /row-level security/,
         'a row owned by B cannot be created',
       );

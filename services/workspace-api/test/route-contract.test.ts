@@ -102,7 +102,8 @@ describe('401 without a valid internal token', () => {
     "a user's API key is never accepted as-is": () => 'Bearer fdk_3q2x9Yb0uZ7TqkQw8rT1mF4vN6cS5pL2hJ0dK9aE',
     'signed by another key': () => `Bearer ${signInternalToken(other, { sub: owner.id, aud: 'workspace-api', scope: 'mcp:write' })}`,
     'minted for another service': () => `Bearer ${signInternalToken(api.keys, { sub: owner.id, aud: 'mcp-gateway', scope: 'mcp:write' })}`,
-    expired: () => `Bearer ${signInternalToken(api.keys, { sub: owner.id, aud: 'workspace-api', scope: 'mcp:write' }, { now: now - 3_600_000, ttlSeconds: 300 })}`,
+    expired: () =>
+      `Bearer ${signInternalToken(api.keys, { sub: owner.id, aud: 'workspace-api', scope: 'mcp:write' }, { now: now - 3_600_000, ttlSeconds: 300 })}`,
     'unsigned (alg none)': () => {
       const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
       return `Bearer ${b64({ alg: 'none', typ: 'JWT' })}.${b64({ iss: 'flowdesk-auth', sub: owner.id, aud: 'workspace-api', scope: 'mcp:write', iat: 1, exp: 4e9 })}.`;

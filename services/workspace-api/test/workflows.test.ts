@@ -280,17 +280,14 @@ describe('list', () => {
     assert.deepEqual(await listIds('?q=nothing-like-this'), []);
   });
 
-  test(
-    'q is a plain substring: % and _ in it are literal characters, not wildcards',
-    async () => {
-      const w = api.user();
-      const made: Record<string, string> = {};
-      for (const name of ['plain words', '100% done', 'snake_case']) made[name] = (await create(w, { name, triggerType: 'manual' })).id;
-      const names = async (q: string) =>
-        ((await w.call('GET', `/api/v1/workflows?q=${encodeURIComponent(q)}`)).body.items as { name: string }[]).map((x) => x.name).sort();
-      assert.deepEqual([await names('%'), await names('_')], [['100% done'], ['snake_case']]);
-    },
-  );
+  test('q is a plain substring: % and _ in it are literal characters, not wildcards', async () => {
+    const w = api.user();
+    const made: Record<string, string> = {};
+    for (const name of ['plain words', '100% done', 'snake_case']) made[name] = (await create(w, { name, triggerType: 'manual' })).id;
+    const names = async (q: string) =>
+      ((await w.call('GET', `/api/v1/workflows?q=${encodeURIComponent(q)}`)).body.items as { name: string }[]).map((x) => x.name).sort();
+    assert.deepEqual([await names('%'), await names('_')], [['100% done'], ['snake_case']]);
+  });
 
   test('an unknown trigger type or a bogus cursor: 400 validation_failed', async () => {
     const bad = await u.call('GET', '/api/v1/workflows?triggerType=cron');
@@ -324,7 +321,13 @@ describe('list', () => {
       pages.map((p) => p.length),
       [1, 1],
     );
-    assert.deepEqual(pages.flat().map((w) => w.id).sort(), sorted('invoice', 'daily'));
+    assert.deepEqual(
+      pages
+        .flat()
+        .map((w) => w.id)
+        .sort(),
+      sorted('invoice', 'daily'),
+    );
   });
 
   test('another user’s listing is empty', async () => {
@@ -475,19 +478,34 @@ describe('graph validation', () => {
     },
     {
       name: 'an edge to an unknown node',
-      graph: { nodes: [task('a')], edges: [{ from: 'trigger', to: 'a' }, { from: 'a', to: 'ghost' }] },
+      graph: {
+        nodes: [task('a')],
+        edges: [
+          { from: 'trigger', to: 'a' },
+          { from: 'a', to: 'ghost' },
+        ],
+      },
       message: /a -> ghost.*unknown node/,
     },
     {
       name: 'an edge from an unknown node',
-      graph: { nodes: [task('a')], edges: [{ from: 'trigger', to: 'a' }, { from: 'ghost', to: 'a' }] },
+      graph: {
+        nodes: [task('a')],
+        edges: [
+          { from: 'trigger', to: 'a' },
+          { from: 'ghost', to: 'a' },
+        ],
+      },
       message: /ghost -> a.*unknown node/,
     },
     {
       name: 'a branch on an edge that does not leave a condition',
       graph: {
         nodes: [http('fetch'), task('t')],
-        edges: [{ from: 'trigger', to: 'fetch' }, { from: 'fetch', to: 't', branch: 'true' }],
+        edges: [
+          { from: 'trigger', to: 'fetch' },
+          { from: 'fetch', to: 't', branch: 'true' },
+        ],
       },
       message: /fetch -> t has a branch but fetch is not a condition/,
     },
@@ -495,7 +513,10 @@ describe('graph validation', () => {
       name: 'an edge leaving a condition without branch',
       graph: {
         nodes: [condition('check'), task('t')],
-        edges: [{ from: 'trigger', to: 'check' }, { from: 'check', to: 't' }],
+        edges: [
+          { from: 'trigger', to: 'check' },
+          { from: 'check', to: 't' },
+        ],
       },
       message: /check -> t leaves a condition without branch/,
     },
@@ -561,18 +582,15 @@ describe('graph validation', () => {
     });
   }
 
-  test(
-    'a node may not take the reserved id "trigger" (it would pass as reachable without any edge into it)',
-    async () => {
-      const other = api.user();
-      const res = await other.call('POST', '/api/v1/workflows', {
-        name: 'Reserved id',
-        triggerType: 'manual',
-        graph: { nodes: [task('trigger')], edges: [] },
-      });
-      assert.deepEqual([res.status, res.body.error], [400, 'validation_failed']);
-    },
-  );
+  test('a node may not take the reserved id "trigger" (it would pass as reachable without any edge into it)', async () => {
+    const other = api.user();
+    const res = await other.call('POST', '/api/v1/workflows', {
+      name: 'Reserved id',
+      triggerType: 'manual',
+      graph: { nodes: [task('trigger')], edges: [] },
+    });
+    assert.deepEqual([res.status, res.body.error], [400, 'validation_failed']);
+  });
 
   test('HTTP Request → Condition (true → Create Task) is accepted and returned unchanged', async () => {
     const other = api.user();
@@ -846,7 +864,17 @@ describe('inline secrets in HTTP Request nodes, read without write (docs/credent
     ],
     edges: [{ from: 'trigger', to: 'push' }],
   };
-  const PLAINTEXTS = ['hunter2-pass', 'k-123456', 'sk_live_inline_123', 'abcdef123', 'key-inline-456', 'tok-inline-789', 'whsec-inline', 'pw-inline-1', 'cs-inline-2'];
+  const PLAINTEXTS = [
+    'hunter2-pass',
+    'k-123456',
+    'sk_live_inline_123',
+    'abcdef123',
+    'key-inline-456',
+    'tok-inline-789',
+    'whsec-inline',
+    'pw-inline-1',
+    'cs-inline-2',
+  ];
 
   test('GET /workflows/:id and the listing mask them for mcp:read; mcp:write sees the graph as written', async () => {
     const u = api.user();
@@ -873,6 +901,11 @@ describe('inline secrets in HTTP Request nodes, read without write (docs/credent
       Accept: 'application/json',
       'X-Referenced': 'Bearer {{credentials.crm}}',
     });
-    assert.deepEqual(JSON.parse(masked.body), { contact: '{{trigger.email}}', password: '••••', nested: { clientSecret: '••••', note: 'kept' }, token: '{{credentials.crm}}' });
+    assert.deepEqual(JSON.parse(masked.body), {
+      contact: '{{trigger.email}}',
+      password: '••••',
+      nested: { clientSecret: '••••', note: 'kept' },
+      token: '{{credentials.crm}}',
+    });
   });
 });

@@ -63,7 +63,10 @@ describe('GET /search', () => {
     // ...and, changed later (so recency alone would put them first), only in the body.
     bodyHits.push({ type: 'project', id: await post(alice, '/projects', { name: 'Misc', description: 'prep for Orion' }) });
     bodyHits.push({ type: 'task', id: await post(alice, '/tasks', { title: 'Call vendor', notes: 'ask about orion pricing' }) });
-    bodyHits.push({ type: 'note', id: await post(alice, '/notes', { title: 'Weekly', content: `${LONG_PREFIX}then the ORION review, and more text after it. ${LONG_PREFIX}` }) });
+    bodyHits.push({
+      type: 'note',
+      id: await post(alice, '/notes', { title: 'Weekly', content: `${LONG_PREFIX}then the ORION review, and more text after it. ${LONG_PREFIX}` }),
+    });
     bodyHits.push({
       type: 'calendar_entry',
       id: await post(alice, '/calendar-entries', { title: 'Lunch', description: 'talk Orion', startsAt: '2026-03-13T12:00:00Z' }),
@@ -90,7 +93,13 @@ describe('GET /search', () => {
 
   test('title matches come before body matches, each most recently changed first', async () => {
     const hits = await search(alice, 'q=orion');
-    assert.deepEqual(hits.map(key), [...titleHits].reverse().concat([...bodyHits].reverse()).map(key));
+    assert.deepEqual(
+      hits.map(key),
+      [...titleHits]
+        .reverse()
+        .concat([...bodyHits].reverse())
+        .map(key),
+    );
   });
 
   test('every snippet contains the match, whether it was found in the title or the body', async () => {
@@ -111,11 +120,17 @@ describe('GET /search', () => {
 
   test('types narrows the kinds searched', async () => {
     const hits = await search(alice, 'q=orion&types=task&types=note');
-    const expected = [...titleHits, ...bodyHits].filter((h) => h.type === 'task' || h.type === 'note').map(key).sort();
+    const expected = [...titleHits, ...bodyHits]
+      .filter((h) => h.type === 'task' || h.type === 'note')
+      .map(key)
+      .sort();
     assert.deepEqual(hits.map(key).sort(), expected);
 
     const one = await search(alice, 'q=orion&types=calendar_entry');
-    assert.deepEqual(one.map((h) => h.type), ['calendar_entry', 'calendar_entry']);
+    assert.deepEqual(
+      one.map((h) => h.type),
+      ['calendar_entry', 'calendar_entry'],
+    );
 
     const bad = await alice.call('GET', `${V1}/search?q=orion&types=comment`);
     assert.equal(bad.status, 400, show(bad));
@@ -126,7 +141,10 @@ describe('GET /search', () => {
     const three = await search(alice, 'q=orion&limit=3');
     assert.equal(three.length, 3);
     const titleKeys = new Set(titleHits.map(key));
-    assert.ok(three.every((h) => titleKeys.has(key(h))), JSON.stringify(three));
+    assert.ok(
+      three.every((h) => titleKeys.has(key(h))),
+      JSON.stringify(three),
+    );
 
     assert.equal((await search(alice, 'q=orion&limit=7')).length, 7);
     assert.equal((await search(alice, 'q=orion&limit=1')).length, 1);
@@ -136,7 +154,10 @@ describe('GET /search', () => {
     const aliceIds = new Set([...titleHits, ...bodyHits].map((h) => h.id));
     const hits = await search(bob, 'q=orion');
     assert.equal(hits.length, 5);
-    assert.ok(hits.every((h) => !aliceIds.has(h.id) && /bob/.test(h.title)), JSON.stringify(hits));
+    assert.ok(
+      hits.every((h) => !aliceIds.has(h.id) && /bob/.test(h.title)),
+      JSON.stringify(hits),
+    );
     assert.ok((await search(alice, 'q=bob')).length === 0);
     assert.deepEqual(await search(api.user(), 'q=orion'), []);
   });
@@ -147,9 +168,18 @@ describe('GET /search', () => {
     const underscore = await post(user, '/tasks', { title: 'rename user_id' });
     await post(user, '/notes', { title: 'Discount 500 off' });
     await post(user, '/tasks', { title: 'rename userXid' });
-    assert.deepEqual((await search(user, `q=${encodeURIComponent('%')}`)).map((h) => h.id), [literal]);
-    assert.deepEqual((await search(user, `q=${encodeURIComponent('50%')}`)).map((h) => h.id), [literal]);
-    assert.deepEqual((await search(user, 'q=r_i')).map((h) => h.id), [underscore]);
+    assert.deepEqual(
+      (await search(user, `q=${encodeURIComponent('%')}`)).map((h) => h.id),
+      [literal],
+    );
+    assert.deepEqual(
+      (await search(user, `q=${encodeURIComponent('50%')}`)).map((h) => h.id),
+      [literal],
+    );
+    assert.deepEqual(
+      (await search(user, 'q=r_i')).map((h) => h.id),
+      [underscore],
+    );
   });
 
   test('q missing or empty is refused with 400 naming q', async () => {
@@ -165,9 +195,18 @@ describe('GET /search', () => {
     const user = api.user();
     const titled = await post(user, '/tasks', { title: 'Nebula plan' });
     const body = await post(user, '/tasks', { title: 'Misc', notes: 'mentions nebula' });
-    assert.deepEqual((await search(user, 'q=nebula&types=task&limit=1')).map((h) => h.id), [titled]);
-    assert.deepEqual((await search(user, 'q=nebula&limit=1')).map((h) => h.id), [titled]);
-    assert.deepEqual((await search(user, 'q=nebula&limit=2')).map((h) => h.id), [titled, body]);
+    assert.deepEqual(
+      (await search(user, 'q=nebula&types=task&limit=1')).map((h) => h.id),
+      [titled],
+    );
+    assert.deepEqual(
+      (await search(user, 'q=nebula&limit=1')).map((h) => h.id),
+      [titled],
+    );
+    assert.deepEqual(
+      (await search(user, 'q=nebula&limit=2')).map((h) => h.id),
+      [titled, body],
+    );
   });
 
   test('a calendar entry found by its location shows the match in its snippet', async () => {
@@ -208,7 +247,10 @@ describe('GET /tags', () => {
     // Counts follow the data: a deleted note no longer counts.
     assert.equal((await alice.call('DELETE', `${V1}/notes/${alphaNote}`)).status, 204);
     const after = await alice.call<{ items: TagCount[] }>('GET', `${V1}/tags`);
-    assert.deepEqual(after.body.items.map((t) => t.tag), ['work', 'home', 'urgent', 'reading']);
+    assert.deepEqual(
+      after.body.items.map((t) => t.tag),
+      ['work', 'home', 'urgent', 'reading'],
+    );
 
     const bobs = await bob.call<{ items: TagCount[] }>('GET', `${V1}/tags`);
     assert.deepEqual(bobs.body.items, [

@@ -54,13 +54,18 @@ export function backlogGate(options: BacklogGateOptions) {
     // Only workflows whose estimate reached half the bound are read: below it the estimate (the last
     // count plus every acceptance since, never lowered without a read) is admitted without asking,
     // so a read costs O(busy workflows × bound), not O(all workflows × bound).
-    const asked = [...keys.entries()].filter(([, s]) => s.counted + s.acceptedSince >= options.limit / 2).map(([k, s]) => ({ k, s, accepted: s.acceptedSince }));
+    const asked = [...keys.entries()]
+      .filter(([, s]) => s.counted + s.acceptedSince >= options.limit / 2)
+      .map(([k, s]) => ({ k, s, accepted: s.acceptedSince }));
     if (asked.length === 0) {
       reading = false;
       return;
     }
     try {
-      const counts = await options.read(asked.map((a) => a.k), options.limit + 1);
+      const counts = await options.read(
+        asked.map((a) => a.k),
+        options.limit + 1,
+      );
       const at = now();
       for (const { k, s, accepted } of asked) {
         const counted = counts.get(k) ?? 0;

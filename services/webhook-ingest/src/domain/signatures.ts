@@ -19,12 +19,7 @@ export function checkSecretHeader(expected: string | null, presented: string | u
  * `v1,<base64>` signature of the header (several during a secret rotation). Verified over the raw bytes,
  * before any parsing, so re-serialisation can never change what was signed.
  */
-export function checkStandardWebhook(
-  secret: string | null,
-  headers: Record<string, string | string[] | undefined>,
-  rawBody: Buffer,
-  nowMs: number,
-): Verdict {
+export function checkStandardWebhook(secret: string | null, headers: Record<string, string | string[] | undefined>, rawBody: Buffer, nowMs: number): Verdict {
   const id = single(headers['webhook-id']);
   const timestamp = single(headers['webhook-timestamp']);
   const signature = single(headers['webhook-signature']);

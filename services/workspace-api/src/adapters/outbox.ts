@@ -45,7 +45,11 @@ export interface OutboxRelay {
  * publishing and deleting publishes those rows again, which the consumers' version check absorbs. Two
  * relays (replicas) may publish a row twice for the same reason; never zero times.
  */
-export function startOutboxRelay(db: Database, bus: EventPublisher, options: { pollMs?: number; batch?: number; onError?: (err: unknown) => void } = {}): OutboxRelay {
+export function startOutboxRelay(
+  db: Database,
+  bus: EventPublisher,
+  options: { pollMs?: number; batch?: number; onError?: (err: unknown) => void } = {},
+): OutboxRelay {
   const batch = options.batch ?? 200;
   let running: Promise<void> | undefined;
   let again = false;

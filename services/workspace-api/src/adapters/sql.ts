@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { HttpError, type TriggerOrigin, type ListNotesQuery, type ListProjectsQuery, type ListTasksQuery, type UpdateNote, type UpdateProject } from '@flowdesk/contracts';
+import {
+  HttpError,
+  type TriggerOrigin,
+  type ListNotesQuery,
+  type ListProjectsQuery,
+  type ListTasksQuery,
+  type UpdateNote,
+  type UpdateProject,
+} from '@flowdesk/contracts';
 import type { QueryAsUser } from '@flowdesk/db';
 import type { Note as NoteRow, Project as ProjectRow, Task as TaskRow } from '../generated/prisma/client.ts';
 import { OPEN_STATUSES, type TaskColumns } from '../domain/tasks.ts';
@@ -61,12 +69,7 @@ export class TaskStore {
   constructor(private readonly query: QueryAsUser) {}
 
   /** One page of tasks: the filters of domain/tasks.ts taskFilter, in SQL. */
-  async list(
-    userId: string,
-    q: ListTasksQuery,
-    now: Date,
-    page: { sort: TaskSort; take: number; after?: KeysetCursor; skip?: number },
-  ): Promise<TaskRow[]> {
+  async list(userId: string, q: ListTasksQuery, now: Date, page: { sort: TaskSort; take: number; after?: KeysetCursor; skip?: number }): Promise<TaskRow[]> {
     const ps = new Params();
     const where: string[] = [];
     if (q.projectId) where.push(`project_id = ${ps.p(q.projectId, '::uuid')}`);
@@ -267,7 +270,11 @@ export class ProjectStore {
     if (body.color !== undefined) set.push(`color = ${ps.p(body.color, '::text')}`);
     if (body.status !== undefined) set.push(`status = ${ps.p(body.status, '::text')}::workspace."ProjectStatus"`);
     set.push(`updated_at = ${ps.p(at, '::timestamptz')}`);
-    const rows = await this.query<ProjectRow>(userId, `UPDATE workspace.project SET ${set.join(', ')} WHERE id = $1::uuid RETURNING ${PROJECT_COLUMNS}`, ps.values);
+    const rows = await this.query<ProjectRow>(
+      userId,
+      `UPDATE workspace.project SET ${set.join(', ')} WHERE id = $1::uuid RETURNING ${PROJECT_COLUMNS}`,
+      ps.values,
+    );
     return rows[0];
   }
 
@@ -325,9 +332,11 @@ export class NoteStore {
     if (body.tags !== undefined) set.push(`tags = ${ps.p(body.tags, '::text[]')}`);
     if (body.pinned !== undefined) set.push(`pinned = ${ps.p(body.pinned, '::boolean')}`);
     set.push(`updated_at = ${ps.p(at, '::timestamptz')}`);
-    const rows = await this.query<NoteRow>(userId, `UPDATE workspace.note SET ${set.join(', ')} WHERE id = $1::uuid RETURNING ${NOTE_COLUMNS}`, ps.values).catch(
-      mapSqlError,
-    );
+    const rows = await this.query<NoteRow>(
+      userId,
+      `UPDATE workspace.note SET ${set.join(', ')} WHERE id = $1::uuid RETURNING ${NOTE_COLUMNS}`,
+      ps.values,
+    ).catch(mapSqlError);
     return rows[0];
   }
 

@@ -58,8 +58,7 @@ export const toNote = (r: NoteRow): Note => ({
   updatedAt: iso(r.updatedAt),
 });
 
-export const webhookUrl = (publicBaseUrl: string, workflowId: string) =>
-  `${publicBaseUrl}/functions/v1/webhook-trigger/${workflowId}`;
+export const webhookUrl = (publicBaseUrl: string, workflowId: string) => `${publicBaseUrl}/functions/v1/webhook-trigger/${workflowId}`;
 
 export const toWorkflow =
   (publicBaseUrl: string) =>
@@ -78,7 +77,6 @@ export const toWorkflow =
     createdAt: iso(r.createdAt),
     updatedAt: iso(r.updatedAt),
   });
-
 
 /** What workflow.changed events and the definitions API carry: no name, no secret. */
 export const toDefinition = (

@@ -48,11 +48,7 @@ export interface TaskColumns {
  * The columns a create or update writes. completedAt follows status: set when a task becomes done,
  * cleared when it leaves done, untouched otherwise.
  */
-export function taskChanges(
-  body: UpdateTask & { priority?: TaskPriority },
-  currentStatus: TaskStatus | undefined,
-  now: Date,
-): TaskColumns {
+export function taskChanges(body: UpdateTask & { priority?: TaskPriority }, currentStatus: TaskStatus | undefined, now: Date): TaskColumns {
   const data: TaskColumns = {};
   if (body.title !== undefined) data.title = body.title;
   if (body.notes !== undefined) data.notes = body.notes;

@@ -42,7 +42,7 @@ export async function searchWorkspace(tx: Tx, query: SearchQuery): Promise<Searc
   const kinds = (query.types?.length ? query.types : (Object.keys(SEARCHABLE) as SearchKind[])).filter((k, i, a) => a.indexOf(k) === i);
   // The snippet shows the match: from the body field that holds it, else from the title.
   const toHit = (type: SearchKind, s: Searchable, r: Record<string, unknown> & { id: string; updatedAt: Date }): SearchHit => {
-    const text = (f: string) => (typeof r[f] === 'string' ? (r[f]) : '');
+    const text = (f: string) => (typeof r[f] === 'string' ? r[f] : '');
     const matchingBody = s.body.find((f) => text(f).toLowerCase().includes(q.toLowerCase()));
     return { type, id: r.id, title: text(s.title), snippet: snippet(text(matchingBody ?? s.title), q), updatedAt: r.updatedAt.toISOString() };
   };
@@ -83,19 +83,18 @@ export async function tagCounts(tx: Tx): Promise<TagCount[]> {
 export async function overview(tx: Tx, now: Date): Promise<Overview> {
   const today = startOfUtcDay(now);
   const open = { status: { in: OPEN_STATUSES } };
-  const [projects, openTasks, doneTasks, overdue, dueToday, dueThisWeek, notes, upcoming, workflows, activeWorkflows] =
-    await Promise.all([
-      tx.project.groupBy({ by: ['status'], _count: { _all: true } }),
-      tx.task.count({ where: open }),
-      tx.task.count({ where: { status: 'done' } }),
-      tx.task.count({ where: { ...open, dueDate: { lt: today } } }),
-      tx.task.count({ where: { ...open, dueDate: today } }),
-      tx.task.count({ where: { ...open, dueDate: { gte: today, lt: addDays(today, 7) } } }),
-      tx.note.count(),
-      tx.calendarEntry.count({ where: { endsAt: { gt: now }, startsAt: { lt: addDays(now, 7) } } }),
-      tx.workflow.count(),
-      tx.workflow.count({ where: { active: true } }),
-    ]);
+  const [projects, openTasks, doneTasks, overdue, dueToday, dueThisWeek, notes, upcoming, workflows, activeWorkflows] = await Promise.all([
+    tx.project.groupBy({ by: ['status'], _count: { _all: true } }),
+    tx.task.count({ where: open }),
+    tx.task.count({ where: { status: 'done' } }),
+    tx.task.count({ where: { ...open, dueDate: { lt: today } } }),
+    tx.task.count({ where: { ...open, dueDate: today } }),
+    tx.task.count({ where: { ...open, dueDate: { gte: today, lt: addDays(today, 7) } } }),
+    tx.note.count(),
+    tx.calendarEntry.count({ where: { endsAt: { gt: now }, startsAt: { lt: addDays(now, 7) } } }),
+    tx.workflow.count(),
+    tx.workflow.count({ where: { active: true } }),
+  ]);
   const projectCount = (s: string) => projects.find((p) => p.status === s)?._count._all ?? 0;
   return {
     projects: { active: projectCount('active'), archived: projectCount('archived') },

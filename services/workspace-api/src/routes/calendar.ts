@@ -1,15 +1,6 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import {
-  CalendarEntry,
-  CreateCalendarEntry,
-  HttpError,
-  IdParams,
-  ListCalendarQuery,
-  Page,
-  UpdateCalendarEntry,
-  notFound,
-} from '@flowdesk/contracts';
+import { CalendarEntry, CreateCalendarEntry, HttpError, IdParams, ListCalendarQuery, Page, UpdateCalendarEntry, notFound } from '@flowdesk/contracts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { asUser } from '../adapters/db.ts';
 import { offsetPage } from '../domain/pagination.ts';
@@ -108,7 +99,13 @@ export const calendarRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/calendar-entries/:id',
     {
       preHandler: app.requireAccess('write'),
-      schema: { tags, summary: 'Update or reschedule a calendar entry', params: IdParams, body: UpdateCalendarEntry, response: { 200: CalendarEntry, ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Update or reschedule a calendar entry',
+        params: IdParams,
+        body: UpdateCalendarEntry,
+        response: { 200: CalendarEntry, ...errorResponses },
+      },
     },
     async (req) => {
       const b = req.body;

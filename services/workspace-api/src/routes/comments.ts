@@ -15,7 +15,12 @@ export const commentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/comments',
     {
       preHandler: app.requireAccess('read'),
-      schema: { tags, summary: 'List the comments on a task, project or note, newest first', querystring: ListCommentsQuery, response: { 200: Page(Comment), ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'List the comments on a task, project or note, newest first',
+        querystring: ListCommentsQuery,
+        response: { 200: Page(Comment), ...errorResponses },
+      },
     },
     async (req) => {
       const { limit, cursor, targetType, targetId } = req.query;
@@ -62,7 +67,12 @@ export const commentRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/activity',
     {
       preHandler: app.requireAccess('read'),
-      schema: { tags, summary: 'What changed lately across projects, tasks, notes, events, workflows and comments', querystring: ActivityQuery, response: { 200: ActivityFeed, ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'What changed lately across projects, tasks, notes, events, workflows and comments',
+        querystring: ActivityQuery,
+        response: { 200: ActivityFeed, ...errorResponses },
+      },
     },
     async (req) => {
       const { limit = 25, since } = req.query;

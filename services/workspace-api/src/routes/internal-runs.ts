@@ -56,7 +56,11 @@ export const internalRunRoutes: FastifyPluginAsyncTypebox = async (app) => {
       req.body.tasks.forEach((item, index) => {
         if (!createTaskCheck.Check(item)) {
           const first = createTaskCheck.Errors(item)[0];
-          results[index] = { status: 400, error: 'validation_failed', message: `body${first?.instancePath.replaceAll('/', '.') ?? ''} ${first?.message ?? 'is invalid'}` };
+          results[index] = {
+            status: 400,
+            error: 'validation_failed',
+            message: `body${first?.instancePath.replaceAll('/', '.') ?? ''} ${first?.message ?? 'is invalid'}`,
+          };
           return;
         }
         valid.push({ index, data: { ...taskChanges(item, undefined, now()), title: item.title, origin: req.body.origins?.[index] ?? null } });
@@ -67,7 +71,11 @@ export const internalRunRoutes: FastifyPluginAsyncTypebox = async (app) => {
       };
       if (valid.length > 0) {
         try {
-          const rows = await tasks.createMany(userId, valid.map((v) => v.data), at);
+          const rows = await tasks.createMany(
+            userId,
+            valid.map((v) => v.data),
+            at,
+          );
           rows.forEach((row, i) => (results[valid[i]!.index] = { status: 201, task: toTask(row) }));
         } catch (err) {
           answer(err); // anything but "not yours" is the server's problem

@@ -4,7 +4,16 @@ import { IdParams, WebhookTriggerLookup, WorkflowDefinition, WorkflowDefinitionP
 import { asDefinitionReader, asTriggerReader } from '../adapters/db.ts';
 import { toDefinition } from '../domain/mappers.ts';
 
-const DEFINITION_COLUMNS = { id: true, ownerId: true, version: true, triggerType: true, active: true, executionOrder: true, graph: true, triggerConfig: true } as const;
+const DEFINITION_COLUMNS = {
+  id: true,
+  ownerId: true,
+  version: true,
+  triggerType: true,
+  active: true,
+  executionOrder: true,
+  graph: true,
+  triggerConfig: true,
+} as const;
 import { errorResponses } from './schemas.ts';
 
 /**
@@ -24,7 +33,16 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const row = await asTriggerReader(prisma, (tx) =>
         tx.workflow.findUnique({
           where: { id: req.params.id },
-          select: { id: true, ownerId: true, triggerType: true, active: true, requireWebhookSecret: true, webhookSecretCipher: true, triggerConfig: true, executionOrder: true },
+          select: {
+            id: true,
+            ownerId: true,
+            triggerType: true,
+            active: true,
+            requireWebhookSecret: true,
+            webhookSecretCipher: true,
+            triggerConfig: true,
+            executionOrder: true,
+          },
         }),
       );
       if (!row || row.triggerType !== 'webhook') throw notFound('Webhook trigger');
@@ -51,14 +69,22 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
       preHandler: app.requireService('workflow-engine', 'webhook-ingest'),
       schema: {
         hide: true,
-        querystring: Type.Object({ after: Type.Optional(Type.String({ format: 'uuid' })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 500 })) }, { additionalProperties: false }),
+        querystring: Type.Object(
+          { after: Type.Optional(Type.String({ format: 'uuid' })), limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 500 })) },
+          { additionalProperties: false },
+        ),
         response: { 200: WorkflowDefinitionPage, ...errorResponses },
       },
     },
     async (req) => {
       const limit = req.query.limit ?? 500;
       const rows = await asDefinitionReader(prisma, (tx) =>
-        tx.workflow.findMany({ where: req.query.after ? { id: { gt: req.query.after } } : {}, orderBy: { id: 'asc' }, take: limit, select: DEFINITION_COLUMNS }),
+        tx.workflow.findMany({
+          where: req.query.after ? { id: { gt: req.query.after } } : {},
+          orderBy: { id: 'asc' },
+          take: limit,
+          select: DEFINITION_COLUMNS,
+        }),
       );
       return { items: rows.map(toDefinition), next: rows.length === limit ? rows[rows.length - 1]!.id : null };
     },

@@ -1,15 +1,6 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import {
-  CreateProject,
-  IdParams,
-  ListProjectsQuery,
-  Page,
-  Project,
-  ProjectWithCounts,
-  UpdateProject,
-  notFound,
-} from '@flowdesk/contracts';
+import { CreateProject, IdParams, ListProjectsQuery, Page, Project, ProjectWithCounts, UpdateProject, notFound } from '@flowdesk/contracts';
 import { keysetPage } from '../domain/pagination.ts';
 import { toProject } from '../domain/mappers.ts';
 import { errorResponses } from './schemas.ts';
@@ -60,7 +51,13 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/projects/:id',
     {
       preHandler: app.requireAccess('write'),
-      schema: { tags: ['projects'], summary: 'Update a project (archive with status: archived)', params: IdParams, body: UpdateProject, response: { 200: Project, ...errorResponses } },
+      schema: {
+        tags: ['projects'],
+        summary: 'Update a project (archive with status: archived)',
+        params: IdParams,
+        body: UpdateProject,
+        response: { 200: Project, ...errorResponses },
+      },
     },
     async (req) => {
       const row = await projects.update(req.identity.userId, req.params.id, req.body, new Date());
@@ -85,5 +82,4 @@ export const projectRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.code(204).send(null);
     },
   );
-
 };

@@ -1,16 +1,6 @@
 import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import {
-  BulkResult,
-  BulkUpdateTasks,
-  CreateTask,
-  IdParams,
-  ListTasksQuery,
-  Page,
-  Task,
-  UpdateTask,
-  notFound,
-} from '@flowdesk/contracts';
+import { BulkResult, BulkUpdateTasks, CreateTask, IdParams, ListTasksQuery, Page, Task, UpdateTask, notFound } from '@flowdesk/contracts';
 import { asUser } from '../adapters/db.ts';
 import { keysetPage, offsetPage } from '../domain/pagination.ts';
 import { mapPrismaError } from '../domain/errors.ts';

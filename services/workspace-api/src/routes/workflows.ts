@@ -37,10 +37,13 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
    * it; read-only callers (an mcp:read token, get_workflow) get inline secrets in HTTP Request nodes
    * masked (libs/contracts workflow-secrets.ts, docs/credentials.md). Credential references stay.
    */
-  const mapFor = (scope: string) => (allows(scope, 'write') ? map : (row: Parameters<typeof map>[0]) => {
-    const wf = map(row);
-    return { ...wf, graph: maskGraphSecrets(wf.graph) };
-  });
+  const mapFor = (scope: string) =>
+    allows(scope, 'write')
+      ? map
+      : (row: Parameters<typeof map>[0]) => {
+          const wf = map(row);
+          return { ...wf, graph: maskGraphSecrets(wf.graph) };
+        };
   const tags = ['workflows'];
   const json = (v: unknown) => v as Prisma.InputJsonValue;
 
@@ -57,9 +60,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       if (active !== undefined) and.push({ active });
       if (triggerType) and.push({ triggerType });
       if (q) and.push({ OR: [{ name: containsText(q) }, { description: containsText(q) }] });
-      const rows = await asUser(prisma, req.identity.userId, (tx) =>
-        tx.workflow.findMany({ where: { AND: and }, orderBy: page.orderBy, take: page.take }),
-      );
+      const rows = await asUser(prisma, req.identity.userId, (tx) => tx.workflow.findMany({ where: { AND: and }, orderBy: page.orderBy, take: page.take }));
       return page.toPage(rows, mapFor(req.identity.scope));
     },
   );
@@ -135,7 +136,8 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true, active: true, triggerConfig: true } });
         if (!current) throw notFound('Workflow');
         if (b.triggerType !== undefined || b.triggerConfig !== undefined || b.active) {
-          const config = b.triggerConfig ?? (b.triggerType === undefined || b.triggerType === current.triggerType ? (current.triggerConfig as Record<string, unknown>) : {});
+          const config =
+            b.triggerConfig ?? (b.triggerType === undefined || b.triggerType === current.triggerType ? (current.triggerConfig as Record<string, unknown>) : {});
           validateTriggerConfig(b.triggerType ?? current.triggerType, config, b.active ?? current.active);
         }
         // Switching to a webhook trigger generates a new secret, as creating one does; switching away
@@ -216,7 +218,10 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true } });
         if (!current) throw notFound('Workflow');
         if (current.triggerType !== 'webhook') throw notFound('Webhook trigger');
-        const updated = await tx.workflow.update({ where: { id: req.params.id }, data: { webhookSecretCipher: secrets.seal(secret), version: { increment: 1 } } });
+        const updated = await tx.workflow.update({
+          where: { id: req.params.id },
+          data: { webhookSecretCipher: secrets.seal(secret), version: { increment: 1 } },
+        });
         await announceWorkflowChange(tx, 'secret_regenerated', updated, now());
         return updated;
       }).then(published);

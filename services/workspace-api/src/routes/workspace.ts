@@ -13,7 +13,12 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/search',
     {
       preHandler: app.requireAccess('read'),
-      schema: { tags, summary: 'Search projects, tasks, notes, calendar entries and workflows', querystring: SearchQuery, response: { 200: SearchResult, ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Search projects, tasks, notes, calendar entries and workflows',
+        querystring: SearchQuery,
+        response: { 200: SearchResult, ...errorResponses },
+      },
     },
     async (req) => ({ items: await asUser(prisma, req.identity.userId, (tx) => searchWorkspace(tx, req.query)) }),
   );
@@ -31,7 +36,11 @@ export const workspaceRoutes: FastifyPluginAsyncTypebox = async (app) => {
     '/overview',
     {
       preHandler: app.requireAccess('read'),
-      schema: { tags, summary: 'Counts at a glance: open, overdue and due tasks, upcoming events, workflow health', response: { 200: Overview, ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Counts at a glance: open, overdue and due tasks, upcoming events, workflow health',
+        response: { 200: Overview, ...errorResponses },
+      },
     },
     async (req) => asUser(prisma, req.identity.userId, (tx) => overview(tx, now())),
   );

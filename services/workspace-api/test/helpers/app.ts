@@ -109,5 +109,4 @@ export async function created<T>(user: TestUser, path: string, body: unknown): P
   return res.body;
 }
 
-export const createProject = (user: TestUser, name = 'Project') =>
-  created<import('@flowdesk/contracts').Project>(user, '/api/v1/projects', { name });
+export const createProject = (user: TestUser, name = 'Project') => created<import('@flowdesk/contracts').Project>(user, '/api/v1/projects', { name });

@@ -104,12 +104,13 @@ for (let round = 1; round <= rounds; round++) {
   const w = webhooks.at(-1)!;
   console.log(`  round ${round}: bare ${b.rps.toFixed(0)} req/s, webhook ${w.rps.toFixed(0)} req/s (p99 ${w.p99} ms), ratio ${(w.rps / b.rps).toFixed(2)}`);
 }
-const line = (label: string, rs: Result[]) =>
-  `${label} ${median(rs.map((r) => r.rps))
+const line = (label: string, rs: Result[]) => {
+  const rps = median(rs.map((r) => r.rps))
     .toFixed(0)
-    .padStart(
-      7,
-    )} req/s   p50 ${median(rs.map((r) => r.p50))} ms   p99 ${median(rs.map((r) => r.p99))} ms   ${median(rs.map((r) => r.cpuUs)).toFixed(0)} µs CPU/req   (medians)`;
+    .padStart(7);
+  const cpu = median(rs.map((r) => r.cpuUs)).toFixed(0);
+  return `${label} ${rps} req/s   p50 ${median(rs.map((r) => r.p50))} ms   p99 ${median(rs.map((r) => r.p99))} ms   ${cpu} µs CPU/req   (medians)`;
+};
 console.log(line('bare fastify route  ', bares));
 console.log(line('webhook endpoint    ', webhooks));
 console.log(`ratio ${median(bares.map((b, i) => webhooks[i]!.rps / b.rps)).toFixed(2)} (median of the rounds; target >= 0.5)`);

@@ -13,7 +13,9 @@ export const dockerfilePath = (service: ServiceName): string => path.join(REPO, 
 
 /** The Dockerfile of one service: the template with its name and default port (read from its code). */
 export function renderDockerfile(service: ServiceName): string {
-  return readFileSync(TEMPLATE, 'utf8').replaceAll('{{SERVICE}}', service).replaceAll('{{PORT}}', String(defaultPort(service)));
+  return readFileSync(TEMPLATE, 'utf8')
+    .replaceAll('{{SERVICE}}', service)
+    .replaceAll('{{PORT}}', String(defaultPort(service)));
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -53,7 +53,11 @@ export function stripDev(root) {
 /** turbo prune twice: the build tree, then the runtime tree from a devDependency-free copy of it. */
 export function prune(pkg, repo, outDir, turbo = process.env.TURBO_BIN ?? 'turbo') {
   const run = (cwd, out) =>
-    execFileSync(turbo, ['prune', pkg, '--docker', '--out-dir', out], { cwd, stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' } });
+    execFileSync(turbo, ['prune', pkg, '--docker', '--out-dir', out], {
+      cwd,
+      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
+    });
   const build = path.resolve(outDir, 'build');
   const stripped = path.resolve(outDir, 'stripped');
   run(repo, build);

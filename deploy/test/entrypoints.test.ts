@@ -76,7 +76,12 @@ test('logs are pino JSON lines of the right service, with no secret value in the
   const init = await fetch(`${stack.url('mcp-gateway')}/functions/v1/mcp-server-v2`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'entrypoints-test', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'entrypoints-test', version: '1' } },
+    }),
   });
   assert.equal(init.status, 200, await init.clone().text());
   await init.arrayBuffer();
@@ -110,7 +115,7 @@ test('SIGTERM: /readyz answers 503 at once, then every service exits 0 within th
     // The signal arrives asynchronously: poll until readiness changes. During SHUTDOWN_DRAIN_MS the
     // service still answers, but not ready, so load balancers move away before it stops listening.
     let readyz = 200;
-    for (const until = Date.now() + DRAIN_MS; readyz === 200 && Date.now() < until; ) {
+    for (const until = Date.now() + DRAIN_MS; readyz === 200 && Date.now() < until;) {
       const res = await fetch(`${p.url}/readyz`);
       await res.arrayBuffer();
       readyz = res.status;

@@ -141,7 +141,9 @@ test('SIGTERM to webhook-ingest under load: exits 0 within the grace period, no 
   assert.ok(acked.size >= wfs.length + 10, `enough load: ${JSON.stringify(outcomes)}`);
   assert.ok(ackedAfterSignal > 0, `deliveries sent after SIGTERM, during the drain, were still served: ${JSON.stringify(outcomes)}`);
 
-  t.diagnostic(`outcomes ${JSON.stringify(outcomes)}; acknowledged ${acked.size}, ${ackedAfterSignal} of them sent after SIGTERM; ingest stopped in ${exit.ms} ms`);
+  t.diagnostic(
+    `outcomes ${JSON.stringify(outcomes)}; acknowledged ${acked.size}, ${ackedAfterSignal} of them sent after SIGTERM; ingest stopped in ${exit.ms} ms`,
+  );
   const ids = wfs.map((w) => w.id);
   const runs = await waitForRuns(api, ids, (done) => done.length >= acked.size, 60_000);
   assertExactlyOneRunEach(runs, acked);
@@ -186,14 +188,21 @@ test('SIGTERM to the workflow engine mid-processing, then a restart: no run lost
   const sql = new pg.Client({ connectionString: database.url });
   await sql.connect();
   try {
-    const { rows } = await sql.query<{ id: string }>(`SELECT id FROM engine.run WHERE workflow_id = ANY($1::uuid[]) AND status = 'running'`, [wfs.map((w) => w.id)]);
+    const { rows } = await sql.query<{ id: string }>(`SELECT id FROM engine.run WHERE workflow_id = ANY($1::uuid[]) AND status = 'running'`, [
+      wfs.map((w) => w.id),
+    ]);
     assert.deepEqual(rows, [], 'the runs in flight at SIGTERM were finished, none left running');
   } finally {
     await sql.end();
   }
 
   await stack.start('workflow-engine');
-  const runs = await waitForRuns(api, wfs.map((w) => w.id), (done) => done.length >= total, 60_000);
+  const runs = await waitForRuns(
+    api,
+    wfs.map((w) => w.id),
+    (done) => done.length >= total,
+    60_000,
+  );
   assertExactlyOneRunEach(runs, acked);
   const calls = receiver.received.map((r) => String(r.body.n)).sort();
   const expected = wfs.flatMap((_, w) => Array.from({ length: PER_WORKFLOW }, (_, i) => `${w}-${i}`)).sort();

@@ -29,7 +29,11 @@ interface Stage {
 
 /** A Dockerfile as stages of instructions: continuation lines joined, comments and blank lines dropped. */
 function parseDockerfile(text: string): { args: Map<string, string>; stages: Stage[] } {
-  const lines = text.replace(/\\\r?\n/g, ' ').split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const lines = text
+    .replace(/\\\r?\n/g, ' ')
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const args = new Map<string, string>();
   const stages: Stage[] = [];
   for (const line of lines) {
@@ -52,11 +56,15 @@ function parseDockerfile(text: string): { args: Map<string, string>; stages: Sta
 
 const listWorkspaces = (jsonDir: string): string[] => {
   const lock = JSON.parse(readFileSync(path.join(jsonDir, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
-  return Object.keys(lock.packages).filter((k) => k !== '' && !k.split('/').includes('node_modules')).sort();
+  return Object.keys(lock.packages)
+    .filter((k) => k !== '' && !k.split('/').includes('node_modules'))
+    .sort();
 };
 
 const filesUnder = (dir: string): string[] =>
-  readdirSync(dir, { recursive: true, withFileTypes: false }).map(String).filter((f) => statSync(path.join(dir, f)).isFile());
+  readdirSync(dir, { recursive: true, withFileTypes: false })
+    .map(String)
+    .filter((f) => statSync(path.join(dir, f)).isFile());
 
 const work = mkdtempSync(path.join(tmpdir(), 'flowdesk-images-'));
 const pruned = new Map<ServiceName, string>();
@@ -68,7 +76,9 @@ before(async () => {
   const worker = async () => {
     for (let svc = queue.shift(); svc; svc = queue.shift()) {
       const out = path.join(work, svc);
-      await run(process.execPath, [TREE_SCRIPT, 'prune', `@flowdesk/${svc}`, REPO, out], { env: { ...process.env, TURBO_BIN: TURBO, TURBO_TELEMETRY_DISABLED: '1' } });
+      await run(process.execPath, [TREE_SCRIPT, 'prune', `@flowdesk/${svc}`, REPO, out], {
+        env: { ...process.env, TURBO_BIN: TURBO, TURBO_TELEMETRY_DISABLED: '1' },
+      });
       pruned.set(svc, out);
     }
   };
@@ -77,8 +87,11 @@ before(async () => {
 after(() => rmSync(work, { recursive: true, force: true }));
 
 test('.dockerignore keeps installed packages, build output, generated code and local data out of the context', () => {
-  const ignore = readFileSync(path.join(REPO, '.dockerignore'), 'utf8').split(/\r?\n/).map((l) => l.trim());
-  for (const pattern of ['**/node_modules', '**/dist', '**/src/generated', '.git', '.flowdesk']) assert.ok(ignore.includes(pattern), `.dockerignore lacks ${pattern}`);
+  const ignore = readFileSync(path.join(REPO, '.dockerignore'), 'utf8')
+    .split(/\r?\n/)
+    .map((l) => l.trim());
+  for (const pattern of ['**/node_modules', '**/dist', '**/src/generated', '.git', '.flowdesk'])
+    assert.ok(ignore.includes(pattern), `.dockerignore lacks ${pattern}`);
 });
 
 test('every Dockerfile is the one deploy/docker/Dockerfile.template renders (npm run gen:dockerfiles)', () => {
@@ -116,12 +129,20 @@ for (const svc of SERVICES) {
       const packages = Object.keys(lock.packages);
       for (const tool of ['typescript', 'turbo', 'tsx', 'prisma', '@prisma/engines', 'testcontainers', 'playwright-core', 'autocannon'])
         assert.ok(!packages.includes(`node_modules/${tool}`), `runtime lockfile holds ${tool}`);
-      for (const [key, entry] of Object.entries(lock.packages)) assert.equal(entry.devDependencies, undefined, `${key || 'root'} still declares devDependencies`);
+      for (const [key, entry] of Object.entries(lock.packages))
+        assert.equal(entry.devDependencies, undefined, `${key || 'root'} still declares devDependencies`);
       // package.json files and lockfile agree, so npm ci accepts them.
       for (const dir of ['', ...workspaces]) {
-        const pkg = JSON.parse(readFileSync(path.join(out, 'runtime/json', dir, 'package.json'), 'utf8')) as { dependencies?: object; devDependencies?: object };
+        const pkg = JSON.parse(readFileSync(path.join(out, 'runtime/json', dir, 'package.json'), 'utf8')) as {
+          dependencies?: object;
+          devDependencies?: object;
+        };
         assert.equal(pkg.devDependencies, undefined);
-        assert.deepEqual((lock.packages[dir] as { dependencies?: object }).dependencies ?? {}, pkg.dependencies ?? {}, `${dir || 'root'}: lockfile and package.json disagree`);
+        assert.deepEqual(
+          (lock.packages[dir] as { dependencies?: object }).dependencies ?? {},
+          pkg.dependencies ?? {},
+          `${dir || 'root'}: lockfile and package.json disagree`,
+        );
       }
     });
 
@@ -149,7 +170,8 @@ for (const svc of SERVICES) {
         }
         const scripts = (JSON.parse(readFileSync(path.join(full, dir, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
         for (const script of Object.values(scripts))
-          for (const m of script.matchAll(/\bnode (\.{1,2}\/\S+\.m?js)/g)) assert.ok(available(path.join(dir, m[1]!)), `${dir}: "${script}" needs ${m[1]}, which the image does not have`);
+          for (const m of script.matchAll(/\bnode (\.{1,2}\/\S+\.m?js)/g))
+            assert.ok(available(path.join(dir, m[1]!)), `${dir}: "${script}" needs ${m[1]}, which the image does not have`);
       }
     });
 
@@ -164,29 +186,54 @@ for (const svc of SERVICES) {
       await run(process.execPath, [TREE_SCRIPT, 'assemble', path.join(out, 'runtime/json'), REPO, app]);
       const files = filesUnder(app);
       for (const f of files) {
-        assert.ok(production.some((dir) => f.startsWith(`${dir}/`)), `${f} is outside the runtime workspaces`);
+        assert.ok(
+          production.some((dir) => f.startsWith(`${dir}/`)),
+          `${f} is outside the runtime workspaces`,
+        );
         assert.match(f, /^[^/]+\/[^/]+\/(dist|migrations|prisma\/migrations)\//, `${f} is neither build output nor a migration`);
       }
       assert.ok(files.includes(`services/${svc}/dist/main.js`));
       if (existsSync(path.join(REPO, 'services', svc, 'prisma/migrations')))
-        assert.ok(files.some((f) => f.startsWith(`services/${svc}/prisma/migrations/`) && f.endsWith('migration.sql')), 'migrations missing');
-      if (production.includes('libs/bus')) assert.ok(files.some((f) => f.startsWith('libs/bus/migrations/')), 'bus migrations missing');
+        assert.ok(
+          files.some((f) => f.startsWith(`services/${svc}/prisma/migrations/`) && f.endsWith('migration.sql')),
+          'migrations missing',
+        );
+      if (production.includes('libs/bus'))
+        assert.ok(
+          files.some((f) => f.startsWith('libs/bus/migrations/')),
+          'bus migrations missing',
+        );
     });
 
     test('Dockerfile: node:22-bookworm-slim, prune → build → deps → runtime', () => {
       assert.equal(args.get('NODE_IMAGE'), 'node:22-bookworm-slim');
       for (const s of stages) assert.equal(s.from, '${NODE_IMAGE}', `stage ${s.name} is not on the pinned base image`);
-      assert.deepEqual(stages.map((s) => s.name), ['prune', 'build', 'deps', 'runtime']);
-      const runs = (name: string) => stage(name).instructions.filter((i) => i.op === 'RUN').map((i) => i.args);
-      assert.ok(runs('prune').some((r) => r.includes(`production-tree.mjs prune @flowdesk/${svc} `)), 'prune stage does not prune this service');
+      assert.deepEqual(
+        stages.map((s) => s.name),
+        ['prune', 'build', 'deps', 'runtime'],
+      );
+      const runs = (name: string) =>
+        stage(name)
+          .instructions.filter((i) => i.op === 'RUN')
+          .map((i) => i.args);
+      assert.ok(
+        runs('prune').some((r) => r.includes(`production-tree.mjs prune @flowdesk/${svc} `)),
+        'prune stage does not prune this service',
+      );
       // The same turbo as the repository's, so the image prunes exactly what this test pruned.
       const turbo = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.turbo;
-      assert.ok(runs('prune').some((r) => r.includes(`turbo@${turbo}`)), `prune stage does not install turbo@${turbo}`);
+      assert.ok(
+        runs('prune').some((r) => r.includes(`turbo@${turbo}`)),
+        `prune stage does not install turbo@${turbo}`,
+      );
       assert.ok(runs('build').some((r) => r.includes(`turbo run build --filter=@flowdesk/${svc}`)));
       assert.ok(runs('build').some((r) => /production-tree\.mjs assemble \/prune\/runtime\/json \/repo \/out/.test(r)));
       const depsInstall = runs('deps').find((r) => /\bnpm ci\b/.test(r));
       assert.ok(depsInstall?.includes('--omit=dev'), 'the runtime dependencies are not a production-only install');
-      assert.ok(stage('deps').instructions.some((i) => i.op === 'COPY' && i.args === '--from=prune /prune/runtime/json/ ./'), 'deps stage installs from something else than the runtime tree');
+      assert.ok(
+        stage('deps').instructions.some((i) => i.op === 'COPY' && i.args === '--from=prune /prune/runtime/json/ ./'),
+        'deps stage installs from something else than the runtime tree',
+      );
       const names = new Set(stages.map((s) => s.name));
       for (const s of stages)
         for (const i of s.instructions.filter((x) => x.op === 'COPY' && x.args.startsWith('--from=')))
@@ -196,7 +243,11 @@ for (const svc of SERVICES) {
     test('final stage: only the production install and the assembled output, non-root, health check, node dist/main.js', () => {
       const ins = runtime.instructions;
       const copies = ins.filter((i) => i.op === 'COPY').map((i) => i.args.replace(/--chown=\S+ /, ''));
-      assert.deepEqual(copies, ['--from=deps /app/ ./', '--from=build /out/ ./'], 'the final stage copies something else than node_modules + the assembled tree');
+      assert.deepEqual(
+        copies,
+        ['--from=deps /app/ ./', '--from=build /out/ ./'],
+        'the final stage copies something else than node_modules + the assembled tree',
+      );
       assert.ok(!ins.some((i) => i.op === 'RUN'), 'no RUN in the final stage: nothing is installed or built there');
       assert.ok(ins.some((i) => i.op === 'ENV' && /\bNODE_ENV=production\b/.test(i.args)));
       const user = ins.filter((i) => i.op === 'USER').at(-1)?.args;

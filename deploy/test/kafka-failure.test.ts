@@ -64,7 +64,13 @@ interface LoadResult {
  * `count` deliveries from `clients` concurrent senders that retry a 503/429 (as webhook senders
  * do, after a short pause) until it is accepted; `during(accepted)` is called after each 200.
  */
-async function load(ingest: string, wfs: { id: string; secret: string }[], count: number, clients: number, onAccepted: (n: number) => void): Promise<LoadResult> {
+async function load(
+  ingest: string,
+  wfs: { id: string; secret: string }[],
+  count: number,
+  clients: number,
+  onAccepted: (n: number) => void,
+): Promise<LoadResult> {
   const accepted: string[] = [];
   const statuses = new Map<number, number>();
   const unavailable: number[] = [];
@@ -156,8 +162,14 @@ whenKafka('Kafka failure tests (three brokers)', () => {
       }
       const missing = accepted.filter((id) => !runs.get(id)?.finished);
       const doubled = [...runs].filter(([, r]) => r.n !== 1);
-      const engines = [stack.proc('workflow-engine'), ...extra].map((p) => `${p.name} ${p.url}:\n${[...p.stderr, ...p.stdout].slice(-15).join('\n')}`).join('\n');
-      assert.deepEqual(missing.slice(0, 5), [], `${missing.length} of ${accepted.length} accepted deliveries have no finished run; engines' last lines:\n${engines}`);
+      const engines = [stack.proc('workflow-engine'), ...extra]
+        .map((p) => `${p.name} ${p.url}:\n${[...p.stderr, ...p.stdout].slice(-15).join('\n')}`)
+        .join('\n');
+      assert.deepEqual(
+        missing.slice(0, 5),
+        [],
+        `${missing.length} of ${accepted.length} accepted deliveries have no finished run; engines' last lines:\n${engines}`,
+      );
       assert.deepEqual(doubled, [], 'an event ran more than once');
     }
 
@@ -203,7 +215,9 @@ whenKafka('Kafka failure tests (three brokers)', () => {
       });
       await killed;
       const led = leaders.filter((l) => l === victim).length;
-      t.diagnostic(`killed node ${victim} (leader of ${led}/${PARTITIONS} partitions) after ${Math.floor(count / 3)} accepted; statuses ${JSON.stringify([...result.statuses])}; 503s at ${result.unavailable.length ? `${result.unavailable[0]}–${result.unavailable.at(-1)} ms` : '-'}`);
+      t.diagnostic(
+        `killed node ${victim} (leader of ${led}/${PARTITIONS} partitions) after ${Math.floor(count / 3)} accepted; statuses ${JSON.stringify([...result.statuses])}; 503s at ${result.unavailable.length ? `${result.unavailable[0]}–${result.unavailable.at(-1)} ms` : '-'}`,
+      );
       assert.equal(result.accepted.length, count, 'every delivery was accepted in the end');
       assert.notEqual(await kafka.leaderOf(TRIGGER_TOPIC, leaders.indexOf(victim)), victim, 'another node leads its partitions');
       await expectOneRunEach(result.accepted, LOAD_CEILING_MS);

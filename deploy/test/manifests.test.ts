@@ -139,13 +139,19 @@ for (const target of TARGETS) {
         assert.equal(d.spec.replicas, undefined, 'replicas belong to the HPA: an apply would reset a scaled Deployment');
         const c = container(d);
         const port = defaultPort(svc);
-        assert.ok(c.ports.some((p: Json) => p.containerPort === port), `container port is not ${port} (main.ts default)`);
+        assert.ok(
+          c.ports.some((p: Json) => p.containerPort === port),
+          `container port is not ${port} (main.ts default)`,
+        );
 
         const s = objects().find((o) => o.kind === 'Service' && o.metadata.name === svc);
         assert.ok(s, `no Service ${svc}`);
         assert.ok(selects({ matchLabels: s.spec.selector }, labels), 'Service selects other pods');
         // Besides the metrics port (METRICS_PORT's default, 9464: deploy/k8s/monitoring scrapes it).
-        assert.ok(s.spec.ports.filter((p: Json) => p.name !== 'metrics').every((p: Json) => portNumber(c, p.targetPort ?? p.port) === port), 'Service targets another port');
+        assert.ok(
+          s.spec.ports.filter((p: Json) => p.name !== 'metrics').every((p: Json) => portNumber(c, p.targetPort ?? p.port) === port),
+          'Service targets another port',
+        );
         assert.equal(portNumber(c, s.spec.ports.find((p: Json) => p.name === 'metrics')?.targetPort), 9464, 'no metrics port on the Service');
 
         const hpa = objects().find((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name === svc);
@@ -178,7 +184,10 @@ for (const target of TARGETS) {
         const graceMs = Number(grace);
         assert.ok(Number.isInteger(graceMs) && graceMs > 0);
         const termMs = d.spec.template.spec.terminationGracePeriodSeconds * 1000;
-        assert.ok(termMs > preStopMs + graceMs, `terminationGracePeriodSeconds ${termMs / 1000}s ≤ preStop ${preStopMs / 1000}s + SHUTDOWN_GRACE_MS ${graceMs / 1000}s`);
+        assert.ok(
+          termMs > preStopMs + graceMs,
+          `terminationGracePeriodSeconds ${termMs / 1000}s ≤ preStop ${preStopMs / 1000}s + SHUTDOWN_GRACE_MS ${graceMs / 1000}s`,
+        );
         assert.equal(envValue(objects(), c, 'MIGRATE_ON_START') ?? 'false', 'false', 'the migration Job migrates, never a starting pod');
 
         const spread = d.spec.template.spec.topologySpreadConstraints ?? [];
@@ -209,15 +218,31 @@ for (const target of TARGETS) {
         const reads = (secret: string) => refs.some((r) => baseName(r.name, secret));
         assert.equal(reads(SIGNING_SECRET), object.kind === 'Deployment' && name === 'auth', `${object.kind} ${name} and the signing key`);
         assert.equal(reads(WEBHOOK_KEY_SECRET), object.kind === 'Deployment' && name === 'workspace-api', `${object.kind} ${name} and the webhook secret key`);
-        assert.equal(reads(CREDENTIALS_KEY_SECRET), object.kind === 'Deployment' && name === 'workflow-engine', `${object.kind} ${name} and the credentials key`);
+        assert.equal(
+          reads(CREDENTIALS_KEY_SECRET),
+          object.kind === 'Deployment' && name === 'workflow-engine',
+          `${object.kind} ${name} and the credentials key`,
+        );
         // A caller of auth holds its own client secret only (auth holds all, to check them).
         const clientKeys = refs.filter((r) => baseName(r.name, SERVICE_CLIENTS_SECRET)).map((r) => r.key);
-        if (name !== 'auth') assert.ok(clientKeys.every((k) => k === name), `${name} reads client secrets ${clientKeys.join(', ')}`);
-        assert.ok(refs.every((r) => r.key !== undefined), `${name}: whole-Secret envFrom/volume mounts expose more than the pod needs`);
+        if (name !== 'auth')
+          assert.ok(
+            clientKeys.every((k) => k === name),
+            `${name} reads client secrets ${clientKeys.join(', ')}`,
+          );
+        assert.ok(
+          refs.every((r) => r.key !== undefined),
+          `${name}: whole-Secret envFrom/volume mounts expose more than the pod needs`,
+        );
       }
       const secrets = objects().filter((o) => o.kind === 'Secret');
       if (target === 'overlays/dev') assert.ok(secrets.length > 0, 'the dev overlay generates its example Secrets');
-      else assert.deepEqual(secrets.map((s) => s.metadata.name), [], `${target} must only reference Secrets, never carry them`);
+      else
+        assert.deepEqual(
+          secrets.map((s) => s.metadata.name),
+          [],
+          `${target} must only reference Secrets, never carry them`,
+        );
     });
 
     test('every referenced ConfigMap key exists when the ConfigMap is rendered here, every Secret key in dev', () => {
@@ -233,7 +258,10 @@ for (const target of TARGETS) {
               assert.notEqual(target, 'overlays/dev', `${object.metadata.name}/${c.name}: ${kind} ${ref.name} is not generated in dev`);
               continue;
             }
-            assert.ok(Object.hasOwn({ ...obj.data, ...obj.stringData }, ref.key), `${object.metadata.name}/${c.name}: ${kind} ${ref.name} has no key ${ref.key}`);
+            assert.ok(
+              Object.hasOwn({ ...obj.data, ...obj.stringData }, ref.key),
+              `${object.metadata.name}/${c.name}: ${kind} ${ref.name} has no key ${ref.key}`,
+            );
           }
         }
       }
@@ -278,13 +306,20 @@ for (const target of TARGETS) {
           assert.equal(p.pathType, 'Prefix', `${p.path}: Prefix is what embedded/src/routing.ts implements`);
           const svc = objects().find((o) => o.kind === 'Service' && o.metadata.name === p.backend.service.name);
           assert.ok(svc, `${p.path} → unknown Service ${p.backend.service.name}`);
-          assert.ok(svc.spec.ports.some((sp: Json) => sp.name === p.backend.service.port.name || sp.port === p.backend.service.port.number), `${p.path}: port not on the Service`);
+          assert.ok(
+            svc.spec.ports.some((sp: Json) => sp.name === p.backend.service.port.name || sp.port === p.backend.service.port.number),
+            `${p.path}: port not on the Service`,
+          );
           routed.set(p.path, p.backend.service.name);
         }
       }
       const expected = new Map(PUBLIC_ROUTES.filter((r) => !(r.prefix in NOT_PUBLIC_IN_CLUSTER)).map((r) => [r.prefix, r.service]));
       assert.deepEqual(Object.fromEntries(routed), Object.fromEntries(expected));
-      for (const prefix of Object.keys(NOT_PUBLIC_IN_CLUSTER)) assert.ok(PUBLIC_ROUTES.some((r) => r.prefix === prefix), `${prefix} is no longer a public route: drop it from NOT_PUBLIC_IN_CLUSTER`);
+      for (const prefix of Object.keys(NOT_PUBLIC_IN_CLUSTER))
+        assert.ok(
+          PUBLIC_ROUTES.some((r) => r.prefix === prefix),
+          `${prefix} is no longer a public route: drop it from NOT_PUBLIC_IN_CLUSTER`,
+        );
       if (target === 'overlays/prod') assert.ok(ingress.spec.tls?.length, 'prod Ingress without TLS');
     });
 
@@ -323,7 +358,19 @@ for (const target of TARGETS) {
     test('Kafka topics: every topic the code uses, with its dead-letter topic; the engine cannot outgrow its partitions', () => {
       const topics = objects().filter((o) => o.kind === 'KafkaTopic');
       const names = topics.map((t) => t.spec.topicName ?? t.metadata.name).sort();
-      assert.deepEqual(names, [TRIGGER_TOPIC, dlqTopicOf(TRIGGER_TOPIC), CREDENTIAL_REVOKED_TOPIC, dlqTopicOf(CREDENTIAL_REVOKED_TOPIC), WORKFLOW_CHANGED_TOPIC, dlqTopicOf(WORKFLOW_CHANGED_TOPIC), ENTITY_CHANGED_TOPIC, dlqTopicOf(ENTITY_CHANGED_TOPIC)].sort());
+      assert.deepEqual(
+        names,
+        [
+          TRIGGER_TOPIC,
+          dlqTopicOf(TRIGGER_TOPIC),
+          CREDENTIAL_REVOKED_TOPIC,
+          dlqTopicOf(CREDENTIAL_REVOKED_TOPIC),
+          WORKFLOW_CHANGED_TOPIC,
+          dlqTopicOf(WORKFLOW_CHANGED_TOPIC),
+          ENTITY_CHANGED_TOPIC,
+          dlqTopicOf(ENTITY_CHANGED_TOPIC),
+        ].sort(),
+      );
       for (const t of topics) {
         const minIsr = Number(t.spec.config?.['min.insync.replicas'] ?? 1);
         assert.ok(minIsr <= t.spec.replicas, `${t.metadata.name}: min.insync.replicas above replicas makes every acks=-1 publish fail`);

@@ -23,7 +23,8 @@ import '@flowdesk/db';
 import '@flowdesk/bus';
 import { K8S_DIR, kubectlProblem, render, type K8sObject } from './k8s-support/render.ts';
 
-const schema = (file: string) => new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(JSON.parse(readFileSync(path.join(K8S_DIR, 'schemas', file), 'utf8')) as object);
+const schema = (file: string) =>
+  new Ajv({ allErrors: true, strict: true, allowUnionTypes: true }).compile(JSON.parse(readFileSync(path.join(K8S_DIR, 'schemas', file), 'utf8')) as object);
 const validateServiceMonitor = schema('servicemonitor-v1.schema.json');
 const validatePrometheusRule = schema('prometheusrule-v1.schema.json');
 const VALIDATORS: Record<string, (o: K8sObject) => void> = {
@@ -89,7 +90,8 @@ test('deploy/k8s/monitoring: every object validates; rules and dashboard parse a
     assert.ok(sm, `no ServiceMonitor for ${svc}`);
     const service = base.find((o) => o.kind === 'Service' && o.metadata.name === svc)!;
     new Service(service).validate();
-    for (const [k, v] of Object.entries(sm.spec.selector.matchLabels as Record<string, string>)) assert.equal(service.metadata.labels?.[k], v, `${svc}: the ServiceMonitor selects no Service`);
+    for (const [k, v] of Object.entries(sm.spec.selector.matchLabels as Record<string, string>))
+      assert.equal(service.metadata.labels?.[k], v, `${svc}: the ServiceMonitor selects no Service`);
     const port = (service.spec.ports as { name: string; port: number }[]).find((p) => p.name === sm.spec.endpoints[0].port);
     assert.equal(port?.port, 9464, `${svc}: the scraped port is not METRICS_PORT's default`);
     assert.equal(sm.spec.endpoints[0].honorLabels, true, 'the series keep their own service label');
@@ -97,7 +99,11 @@ test('deploy/k8s/monitoring: every object validates; rules and dashboard parse a
 
   // The rules: each expression parses and reads exported metrics or recording rules of this file.
   const exported = exportedNames();
-  const rules = objects.filter((o) => o.kind === 'PrometheusRule').flatMap((o) => o.spec.groups.flatMap((g: { rules: unknown[] }) => g.rules)) as { record?: string; alert?: string; expr: string }[];
+  const rules = objects.filter((o) => o.kind === 'PrometheusRule').flatMap((o) => o.spec.groups.flatMap((g: { rules: unknown[] }) => g.rules)) as {
+    record?: string;
+    alert?: string;
+    expr: string;
+  }[];
   const recorded = new Set(rules.flatMap((r) => (r.record ? [r.record] : [])));
   const known = (n: string) => exported.has(n) || recorded.has(n);
   for (const r of rules) {
@@ -106,7 +112,8 @@ test('deploy/k8s/monitoring: every object validates; rules and dashboard parse a
     for (const n of names) assert.ok(known(n), `${r.record ?? r.alert}: ${n} is not a metric Flowdesk exports`);
   }
   const alerts = rules.flatMap((r) => (r.alert ? [r.alert] : []));
-  for (const a of ['FlowdeskHighErrorRate', 'FlowdeskConsumerLagHigh', 'FlowdeskDeadLetters', 'FlowdeskRunsFailing']) assert.ok(alerts.includes(a), `no alert ${a}`);
+  for (const a of ['FlowdeskHighErrorRate', 'FlowdeskConsumerLagHigh', 'FlowdeskDeadLetters', 'FlowdeskRunsFailing'])
+    assert.ok(alerts.includes(a), `no alert ${a}`);
 
   // The dashboard: the ConfigMap holds the JSON file as is; every panel's queries parse and read known metrics.
   const dashboardText = readFileSync(path.join(K8S_DIR, 'monitoring/grafana-dashboard.json'), 'utf8');
@@ -126,7 +133,13 @@ test('deploy/k8s/monitoring: every object validates; rules and dashboard parse a
     }
   }
   // The run pipeline is on it: accepted → published → runs finished, lag, dead letters.
-  for (const n of ['flowdesk_webhook_deliveries_total', 'flowdesk_bus_publish_duration_seconds_count', 'flowdesk_engine_runs_finished_total', 'flowdesk:consumer_lag:sum', 'flowdesk_bus_dead_lettered_total']) {
+  for (const n of [
+    'flowdesk_webhook_deliveries_total',
+    'flowdesk_bus_publish_duration_seconds_count',
+    'flowdesk_engine_runs_finished_total',
+    'flowdesk:consumer_lag:sum',
+    'flowdesk_bus_dead_lettered_total',
+  ]) {
     assert.ok(read.has(n), `the dashboard does not show ${n}`);
   }
 });

@@ -17,7 +17,17 @@ import { startKafkaWithTopics, whenKafka } from './support/kafka.ts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { Audience, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
-import { createFirstUser, createKeyViaApi, createWebhookWorkflow, deliver, deliverTo, exchangeForWorkspaceToken, startReceiver, waitForRuns, workspaceApi } from './support/flowdesk.ts';
+import {
+  createFirstUser,
+  createKeyViaApi,
+  createWebhookWorkflow,
+  deliver,
+  deliverTo,
+  exchangeForWorkspaceToken,
+  startReceiver,
+  waitForRuns,
+  workspaceApi,
+} from './support/flowdesk.ts';
 import { freePort, startService } from './support/processes.ts';
 import { freshDatabase, SERVICES, startStack, type Stack } from './support/stack.ts';
 
@@ -40,7 +50,10 @@ async function definitionGroups(infra: Infrastructure, prefix: string): Promise<
     const admin = new Kafka({ brokers: infra.kafkaBrokers.split(','), logLevel: logLevel.NOTHING }).admin();
     await admin.connect();
     try {
-      return (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(prefix)).sort();
+      return (await admin.listGroups()).groups
+        .map((g) => g.groupId)
+        .filter((g) => g.startsWith(prefix))
+        .sort();
     } finally {
       await admin.disconnect();
     }
@@ -48,7 +61,10 @@ async function definitionGroups(infra: Infrastructure, prefix: string): Promise<
   const sql = new pg.Client({ connectionString: infra.databaseUrl });
   await sql.connect();
   try {
-    const { rows } = await sql.query<{ group_id: string }>('SELECT group_id FROM bus.subscription WHERE topic = $1 AND starts_with(group_id, $2) ORDER BY 1', [WORKFLOW_CHANGED_TOPIC, prefix]);
+    const { rows } = await sql.query<{ group_id: string }>('SELECT group_id FROM bus.subscription WHERE topic = $1 AND starts_with(group_id, $2) ORDER BY 1', [
+      WORKFLOW_CHANGED_TOPIC,
+      prefix,
+    ]);
     return rows.map((r) => r.group_id);
   } finally {
     await sql.end();
@@ -111,10 +127,16 @@ function productionPath(variant: string, infrastructure: () => Promise<Infrastru
       const [run] = runs;
       assert.equal(run!.status, 'succeeded', JSON.stringify(run));
       assert.equal(run!.eventId, ok.body.eventId, 'the run is the accepted delivery’s');
-      assert.deepEqual(run!.steps.map((s) => s.nodeId), ['notify', 'task']);
+      assert.deepEqual(
+        run!.steps.map((s) => s.nodeId),
+        ['notify', 'task'],
+      );
       assert.deepEqual(receiver.received, [{ path: '/crm', body: { name: 'Ada' } }]);
       const tasks = await api<{ items: { title: string; notes: string }[] }>('GET', '/api/v1/tasks?q=Welcome');
-      assert.deepEqual(tasks.body.items.map((t) => [t.title, t.notes]), [['Welcome Ada', 'ticket T-1']]);
+      assert.deepEqual(
+        tasks.body.items.map((t) => [t.title, t.notes]),
+        [['Welcome Ada', 'ticket T-1']],
+      );
     });
 
     test('two engines and two webhook-ingests on one host: a definition change reaches every process; a stopped one leaves no consumer group behind', async () => {
@@ -131,7 +153,8 @@ function productionPath(variant: string, infrastructure: () => Promise<Infrastru
         freePort().then((port) => startService('webhook-ingest', port, stack!.envOf('webhook-ingest'))),
       ]);
       try {
-        const both = async () => (await definitionGroups(infra!, 'workflow-engine.definitions.')).length + (await definitionGroups(infra!, 'webhook-ingest.definitions.')).length;
+        const both = async () =>
+          (await definitionGroups(infra!, 'workflow-engine.definitions.')).length + (await definitionGroups(infra!, 'webhook-ingest.definitions.')).length;
         assert.equal(await waitFor(both, 4, 30_000), 4, 'each new process follows workflow.changed in a group of its own');
         const engineToken = await exchangeForWorkspaceToken(stack!, apiKey, Audience.workflowEngine);
         const wf = await createWebhookWorkflow(api, 'Seen by every replica', { nodes: [], edges: [] });
@@ -175,7 +198,11 @@ function productionPath(variant: string, infrastructure: () => Promise<Infrastru
         const result = await client.callTool({ name: 'list_tasks', arguments: { q: 'Welcome' } });
         assert.notEqual(result.isError, true, JSON.stringify(result));
         const items = (result.structuredContent as { items?: { title: string }[] } | undefined)?.items;
-        assert.deepEqual(items?.map((t) => t.title), ['Welcome Ada'], JSON.stringify(result));
+        assert.deepEqual(
+          items?.map((t) => t.title),
+          ['Welcome Ada'],
+          JSON.stringify(result),
+        );
       } finally {
         await client.close();
       }

@@ -42,7 +42,10 @@ async function lockDataFolder(file: string): Promise<() => Promise<void>> {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     const holder = Number((await readFile(file, 'utf8')).trim());
     if (isAlive(holder)) {
-      throw new Error(`Another Flowdesk (pid ${holder}) is using ${path.dirname(file)}. Stop it, or set FLOWDESK_HOME to another folder. (Lock file: ${file})`, { cause: err });
+      throw new Error(
+        `Another Flowdesk (pid ${holder}) is using ${path.dirname(file)}. Stop it, or set FLOWDESK_HOME to another folder. (Lock file: ${file})`,
+        { cause: err },
+      );
     }
     await writeFile(file, String(process.pid));
   }

@@ -32,7 +32,7 @@ export async function ensureDemoAccount(db: Database, home: string, proposedUser
   const prisma = createPrismaClient(db);
   try {
     const dev = await readDevFile(home);
-    const stored = (k: string) => (typeof dev[k] === 'string' ? (dev[k]) : undefined);
+    const stored = (k: string) => (typeof dev[k] === 'string' ? dev[k] : undefined);
     let password = stored('password');
     // The email is the account: if it exists (dev.json was deleted, the database kept), it is adopted.
     let user = await findUserByEmail(prisma, DEMO_EMAIL);

@@ -33,7 +33,15 @@ onShutdown(async () => {
 try {
   const embedded = await starting;
   const database = config.databaseUrl ? 'postgres' : 'pglite';
-  console.log(banner({ baseUrl: embedded.baseUrl, metricsUrl: embedded.metricsUrl, devFile: devFilePath(config.home), database, dataDir: path.join(config.home, 'pglite') }));
+  console.log(
+    banner({
+      baseUrl: embedded.baseUrl,
+      metricsUrl: embedded.metricsUrl,
+      devFile: devFilePath(config.home),
+      database,
+      dataDir: path.join(config.home, 'pglite'),
+    }),
+  );
 } catch (err) {
   fail(err, (err as NodeJS.ErrnoException).code === 'EADDRINUSE' ? ` (set PORT to use another port than ${config.port})` : '');
 }

@@ -30,7 +30,10 @@ export function parseFrontTrust(value: string | undefined): FrontTrust {
   if (!text) return undefined;
   if (/^\d+$/.test(text)) return { hops: Number(text) };
   const trusted = new BlockList();
-  for (const entry of text.split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of text
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     for (const item of NAMED[entry] ?? [entry]) {
       const [address, bits] = item.split('/');
       const type = isIP(address ?? '') === 6 ? 'ipv6' : isIP(address ?? '') === 4 ? 'ipv4' : undefined;
@@ -65,7 +68,17 @@ export function clientAddress(req: IncomingMessage, trust: FrontTrust): string {
 }
 
 // Meaningful for one connection only; forwarding them would corrupt the next hop's framing.
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /**
  * The front door of the embedded start: one port, routed by path prefix like the cluster's
@@ -83,7 +96,16 @@ export function createProxy(options: ProxyOptions): http.Server {
     } else {
       const base = options.target(dest.service);
       if (!base) sendError(res, 502, 'unavailable', `${dest.service} is not running`);
-      else forward(req, res, { agent, base, path: dest.path, service: dest.service, prefix: dest.strippedPrefix, log: options.log, client: clientAddress(req, options.trustProxy) });
+      else
+        forward(req, res, {
+          agent,
+          base,
+          path: dest.path,
+          service: dest.service,
+          prefix: dest.strippedPrefix,
+          log: options.log,
+          client: clientAddress(req, options.trustProxy),
+        });
     }
   });
   server.on('close', () => agent.destroy());

@@ -4,10 +4,7 @@ export interface Route {
   service: string;
 }
 
-export type Destination =
-  | { kind: 'front-health' }
-  | { kind: 'service'; service: string; path: string; strippedPrefix?: string }
-  | { kind: 'none' };
+export type Destination = { kind: 'front-health' } | { kind: 'service'; service: string; path: string; strippedPrefix?: string } | { kind: 'none' };
 
 /**
  * Prefix semantics of a Kubernetes Ingress `Prefix` path, so the embedded start and a cluster

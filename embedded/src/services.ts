@@ -91,7 +91,14 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       events: d.bus,
     }),
   auth: (d) =>
-    buildAuth({ db: d.db, signingKeys: d.keys.signing, serviceClients: d.keys.serviceClients, publicBaseUrl: d.publicBaseUrl, logLevel: d.logLevel, events: revocationBus(d.bus) }),
+    buildAuth({
+      db: d.db,
+      signingKeys: d.keys.signing,
+      serviceClients: d.keys.serviceClients,
+      publicBaseUrl: d.publicBaseUrl,
+      logLevel: d.logLevel,
+      events: revocationBus(d.bus),
+    }),
   'mcp-gateway': (d, started) =>
     buildMcpGateway({
       db: d.db,
@@ -107,7 +114,10 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
   'webhook-ingest': (d, started) =>
     buildWebhookIngest({
       bus: d.bus,
-      directory: workspaceApiDirectory({ workspaceApiUrl: urlOf(started, 'workspace-api'), token: serviceTokenSource(tokenOptions(d, started, 'webhook-ingest')) }),
+      directory: workspaceApiDirectory({
+        workspaceApiUrl: urlOf(started, 'workspace-api'),
+        token: serviceTokenSource(tokenOptions(d, started, 'webhook-ingest')),
+      }),
       definitionEvents: { groupId: 'webhook-ingest.definitions' },
       logLevel: d.logLevel,
     }),
@@ -121,7 +131,17 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
     // The credentials key is derived from the stored secret key (HKDF, its own label): one key file,
     // and the webhook secrets' key itself is never used for another purpose (docs/credentials.md).
     const credentialsKey = { key: Buffer.from(hkdfSync('sha256', d.keys.webhookSecretKey, Buffer.alloc(0), 'flowdesk credentials v1', 32)), keyId: 'e1' };
-    const app = await buildWorkflowEngine({ bus: d.bus, db: d.db, jwtPublicKeyPem: d.keys.signing.publicKeyPem, http, workspace, credentialsKey, logLevel: d.logLevel, clock: d.engineClock, scheduler: { pollMs: d.engineClock ? 50 : undefined } });
+    const app = await buildWorkflowEngine({
+      bus: d.bus,
+      db: d.db,
+      jwtPublicKeyPem: d.keys.signing.publicKeyPem,
+      http,
+      workspace,
+      credentialsKey,
+      logLevel: d.logLevel,
+      clock: d.engineClock,
+      scheduler: { pollMs: d.engineClock ? 50 : undefined },
+    });
     app.addHook('onClose', async () => {
       await http.close();
       await workspace.close();

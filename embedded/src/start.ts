@@ -44,7 +44,13 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
   // Listening before the services exist gives the public base URL they need (PORT=0 picks one);
   // until they are registered the front answers 502, as for any backend that is down.
   const backends = new Map<string, string>();
-  const proxy = createProxy({ routes: PUBLIC_ROUTES, services: SERVICE_NAMES, target: (name) => backends.get(name), log, trustProxy: parseFrontTrust(config.trustProxy) });
+  const proxy = createProxy({
+    routes: PUBLIC_ROUTES,
+    services: SERVICE_NAMES,
+    target: (name) => backends.get(name),
+    log,
+    trustProxy: parseFrontTrust(config.trustProxy),
+  });
   let database: EmbeddedDatabase | undefined;
   let bus: EventBus | undefined;
   let services: RunningService[] = [];
@@ -70,7 +76,16 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
     // The demo user's id is the one dev.json proposed, unless the auth database already knows the demo email.
     const { userId } = await ensureDemoAccount(database.db, config.home, proposedUserId);
     bus = await openStartBus(config, database);
-    services = await startServices({ db: database.db, bus, keys, publicBaseUrl: baseUrl, logLevel: config.logLevel, ssrfAllowlist: config.ssrfAllowlist, traceUrlTemplate: config.traceUrlTemplate, engineClock: config.engineClock });
+    services = await startServices({
+      db: database.db,
+      bus,
+      keys,
+      publicBaseUrl: baseUrl,
+      logLevel: config.logLevel,
+      ssrfAllowlist: config.ssrfAllowlist,
+      traceUrlTemplate: config.traceUrlTemplate,
+      engineClock: config.engineClock,
+    });
     for (const s of services) backends.set(s.name, s.url);
     metrics = await listenEmbeddedMetrics(config, services);
     await seedOnce({ home: config.home, keys, userId, workspaceApiUrl: backends.get('workspace-api')!, baseUrl, log });
@@ -103,9 +118,18 @@ async function listenEmbeddedMetrics(config: EmbeddedConfig, services: RunningSe
  */
 async function openStartBus(config: EmbeddedConfig, database: EmbeddedDatabase): Promise<EventBus> {
   const bus = config.bus;
-  if (!bus || bus.kind === 'embedded') return createEmbeddedBus(database.db, bus ? { retentionMs: bus.retentionMs, groupExpiryMs: bus.groupExpiryMs } : embeddedBusOptionsFromEnv());
-  await ensureKafkaTopics({ brokers: bus.brokers, clientId: bus.clientId }, topicSpecs(bus, [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC]));
-  return createKafkaBus({ brokers: bus.brokers, clientId: `${bus.clientId}-embedded`, sessionTimeoutMs: bus.sessionTimeoutMs, publishTimeoutMs: bus.publishTimeoutMs });
+  if (!bus || bus.kind === 'embedded')
+    return createEmbeddedBus(database.db, bus ? { retentionMs: bus.retentionMs, groupExpiryMs: bus.groupExpiryMs } : embeddedBusOptionsFromEnv());
+  await ensureKafkaTopics(
+    { brokers: bus.brokers, clientId: bus.clientId },
+    topicSpecs(bus, [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC]),
+  );
+  return createKafkaBus({
+    brokers: bus.brokers,
+    clientId: `${bus.clientId}-embedded`,
+    sessionTimeoutMs: bus.sessionTimeoutMs,
+    publishTimeoutMs: bus.publishTimeoutMs,
+  });
 }
 
 interface SeedContext {

@@ -33,7 +33,12 @@ before(async () => {
     },
   });
   const authUrl = await listen(auth, 0, '127.0.0.1');
-  front = createProxy({ routes: [{ prefix: '/auth/', service: 'auth' }], services: ['auth'], target: () => authUrl, log: createLogger('front-test', 'silent') });
+  front = createProxy({
+    routes: [{ prefix: '/auth/', service: 'auth' }],
+    services: ['auth'],
+    target: () => authUrl,
+    log: createLogger('front-test', 'silent'),
+  });
   base = await listenServer(front, 0, '127.0.0.1');
 });
 after(async () => {

@@ -153,95 +153,105 @@ async function send(s: Stack, wf: { id: string; webhookSecret: string }, count: 
 // not captured then, the assertion now prints them — slow or lost is not known). The next run, at
 // load ~16–20, passed in 3 minutes (612 accepted, 612 runs, 64 at once). Marked todo on Postgres
 // until that is understood, so it reports without failing the suite; on PGlite it is a plain test.
-const POSTGRES_TODO = process.env.DATABASE_URL ? 'on Postgres: once, at load ~40, 11 of ~600 accepted events had no succeeded run at the 10-minute ceiling (slow or lost: under investigation)' : undefined;
+const POSTGRES_TODO = process.env.DATABASE_URL
+  ? 'on Postgres: once, at load ~40, 11 of ~600 accepted events had no succeeded run at the 10-minute ceiling (slow or lost: under investigation)'
+  : undefined;
 
-test('kill -9 during intake and during concurrent processing of one workflow: every 200 gives exactly one run', { timeout: 1_200_000, todo: POSTGRES_TODO }, async (t) => {
-  await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
-  const allow = `127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
-  let dbConfig: unknown;
-  if (process.env.DATABASE_URL) {
-    testDb = await createTestDatabase();
-    dbConfig = { kind: 'postgres', url: testDb.url };
-  } else {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'flowdesk-kill9-'));
-    dbConfig = { kind: 'pglite', dataDir };
-  }
-  t.diagnostic(`database: ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}`);
-
-  let stack = await startStack(dbConfig, allow, (m) => t.diagnostic(m));
-  const ownerToken = signInternalToken(keys, { sub: owner, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'test' });
-  const wf = (await (
-    await fetch(`${stack.apiUrl}/api/v1/workflows`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: 'Orders',
-        triggerType: 'webhook',
-        active: true,
-        requireWebhookSecret: true,
-        graph: {
-          nodes: [
-            { id: 'check', type: 'condition', params: { left: '{{trigger.n}}', operator: 'exists' } },
-            { id: 'notify', type: 'http_request', params: { method: 'POST', url: `http://${allow}/hook`, body: { n: '{{trigger.n}}' } } },
-          ],
-          edges: [
-            { from: 'trigger', to: 'check' },
-            { from: 'check', to: 'notify', branch: 'true' },
-          ],
-        },
-      }),
-    })
-  ).json()) as { id: string; webhookSecret: string; executionOrder?: string };
-  assert.ok(wf.id, JSON.stringify(wf));
-  assert.notEqual(wf.executionOrder, 'ordered', 'runs of this workflow run concurrently');
-
-  // 1. kill -9 while webhooks are being accepted (and the first runs are running).
-  let killedInIntake = false;
-  const first = await send(stack, wf, 2_000, (n) => {
-    if (n === 200 && !killedInIntake) {
-      killedInIntake = true;
-      stack.child.kill('SIGKILL');
+test(
+  'kill -9 during intake and during concurrent processing of one workflow: every 200 gives exactly one run',
+  { timeout: 1_200_000, todo: POSTGRES_TODO },
+  async (t) => {
+    await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
+    const allow = `127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
+    let dbConfig: unknown;
+    if (process.env.DATABASE_URL) {
+      testDb = await createTestDatabase();
+      dbConfig = { kind: 'postgres', url: testDb.url };
+    } else {
+      dataDir = mkdtempSync(path.join(tmpdir(), 'flowdesk-kill9-'));
+      dbConfig = { kind: 'pglite', dataDir };
     }
-  });
-  await stack.exited;
-  t.diagnostic(`intake: ${first.length} accepted before the kill`);
-  assert.ok(first.length >= 200);
+    t.diagnostic(`database: ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}`);
 
-  // 2. A new process; more deliveries; kill -9 while many runs of the workflow are in flight (the
-  // endpoint now takes 500 ms, so 400 runs at 64 at once are still running when intake is done).
-  latencyMs = 500;
-  stack = await startStack(dbConfig, allow, (m) => t.diagnostic(m));
-  const second = await send(stack, wf, 400);
-  assert.equal(second.length, 400, 'a healthy process accepts every delivery');
-  assert.ok(await until(() => inFlight >= 10, 300_000, 5), `runs in flight at once (max seen ${maxInFlight})`);
-  t.diagnostic(`killing with ${inFlight} runs in flight (${hits} HTTP requests so far)`);
-  stack.child.kill('SIGKILL');
-  await stack.exited;
+    let stack = await startStack(dbConfig, allow, (m) => t.diagnostic(m));
+    const ownerToken = signInternalToken(keys, { sub: owner, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'test' });
+    const wf = (await (
+      await fetch(`${stack.apiUrl}/api/v1/workflows`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: 'Orders',
+          triggerType: 'webhook',
+          active: true,
+          requireWebhookSecret: true,
+          graph: {
+            nodes: [
+              { id: 'check', type: 'condition', params: { left: '{{trigger.n}}', operator: 'exists' } },
+              { id: 'notify', type: 'http_request', params: { method: 'POST', url: `http://${allow}/hook`, body: { n: '{{trigger.n}}' } } },
+            ],
+            edges: [
+              { from: 'trigger', to: 'check' },
+              { from: 'check', to: 'notify', branch: 'true' },
+            ],
+          },
+        }),
+      })
+    ).json()) as { id: string; webhookSecret: string; executionOrder?: string };
+    assert.ok(wf.id, JSON.stringify(wf));
+    assert.notEqual(wf.executionOrder, 'ordered', 'runs of this workflow run concurrently');
 
-  // 3. A fresh process finishes the work: one run per accepted event, each finished.
-  latencyMs = 50;
-  stack = await startStack(dbConfig, allow, (m) => t.diagnostic(m));
-  const accepted = [...first, ...second];
-  let runs: { eventId: string; status: string }[] = [];
-  const finished = await until(
-    async () => {
-      runs = await runsOf(stack);
-      const done = new Set(runs.filter((r) => r.status === 'succeeded').map((r) => r.eventId));
-      return accepted.every((id) => done.has(id));
-    },
-    600_000,
-    500,
-  );
-  const perEvent = new Map<string, number>();
-  for (const r of runs) perEvent.set(r.eventId, (perEvent.get(r.eventId) ?? 0) + 1);
-  const statusOf = new Map(runs.map((r) => [r.eventId, r.status]));
-  const missing = accepted.filter((id) => statusOf.get(id) !== 'succeeded');
-  const byStatus: Record<string, number> = {};
-  for (const id of missing) byStatus[statusOf.get(id) ?? 'no run'] = (byStatus[statusOf.get(id) ?? 'no run'] ?? 0) + 1;
-  assert.ok(finished, `${missing.length} accepted events without a succeeded run (${JSON.stringify(byStatus)}), e.g. ${missing.slice(0, 3).join(', ')}`);
-  assert.deepEqual(accepted.filter((id) => perEvent.get(id) !== 1), [], 'exactly one run per accepted event');
-  assert.ok(maxInFlight > 1, `runs of the workflow ran concurrently (max ${maxInFlight} at once)`);
-  t.diagnostic(`${accepted.length} accepted, ${runs.length} runs (deliveries cut off by a kill may have run too); at most ${maxInFlight} at once`);
-  stack.child.kill('SIGKILL');
-  await stack.exited;
-});
+    // 1. kill -9 while webhooks are being accepted (and the first runs are running).
+    let killedInIntake = false;
+    const first = await send(stack, wf, 2_000, (n) => {
+      if (n === 200 && !killedInIntake) {
+        killedInIntake = true;
+        stack.child.kill('SIGKILL');
+      }
+    });
+    await stack.exited;
+    t.diagnostic(`intake: ${first.length} accepted before the kill`);
+    assert.ok(first.length >= 200);
+
+    // 2. A new process; more deliveries; kill -9 while many runs of the workflow are in flight (the
+    // endpoint now takes 500 ms, so 400 runs at 64 at once are still running when intake is done).
+    latencyMs = 500;
+    stack = await startStack(dbConfig, allow, (m) => t.diagnostic(m));
+    const second = await send(stack, wf, 400);
+    assert.equal(second.length, 400, 'a healthy process accepts every delivery');
+    assert.ok(await until(() => inFlight >= 10, 300_000, 5), `runs in flight at once (max seen ${maxInFlight})`);
+    t.diagnostic(`killing with ${inFlight} runs in flight (${hits} HTTP requests so far)`);
+    stack.child.kill('SIGKILL');
+    await stack.exited;
+
+    // 3. A fresh process finishes the work: one run per accepted event, each finished.
+    latencyMs = 50;
+    stack = await startStack(dbConfig, allow, (m) => t.diagnostic(m));
+    const accepted = [...first, ...second];
+    let runs: { eventId: string; status: string }[] = [];
+    const finished = await until(
+      async () => {
+        runs = await runsOf(stack);
+        const done = new Set(runs.filter((r) => r.status === 'succeeded').map((r) => r.eventId));
+        return accepted.every((id) => done.has(id));
+      },
+      600_000,
+      500,
+    );
+    const perEvent = new Map<string, number>();
+    for (const r of runs) perEvent.set(r.eventId, (perEvent.get(r.eventId) ?? 0) + 1);
+    const statusOf = new Map(runs.map((r) => [r.eventId, r.status]));
+    const missing = accepted.filter((id) => statusOf.get(id) !== 'succeeded');
+    const byStatus: Record<string, number> = {};
+    for (const id of missing) byStatus[statusOf.get(id) ?? 'no run'] = (byStatus[statusOf.get(id) ?? 'no run'] ?? 0) + 1;
+    assert.ok(finished, `${missing.length} accepted events without a succeeded run (${JSON.stringify(byStatus)}), e.g. ${missing.slice(0, 3).join(', ')}`);
+    assert.deepEqual(
+      accepted.filter((id) => perEvent.get(id) !== 1),
+      [],
+      'exactly one run per accepted event',
+    );
+    assert.ok(maxInFlight > 1, `runs of the workflow ran concurrently (max ${maxInFlight} at once)`);
+    t.diagnostic(`${accepted.length} accepted, ${runs.length} runs (deliveries cut off by a kill may have run too); at most ${maxInFlight} at once`);
+    stack.child.kill('SIGKILL');
+    await stack.exited;
+  },
+);

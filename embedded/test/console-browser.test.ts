@@ -79,7 +79,10 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     assert.equal(cookie.secure, false, 'http base URL: not Secure (https would be)');
     assert.equal(await page.evaluate(() => (globalThis as any).document.cookie), '', 'no script can read the session');
     // The first run is over: setting up again is refused.
-    const again = await page.request.post(`${base}/api/v1/setup`, { data: { email: 'x@example.test', name: 'X', password: 'long-enough-1' }, headers: { origin: base } });
+    const again = await page.request.post(`${base}/api/v1/setup`, {
+      data: { email: 'x@example.test', name: 'X', password: 'long-enough-1' },
+      headers: { origin: base },
+    });
     assert.equal(again.status(), 409);
   });
 
@@ -176,7 +179,11 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     }
     const list = await fetch(`${base}/api/v1/projects`, { headers: { authorization: `Bearer ${readKey}` } });
     assert.equal(list.status, 200);
-    const write = await fetch(`${base}/api/v1/projects`, { method: 'POST', headers: { authorization: `Bearer ${readKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }) });
+    const write = await fetch(`${base}/api/v1/projects`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${readKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x' }),
+    });
     assert.equal(write.status, 403);
     assert.match(((await write.json()) as { message: string }).message, /mcp:write/);
   });
@@ -187,7 +194,10 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     assert.equal((await noToken.json()).error, 'forbidden');
     const { csrfToken } = await (await page.request.get(`${base}/api/v1/session`)).json();
     assert.match(csrfToken, /^[A-Za-z0-9_-]{43}$/);
-    const foreign = await page.request.post(`${base}/api/v1/api-keys`, { data: { name: 'csrf', scope: 'write' }, headers: { origin: 'https://evil.example', 'x-csrf-token': csrfToken } });
+    const foreign = await page.request.post(`${base}/api/v1/api-keys`, {
+      data: { name: 'csrf', scope: 'write' },
+      headers: { origin: 'https://evil.example', 'x-csrf-token': csrfToken },
+    });
     assert.equal(foreign.status(), 403);
     assert.equal((await foreign.json()).error, 'forbidden');
     // The same request from this origin with the token is what the console itself sends.
@@ -197,7 +207,12 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     const evil = await browser.newContext();
     try {
       const evilPage = await evil.newPage();
-      await evilPage.route('https://evil.example/', (r) => r.fulfill({ contentType: 'text/html', body: `<form method="post" action="${base}/api/v1/api-keys"><input name="name" value="x"></form><script>document.forms[0].submit()</script>` }));
+      await evilPage.route('https://evil.example/', (r) =>
+        r.fulfill({
+          contentType: 'text/html',
+          body: `<form method="post" action="${base}/api/v1/api-keys"><input name="name" value="x"></form><script>document.forms[0].submit()</script>`,
+        }),
+      );
       const [answer] = await Promise.all([evilPage.waitForResponse(`${base}/api/v1/api-keys`), evilPage.goto('https://evil.example/')]);
       assert.ok([401, 403].includes(answer.status()));
     } finally {
@@ -218,7 +233,10 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     await dialog.getByRole('button', { name: 'Revoke key' }).click();
     await page.getByText('Revoked “Agent script”.').waitFor();
     await page.getByText('Nothing is connected').waitFor();
-    await assert.rejects(client.callTool({ name: 'list_projects', arguments: {} }), (err: Error & { code?: number }) => err.code === 401 || /401/.test(err.message));
+    await assert.rejects(
+      client.callTool({ name: 'list_projects', arguments: {} }),
+      (err: Error & { code?: number }) => err.code === 401 || /401/.test(err.message),
+    );
     await client.close().catch(() => {});
   });
 
@@ -233,7 +251,10 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
       assert.equal(await passwordField(consent).count(), 0, 'a signed-in user is not asked for a password');
       await assertAccessible(consent, 'consent (signed in)');
       await screenshot(consent, 'consent');
-      await Promise.all([consent.waitForURL((u) => u.toString().startsWith(`${callback.redirectUri}?`)), consent.getByRole('button', { name: 'Approve' }).click()]);
+      await Promise.all([
+        consent.waitForURL((u) => u.toString().startsWith(`${callback.redirectUri}?`)),
+        consent.getByRole('button', { name: 'Approve' }).click(),
+      ]);
       const code = new URL(consent.url()).searchParams.get('code')!;
       await consent.close();
       assert.equal(await sdkAuth(provider, { serverUrl: `${base}${MCP_PATH}`, authorizationCode: code }), 'AUTHORIZED');
@@ -264,7 +285,10 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
 
   test('revoke a key on the API keys page itself: it asks first, then the key gets 401', async () => {
     const { csrfToken } = await (await page.request.get(`${base}/api/v1/session`)).json();
-    const res = await page.request.post(`${base}/api/v1/api-keys`, { data: { name: 'Old CI', scope: 'write' }, headers: { origin: base, 'x-csrf-token': csrfToken } });
+    const res = await page.request.post(`${base}/api/v1/api-keys`, {
+      data: { name: 'Old CI', scope: 'write' },
+      headers: { origin: base, 'x-csrf-token': csrfToken },
+    });
     assert.equal(res.status(), 201);
     const { secret } = await res.json();
     const status = async () => (await fetch(`${base}/api/v1/projects`, { headers: { authorization: `Bearer ${secret}` } })).status;
@@ -280,7 +304,7 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     assert.equal(await page.getByRole('row', { name: /Old CI/ }).count(), 0);
   });
 
-  test('Profile and Members: invite someone; they sign up from the link and see none of the owner\'s keys, apps or data', async () => {
+  test("Profile and Members: invite someone; they sign up from the link and see none of the owner's keys, apps or data", async () => {
     await page.getByRole('link', { name: 'Profile', exact: true }).click();
     await heading().filter({ hasText: 'Profile' }).waitFor();
     await assertAccessible(page, 'profile');
@@ -315,7 +339,7 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
       await p.getByRole('link', { name: 'Connected Apps', exact: true }).click();
       await p.getByText('Nothing is connected').waitFor();
       const projects = await (await p.request.get(`${base}/api/v1/projects`)).json();
-      assert.ok(!projects.items.some((x: { name: string }) => x.name === 'Ada private'), 'the owner\'s data stays the owner\'s');
+      assert.ok(!projects.items.some((x: { name: string }) => x.name === 'Ada private'), "the owner's data stays the owner's");
       assert.equal((await p.request.get(`${base}/api/v1/users`)).status(), 403);
     } finally {
       await theirs.close();
@@ -346,7 +370,10 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
   });
 
   test('the API reference (Swagger UI, linked from the navigation) passes axe-core at desktop and phone width, with an operation open in "Try it out"', async () => {
-    for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
+    for (const viewport of [
+      { width: 1280, height: 800 },
+      { width: 390, height: 844 },
+    ]) {
       const ctx = await browser.newContext({ viewport, bypassCSP: true, ...(viewport.width < 500 ? { isMobile: true, hasTouch: true } : {}) });
       try {
         const p = await ctx.newPage();

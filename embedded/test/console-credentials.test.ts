@@ -30,7 +30,11 @@ describe('Settings → Credentials in chromium', { skip: skipWithoutChromium }, 
     context.setDefaultTimeout(20_000);
     page = await context.newPage();
     page.on('response', (res) => {
-      if (res.url().includes('/api/v1/')) void res.text().then((t) => answers.push(t), () => {});
+      if (res.url().includes('/api/v1/'))
+        void res.text().then(
+          (t) => answers.push(t),
+          () => {},
+        );
     });
     // The owner account, as the first-run page creates it.
     await page.goto(base);
@@ -76,7 +80,10 @@ describe('Settings → Credentials in chromium', { skip: skipWithoutChromium }, 
     const listed = await page.request.get(`${base}/api/v1/credentials`);
     assert.equal(listed.status(), 200);
     const body = await listed.json();
-    assert.deepEqual(body.credentials.map((c: { name: string }) => c.name), ['crm_token']);
+    assert.deepEqual(
+      body.credentials.map((c: { name: string }) => c.name),
+      ['crm_token'],
+    );
     assert.ok(!answers.some((a) => a.includes(SECRET)) && !JSON.stringify(body).includes(SECRET), 'no answer carries the value');
   });
 

@@ -71,7 +71,11 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     return { status: res.status(), body: res.status() === 200 ? await res.json() : null };
   };
   const deliver = (url: string, secret: string | null, body: unknown) =>
-    fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...(secret ? { 'x-webhook-secret': secret } : {}) }, body: JSON.stringify(body) });
+    fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(secret ? { 'x-webhook-secret': secret } : {}) },
+      body: JSON.stringify(body),
+    });
 
   const createWorkflow = async (name: string) => {
     await page.goto(`${base}/workflows`);
@@ -161,7 +165,15 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     await page.getByRole('switch', { name: 'Active' }).check();
     await page.getByText('Active: requests to this URL start the workflow.').waitFor();
     const sample = { customer: { name: 'Ada Lovelace', email: 'ada@example.com' }, order: { id: 'A-1001', total: 42 } };
-    assert.equal((await until('the webhook to accept', async () => { const r = await deliver(url, secret, sample); return r.status === 404 ? undefined : r; })).status, 200);
+    assert.equal(
+      (
+        await until('the webhook to accept', async () => {
+          const r = await deliver(url, secret, sample);
+          return r.status === 404 ? undefined : r;
+        })
+      ).status,
+      200,
+    );
     // The picker fills itself while the page is open (no reload).
     await page.getByRole('button', { name: 'Insert {{trigger.customer.name}}' }).waitFor({ timeout: 30_000 });
 
@@ -191,14 +203,11 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     await save();
 
     const saved = (await api(page, `/workflows/${specWorkflowId}`)).body;
-    assert.deepEqual(
-      saved.graph.edges,
-      [
-        { from: 'trigger', to: 'condition_1' },
-        { from: 'condition_1', to: 'http_1', branch: 'true' },
-        { from: 'http_1', to: 'task_1' },
-      ],
-    );
+    assert.deepEqual(saved.graph.edges, [
+      { from: 'trigger', to: 'condition_1' },
+      { from: 'condition_1', to: 'http_1', branch: 'true' },
+      { from: 'http_1', to: 'task_1' },
+    ]);
     assert.equal(saved.graph.nodes.find((n: any) => n.id === 'task_1').params.title, 'Call {{trigger.customer.name}} about the order');
 
     // The runs panel, opened from the editor before the delivery: the run appears there live.
@@ -235,14 +244,23 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
       return runs?.find((r) => r.triggerPayload?.customer?.name === 'Grace Hopper' && r.status !== 'queued' && r.status !== 'running');
     });
     assert.equal(run.status, 'succeeded', JSON.stringify(run));
-    assert.deepEqual(run.steps.map((s: any) => [s.nodeId, s.status]), [
-      ['condition_1', 'succeeded'],
-      ['http_1', 'succeeded'],
-      ['task_1', 'succeeded'],
-    ]);
-    assert.ok(received.some((r) => r.method === 'POST' && r.url === '/hooks/crm'), 'the receiver got the request');
+    assert.deepEqual(
+      run.steps.map((s: any) => [s.nodeId, s.status]),
+      [
+        ['condition_1', 'succeeded'],
+        ['http_1', 'succeeded'],
+        ['task_1', 'succeeded'],
+      ],
+    );
+    assert.ok(
+      received.some((r) => r.method === 'POST' && r.url === '/hooks/crm'),
+      'the receiver got the request',
+    );
     const tasks = (await api(page, '/tasks?q=Grace')).body.items as { title: string }[];
-    assert.ok(tasks.some((t) => t.title === 'Call Grace Hopper about the order'), JSON.stringify(tasks));
+    assert.ok(
+      tasks.some((t) => t.title === 'Call Grace Hopper about the order'),
+      JSON.stringify(tasks),
+    );
     // The list shows the last run.
     await page.getByRole('link', { name: 'Workflows', exact: true }).first().click();
     const row = page.getByRole('row', { name: /New order → task/ });
@@ -267,7 +285,10 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
       const canvas = (await p.getByRole('region', { name: 'Workflow canvas' }).boundingBox())!;
       const panel = p.getByRole('complementary', { name: 'Node panel' });
       const panelBox = (await panel.boundingBox())!;
-      assert.ok(panelBox.y >= canvas.y + canvas.height - 1 && panelBox.width >= width - 1, `the panel is below the canvas at full width: ${JSON.stringify({ canvas, panelBox })}`);
+      assert.ok(
+        panelBox.y >= canvas.y + canvas.height - 1 && panelBox.width >= width - 1,
+        `the panel is below the canvas at full width: ${JSON.stringify({ canvas, panelBox })}`,
+      );
       assert.ok(canvas.height >= 280, `the canvas keeps room to work in (${canvas.height}px)`);
       await assertAccessible(p, 'editor (phone)');
       // Choosing a step brings its panel into view, with its form.
@@ -366,13 +387,22 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     await page.mouse.up();
     await save();
     const graph = (await api(page, `/workflows/${specWorkflowId}`)).body.graph;
-    assert.deepEqual(graph.edges.find((e: any) => e.to === 'http_2' && e.from === 'condition_1'), { from: 'condition_1', to: 'http_2', branch: 'false' });
-    assert.ok(graph.edges.some((e: any) => e.from === 'http_1' && e.to === 'http_2'), 'the dragged connection is saved');
+    assert.deepEqual(
+      graph.edges.find((e: any) => e.to === 'http_2' && e.from === 'condition_1'),
+      { from: 'condition_1', to: 'http_2', branch: 'false' },
+    );
+    assert.ok(
+      graph.edges.some((e: any) => e.from === 'http_1' && e.to === 'http_2'),
+      'the dragged connection is saved',
+    );
     assert.ok(!graph.nodes.some((n: any) => n.id === 'task_1'), 'the deleted step is gone');
     const http2 = graph.nodes.find((n: any) => n.id === 'http_2');
     assert.deepEqual(http2.params.headers, { 'x-delivery': '{{trigger.n}}' });
     const http1 = graph.nodes.find((n: any) => n.id === 'http_1');
-    assert.ok(http2.position.y > http1.position.y + 250, `the moved node is lower (it was placed 140 below): ${JSON.stringify([http1.position, http2.position])}`);
+    assert.ok(
+      http2.position.y > http1.position.y + 250,
+      `the moved node is lower (it was placed 140 below): ${JSON.stringify([http1.position, http2.position])}`,
+    );
 
     // Zoom and fit: the canvas's controls move its viewport; fitting brings every step into view.
     const viewport = () => page.locator('.react-flow__viewport').evaluate((el: any) => String(el.style.transform));
@@ -388,13 +418,14 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     await until('every step in view', async () => {
       for (const id of ['trigger', 'condition_1', 'http_1', 'http_2']) {
         const box = await page.getByTestId(`node-${id}`).boundingBox();
-        if (!box || box.x < canvas.x || box.y < canvas.y || box.x + box.width > canvas.x + canvas.width || box.y + box.height > canvas.y + canvas.height) return undefined;
+        if (!box || box.x < canvas.x || box.y < canvas.y || box.x + box.width > canvas.x + canvas.width || box.y + box.height > canvas.y + canvas.height)
+          return undefined;
       }
       return true;
     });
   });
 
-  test('a second user never sees the first user\'s workflows', async () => {
+  test("a second user never sees the first user's workflows", async () => {
     const { csrfToken } = await (await page.request.get(`${base}/api/v1/session`)).json();
     const invite = await page.request.post(`${base}/api/v1/invites`, { data: { email: other.email }, headers: { origin: base, 'x-csrf-token': csrfToken } });
     assert.equal(invite.status(), 201, await invite.text());

@@ -28,7 +28,11 @@ const branching = {
   graph: {
     nodes: [
       { id: 'has_name', type: 'condition', params: { left: '{{trigger.customer.name}}', operator: 'exists' } },
-      { id: 'named_task', type: 'create_task', params: { title: 'Call {{trigger.customer.name}}', notes: 'Plan {{trigger.plan}}', dueDate: new Date().toISOString().slice(0, 10) } },
+      {
+        id: 'named_task',
+        type: 'create_task',
+        params: { title: 'Call {{trigger.customer.name}}', notes: 'Plan {{trigger.plan}}', dueDate: new Date().toISOString().slice(0, 10) },
+      },
       { id: 'unnamed_task', type: 'create_task', params: { title: 'Find out who signed up' } },
     ],
     edges: [
@@ -43,7 +47,10 @@ const failing = {
   name: 'Metadata grab',
   triggerType: 'webhook',
   active: true,
-  graph: { nodes: [{ id: 'grab', type: 'http_request', params: { method: 'GET', url: 'http://169.254.169.254/latest/meta-data/' } }], edges: [{ from: 'trigger', to: 'grab' }] },
+  graph: {
+    nodes: [{ id: 'grab', type: 'http_request', params: { method: 'GET', url: 'http://169.254.169.254/latest/meta-data/' } }],
+    edges: [{ from: 'trigger', to: 'grab' }],
+  },
 };
 
 describe('the runs panel and the workspace views in chromium', { skip: skipWithoutChromium }, () => {
@@ -56,12 +63,18 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
 
   const api = (method: string, path: string, body?: unknown) => apiCall(context.request, base, method, path, body);
   const deliver = async (w: { id: string; webhookSecret: string }, payload: unknown) => {
-    const res = await fetch(`${base}/functions/v1/webhook-trigger/${w.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-webhook-secret': w.webhookSecret }, body: JSON.stringify(payload) });
+    const res = await fetch(`${base}/functions/v1/webhook-trigger/${w.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-webhook-secret': w.webhookSecret },
+      body: JSON.stringify(payload),
+    });
     assert.equal(res.status, 200, await res.text());
   };
   const finishedRuns = (workflowId: string, count: number) =>
     until(`${count} finished runs`, async () => {
-      const items = ((await api('GET', `/api/v1/workflows/${workflowId}/runs`)).items as any[]).filter((r) => ['succeeded', 'failed', 'skipped'].includes(r.status));
+      const items = ((await api('GET', `/api/v1/workflows/${workflowId}/runs`)).items as any[]).filter((r) =>
+        ['succeeded', 'failed', 'skipped'].includes(r.status),
+      );
       return items.length >= count ? items : undefined;
     });
   /** Rows of the runs table (data-run-id). */
@@ -268,7 +281,11 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
     await heading(page).filter({ hasText: 'Notes' }).waitFor();
     await page.getByRole('button', { name: 'New note' }).first().click();
     await page.getByLabel('Title').fill('Launch plan');
-    await page.getByLabel('Content (Markdown)').fill('## Steps\n\n- **Write** the post\n- [docs](https://example.test)\n\n<img src=x onerror="globalThis.__xss=1">\n\n[bad](javascript:globalThis.__xss=2)');
+    await page
+      .getByLabel('Content (Markdown)')
+      .fill(
+        '## Steps\n\n- **Write** the post\n- [docs](https://example.test)\n\n<img src=x onerror="globalThis.__xss=1">\n\n[bad](javascript:globalThis.__xss=2)',
+      );
     await page.getByRole('switch', { name: 'Pinned' }).or(page.getByLabel('Pinned')).first().check();
     await page.getByRole('button', { name: 'Save note' }).click();
     await page.getByText('Note saved.').waitFor();
@@ -277,7 +294,13 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
     await preview.getByRole('heading', { name: 'Steps' }).waitFor();
     assert.equal(await preview.locator('strong').innerText(), 'Write');
     assert.equal(await preview.locator('img').count(), 0, 'raw HTML is not rendered');
-    assert.notEqual(await preview.getByRole('link', { name: 'bad' }).getAttribute('href').catch(() => ''), 'javascript:globalThis.__xss=2');
+    assert.notEqual(
+      await preview
+        .getByRole('link', { name: 'bad' })
+        .getAttribute('href')
+        .catch(() => ''),
+      'javascript:globalThis.__xss=2',
+    );
     assert.equal(await page.evaluate(() => (globalThis as any).__xss), undefined);
     await assertAccessible(page, 'notes');
     const stored = (await api('GET', '/api/v1/notes')).items[0];
@@ -309,7 +332,9 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
     assert.match(byStatus, /Failed 1/);
     assert.match(byStatus, /Succeeded [1-9]/);
     // Every run has finished: nothing waits (the card reads the health again with each run event).
-    await until('an empty backlog', async () => /Waiting events\s*0[\s\S]*Unfinished runs\s*0[\s\S]*Dead-lettered\s*0/.test(await pipeline.locator('dl').innerText()));
+    await until('an empty backlog', async () =>
+      /Waiting events\s*0[\s\S]*Unfinished runs\s*0[\s\S]*Dead-lettered\s*0/.test(await pipeline.locator('dl').innerText()),
+    );
     const failingRow = pipeline.locator(`li[data-workflow-id="${wf.failing.id}"]`);
     assert.match(await failingRow.innerText(), /Metadata grab[\s\S]*1 of 1 failed[\s\S]*SSRF/);
     await assertAccessible(page, 'overview');
@@ -408,7 +433,11 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
       graph: { nodes: [{ id: 'check', type: 'condition', params: { left: '{{trigger.n}}', operator: 'exists' } }], edges: [{ from: 'trigger', to: 'check' }] },
     });
     for (let n = 1; n <= 51; n++) await deliver(many, { n });
-    await until('51 finished runs', async () => ((await api('GET', `/api/v1/workflows/${many.id}/runs?limit=100`)).items as any[]).filter((r) => r.status === 'succeeded').length === 51, 60_000);
+    await until(
+      '51 finished runs',
+      async () => ((await api('GET', `/api/v1/workflows/${many.id}/runs?limit=100`)).items as any[]).filter((r) => r.status === 'succeeded').length === 51,
+      60_000,
+    );
     await page.goto(`${base}/workflows/${many.id}/runs`);
     await heading(page).filter({ hasText: 'Runs · Busy' }).waitFor();
     await until('the newest 50', async () => (await runRows().count()) === 50);

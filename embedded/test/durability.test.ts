@@ -9,7 +9,14 @@ import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
 import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
-import { buildApp as buildEngine, createGuardedHttpClient, migrateEngine, workspaceClient, type GuardedHttpClient, type WorkspaceClient } from '@flowdesk/workflow-engine';
+import {
+  buildApp as buildEngine,
+  createGuardedHttpClient,
+  migrateEngine,
+  workspaceClient,
+  type GuardedHttpClient,
+  type WorkspaceClient,
+} from '@flowdesk/workflow-engine';
 import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
 
 const N = 1_000;
@@ -29,7 +36,10 @@ let workspace: WorkspaceClient;
 async function asOwner(method: string, path: string, body?: unknown) {
   const res = await fetch(`${apiUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${signInternalToken(keys, { sub: owner, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'test' })}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${signInternalToken(keys, { sub: owner, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'test' })}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   return (await res.json()) as any;
@@ -49,7 +59,14 @@ before(async () => {
   await migrateWorkspace(db.db);
   await migrateEngine(db.db);
   bus = await createEmbeddedBus(db.db, { pollIntervalMs: 25 });
-  api = await buildWorkspaceApi({ db: db.db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: 'http://flowdesk.test', logLevel: 'silent', events: bus });
+  api = await buildWorkspaceApi({
+    db: db.db,
+    jwtPublicKeyPem: keys.publicKeyPem,
+    webhookSecretKey: randomBytes(32),
+    publicBaseUrl: 'http://flowdesk.test',
+    logLevel: 'silent',
+    events: bus,
+  });
   apiUrl = await listen(api, 0);
   const serviceToken = async () => signInternalToken(keys, { sub: 'svc:webhook-ingest', aud: 'workspace-api', scope: 'internal', azp: 'webhook-ingest' });
   ingest = await buildWebhookIngest({

@@ -17,7 +17,12 @@ before(async () => {
   service = createService({ name: 'small', logLevel: 'silent', bodyLimit: 1024 });
   service.post('/hook', async () => ({ ok: true }));
   const target = await listen(service, 0, '127.0.0.1');
-  front = createProxy({ routes: [{ prefix: '/hook', service: 'small' }], services: ['small'], target: () => target, log: createLogger('proxy-test', 'silent') });
+  front = createProxy({
+    routes: [{ prefix: '/hook', service: 'small' }],
+    services: ['small'],
+    target: () => target,
+    log: createLogger('proxy-test', 'silent'),
+  });
   port = Number(new URL(await listenServer(front, 0, '127.0.0.1')).port);
 });
 after(async () => {

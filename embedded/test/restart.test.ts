@@ -62,13 +62,17 @@ test('a second start on the same home keeps the user and keys and does not seed 
   const { serviceClients } = JSON.parse(keysAfterFirst) as { serviceClients: Record<string, string> };
   const introspection = await fetch(`${second.baseUrl}/oauth/introspect`, {
     method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`mcp-gateway:${serviceClients['mcp-gateway']}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      authorization: `Basic ${Buffer.from(`mcp-gateway:${serviceClients['mcp-gateway']}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
     body: new URLSearchParams({ token: demo.readKey! }),
   });
-  assert.deepEqual(
-    (({ active, sub, scope }) => ({ active, sub, scope }))((await introspection.json()) as Record<string, unknown>),
-    { active: true, sub: second.userId, scope: 'mcp:read' },
-  );
+  assert.deepEqual((({ active, sub, scope }) => ({ active, sub, scope }))((await introspection.json()) as Record<string, unknown>), {
+    active: true,
+    sub: second.userId,
+    scope: 'mcp:read',
+  });
   assert.equal((await fetch(`${second.baseUrl}/internal/anything`)).status, 404, 'nothing internal is public');
 
   // The public API takes the user's key (the console edge exchanges it); an internal token, which
@@ -82,7 +86,10 @@ test('a second start on the same home keeps the user and keys and does not seed 
     return (await res.json()) as { items: { id: string; name: string; title: string }[] };
   };
   const projects = await get('/api/v1/projects');
-  assert.deepEqual(projects.items.map((p) => p.name), ['Welcome to Flowdesk']);
+  assert.deepEqual(
+    projects.items.map((p) => p.name),
+    ['Welcome to Flowdesk'],
+  );
   const tasks = await get(`/api/v1/tasks?projectId=${projects.items[0]!.id}`);
   assert.equal(tasks.items.length, 3);
 

@@ -102,7 +102,7 @@ test('`npm start` serves every service behind one base URL and stops cleanly on 
   signalGroup('SIGTERM');
   await exited;
   // npm dies of the signal at once; the node process behind it finishes closing on its own.
-  for (const stopBy = Date.now() + 60_000; Date.now() < stopBy && !/Flowdesk stopped\./.test(output); ) await sleep(100);
+  for (const stopBy = Date.now() + 60_000; Date.now() < stopBy && !/Flowdesk stopped\./.test(output);) await sleep(100);
   assert.match(output, /Flowdesk stopped\./, `no clean stop after SIGTERM; output:\n${output}`);
   assert.equal(await healthOf(base, 'workspace-api'), 0, 'nothing answers after the stop');
 });

@@ -48,10 +48,15 @@ test('one webhook is one trace: ingest → publish → engine run → each node 
 
   const ingest = exporter
     .getFinishedSpans()
-    .find((s) => s.name === 'POST /functions/v1/webhook-trigger/:workflowId' && s.kind === SpanKind.SERVER && s.attributes['http.response.status_code'] === 200);
+    .find(
+      (s) => s.name === 'POST /functions/v1/webhook-trigger/:workflowId' && s.kind === SpanKind.SERVER && s.attributes['http.response.status_code'] === 200,
+    );
   assert.ok(ingest, 'ingest has a server span for the accepted delivery');
   const traceId = ingest.spanContext().traceId;
-  const spans = await spansUntil(traceId, (all) => all.some((s) => s.name === 'workflow run') && all.some((s) => s.name === 'POST /internal/v1/tasks/batch' && s.kind === SpanKind.SERVER));
+  const spans = await spansUntil(
+    traceId,
+    (all) => all.some((s) => s.name === 'workflow run') && all.some((s) => s.name === 'POST /internal/v1/tasks/batch' && s.kind === SpanKind.SERVER),
+  );
 
   const find = (name: string, kind?: SpanKind) => {
     const s = spans.find((x) => x.name === name && (kind === undefined || x.kind === kind));
@@ -80,10 +85,15 @@ test('one webhook is one trace: ingest → publish → engine run → each node 
   // Create Task → workspace-api: its server span descends from the create_task node.
   // (The test's own fetch is the trace's root: undici's instrumentation is process-wide.)
   const chain = ancestry(spans, createTask);
-  assert.deepEqual(chain.slice(chain.indexOf(ingest.name), chain.indexOf(ingest.name) + 5), ['POST /functions/v1/webhook-trigger/:workflowId', 'workflow.trigger.v1 publish', 'workflow.trigger.v1 process', 'workflow run', 'node create_task'], JSON.stringify(chain));
+  assert.deepEqual(
+    chain.slice(chain.indexOf(ingest.name), chain.indexOf(ingest.name) + 5),
+    ['POST /functions/v1/webhook-trigger/:workflowId', 'workflow.trigger.v1 publish', 'workflow.trigger.v1 process', 'workflow run', 'node create_task'],
+    JSON.stringify(chain),
+  );
   assert.equal(chain.at(-1), 'POST /internal/v1/tasks/batch');
   const ns = (t: [number, number]) => t[0] * 1e9 + t[1];
-  for (const s of spans.filter((x) => ancestry(spans, x).includes(ingest.name))) assert.ok(ns(s.startTime) >= ns(ingest.startTime), `${s.name} starts after the request`);
+  for (const s of spans.filter((x) => ancestry(spans, x).includes(ingest.name)))
+    assert.ok(ns(s.startTime) >= ns(ingest.startTime), `${s.name} starts after the request`);
 
   // The run keeps its trace id, and the runs API answers it (through the public API, with an API key).
   assert.equal(run.traceId, traceId, 'GET /api/v1/workflows/:id/runs answers the trace id');

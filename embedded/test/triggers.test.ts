@@ -39,9 +39,12 @@ async function until<T>(what: string, check: () => Promise<T | undefined | null 
   }
 }
 const finishedRuns = async (workflowId: string) =>
-  ((await api('GET', `/api/v1/workflows/${workflowId}/runs?limit=100`)).body.items as any[]).filter((r) => ['succeeded', 'failed', 'skipped'].includes(r.status));
+  ((await api('GET', `/api/v1/workflows/${workflowId}/runs?limit=100`)).body.items as any[]).filter((r) =>
+    ['succeeded', 'failed', 'skipped'].includes(r.status),
+  );
 const makesTask = (title: string) => ({ nodes: [{ id: 'make', type: 'create_task', params: { title } }], edges: [{ from: 'trigger', to: 'make' }] });
-const tasksTitled = async (prefix: string) => ((await api('GET', '/api/v1/tasks?limit=100')).body.items as { title: string }[]).filter((t) => t.title.startsWith(prefix));
+const tasksTitled = async (prefix: string) =>
+  ((await api('GET', '/api/v1/tasks?limit=100')).body.items as { title: string }[]).filter((t) => t.title.startsWith(prefix));
 
 before(async () => {
   home = await mkdtemp(path.join(tmpdir(), 'flowdesk-triggers-'));
@@ -66,13 +69,18 @@ test('manual: Run now from /api/v1 and from an MCP client; a run like any other,
   assert.equal(started.body.startedBy, flowdesk.userId);
 
   const client = new Client({ name: 'triggers-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${flowdesk.localUrl}${MCP_PATH}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${flowdesk.localUrl}${MCP_PATH}`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
+  );
   try {
     const res = await client.callTool({ name: 'set_workflow_active', arguments: { workflowId: wf.body.id, runNow: { payload: '{"who":"mcp"}' } } });
     assert.notEqual(res.isError, true, JSON.stringify(res.content));
     const run = (res.structuredContent as any).startedRun;
     assert.equal(run.triggerType, 'manual');
-    await assert.rejects(client.callTool({ name: 'set_workflow_active', arguments: { workflowId: wf.body.id, runNow: { payload: '[1]' } } }), /-32602.*runNow\.payload must be a JSON object/);
+    await assert.rejects(
+      client.callTool({ name: 'set_workflow_active', arguments: { workflowId: wf.body.id, runNow: { payload: '[1]' } } }),
+      /-32602.*runNow\.payload must be a JSON object/,
+    );
   } finally {
     await client.close();
   }
@@ -88,10 +96,19 @@ test('manual: Run now from /api/v1 and from an MCP client; a run like any other,
 });
 
 test('schedule: every minute by the engine’s clock, one run per tick', async () => {
-  const wf = await api('POST', '/api/v1/workflows', { name: 'Hourly', triggerType: 'schedule', active: true, triggerConfig: { cron: '* * * * *' }, graph: makesTask('Tick {{trigger.scheduledFor}}') });
+  const wf = await api('POST', '/api/v1/workflows', {
+    name: 'Hourly',
+    triggerType: 'schedule',
+    active: true,
+    triggerConfig: { cron: '* * * * *' },
+    graph: makesTask('Tick {{trigger.scheduledFor}}'),
+  });
   assert.equal(wf.status, 201, JSON.stringify(wf.body));
   // The schedule is recorded from the workflow.changed event: move time only once the engine has it.
-  await until('the schedule', async () => (await flowdesk.db.exec('SELECT 1 FROM "engine"."schedule" WHERE workflow_id = $1 AND enabled', [wf.body.id])).rows.length === 1);
+  await until(
+    'the schedule',
+    async () => (await flowdesk.db.exec('SELECT 1 FROM "engine"."schedule" WHERE workflow_id = $1 AND enabled', [wf.body.id])).rows.length === 1,
+  );
   now = new Date('2026-06-01T08:01:00.300Z');
   await until('the first tick', async () => (await finishedRuns(wf.body.id)).length === 1);
   now = new Date('2026-06-01T08:02:00.300Z');
@@ -105,8 +122,20 @@ test('schedule: every minute by the engine’s clock, one run per tick', async (
 });
 
 test('note and entity: changes through the public API start the matching workflows, once per change', async () => {
-  const noteWf = await api('POST', '/api/v1/workflows', { name: 'Notes', triggerType: 'note', active: true, triggerConfig: { titleContains: 'idea' }, graph: makesTask('Follow up {{trigger.note.title}}') });
-  const entityWf = await api('POST', '/api/v1/workflows', { name: 'Done', triggerType: 'entity', active: true, triggerConfig: { entity: 'task', events: ['completed'] }, graph: makesTask('Celebrate {{trigger.after.title}}') });
+  const noteWf = await api('POST', '/api/v1/workflows', {
+    name: 'Notes',
+    triggerType: 'note',
+    active: true,
+    triggerConfig: { titleContains: 'idea' },
+    graph: makesTask('Follow up {{trigger.note.title}}'),
+  });
+  const entityWf = await api('POST', '/api/v1/workflows', {
+    name: 'Done',
+    triggerType: 'entity',
+    active: true,
+    triggerConfig: { entity: 'task', events: ['completed'] },
+    graph: makesTask('Celebrate {{trigger.after.title}}'),
+  });
   assert.equal(noteWf.status, 201, JSON.stringify(noteWf.body));
   assert.equal(entityWf.status, 201, JSON.stringify(entityWf.body));
   // Until the engine has the new workflows a change may start nothing: retry with fresh changes.

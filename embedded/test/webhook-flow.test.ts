@@ -114,10 +114,19 @@ test('webhook → condition → HTTP request → task, with {{trigger.customer.n
 
   const [run] = await runsOf(wf.id, 1);
   assert.equal(run.status, 'succeeded', JSON.stringify(run));
-  assert.deepEqual(run.steps.map((s: any) => s.nodeId), ['is_signup', 'notify', 'task']);
-  assert.deepEqual(received.map((r) => JSON.parse(r.body)), [{ name: 'Ada' }]);
+  assert.deepEqual(
+    run.steps.map((s: any) => s.nodeId),
+    ['is_signup', 'notify', 'task'],
+  );
+  assert.deepEqual(
+    received.map((r) => JSON.parse(r.body)),
+    [{ name: 'Ada' }],
+  );
   const tasks = (await api('GET', '/api/v1/tasks?q=Welcome')).body.items;
-  assert.deepEqual(tasks.map((t: any) => [t.title, t.notes]), [['Welcome Ada', 'ticket T-1']]);
+  assert.deepEqual(
+    tasks.map((t: any) => [t.title, t.notes]),
+    [['Welcome Ada', 'ticket T-1']],
+  );
   assert.equal((await runsOf(wf.id, 1)).length, 1, 'the refused deliveries left no run');
 
   // A regenerated secret: the old one is refused from then on.

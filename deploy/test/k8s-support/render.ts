@@ -52,11 +52,15 @@ export function selects(
     const has = Object.hasOwn(labels, e.key);
     const value = labels[e.key];
     const ok =
-      e.operator === 'In' ? has && (e.values ?? []).includes(value!)
-      : e.operator === 'NotIn' ? !has || !(e.values ?? []).includes(value!)
-      : e.operator === 'Exists' ? has
-      : e.operator === 'DoesNotExist' ? !has
-      : false;
+      e.operator === 'In'
+        ? has && (e.values ?? []).includes(value!)
+        : e.operator === 'NotIn'
+          ? !has || !(e.values ?? []).includes(value!)
+          : e.operator === 'Exists'
+            ? has
+            : e.operator === 'DoesNotExist'
+              ? !has
+              : false;
     if (!ok) return false;
   }
   return true;

@@ -19,7 +19,10 @@ export async function startPostgresAndKafka(): Promise<Infrastructure> {
   const [pg, kafka] = await Promise.all([new PostgreSqlContainer('postgres:16-alpine').start(), startKafkaContainer()]);
   const kafkaBrokers = kafka.brokers.join(',');
   // Producers and consumers never auto-create topics (docs/event-bus.md): the init job's part.
-  await ensureKafkaTopics({ brokers: kafka.brokers }, [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC].map((topic) => ({ topic, numPartitions: 3, replicationFactor: 1 })));
+  await ensureKafkaTopics(
+    { brokers: kafka.brokers },
+    [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC].map((topic) => ({ topic, numPartitions: 3, replicationFactor: 1 })),
+  );
   return {
     databaseUrl: pg.getConnectionUri(),
     kafkaBrokers,

@@ -94,7 +94,10 @@ export async function allRuns(api: WorkspaceApi, workflowId: string): Promise<Ru
   const out: Run[] = [];
   let cursor: string | null = null;
   do {
-    const page: { status: number; body: { items: Run[]; nextCursor: string | null } } = await api('GET', `/api/v1/workflows/${workflowId}/runs?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    const page: { status: number; body: { items: Run[]; nextCursor: string | null } } = await api(
+      'GET',
+      `/api/v1/workflows/${workflowId}/runs?limit=100${cursor ? `&cursor=${cursor}` : ''}`,
+    );
     if (page.status !== 200) throw new Error(`runs of ${workflowId}: ${page.status} ${JSON.stringify(page.body)}`);
     out.push(...page.body.items);
     cursor = page.body.nextCursor;
@@ -156,18 +159,24 @@ export async function startReceiver(delayMs = 0) {
     received,
     /** Requests that reached the receiver, answered or not yet. */
     arrived: () => arrived,
-    close: () => new Promise<void>((r) => {
-      // Answers still waiting would keep the test process alive for their whole delay.
-      for (const t of timers) clearTimeout(t);
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        // Answers still waiting would keep the test process alive for their whole delay.
+        for (const t of timers) clearTimeout(t);
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
 /** Creates and activates a webhook workflow; returns its id and webhook secret. */
 export async function createWebhookWorkflow(api: WorkspaceApi, name: string, graph: unknown): Promise<{ id: string; secret: string }> {
-  const created = await api<{ id: string; webhookSecret: string }>('POST', '/api/v1/workflows', { name, triggerType: 'webhook', requireWebhookSecret: true, graph });
+  const created = await api<{ id: string; webhookSecret: string }>('POST', '/api/v1/workflows', {
+    name,
+    triggerType: 'webhook',
+    requireWebhookSecret: true,
+    graph,
+  });
   if (created.status !== 201) throw new Error(`create workflow: ${created.status} ${JSON.stringify(created.body)}`);
   const activated = await api('PATCH', `/api/v1/workflows/${created.body.id}`, { active: true });
   if (activated.status !== 200) throw new Error(`activate workflow: ${activated.status} ${JSON.stringify(activated.body)}`);

@@ -41,7 +41,14 @@ export function whenKafka(name: string, define: () => void): void {
 
 /** The topics an init job creates (deploy/k8s/base/kafka-topics.yaml), for `nodes` brokers. */
 export async function createFlowdeskTopics(brokers: string[], nodes: number, partitions = 6): Promise<void> {
-  await ensureKafkaTopics({ brokers }, [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC].map((topic) => ({ topic, numPartitions: partitions, replicationFactor: nodes })));
+  await ensureKafkaTopics(
+    { brokers },
+    [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC].map((topic) => ({
+      topic,
+      numPartitions: partitions,
+      replicationFactor: nodes,
+    })),
+  );
 }
 
 /** One broker or a three-node cluster with Flowdesk's topics. */

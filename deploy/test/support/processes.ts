@@ -108,7 +108,10 @@ export function spawnNode(name: string, script: string, env: Record<string, stri
 }
 
 /** Runs a migration entrypoint to its end. */
-export async function runMigrate(service: ServiceName, env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string[]; stderr: string[] }> {
+export async function runMigrate(
+  service: ServiceName,
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; stdout: string[]; stderr: string[] }> {
   const p = spawnNode(`${service}/migrate`, entrypoint(service, 'migrate.js'), env);
   const exit = await p.exited;
   // The 'exit' event can precede the last 'data' of the pipes.

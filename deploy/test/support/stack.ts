@@ -99,7 +99,9 @@ export async function defineStack(o: StackOptions): Promise<Stack> {
     },
     auth: {
       INTERNAL_JWT_PRIVATE_KEY: secrets.signing.privateKeyPem,
-      SERVICE_CLIENT_SECRETS: Object.entries(secrets.serviceClients).map(([id, s]) => `${id}=${s}`).join(','),
+      SERVICE_CLIENT_SECRETS: Object.entries(secrets.serviceClients)
+        .map(([id, s]) => `${id}=${s}`)
+        .join(','),
       PUBLIC_BASE_URL: publicBaseUrl,
     },
     'mcp-gateway': {

@@ -55,7 +55,16 @@ export async function launch(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -71,7 +80,12 @@ export async function assertAccessible(page: Page, where: string): Promise<void>
   const violations = await page.evaluate(async () => {
     const g = globalThis as any;
     const result = await g.axe.run(g.document, { resultTypes: ['violations'] });
-    return (result.violations as any[]).map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 5) }));
+    return (result.violations as any[]).map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n: any) => n.target.join(' ')).slice(0, 5),
+    }));
   });
   const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   assert.deepEqual(bad, [], `${where}: accessibility violations\n${JSON.stringify(bad, null, 2)}`);
@@ -85,7 +99,9 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /** An MCP client's own redirect URI: a page that says "connected". */
 export async function startCallback(): Promise<{ redirectUri: string; close(): Promise<void> }> {
-  const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html lang="en"><title>Connected</title><p>You can close this window.</p></html>'));
+  const server = http.createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><html lang="en"><title>Connected</title><p>You can close this window.</p></html>'),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     redirectUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,

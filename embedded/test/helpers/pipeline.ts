@@ -115,7 +115,11 @@ export async function startPipeline(): Promise<Pipeline> {
     },
     async callTool(name, args) {
       const client = new Client({ name: 'observability-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${flowdesk.localUrl}/functions/v1/mcp-server-v2`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${flowdesk.localUrl}/functions/v1/mcp-server-v2`), {
+          requestInit: { headers: { authorization: `Bearer ${token}` } },
+        }),
+      );
       try {
         return await client.callTool({ name, arguments: args });
       } finally {

@@ -21,7 +21,15 @@ await migrateWorkspace(db);
 await migrateEngine(db);
 // A short lease: deliveries a killed engine held are handed out again after 2 s, not 30.
 const bus = await createEmbeddedBus(db, { pollIntervalMs: 25, leaseMs: 2_000 });
-const api = await buildWorkspaceApi({ db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: Buffer.from(env('STACK_SECRET_KEY'), 'base64'), publicBaseUrl: 'http://flowdesk.test', logLevel: 'silent', events: bus, outboxPollMs: 100 });
+const api = await buildWorkspaceApi({
+  db,
+  jwtPublicKeyPem: keys.publicKeyPem,
+  webhookSecretKey: Buffer.from(env('STACK_SECRET_KEY'), 'base64'),
+  publicBaseUrl: 'http://flowdesk.test',
+  logLevel: 'silent',
+  events: bus,
+  outboxPollMs: 100,
+});
 const apiUrl = await listen(api, 0);
 const token = (sub: string, azp: string, scope: string) => signInternalToken(keys, { sub, aud: 'workspace-api', scope, azp });
 const ingest = await buildWebhookIngest({

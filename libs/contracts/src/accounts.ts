@@ -77,8 +77,5 @@ export const UserList = Type.Object({ items: Type.Array(ListedUser) });
 export type UserList = Static<typeof UserList>;
 
 /** Owner only (CLI `flowdesk users create`, the console's Members page): a member with a first password. */
-export const CreateUser = Type.Object(
-  { email: Email, name: Name, password: NewPassword, role: Type.Optional(Role) },
-  { additionalProperties: false },
-);
+export const CreateUser = Type.Object({ email: Email, name: Name, password: NewPassword, role: Type.Optional(Role) }, { additionalProperties: false });
 export type CreateUser = Static<typeof CreateUser>;

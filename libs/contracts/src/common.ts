@@ -35,5 +35,4 @@ export const DateTime = Type.String({ format: 'date-time' });
 export const SearchText = Type.String({ minLength: 1, maxLength: 200 });
 
 /** A string enum: JSON Schema `enum`, static type the union of the values. */
-export const StringEnum = <const T extends string[]>(values: readonly [...T], options?: { description?: string }) =>
-  Type.Enum(values, options);
+export const StringEnum = <const T extends string[]>(values: readonly [...T], options?: { description?: string }) => Type.Enum(values, options);

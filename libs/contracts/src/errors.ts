@@ -2,7 +2,21 @@ import Type, { type Static } from 'typebox';
 import { StringEnum } from './common.ts';
 
 /** Every error any service answers with: a stable machine code and a sentence for people. */
-export const ErrorCode = StringEnum(['bad_request', 'validation_failed', 'unauthorized', 'forbidden', 'not_found', 'method_not_allowed', 'conflict', 'payload_too_large', 'unsupported_media_type', 'rate_limited', 'too_many_requests', 'internal_error', 'unavailable']);
+export const ErrorCode = StringEnum([
+  'bad_request',
+  'validation_failed',
+  'unauthorized',
+  'forbidden',
+  'not_found',
+  'method_not_allowed',
+  'conflict',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'too_many_requests',
+  'internal_error',
+  'unavailable',
+]);
 export type ErrorCode = Static<typeof ErrorCode>;
 
 export const ErrorBody = Type.Object(

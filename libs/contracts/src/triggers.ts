@@ -78,7 +78,9 @@ export type ScheduleTriggerConfig = Static<typeof ScheduleTriggerConfig>;
 
 export const NoteTriggerConfig = Type.Object(
   {
-    events: Type.Optional(Type.Array(StringEnum(['created', 'updated']), { minItems: 1, uniqueItems: true, description: 'Which note events start a run (default both).' })),
+    events: Type.Optional(
+      Type.Array(StringEnum(['created', 'updated']), { minItems: 1, uniqueItems: true, description: 'Which note events start a run (default both).' }),
+    ),
     projectId: Type.Optional(Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'Only notes in this project.' })),
     tag: Type.Optional(Type.String({ minLength: 1, maxLength: 50, description: 'Only notes with this tag.' })),
     titleContains: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only notes whose title contains this text (case-insensitive).' })),
@@ -162,7 +164,11 @@ export function triggerConfigProblem(type: TriggerType, config: Record<string, u
 }
 
 /** Whether a note or entity trigger's settings select this change. */
-export function entityEventMatches(type: 'note' | 'entity', config: Record<string, unknown>, event: Pick<EntityChanged, 'entity' | 'action' | 'before' | 'after'>): boolean {
+export function entityEventMatches(
+  type: 'note' | 'entity',
+  config: Record<string, unknown>,
+  event: Pick<EntityChanged, 'entity' | 'action' | 'before' | 'after'>,
+): boolean {
   if (type === 'note') {
     if (event.entity !== 'note' || (event.action !== 'created' && event.action !== 'updated')) return false;
     const c = config as NoteTriggerConfig;

@@ -9,7 +9,8 @@
 export const SECRET_MASK = '••••';
 
 /** Header names whose value is a secret: Authorization, Cookie, anything *-Key, *token*, *secret*, … */
-export const SECRET_HEADER_NAME = /^(authorization|proxy-authorization|cookie|set-cookie)$|[-_]key$|^key$|token|secret|password|passwd|api[-_]?key|signature|session|credential/i;
+export const SECRET_HEADER_NAME =
+  /^(authorization|proxy-authorization|cookie|set-cookie)$|[-_]key$|^key$|token|secret|password|passwd|api[-_]?key|signature|session|credential/i;
 /** Query parameter names whose value is a secret. */
 export const SECRET_PARAM_NAME = /token|secret|password|passwd|api[-_]?key|signature|sig$|auth|credential|session|^key$|[-_]key$|^code$/i;
 /** JSON body field names whose (scalar) value is a secret. */
@@ -102,7 +103,10 @@ export function maskGraphSecrets<G>(graph: G): G {
     if (typeof params.url === 'string') params.url = maskUrlSecrets(params.url);
     if (params.headers && typeof params.headers === 'object') {
       params.headers = Object.fromEntries(
-        Object.entries(params.headers as Record<string, unknown>).map(([name, v]) => [name, SECRET_HEADER_NAME.test(name) && typeof v === 'string' ? maskLiteral(v) : v]),
+        Object.entries(params.headers as Record<string, unknown>).map(([name, v]) => [
+          name,
+          SECRET_HEADER_NAME.test(name) && typeof v === 'string' ? maskLiteral(v) : v,
+        ]),
       );
     }
     if (params.body !== undefined) params.body = maskBody(params.body);

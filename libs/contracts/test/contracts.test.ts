@@ -42,7 +42,10 @@ test('schemas are plain JSON Schema usable outside fastify (the MCP catalogue an
   assert.equal(ev.Check(event), true);
   assert.equal(ev.Check({ ...event, source: 'email' }), false);
   const graph = Compile(WorkflowGraph);
-  assert.equal(graph.Check({ nodes: [{ id: 'n1', type: 'http_request', params: { method: 'GET', url: 'https://x' } }], edges: [{ from: 'trigger', to: 'n1' }] }), true);
+  assert.equal(
+    graph.Check({ nodes: [{ id: 'n1', type: 'http_request', params: { method: 'GET', url: 'https://x' } }], edges: [{ from: 'trigger', to: 'n1' }] }),
+    true,
+  );
   assert.equal(graph.Check({ nodes: [{ id: 'n1', type: 'http_request', params: { method: 'TRACE', url: 'https://x' } }], edges: [] }), false);
   assert.equal(JSON.parse(JSON.stringify(CreateTask)).properties.status.enum.includes('done'), true);
 });

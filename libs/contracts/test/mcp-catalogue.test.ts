@@ -6,10 +6,17 @@ import { PROMPTS, RESOURCES, RESOURCE_TEMPLATES, TOOLS, TOOL_DOMAINS, renderMcpT
 test('the catalogue has the numbers of SPEC.md section 8: 52 tools in 12 domains, 4 + 1 resources, 4 prompts', () => {
   assert.equal(TOOLS.length, 52);
   assert.equal(TOOL_DOMAINS.length, 12);
-  for (const d of TOOL_DOMAINS) assert.ok(TOOLS.some((t) => t.domain === d), `domain ${d} has tools`);
+  for (const d of TOOL_DOMAINS)
+    assert.ok(
+      TOOLS.some((t) => t.domain === d),
+      `domain ${d} has tools`,
+    );
   assert.equal(RESOURCES.length, 4);
   assert.equal(RESOURCE_TEMPLATES.length, 1);
-  assert.deepEqual(PROMPTS.map((p) => p.name), ['plan_my_week', 'daily_standup', 'sprint_retrospective', 'project_kickoff']);
+  assert.deepEqual(
+    PROMPTS.map((p) => p.name),
+    ['plan_my_week', 'daily_standup', 'sprint_retrospective', 'project_kickoff'],
+  );
 });
 
 test('every tool is well-formed: unique snake_case name, object schemas without $id, coherent hints', () => {

@@ -28,7 +28,10 @@ test('every input schema converts under the OpenAI Agents SDK strict mode (its o
   try {
     for (const t of listedTools()) {
       // convertSchemasToStrict: the SDK falls back to a non-strict tool (and logs) when it cannot convert.
-      const fn = mcpToFunctionTool({ name: t.name, description: t.description, inputSchema: t.inputSchema as never }, server, true) as { strict?: boolean; parameters: unknown };
+      const fn = mcpToFunctionTool({ name: t.name, description: t.description, inputSchema: t.inputSchema as never }, server, true) as {
+        strict?: boolean;
+        parameters: unknown;
+      };
       assert.equal(fn.strict, true, `${t.name} did not convert to strict mode`);
     }
   } finally {
@@ -41,14 +44,21 @@ test('strict-mode rules hold everywhere in the input schemas: closed objects, no
     for (const [at, s] of subSchemas(t.inputSchema)) {
       const where = `${t.name} ${at}`;
       assert.equal('patternProperties' in s, false, `${where}: patternProperties`);
-      assert.ok(Object.keys(s).some((k) => ['type', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', '$ref'].includes(k)), `${where}: a schema that says nothing ({})`);
+      assert.ok(
+        Object.keys(s).some((k) => ['type', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', '$ref'].includes(k)),
+        `${where}: a schema that says nothing ({})`,
+      );
       if (s.type === 'object') assert.equal(s.additionalProperties, false, `${where}: an open object`);
     }
   }
 });
 
 test('every input property of every tool has a description', () => {
-  const missing = TOOLS.flatMap((t) => Object.entries(t.inputSchema.properties ?? {}).filter(([, p]) => typeof (p as { description?: unknown }).description !== 'string' || !(p as { description: string }).description.trim()).map(([k]) => `${t.name}.${k}`));
+  const missing = TOOLS.flatMap((t) =>
+    Object.entries(t.inputSchema.properties ?? {})
+      .filter(([, p]) => typeof (p as { description?: unknown }).description !== 'string' || !(p as { description: string }).description.trim())
+      .map(([k]) => `${t.name}.${k}`),
+  );
   assert.deepEqual(missing, []);
 });
 

@@ -99,7 +99,8 @@ export class AuthClient {
     const principal = body.active && forUs ? { userId: body.sub, credentialId: body.client_id, scope: body.scope, tokenType: body.token_type } : null;
     // An OAuth access token may expire before the cache entry would: never trust it past its exp.
     const exp = body.active && body.exp ? body.exp * 1000 : Infinity;
-    if (generation === this.generation) remember(this.introspected, key, { principal, until: Math.min(now + (principal ? this.activeTtl : this.inactiveTtl), exp) });
+    if (generation === this.generation)
+      remember(this.introspected, key, { principal, until: Math.min(now + (principal ? this.activeTtl : this.inactiveTtl), exp) });
     return principal;
   }
 
@@ -149,7 +150,8 @@ export class AuthClient {
     this.generation++;
     let dropped = 0;
     if (target.tokenSha256) {
-      for (const key of target.tokenSha256) dropped += Number(this.introspected.delete(key)) + Number(this.exchanged.delete(key)) + Number(this.exchangedForEngine.delete(key));
+      for (const key of target.tokenSha256)
+        dropped += Number(this.introspected.delete(key)) + Number(this.exchanged.delete(key)) + Number(this.exchangedForEngine.delete(key));
       return dropped;
     }
     const matches = (p: Principal | null) => p !== null && p.userId === target.userId && p.credentialId === target.credentialId;

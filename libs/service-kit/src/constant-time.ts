@@ -26,6 +26,9 @@ export function hmacSha256Hex(secret: string, payload: string | Uint8Array): str
  * and re-serialised JSON does not reproduce the bytes the sender signed.
  */
 export function verifyHmacSha256(rawBody: string | Uint8Array, secret: string, signatureHeader: string): boolean {
-  const given = signatureHeader.trim().replace(/^sha256=/i, '').toLowerCase();
+  const given = signatureHeader
+    .trim()
+    .replace(/^sha256=/i, '')
+    .toLowerCase();
   return constantTimeEqual(given, hmacSha256Hex(secret, rawBody));
 }

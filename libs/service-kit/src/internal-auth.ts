@@ -133,7 +133,10 @@ export const internalAuth = fp<InternalAuthOptions>(
       // With one key, that key (whatever the token's kid); with several, only the one the kid names:
       // a token never gets to pick among keys it was not signed with.
       secret: {
-        public: keys.size === 1 ? [...keys.values()][0]! : async (_req: FastifyRequest, token: unknown) => selectKey(keys, (token as { header?: { kid?: unknown } }).header?.kid),
+        public:
+          keys.size === 1
+            ? [...keys.values()][0]!
+            : async (_req: FastifyRequest, token: unknown) => selectKey(keys, (token as { header?: { kid?: unknown } }).header?.kid),
         private: 'verify-only',
       },
       decode: { complete: true },

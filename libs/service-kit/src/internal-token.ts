@@ -23,9 +23,9 @@ export function jwkThumbprint(publicKeyPem: string): string {
 
 export function generateSigningKeys(): SigningKeys {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
-  const publicKeyPem = (publicKey).export({ type: 'spki', format: 'pem' }).toString();
+  const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
   return {
-    privateKeyPem: (privateKey).export({ type: 'pkcs8', format: 'pem' }).toString(),
+    privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
     publicKeyPem,
     kid: jwkThumbprint(publicKeyPem),
   };

@@ -101,20 +101,18 @@ export function onShutdown(close: () => Promise<void>, options: number | Shutdow
     // Not unref'd: if close() stalls on something that holds no handle, the process must still end
     // with 1 at the deadline rather than drift out of an empty event loop with 0.
     const drained = drainMs > 0 ? new Promise<void>((r) => setTimeout(r, Math.min(drainMs, graceMs))) : Promise.resolve();
-    drained
-      .then(close)
-      .then(
-        () => {
-          clearTimeout(timer);
-          log.info({ reason, ms: Date.now() - started }, 'shut down cleanly');
-          exit(0);
-        },
-        (err: unknown) => {
-          clearTimeout(timer);
-          log.error({ reason, err }, 'shutdown failed');
-          exit(1);
-        },
-      );
+    drained.then(close).then(
+      () => {
+        clearTimeout(timer);
+        log.info({ reason, ms: Date.now() - started }, 'shut down cleanly');
+        exit(0);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        log.error({ reason, err }, 'shutdown failed');
+        exit(1);
+      },
+    );
   };
   // `on`, not `once`: the second signal must reach the handler (forcing exit) rather than Node's
   // default action, which would end the process by the signal instead of with exit code 1.

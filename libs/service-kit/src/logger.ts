@@ -17,12 +17,7 @@ export function loggerOptions(
     base: { service },
     redact: {
       paths: [
-        ...['req.headers', 'headers'].flatMap((at) => [
-          `${at}.authorization`,
-          `${at}.cookie`,
-          `${at}["x-webhook-secret"]`,
-          `${at}["webhook-signature"]`,
-        ]),
+        ...['req.headers', 'headers'].flatMap((at) => [`${at}.authorization`, `${at}.cookie`, `${at}["x-webhook-secret"]`, `${at}["webhook-signature"]`]),
         'res.headers["set-cookie"]',
         '*.password',
         '*.secret',

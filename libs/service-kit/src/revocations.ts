@@ -16,7 +16,10 @@ export interface RevocationLog {
 const isEvent = (v: unknown): v is CredentialRevoked => {
   const e = v as Partial<CredentialRevoked> | null;
   return (
-    typeof e === 'object' && e !== null && typeof e.userId === 'string' && typeof e.clientId === 'string' &&
+    typeof e === 'object' &&
+    e !== null &&
+    typeof e.userId === 'string' &&
+    typeof e.clientId === 'string' &&
     (e.tokenSha256 === undefined || (Array.isArray(e.tokenSha256) && e.tokenSha256.every((h) => typeof h === 'string')))
   );
 };
@@ -34,7 +37,13 @@ export const revocationGroupId = (service: string): string => `${service}-revoca
  * as soon as the event arrives. The handler is synchronous (a map walk): nothing in it can fail but a
  * malformed event, which is logged and skipped rather than retried.
  */
-export function subscribeToRevocations(bus: Pick<EventBus, 'subscribe'>, auth: AuthClient, log: RevocationLog, now: () => Date, service = 'mcp-gateway'): Promise<Subscription> {
+export function subscribeToRevocations(
+  bus: Pick<EventBus, 'subscribe'>,
+  auth: AuthClient,
+  log: RevocationLog,
+  now: () => Date,
+  service = 'mcp-gateway',
+): Promise<Subscription> {
   return bus.subscribe<unknown>({
     topic: CREDENTIAL_REVOKED_TOPIC,
     groupId: revocationGroupId(service),
@@ -55,4 +64,3 @@ export function subscribeToRevocations(bus: Pick<EventBus, 'subscribe'>, auth: A
     },
   });
 }
-

@@ -131,7 +131,10 @@ export function parseTrustProxy(value: string | undefined): string | number {
   if (!text) return 'loopback';
   if (/^\d+$/.test(text)) return Number(text);
   if (/^(true|false|\*)$/i.test(text)) throw new Error(`TRUST_PROXY must be a hop count or a list of addresses/CIDRs, not "${text}"`);
-  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return [...new Set(['loopback', ...list])].join(',');
 }
 
@@ -143,10 +146,7 @@ export function toErrorResponse(err: FastifyError | HttpError): { status: number
     const where = fe.validationContext ?? 'request';
     const first = fe.validation[0];
     const path = first?.instancePath ? `${where}${first.instancePath.replaceAll('/', '.')}` : where;
-    const extra =
-      first?.keyword === 'additionalProperties'
-        ? ` (${String((first.params as { additionalProperty?: string }).additionalProperty)})`
-        : '';
+    const extra = first?.keyword === 'additionalProperties' ? ` (${String((first.params as { additionalProperty?: string }).additionalProperty)})` : '';
     return { status: 400, body: { error: 'validation_failed', message: `${path} ${first?.message ?? 'is invalid'}${extra}` }, headers: {} };
   }
   switch (fe.code) {
@@ -163,7 +163,22 @@ export function toErrorResponse(err: FastifyError | HttpError): { status: number
     return { status, body: { error: 'bad_request', message: 'Body is not valid JSON' }, headers: {} };
   }
   if (status < 500) {
-    const code = status === 401 ? 'unauthorized' : status === 403 ? 'forbidden' : status === 404 ? 'not_found' : status === 405 ? 'method_not_allowed' : status === 413 ? 'payload_too_large' : status === 415 ? 'unsupported_media_type' : status === 429 ? 'rate_limited' : 'bad_request';
+    const code =
+      status === 401
+        ? 'unauthorized'
+        : status === 403
+          ? 'forbidden'
+          : status === 404
+            ? 'not_found'
+            : status === 405
+              ? 'method_not_allowed'
+              : status === 413
+                ? 'payload_too_large'
+                : status === 415
+                  ? 'unsupported_media_type'
+                  : status === 429
+                    ? 'rate_limited'
+                    : 'bad_request';
     return { status, body: { error: code, message: fe.message }, headers: {} };
   }
   return { status, body: { error: status === 503 ? 'unavailable' : 'internal_error', message: 'Internal server error' }, headers: {} };

@@ -91,7 +91,11 @@ test('a cached token stops working at its exp', async () => {
 test('VerifiedTokenCache: entries die at exp, with their key, and the least recently used go first', () => {
   let now = 1_000_000;
   const configured = new Set(['k1', 'k2']);
-  const cache = new VerifiedTokenCache(2, (k) => configured.has(k), () => now);
+  const cache = new VerifiedTokenCache(
+    2,
+    (k) => configured.has(k),
+    () => now,
+  );
   const claims = (expSeconds: number) => ({ sub: userId, exp: expSeconds }) as InternalClaims;
 
   cache.set('t1', claims(now / 1000 + 10), 'k1');

@@ -57,7 +57,7 @@ test('SIGTERM: /readyz answers 503 at once and the next response says Connection
   assert.deepEqual(closed, [], 'close waits for the drain period');
 
   // The drain period ends and close starts; it cannot finish while /slow is in flight.
-  for (const until = Date.now() + 60_000; closed.length === 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  for (const until = Date.now() + 60_000; closed.length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
   await new Promise((r) => setTimeout(r, 200));
   assert.deepEqual(closed, ['close started'], 'close waits for the request in flight');
   release();
@@ -89,9 +89,12 @@ test('the grace period running out exits 1; a failing close exits 1', async () =
   assert.match(lines.join('\n'), /grace period/);
 
   const failing = harness();
-  onShutdown(async () => {
-    throw new Error('pool would not close');
-  }, { graceMs: 5_000, exit: failing.exit, signals: failing.signals, log });
+  onShutdown(
+    async () => {
+      throw new Error('pool would not close');
+    },
+    { graceMs: 5_000, exit: failing.exit, signals: failing.signals, log },
+  );
   failing.signals.emit('SIGTERM', 'SIGTERM');
   assert.equal(await failing.exitedOnce, 1);
   assert.match(lines.join('\n'), /shutdown failed/);
@@ -101,7 +104,10 @@ test('SHUTDOWN_GRACE_MS (like SHUTDOWN_DRAIN_MS) must be whole milliseconds', ()
   const saved = process.env.SHUTDOWN_GRACE_MS;
   process.env.SHUTDOWN_GRACE_MS = '10s';
   try {
-    assert.throws(() => onShutdown(async () => {}, { signals: new EventEmitter(), exit: () => {} }), /SHUTDOWN_GRACE_MS must be a whole number of milliseconds/);
+    assert.throws(
+      () => onShutdown(async () => {}, { signals: new EventEmitter(), exit: () => {} }),
+      /SHUTDOWN_GRACE_MS must be a whole number of milliseconds/,
+    );
   } finally {
     if (saved === undefined) delete process.env.SHUTDOWN_GRACE_MS;
     else process.env.SHUTDOWN_GRACE_MS = saved;

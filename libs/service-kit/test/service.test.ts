@@ -10,7 +10,13 @@ function capture() {
 
 test('health and readiness: /readyz answers 503 with the error body while a dependency is down', async () => {
   let up = true;
-  const app = createService({ name: 'svc', logLevel: 'silent', readiness: async () => { if (!up) throw new Error('db down'); } });
+  const app = createService({
+    name: 'svc',
+    logLevel: 'silent',
+    readiness: async () => {
+      if (!up) throw new Error('db down');
+    },
+  });
   const base = await listen(app, 0);
   try {
     assert.deepEqual(await (await fetch(`${base}/healthz`)).json(), { status: 'ok', service: 'svc' });

@@ -32,11 +32,14 @@ const metrics = await listenMetrics({ apps: [{ name: 'auth', app }] });
 // and lets in-flight requests finish (a revocation being published is part of its request); then the
 // bus and the pool close. Registered before listening, so a signal during start-up stops gracefully
 // too. Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
-onShutdown(async () => {
-  await app.close();
-  await metrics.close();
-  await bus.close();
-  await db.close();
-  await tracing.shutdown();
-}, { app });
+onShutdown(
+  async () => {
+    await app.close();
+    await metrics.close();
+    await bus.close();
+    await db.close();
+    await tracing.shutdown();
+  },
+  { app },
+);
 await listen(app, config.port, config.host);

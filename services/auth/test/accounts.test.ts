@@ -71,7 +71,9 @@ describe('first run', () => {
 
     // Several browsers at once: exactly one becomes the owner.
     const attempts = await Promise.all(
-      [owner, { ...owner, email: 'other@example.test' }, { ...owner, email: 'third@example.test' }].map((body) => auth.call('POST', '/auth/v1/setup', { body })),
+      [owner, { ...owner, email: 'other@example.test' }, { ...owner, email: 'third@example.test' }].map((body) =>
+        auth.call('POST', '/auth/v1/setup', { body }),
+      ),
     );
     const won = attempts.filter((r) => r.status === 201);
     assert.equal(won.length, 1, JSON.stringify(attempts.map((a) => a.body)));
@@ -119,11 +121,7 @@ describe('sessions', () => {
   test('wrong password, unknown email and disabled user get the same 401', async () => {
     const m = await member();
     await auth.db.exec('UPDATE auth."user" SET disabled_at = now() WHERE id = $1', [m.id]);
-    const answers = await Promise.all([
-      signIn(owner.email, 'wrong password!!'),
-      signIn('nobody@example.test', owner.password),
-      signIn(m.email, m.password),
-    ]);
+    const answers = await Promise.all([signIn(owner.email, 'wrong password!!'), signIn('nobody@example.test', owner.password), signIn(m.email, m.password)]);
     for (const res of answers) assert.deepEqual([res.status, res.body], [401, { error: 'unauthorized', message: 'Wrong email or password' }]);
     // And the disabled user's session stopped working with the user.
     assert.equal((await current(m.token)).status, 401);
@@ -175,7 +173,12 @@ describe('sessions', () => {
     const m = await member();
     const idle = (await signIn(m.email, m.password)).body.token as string;
     const at = (ms: number) => auth.setNow(new Date(start.getTime() + ms));
-    const lastUsed = async () => (await auth.db.exec(`SELECT last_used_at FROM auth.console_session WHERE token_hash = decode($1, 'hex')`, [createHash('sha256').update(m.token).digest('hex')])).rows[0]!.last_used_at;
+    const lastUsed = async () =>
+      (
+        await auth.db.exec(`SELECT last_used_at FROM auth.console_session WHERE token_hash = decode($1, 'hex')`, [
+          createHash('sha256').update(m.token).digest('hex'),
+        ])
+      ).rows[0]!.last_used_at;
 
     at(30_000);
     assert.equal((await current(m.token)).status, 200);
@@ -220,7 +223,10 @@ describe('sessions', () => {
     assert.equal((await change({ currentPassword: m.password, newPassword })).status, 204);
     assert.equal((await current(m.token)).status, 200, 'this browser stays signed in');
     assert.equal((await current(other)).status, 401, 'every other session ends');
-    assert.deepEqual(published.map((e) => [e.value.kind, e.value.tokenSha256]), [['console_session', [sha256(other)]]]);
+    assert.deepEqual(
+      published.map((e) => [e.value.kind, e.value.tokenSha256]),
+      [['console_session', [sha256(other)]]],
+    );
     assert.equal((await signIn(m.email, m.password)).status, 401);
     assert.equal((await signIn(m.email, newPassword)).status, 201);
     // Only a session may change the password, not an API key.
@@ -237,10 +243,16 @@ describe('a session as the bearer of /auth/v1 and towards other services', () =>
     assert.equal(created.status, 201);
     secrets.push(created.body.secret);
     const keys = await auth.call('GET', '/auth/v1/api-keys', { token: m.token });
-    assert.deepEqual(keys.body.items.map((k: { name: string }) => k.name), ['from the console']);
+    assert.deepEqual(
+      keys.body.items.map((k: { name: string }) => k.name),
+      ['from the console'],
+    );
     const apps = await auth.call('GET', '/auth/v1/connected-apps', { token: m.token });
     assert.equal(apps.status, 200);
-    assert.deepEqual(apps.body.items.map((a: { type: string; name: string }) => [a.type, a.name]), [['api_key', 'from the console']]);
+    assert.deepEqual(
+      apps.body.items.map((a: { type: string; name: string }) => [a.type, a.name]),
+      [['api_key', 'from the console']],
+    );
     assert.equal((await auth.call('DELETE', `/auth/v1/connected-apps/${created.body.id}`, { token: m.token })).status, 204);
     // Another user's session sees none of it.
     const other = await member('Other');
@@ -264,7 +276,12 @@ describe('a session as the bearer of /auth/v1 and towards other services', () =>
     const exchange = (service: string) =>
       auth.form(
         '/oauth/token',
-        { grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', subject_token: m.token, subject_token_type: 'urn:ietf:params:oauth:token-type:access_token', audience: 'workspace-api' },
+        {
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token: m.token,
+          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+          audience: 'workspace-api',
+        },
         { service },
       );
     const ok = await exchange('console');
@@ -339,12 +356,21 @@ describe('sign-up, invitations and the owner', () => {
     assert.equal((await signIn(m.email, m.password)).status, 201);
     assert.equal((await auth.form('/oauth/introspect', { token: key.secret })).body.active, true);
 
-    const added = await auth.call('POST', '/auth/v1/users', { token: ownerToken, body: { email: 'added@example.test', name: 'Added', password: 'added password 1' } });
+    const added = await auth.call('POST', '/auth/v1/users', {
+      token: ownerToken,
+      body: { email: 'added@example.test', name: 'Added', password: 'added password 1' },
+    });
     assert.equal(added.status, 201);
     assert.deepEqual([added.body.role, added.body.disabled], ['member', false]);
-    const dup = await auth.call('POST', '/auth/v1/users', { token: ownerToken, body: { email: 'added@example.test', name: 'Added', password: 'added password 1' } });
+    const dup = await auth.call('POST', '/auth/v1/users', {
+      token: ownerToken,
+      body: { email: 'added@example.test', name: 'Added', password: 'added password 1' },
+    });
     assert.equal(dup.status, 409);
-    const secondOwner = await auth.call('POST', '/auth/v1/users', { token: ownerToken, body: { email: 'o2@example.test', name: 'O2', password: 'added password 1', role: 'owner' } });
+    const secondOwner = await auth.call('POST', '/auth/v1/users', {
+      token: ownerToken,
+      body: { email: 'o2@example.test', name: 'O2', password: 'added password 1', role: 'owner' },
+    });
     assert.equal(secondOwner.status, 409);
   });
 });

@@ -179,7 +179,10 @@ describe('key management over HTTP', () => {
     assert.equal(res.status, 404);
     assert.equal((await auth.call('GET', '/auth/v1/api-keys', { token: theirs.secret })).status, 200);
     const theirList = await auth.call('GET', '/auth/v1/api-keys', { token: theirs.secret });
-    assert.deepEqual(theirList.body.items.map((k: { name: string }) => k.name), ['theirs']);
+    assert.deepEqual(
+      theirList.body.items.map((k: { name: string }) => k.name),
+      ['theirs'],
+    );
     assert.equal((await auth.call('DELETE', '/auth/v1/api-keys/not-a-uuid', { token: writeKey })).status, 400);
   });
 
@@ -188,7 +191,10 @@ describe('key management over HTTP', () => {
     const res = await auth.call('GET', '/auth/v1/connected-apps', { token: readKey });
     assert.equal(res.status, 200);
     const entry = res.body.items.find((i: { id: string }) => i.id === app.id);
-    assert.deepEqual({ ...entry, createdAt: typeof entry.createdAt }, { id: app.id, type: 'api_key', name: 'cursor', scope: 'mcp:read', createdAt: 'string', lastUsedAt: null });
+    assert.deepEqual(
+      { ...entry, createdAt: typeof entry.createdAt },
+      { id: app.id, type: 'api_key', name: 'cursor', scope: 'mcp:read', createdAt: 'string', lastUsedAt: null },
+    );
     assert.equal((await auth.call('DELETE', `/auth/v1/connected-apps/${app.id}`, { token: writeKey })).status, 204);
     assert.equal((await auth.call('GET', '/auth/v1/connected-apps', { token: app.secret })).status, 401);
   });

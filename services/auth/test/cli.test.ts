@@ -91,7 +91,14 @@ test('FLOWDESK_API_KEY and FLOWDESK_URL override dev.json; a read key is told it
 });
 
 test('usage mistakes exit 2 with the usage; an unreachable server exits 1 saying so', async () => {
-  for (const args of [['keys', 'create'], ['keys', 'create', '--name', 'x', '--scope', 'admin'], ['keys', 'revoke'], ['keys', 'frobnicate'], ['nope'], ['keys', 'list', '--bogus']]) {
+  for (const args of [
+    ['keys', 'create'],
+    ['keys', 'create', '--name', 'x', '--scope', 'admin'],
+    ['keys', 'revoke'],
+    ['keys', 'frobnicate'],
+    ['nope'],
+    ['keys', 'list', '--bogus'],
+  ]) {
     const res = await cli(args);
     assert.equal(res.code, 2, args.join(' '));
     assert.match(res.stderr, /Usage:/, args.join(' '));
@@ -108,7 +115,7 @@ test('usage mistakes exit 2 with the usage; an unreachable server exits 1 saying
   assert.match(noHome.stderr, /No Flowdesk URL/);
 });
 
-test('users create|list|disable|enable with the owner\'s key; anyone else\'s key is told it is not the owner', async () => {
+test("users create|list|disable|enable with the owner's key; anyone else's key is told it is not the owner", async () => {
   const owner = await createUser(auth.prisma, { email: 'owner@example.test', name: 'Owner', password: 'owner password', role: 'owner' });
   const ownerKey = (await auth.newKey(owner.id, 'mcp:write', 'owner cli')).secret;
   const asOwner = { FLOWDESK_API_KEY: ownerKey };
@@ -134,8 +141,14 @@ test('users create|list|disable|enable with the owner\'s key; anyone else\'s key
   assert.equal(listed.code, 0, listed.stderr);
   const [header, ...rows] = listed.stdout.trim().split('\n');
   assert.match(header!, /^ID\s+EMAIL\s+NAME\s+ROLE\s+STATUS\s+CREATED$/);
-  assert.ok(rows.some((r) => /owner@example\.test\s+Owner\s+owner\s+active/.test(r)), listed.stdout);
-  assert.ok(rows.some((r) => /nia@example\.test\s+Nia N\s+member\s+active/.test(r)), listed.stdout);
+  assert.ok(
+    rows.some((r) => /owner@example\.test\s+Owner\s+owner\s+active/.test(r)),
+    listed.stdout,
+  );
+  assert.ok(
+    rows.some((r) => /nia@example\.test\s+Nia N\s+member\s+active/.test(r)),
+    listed.stdout,
+  );
 
   const disabled = await cli(['users', 'disable', 'nia@example.test'], asOwner);
   assert.equal(disabled.code, 0, disabled.stderr);
@@ -151,7 +164,12 @@ test('users create|list|disable|enable with the owner\'s key; anyone else\'s key
   const nobody = await cli(['users', 'disable', 'ghost@example.test'], asOwner);
   assert.equal(nobody.code, 1);
   assert.match(nobody.stderr, /No user with the email ghost@example\.test/);
-  for (const args of [['users', 'create', '--name', 'x'], ['users', 'create', '--email', 'x@example.test'], ['users', 'disable'], ['users', 'frobnicate']]) {
+  for (const args of [
+    ['users', 'create', '--name', 'x'],
+    ['users', 'create', '--email', 'x@example.test'],
+    ['users', 'disable'],
+    ['users', 'frobnicate'],
+  ]) {
     const res = await cli(args, asOwner);
     assert.equal(res.code, 2, args.join(' '));
     assert.match(res.stderr, /Usage:/);

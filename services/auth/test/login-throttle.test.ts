@@ -34,14 +34,18 @@ beforeEach(async () => {
   at(new Date());
 });
 
-const signIn = (email: string, password: string, headers: Record<string, string> = {}) => auth.call('POST', '/auth/v1/sessions', { body: { email, password }, headers });
+const signIn = (email: string, password: string, headers: Record<string, string> = {}) =>
+  auth.call('POST', '/auth/v1/sessions', { body: { email, password }, headers });
 const statuses = (list: { status: number }[]) => list.map((r) => r.status);
 const count = (list: number[], status: number) => list.filter((s) => s === status).length;
 
 describe('sign-in', () => {
   test('the backoff: 5 free attempts, then 1 s, 2 s, 4 s … capped at 15 minutes', () => {
     const p = DEFAULT_THROTTLE.account;
-    assert.deepEqual([1, 5, 6, 7, 8, 9].map((n) => delayAfter(p, n)), [0, 0, 1000, 2000, 4000, 8000]);
+    assert.deepEqual(
+      [1, 5, 6, 7, 8, 9].map((n) => delayAfter(p, n)),
+      [0, 0, 1000, 2000, 4000, 8000],
+    );
     assert.equal(delayAfter(p, 40), 15 * 60_000);
     assert.equal(delayAfter(p, 10_000), 15 * 60_000);
     assert.equal(delayAfter(DEFAULT_THROTTLE.address, 20), 0);
@@ -65,7 +69,10 @@ describe('sign-in', () => {
     // The success cleared the account's count. The address keeps its count (every attempt from it
     // counted, also those the account's wait refused): that one stays the attacker's problem.
     const rows = (await auth.db.exec('SELECT key, failures FROM auth.login_throttle ORDER BY key')).rows;
-    assert.deepEqual(rows.map((r) => r.key), ['address:127.0.0.1']);
+    assert.deepEqual(
+      rows.map((r) => r.key),
+      ['address:127.0.0.1'],
+    );
     assert.ok(Number(rows[0]!.failures) > DEFAULT_THROTTLE.address.free);
   });
 
@@ -133,7 +140,8 @@ describe('sign-in', () => {
 describe('password change', () => {
   test('wrong current passwords are throttled like sign-ins', async () => {
     const token = (await signIn(user.email, user.password)).body.token as string;
-    const change = (currentPassword: string) => auth.call('POST', '/auth/v1/account/password', { token, body: { currentPassword, newPassword: 'a new password 123' } });
+    const change = (currentPassword: string) =>
+      auth.call('POST', '/auth/v1/account/password', { token, body: { currentPassword, newPassword: 'a new password 123' } });
     const results: number[] = [];
     for (let i = 0; i < 8; i++) results.push((await change(`guess ${i} guess`)).status);
     assert.deepEqual(results, [401, 401, 401, 401, 401, 401, 429, 429]);
@@ -146,7 +154,9 @@ describe('password change', () => {
 describe('the OAuth login + consent page', () => {
   const REDIRECT = () => `${auth.baseUrl}/callback`;
   async function client(): Promise<string> {
-    const res = await auth.call('POST', '/oauth/register', { body: { client_name: 'Throttle App', redirect_uris: [REDIRECT()], token_endpoint_auth_method: 'none' } });
+    const res = await auth.call('POST', '/oauth/register', {
+      body: { client_name: 'Throttle App', redirect_uris: [REDIRECT()], token_endpoint_auth_method: 'none' },
+    });
     assert.equal(res.status, 201);
     return res.body.client_id;
   }

@@ -41,7 +41,12 @@ before(async () => {
       // on the same origin lets the SDK find us exactly as it would.
       app.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, async (_req, reply) => {
         if (!prmServed) return reply.code(404).send({ error: 'not_found', message: 'none' });
-        return { resource: `${baseUrl}${MCP_PATH}`, authorization_servers: [baseUrl], scopes_supported: ['mcp:read', 'mcp:write'], bearer_methods_supported: ['header'] };
+        return {
+          resource: `${baseUrl}${MCP_PATH}`,
+          authorization_servers: [baseUrl],
+          scopes_supported: ['mcp:read', 'mcp:write'],
+          bearer_methods_supported: ['header'],
+        };
       });
       // The client's own callback (it lives in the client in reality): kept out of auth's logs.
       app.get('/callback', { logLevel: 'silent' }, async (req, reply) => {
@@ -58,7 +63,6 @@ before(async () => {
   remember(writeKey.secret);
 });
 after(() => auth.close());
-
 
 const introspect = (token: string) => auth.form('/oauth/introspect', { token });
 const tokenRequest = (fields: Record<string, string>, header?: string | null) => auth.form('/oauth/token', fields, { header: header ?? null });
@@ -176,7 +180,16 @@ describe('the official MCP SDK client, with the consent approved in chromium', (
     browser = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
   after(async () => {
@@ -225,7 +238,16 @@ describe('the official MCP SDK client, with the consent approved in chromium', (
     const info = await introspect(first.access_token);
     assert.deepEqual(
       { ...info.body, exp: undefined, iat: undefined },
-      { active: true, sub: user.id, scope: 'mcp:read', client_id: provider.client.client_id, token_type: 'Bearer', aud: mcpUrl, exp: undefined, iat: undefined },
+      {
+        active: true,
+        sub: user.id,
+        scope: 'mcp:read',
+        client_id: provider.client.client_id,
+        token_type: 'Bearer',
+        aud: mcpUrl,
+        exp: undefined,
+        iat: undefined,
+      },
     );
     assert.ok(Math.abs(info.body.exp - (Date.now() / 1000 + 3600)) < 60);
 
@@ -347,7 +369,15 @@ describe('dynamic client registration (RFC 7591)', () => {
       assert.deepEqual(res.body.redirect_uris, [uri]);
       assert.equal(res.body.client_secret, undefined, 'a public client has no secret');
     }
-    for (const uri of ['http://app.example/cb', 'https://app.example/cb#frag', 'javascript:alert(1)', 'data:text/html,x', 'file:///etc/passwd', '/relative', 'https://user:pw@app.example/']) {
+    for (const uri of [
+      'http://app.example/cb',
+      'https://app.example/cb#frag',
+      'javascript:alert(1)',
+      'data:text/html,x',
+      'file:///etc/passwd',
+      '/relative',
+      'https://user:pw@app.example/',
+    ]) {
       const res = await register({ client_name: 'bad', redirect_uris: [uri] });
       assert.deepEqual([res.status, res.body.error], [400, 'invalid_redirect_uri'], uri);
     }
@@ -470,7 +500,10 @@ describe('token endpoint: authorization code + PKCE', () => {
     assert.equal(ok.status, 200, ok.text);
     remember(ok.body.access_token);
     remember(ok.body.refresh_token);
-    assert.deepEqual({ ...ok.body, access_token: 0, refresh_token: 0 }, { access_token: 0, refresh_token: 0, token_type: 'Bearer', expires_in: 3600, scope: 'mcp:read mcp:write' });
+    assert.deepEqual(
+      { ...ok.body, access_token: 0, refresh_token: 0 },
+      { access_token: 0, refresh_token: 0, token_type: 'Bearer', expires_in: 3600, scope: 'mcp:read mcp:write' },
+    );
   });
 
   test('a reused code is refused and the tokens issued from it stop working', async () => {
@@ -579,7 +612,12 @@ describe('refresh tokens: rotation and reuse detection', () => {
     remember(t.refresh_token);
     const wider = await tokenRequest({ grant_type: 'refresh_token', client_id: clientId, refresh_token: t.refresh_token, scope: 'mcp:read mcp:write' });
     assert.deepEqual([wider.status, wider.body.error], [400, 'invalid_scope']);
-    const elsewhere = await tokenRequest({ grant_type: 'refresh_token', client_id: clientId, refresh_token: t.refresh_token, resource: 'https://other.example/mcp' });
+    const elsewhere = await tokenRequest({
+      grant_type: 'refresh_token',
+      client_id: clientId,
+      refresh_token: t.refresh_token,
+      resource: 'https://other.example/mcp',
+    });
     assert.deepEqual([elsewhere.status, elsewhere.body.error], [400, 'invalid_target']);
   });
 });
@@ -594,7 +632,8 @@ describe('MCP step-up (the gateway reports a 403 insufficient_scope)', () => {
     assert.equal(t.scope, 'mcp:read');
     return { clientId, access: remember(t.access_token as string), refresh: remember(t.refresh_token as string) };
   }
-  const stepUp = (token: string, scope = 'mcp:read mcp:write', header?: string | null) => auth.form('/oauth/step-up', { token, scope }, header === undefined ? {} : { header });
+  const stepUp = (token: string, scope = 'mcp:read mcp:write', header?: string | null) =>
+    auth.form('/oauth/step-up', { token, scope }, header === undefined ? {} : { header });
 
   test('only Flowdesk services may report it (401 invalid_client otherwise); an unknown scope is invalid_scope', async () => {
     const t = await readOnlyTokens();
@@ -707,10 +746,14 @@ describe('introspection, exchange, expiry and Disconnect', () => {
   test('Disconnect in Connected Apps: the very next introspection is inactive and the refresh token is dead', async () => {
     const clientId = await publicClient(`${base}/callback`, 'To Disconnect');
     const t = await freshTokens(clientId);
-    const list = async () => (await auth.call('GET', '/auth/v1/connected-apps', { token: writeKey.secret })).body.items as { id: string; type: string; name: string; scope: string }[];
+    const list = async () =>
+      (await auth.call('GET', '/auth/v1/connected-apps', { token: writeKey.secret })).body.items as { id: string; type: string; name: string; scope: string }[];
     const entry = (await list()).find((i) => i.name === 'To Disconnect');
     assert.deepEqual([entry?.type, entry?.scope], ['oauth_client', 'mcp:read mcp:write']);
-    assert.ok((await list()).some((i) => i.type === 'api_key'), 'API keys are listed alongside');
+    assert.ok(
+      (await list()).some((i) => i.type === 'api_key'),
+      'API keys are listed alongside',
+    );
 
     const readKey = await auth.newKey(user.id, 'mcp:read');
     remember(readKey.secret);

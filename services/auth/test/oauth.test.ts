@@ -55,7 +55,7 @@ describe('introspection (RFC 7662)', () => {
       'secret plus extra': basic('mcp-gateway', `${gateway}x`),
       'unknown service': basic('intruder', gateway),
       "another service's secret": basic('mcp-gateway', auth.serviceClients['webhook-ingest']!),
-      'garbage': 'Basic !!!',
+      garbage: 'Basic !!!',
     };
     for (const [what, header] of Object.entries(attempts)) {
       const res = await introspect(writeKey.secret, { header });
@@ -102,11 +102,17 @@ describe('client_credentials: a service acting as itself', () => {
     assert.equal(res.status, 200, res.text);
     secrets.push(res.body.access_token);
     const claims = claimsOf(res.body.access_token);
-    assert.deepEqual({ sub: claims.sub, azp: claims.azp, aud: claims.aud, scope: claims.scope }, { sub: 'svc:webhook-ingest', azp: 'webhook-ingest', aud: 'workspace-api', scope: 'internal' });
+    assert.deepEqual(
+      { sub: claims.sub, azp: claims.azp, aud: claims.aud, scope: claims.scope },
+      { sub: 'svc:webhook-ingest', azp: 'webhook-ingest', aud: 'workspace-api', scope: 'internal' },
+    );
     assert.equal((await downstream.inject({ method: 'GET', url: '/service', headers: { authorization: `Bearer ${res.body.access_token}` } })).statusCode, 200);
     assert.equal((await downstreamCall('GET', res.body.access_token)).statusCode, 401, 'no way into user routes');
     const other = await serviceGrant({}, { service: 'mcp-gateway' });
-    assert.equal((await downstream.inject({ method: 'GET', url: '/service', headers: { authorization: `Bearer ${other.body.access_token}` } })).statusCode, 403);
+    assert.equal(
+      (await downstream.inject({ method: 'GET', url: '/service', headers: { authorization: `Bearer ${other.body.access_token}` } })).statusCode,
+      403,
+    );
   });
 
   test('without service credentials, with a wrong secret, or for an unknown audience, it is refused', async () => {
@@ -129,7 +135,15 @@ describe('token exchange (RFC 8693)', () => {
     secrets.push(access_token);
     const claims = claimsOf(access_token);
     assert.deepEqual(
-      { sub: claims.sub, aud: claims.aud, scope: claims.scope, azp: claims.azp, client_id: claims.client_id, iss: claims.iss, ttl: Number(claims.exp) - Number(claims.iat) },
+      {
+        sub: claims.sub,
+        aud: claims.aud,
+        scope: claims.scope,
+        azp: claims.azp,
+        client_id: claims.client_id,
+        iss: claims.iss,
+        ttl: Number(claims.exp) - Number(claims.iat),
+      },
       { sub: user.id, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'mcp-gateway', client_id: writeKey.id, iss: 'flowdesk-auth', ttl: 300 },
     );
     const written = await downstreamCall('POST', access_token);
@@ -160,10 +174,24 @@ describe('token exchange (RFC 8693)', () => {
     const cases: [string, Promise<Awaited<ReturnType<typeof exchange>>>, number, string][] = [
       ['unknown key', exchange({ subject_token: `fdk_${'q'.repeat(43)}` }), 400, 'invalid_grant'],
       ['unknown audience', exchange({ subject_token: writeKey.secret, audience: 'billing' }), 400, 'invalid_target'],
-      ['no audience', auth.form('/oauth/token', { grant_type: EXCHANGE, subject_token: writeKey.secret, subject_token_type: ACCESS_TOKEN }), 400, 'invalid_target'],
+      [
+        'no audience',
+        auth.form('/oauth/token', { grant_type: EXCHANGE, subject_token: writeKey.secret, subject_token_type: ACCESS_TOKEN }),
+        400,
+        'invalid_target',
+      ],
       ['unknown token type', exchange({ subject_token: writeKey.secret, subject_token_type: 'urn:x' }), 400, 'invalid_request'],
       ['password grant', auth.form('/oauth/token', { grant_type: 'password', username: 'a', password: 'b' }), 400, 'unsupported_grant_type'],
-      ['no service credentials', auth.form('/oauth/token', { grant_type: EXCHANGE, subject_token: writeKey.secret, subject_token_type: ACCESS_TOKEN, audience: 'workspace-api' }, { header: null }), 401, 'invalid_client'],
+      [
+        'no service credentials',
+        auth.form(
+          '/oauth/token',
+          { grant_type: EXCHANGE, subject_token: writeKey.secret, subject_token_type: ACCESS_TOKEN, audience: 'workspace-api' },
+          { header: null },
+        ),
+        401,
+        'invalid_client',
+      ],
     ];
     for (const [what, pending, status, error] of cases) {
       const res = await pending;

@@ -38,7 +38,14 @@ const client = (redirect = 'http://127.0.0.1:9/cb') => ({ client_name: 'c', redi
 
 describe('dynamic client registration', () => {
   test('redirect URIs: https, loopback http, reverse-domain private-use schemes; browser-internal schemes refused', async () => {
-    for (const uri of ['https://app.example/cb', 'http://127.0.0.1:7777/cb', 'http://[::1]:9/cb', 'http://localhost:1/x', 'com.example.app:/oauth2redirect', 'io.github.someone.tool://callback']) {
+    for (const uri of [
+      'https://app.example/cb',
+      'http://127.0.0.1:7777/cb',
+      'http://[::1]:9/cb',
+      'http://localhost:1/x',
+      'com.example.app:/oauth2redirect',
+      'io.github.someone.tool://callback',
+    ]) {
       nextWindow();
       const res = await registerFrom('127.0.0.9', client(uri));
       assert.equal(res.status, 201, `${uri}: ${JSON.stringify(res.body)}`);
@@ -74,7 +81,10 @@ describe('dynamic client registration', () => {
     assert.match(refused.body.error_description ?? refused.body.message, /from this address/);
     assert.ok(Number(refused.headers.get('retry-after')) > 0);
     // Another address is not held up by the first one's flood.
-    for (let i = 0; i < 3; i++) { const r = await registerFrom('127.0.0.3', client()); assert.equal(r.status, 201, `B ${i + 1} ${JSON.stringify(r.body)}`); }
+    for (let i = 0; i < 3; i++) {
+      const r = await registerFrom('127.0.0.3', client());
+      assert.equal(r.status, 201, `B ${i + 1} ${JSON.stringify(r.body)}`);
+    }
     // The ceiling (7 over all addresses): the 7th registration is the last one in this window.
     assert.equal((await registerFrom('127.0.0.4', client())).status, 201);
     const ceiling = await registerFrom('127.0.0.5', client());

@@ -65,7 +65,10 @@ describe('API keys', () => {
     const other = await auth.newKey(user.id, 'mcp:read');
     assert.equal((await auth.call('DELETE', `/auth/v1/api-keys/${other.id}`, { token: key.secret })).status, 204);
     const e = onlyEvent();
-    assert.deepEqual({ kind: e.kind, userId: e.userId, clientId: e.clientId, tokenSha256: e.tokenSha256 }, { kind: 'api_key', userId: user.id, clientId: other.id, tokenSha256: undefined });
+    assert.deepEqual(
+      { kind: e.kind, userId: e.userId, clientId: e.clientId, tokenSha256: e.tokenSha256 },
+      { kind: 'api_key', userId: user.id, clientId: other.id, tokenSha256: undefined },
+    );
     assert.equal((await auth.form('/oauth/introspect', { token: other.secret })).body.active, false);
     // Already revoked: 404 and nothing announced.
     published.length = 0;
@@ -113,7 +116,10 @@ describe('OAuth', () => {
     const t = await tokensFor(user);
     assert.equal((await tokenRequest(auth.baseUrl, { token: t.access, client_id: t.clientId }, '/oauth/revoke')).status, 200);
     const e = onlyEvent();
-    assert.deepEqual({ kind: e.kind, userId: e.userId, clientId: e.clientId, tokenSha256: e.tokenSha256 }, { kind: 'oauth_tokens', userId: user.id, clientId: t.clientId, tokenSha256: [sha256(t.access)] });
+    assert.deepEqual(
+      { kind: e.kind, userId: e.userId, clientId: e.clientId, tokenSha256: e.tokenSha256 },
+      { kind: 'oauth_tokens', userId: user.id, clientId: t.clientId, tokenSha256: [sha256(t.access)] },
+    );
     published.length = 0;
     await tokenRequest(auth.baseUrl, { token: t.access, client_id: t.clientId }, '/oauth/revoke');
     assert.equal(published.length, 0);
@@ -162,7 +168,6 @@ describe('OAuth', () => {
     assert.deepEqual(e.tokenSha256, [sha256(first.body.access_token)]);
   });
 });
-
 
 test('a bus that hangs: the notifier gives up after its timeout and logs an error, so a revoke never hangs', async () => {
   const errors: object[] = [];

@@ -27,10 +27,7 @@ export const CreateComment = Type.Object(
 );
 export type CreateComment = Static<typeof CreateComment>;
 
-export const ListCommentsQuery = Type.Object(
-  { ...PageQuery, targetType: CommentTarget, targetId: Uuid },
-  { additionalProperties: false },
-);
+export const ListCommentsQuery = Type.Object({ ...PageQuery, targetType: CommentTarget, targetId: Uuid }, { additionalProperties: false });
 export type ListCommentsQuery = Static<typeof ListCommentsQuery>;
 
 export const ActivityKind = StringEnum(['project', 'task', 'note', 'calendar_entry', 'workflow', 'comment']);

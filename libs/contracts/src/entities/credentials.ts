@@ -17,10 +17,7 @@ export const CredentialName = Type.String({
 });
 
 /** What anyone ever sees of a credential: its name and dates, never the value. */
-export const Credential = Type.Object(
-  { name: Type.String(), createdAt: DateTime, updatedAt: DateTime },
-  { $id: 'Credential', additionalProperties: false },
-);
+export const Credential = Type.Object({ name: Type.String(), createdAt: DateTime, updatedAt: DateTime }, { $id: 'Credential', additionalProperties: false });
 export type Credential = Static<typeof Credential>;
 
 export const CredentialList = Type.Object({ credentials: Type.Array(Credential) }, { additionalProperties: false });

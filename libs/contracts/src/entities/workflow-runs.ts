@@ -46,10 +46,7 @@ export const WorkflowRun = Type.Object(
 );
 export type WorkflowRun = Static<typeof WorkflowRun>;
 
-export const ListRunsQuery = Type.Object(
-  { ...PageQuery, status: Type.Optional(RunStatus) },
-  { additionalProperties: false },
-);
+export const ListRunsQuery = Type.Object({ ...PageQuery, status: Type.Optional(RunStatus) }, { additionalProperties: false });
 export type ListRunsQuery = Static<typeof ListRunsQuery>;
 
 /**
@@ -104,10 +101,7 @@ export type RunsSummary = Static<typeof RunsSummary>;
  * console's Overview (docs/observability.md, "Pipeline health in the console"). A window of the last
  * hours (default 1).
  */
-export const RunsHealthQuery = Type.Object(
-  { hours: Type.Optional(Type.Integer({ minimum: 1, maximum: 24, default: 1 })) },
-  { additionalProperties: false },
-);
+export const RunsHealthQuery = Type.Object({ hours: Type.Optional(Type.Integer({ minimum: 1, maximum: 24, default: 1 })) }, { additionalProperties: false });
 const count = Type.Integer({ minimum: 0 });
 export const RunsHealth = Type.Object(
   {

@@ -52,7 +52,17 @@ export const CreateTaskNode = Type.Object(
   { additionalProperties: false },
 );
 
-export const ConditionOperator = StringEnum(['equals', 'not_equals', 'contains', 'not_contains', 'starts_with', 'exists', 'not_exists', 'greater_than', 'less_than']);
+export const ConditionOperator = StringEnum([
+  'equals',
+  'not_equals',
+  'contains',
+  'not_contains',
+  'starts_with',
+  'exists',
+  'not_exists',
+  'greater_than',
+  'less_than',
+]);
 
 export const ConditionNode = Type.Object(
   {
@@ -166,7 +176,6 @@ export const ListWorkflowsQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListWorkflowsQuery = Static<typeof ListWorkflowsQuery>;
-
 
 /** The answer to creating a workflow: the webhook secret is included once, for a webhook trigger. */
 export const CreatedWorkflow = Type.Intersect([Workflow, Type.Object({ webhookSecret: Type.Union([Type.String(), Type.Null()]) })]);

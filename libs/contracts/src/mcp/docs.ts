@@ -52,7 +52,15 @@ export function renderMcpToolsDoc(): string {
   out.push('## Resources', '', '| URI | name | description |', '|---|---|---|');
   for (const r of RESOURCES) out.push(`| \`${r.uri}\` | ${r.title} | ${r.description} |`);
   for (const r of RESOURCE_TEMPLATES) out.push(`| \`${r.uriTemplate}\` (template) | ${r.title} | ${r.description} |`);
-  out.push('', 'All resources are read-only JSON (`application/json`) and need `mcp:read`.', '', '## Prompts', '', '| prompt | arguments | description |', '|---|---|---|');
+  out.push(
+    '',
+    'All resources are read-only JSON (`application/json`) and need `mcp:read`.',
+    '',
+    '## Prompts',
+    '',
+    '| prompt | arguments | description |',
+    '|---|---|---|',
+  );
   for (const p of PROMPTS) {
     const args = p.arguments.map((a) => `\`${a.name}\`${a.required ? '' : '?'}: ${a.description}`).join('<br>') || 'none';
     out.push(`| \`${p.name}\` | ${args} | ${p.description} |`);

@@ -13,7 +13,11 @@ export function toJsonSchema(schema: TSchema): JsonSchemaObject {
   const strip = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(strip);
     if (v && typeof v === 'object') {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).filter(([k]) => k !== '$id').map(([k, x]) => [k, strip(x)]));
+      return Object.fromEntries(
+        Object.entries(v as Record<string, unknown>)
+          .filter(([k]) => k !== '$id')
+          .map(([k, x]) => [k, strip(x)]),
+      );
     }
     return v;
   };

@@ -164,7 +164,8 @@ function describeProperties(schema: JsonSchemaObject): JsonSchemaObject {
 const strict = { additionalProperties: false } as const;
 const NoInput = Type.Object({}, strict);
 const Deleted = Type.Object({ deleted: Type.Literal(true), id: Uuid });
-const withId = <K extends string>(key: K, description: string) => ({ [key]: Type.String({ format: 'uuid', description }) }) as unknown as Record<K, ReturnType<typeof Type.String>>;
+const withId = <K extends string>(key: K, description: string) =>
+  ({ [key]: Type.String({ format: 'uuid', description }) }) as unknown as Record<K, ReturnType<typeof Type.String>>;
 const pageOf = Page;
 const limit = (max: number, dflt: number) => Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: dflt }));
 
@@ -192,7 +193,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'list_projects',
       title: 'List projects',
-      description: 'List the user’s projects, newest first. Filter by status (active or archived) or a text in the name. Returns { items, nextCursor }; pass nextCursor back as cursor for the next page.',
+      description:
+        'List the user’s projects, newest first. Filter by status (active or archived) or a text in the name. Returns { items, nextCursor }; pass nextCursor back as cursor for the next page.',
       access: 'read',
       input: ListProjectsQuery,
       output: pageOf(Project),
@@ -234,7 +236,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'delete_project',
       title: 'Delete a project',
-      description: 'Permanently delete a project AND all of its tasks; its notes and calendar entries are kept but unlinked. Cannot be undone: prefer archive_project unless the user asked to delete.',
+      description:
+        'Permanently delete a project AND all of its tasks; its notes and calendar entries are kept but unlinked. Cannot be undone: prefer archive_project unless the user asked to delete.',
       access: 'write',
       destructive: true,
       idempotent: false,
@@ -246,7 +249,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'list_tasks',
       title: 'List tasks',
-      description: 'List and filter tasks: by project (projectId, or inbox=true for tasks without a project), status, priority, tag, due-date range (dueBefore/dueAfter, YYYY-MM-DD), overdue=true, or text (q). sort: created_desc (default), due_asc, priority_desc, updated_desc. Returns { items, nextCursor }.',
+      description:
+        'List and filter tasks: by project (projectId, or inbox=true for tasks without a project), status, priority, tag, due-date range (dueBefore/dueAfter, YYYY-MM-DD), overdue=true, or text (q). sort: created_desc (default), due_asc, priority_desc, updated_desc. Returns { items, nextCursor }.',
       access: 'read',
       input: ListTasksQuery,
       output: pageOf(Task),
@@ -262,7 +266,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'create_task',
       title: 'Create a task',
-      description: 'Create a task. Only the title is required. dueDate is a calendar day (YYYY-MM-DD); priority is none|low|medium|high|urgent; without projectId the task goes to the inbox.',
+      description:
+        'Create a task. Only the title is required. dueDate is a calendar day (YYYY-MM-DD); priority is none|low|medium|high|urgent; without projectId the task goes to the inbox.',
       access: 'write',
       input: CreateTask,
       output: Task,
@@ -270,7 +275,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'update_task',
       title: 'Update a task',
-      description: 'Change any field of a task: title, notes, due date (null clears it), status, priority, tags (replaces the list), project. Pass only the fields to change.',
+      description:
+        'Change any field of a task: title, notes, due date (null clears it), status, priority, tags (replaces the list), project. Pass only the fields to change.',
       access: 'write',
       idempotent: true,
       input: Type.Object({ ...taskId, ...UpdateTask.properties }, strict),
@@ -306,7 +312,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'bulk_update_tasks',
       title: 'Update many tasks',
-      description: 'Apply one change (status, priority, projectId or dueDate) to up to 100 tasks at once, e.g. complete several tasks or reschedule them. Returns which ids were updated and which were not found.',
+      description:
+        'Apply one change (status, priority, projectId or dueDate) to up to 100 tasks at once, e.g. complete several tasks or reschedule them. Returns which ids were updated and which were not found.',
       access: 'write',
       idempotent: true,
       input: BulkUpdateTasks,
@@ -317,7 +324,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'list_calendar_entries',
       title: 'List calendar entries',
-      description: 'List calendar entries by start time. from/to (ISO date-times) select entries overlapping that window; filter by projectId or text (q). Returns { items, nextCursor }.',
+      description:
+        'List calendar entries by start time. from/to (ISO date-times) select entries overlapping that window; filter by projectId or text (q). Returns { items, nextCursor }.',
       access: 'read',
       input: ListCalendarQuery,
       output: pageOf(CalendarEntry),
@@ -333,7 +341,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'create_calendar_entry',
       title: 'Create a calendar entry',
-      description: 'Add an event. startsAt is an ISO date-time with offset (e.g. 2026-05-04T09:00:00+02:00); endsAt defaults to one hour later (end of day for allDay).',
+      description:
+        'Add an event. startsAt is an ISO date-time with offset (e.g. 2026-05-04T09:00:00+02:00); endsAt defaults to one hour later (end of day for allDay).',
       access: 'write',
       input: CreateCalendarEntry,
       output: CalendarEntry,
@@ -413,7 +422,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'get_workflow',
       title: 'Get a workflow',
-      description: 'Get a workflow with its node graph (http_request, create_task and condition nodes), trigger and webhook URL. Without mcp:write, secrets written inline in http_request nodes read ••••; {{credentials.<name>}} references show as written.',
+      description:
+        'Get a workflow with its node graph (http_request, create_task and condition nodes), trigger and webhook URL. Without mcp:write, secrets written inline in http_request nodes read ••••; {{credentials.<name>}} references show as written.',
       access: 'read',
       input: Type.Object({ ...workflowId }, strict),
       output: Workflow,
@@ -421,7 +431,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'create_workflow',
       title: 'Create a workflow',
-      description: 'Create a workflow with a trigger type and optionally a node graph. Node string parameters may use {{trigger.<field>}} variables. A webhook workflow gets its secret in this answer, once. New workflows are inactive unless active is true.',
+      description:
+        'Create a workflow with a trigger type and optionally a node graph. Node string parameters may use {{trigger.<field>}} variables. A webhook workflow gets its secret in this answer, once. New workflows are inactive unless active is true.',
       access: 'write',
       input: McpCreateWorkflow,
       output: CreatedWorkflow,
@@ -470,7 +481,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'list_workflow_runs',
       title: 'List workflow runs',
-      description: 'List workflow runs newest first, of one workflow (workflowId) or of all; filter by status (queued, running, succeeded, failed, skipped). Use it to find failures.',
+      description:
+        'List workflow runs newest first, of one workflow (workflowId) or of all; filter by status (queued, running, succeeded, failed, skipped). Use it to find failures.',
       access: 'read',
       input: Type.Object({ workflowId: Type.Optional(Uuid), status: Type.Optional(RunStatus), ...PageQuery }, strict),
       output: pageOf(WorkflowRun),
@@ -496,7 +508,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'get_webhook_trigger',
       title: 'Get a webhook trigger',
-      description: 'The webhook endpoint URL of a workflow and whether requests must carry the x-webhook-secret header. webhook is null for workflows with another trigger type. Does not show the secret.',
+      description:
+        'The webhook endpoint URL of a workflow and whether requests must carry the x-webhook-secret header. webhook is null for workflows with another trigger type. Does not show the secret.',
       access: 'read',
       input: Type.Object({ ...workflowId }, strict),
       output: Type.Object({ workflowId: Uuid, triggerType: TriggerType, active: Type.Boolean(), webhook: Type.Union([WebhookTrigger, Type.Null()]) }),
@@ -504,7 +517,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'reveal_webhook_secret',
       title: 'Reveal a webhook secret',
-      description: 'Show the current webhook secret of a workflow (to configure the sending system). Changes nothing, but needs write access because the secret lets anyone start the workflow.',
+      description:
+        'Show the current webhook secret of a workflow (to configure the sending system). Changes nothing, but needs write access because the secret lets anyone start the workflow.',
       access: 'write',
       readOnly: true,
       input: Type.Object({ ...workflowId }, strict),
@@ -524,7 +538,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'search_workspace',
       title: 'Search the workspace',
-      description: 'Find projects, tasks, notes, calendar entries and workflows whose title or text contains q (case-insensitive), title matches first. Optionally restrict types. Returns hits with type, id, title and a snippet; use the matching get_* tool for details.',
+      description:
+        'Find projects, tasks, notes, calendar entries and workflows whose title or text contains q (case-insensitive), title matches first. Optionally restrict types. Returns hits with type, id, title and a snippet; use the matching get_* tool for details.',
       access: 'read',
       input: SearchQuery,
       output: SearchResult,
@@ -603,7 +618,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'list_recent_activity',
       title: 'Recent activity',
-      description: 'What changed lately across projects, tasks, notes, events, workflows and comments, newest first (created, updated, completed, commented). since limits it to changes after an ISO date-time.',
+      description:
+        'What changed lately across projects, tasks, notes, events, workflows and comments, newest first (created, updated, completed, commented). since limits it to changes after an ISO date-time.',
       access: 'read',
       input: ActivityQuery,
       output: ActivityFeed,
@@ -613,7 +629,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'get_workspace_overview',
       title: 'Workspace overview',
-      description: 'Counts at a glance: active projects, open/overdue/due-today/due-this-week tasks, notes, events in the next 7 days, workflow health in the last 24 hours. A good first call in a conversation.',
+      description:
+        'Counts at a glance: active projects, open/overdue/due-today/due-this-week tasks, notes, events in the next 7 days, workflow health in the last 24 hours. A good first call in a conversation.',
       access: 'read',
       input: NoInput,
       output: Overview,
@@ -639,7 +656,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     {
       name: 'get_profile',
       title: 'Get profile and preferences',
-      description: 'The user’s display name, time zone, week start, working hours and default project. Use the time zone when talking about "today" or scheduling.',
+      description:
+        'The user’s display name, time zone, week start, working hours and default project. Use the time zone when talking about "today" or scheduling.',
       access: 'read',
       input: NoInput,
       output: UserProfile,
@@ -650,13 +668,17 @@ export const TOOLS: readonly ToolDefinition[] = [
       description: 'Change the user’s display name or time zone (IANA name such as Europe/Berlin).',
       access: 'write',
       idempotent: true,
-      input: Type.Object({ displayName: UpdateUserProfile.properties.displayName, timezone: UpdateUserProfile.properties.timezone }, { ...strict, minProperties: 1 }),
+      input: Type.Object(
+        { displayName: UpdateUserProfile.properties.displayName, timezone: UpdateUserProfile.properties.timezone },
+        { ...strict, minProperties: 1 },
+      ),
       output: UserProfile,
     },
     {
       name: 'update_preferences',
       title: 'Update preferences',
-      description: 'Change planning preferences: weekStartsOn (monday, sunday, saturday), workday hours (HH:MM) and the default project for new tasks (null for the inbox).',
+      description:
+        'Change planning preferences: weekStartsOn (monday, sunday, saturday), workday hours (HH:MM) and the default project for new tasks (null for the inbox).',
       access: 'write',
       idempotent: true,
       input: Type.Object(

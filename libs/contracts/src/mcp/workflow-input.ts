@@ -14,7 +14,6 @@ const strict = { additionalProperties: false } as const;
 const NodeId = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{0,63}$' });
 const tmpl = (maxLength: number, description: string) => Type.String({ maxLength, description });
 
-
 /**
  * One node object for all node types (a union of objects with optional fields does not convert to
  * strict mode): `type` says which params apply; workspace-api checks each type's required params.
@@ -29,7 +28,10 @@ export const McpWorkflowNode = Type.Object(
         method: Type.Optional(HttpMethod),
         url: Type.Optional(tmpl(2_000, 'http_request, required.')),
         headers: Type.Optional(
-          Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), value: Type.String({ maxLength: 4_000 }) }, strict), { maxItems: 50, description: 'http_request.' }),
+          Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), value: Type.String({ maxLength: 4_000 }) }, strict), {
+            maxItems: 50,
+            description: 'http_request.',
+          }),
         ),
         body: Type.Optional(Type.String({ maxLength: 100_000, description: 'http_request: JSON text of the body.' })),
         timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
@@ -41,7 +43,11 @@ export const McpWorkflowNode = Type.Object(
         operator: Type.Optional(ConditionOperator),
         right: Type.Optional(tmpl(2_000, 'condition.')),
       },
-      { ...strict, description: 'http_request: method, url, headers, body, timeoutMs. create_task: title, projectId, dueDate, notes. condition: left, operator, right. Strings may hold {{trigger.x}} or {{nodes.<id>.body.x}}; put secrets in credentials (console Settings → Credentials) and write {{credentials.<name>}}, never the secret itself.' },
+      {
+        ...strict,
+        description:
+          'http_request: method, url, headers, body, timeoutMs. create_task: title, projectId, dueDate, notes. condition: left, operator, right. Strings may hold {{trigger.x}} or {{nodes.<id>.body.x}}; put secrets in credentials (console Settings → Credentials) and write {{credentials.<name>}}, never the secret itself.',
+      },
     ),
   },
   strict,
@@ -75,7 +81,10 @@ export const McpCreateWorkflow = Type.Object(
 
 /** Refused tool arguments that the schema could not catch (the body is not JSON); `field` names the place. */
 export class ToolArgumentError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(`${field} ${message}`);
     this.name = 'ToolArgumentError';
   }

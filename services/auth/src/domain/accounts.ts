@@ -34,13 +34,19 @@ export async function createOwner(prisma: PrismaClient, input: { email: string; 
     return await createUser(prisma, { ...input, role: 'owner' });
   } catch (err) {
     // Lost the race against another setup, or the email is taken (the demo account's, say).
-    if (err instanceof HttpError && err.code === 'conflict') throw new HttpError('conflict', (await needsOwner(prisma)) ? err.message : 'Flowdesk is set up already: sign in instead');
+    if (err instanceof HttpError && err.code === 'conflict')
+      throw new HttpError('conflict', (await needsOwner(prisma)) ? err.message : 'Flowdesk is set up already: sign in instead');
     throw err;
   }
 }
 
 const forbiddenSignup = (mode: SignupMode) =>
-  new HttpError('forbidden', mode === 'off' ? 'Sign-up is turned off on this Flowdesk: ask its owner to add you' : 'Sign-up needs an invitation for this email: ask the owner of this Flowdesk');
+  new HttpError(
+    'forbidden',
+    mode === 'off'
+      ? 'Sign-up is turned off on this Flowdesk: ask its owner to add you'
+      : 'Sign-up needs an invitation for this email: ask the owner of this Flowdesk',
+  );
 
 /** Sign-up as a member: open to anyone, or only with an unused, unexpired invitation for this very email. */
 export async function signUp(
@@ -64,7 +70,12 @@ export async function signUp(
   });
 }
 
-export async function createInvite(prisma: PrismaClient, createdBy: string, email: string, now: Date): Promise<{ token: string; email: string; expiresAt: Date }> {
+export async function createInvite(
+  prisma: PrismaClient,
+  createdBy: string,
+  email: string,
+  now: Date,
+): Promise<{ token: string; email: string; expiresAt: Date }> {
   const normalized = normalizeEmail(email);
   if (await prisma.user.findUnique({ where: { email: normalized } })) throw new HttpError('conflict', 'A user with this email exists already');
   const token = `${INVITE_PREFIX}_${randomBytes(32).toString('base64url')}`;

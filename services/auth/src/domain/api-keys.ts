@@ -31,10 +31,7 @@ export const toApiKey = (row: ApiKeyRow): ApiKey => ({
 const listed = { id: true, name: true, scope: true, prefix: true, createdAt: true, lastUsedAt: true } as const;
 
 /** Creates a key; the returned secret exists nowhere else afterwards. */
-export async function createApiKey(
-  prisma: PrismaClient,
-  input: { userId: string; name: string; scope: Scope },
-): Promise<{ key: ApiKey; secret: string }> {
+export async function createApiKey(prisma: PrismaClient, input: { userId: string; name: string; scope: Scope }): Promise<{ key: ApiKey; secret: string }> {
   const { secret, hash, prefix } = generateKeySecret();
   const row = await prisma.apiKey.create({
     data: { userId: input.userId, name: input.name.trim(), scope: input.scope, prefix, secretHash: new Uint8Array(hash) },
@@ -80,7 +77,10 @@ export async function authenticateApiKey(
   if (!looksLikeApiKey(secret)) return null;
   // Found by its hash (a unique index), then compared in constant time: the lookup's timing depends
   // only on a hash the caller cannot steer towards a stored one.
-  const row = await prisma.apiKey.findUnique({ where: { secretHash: new Uint8Array(hashKeySecret(secret)) }, include: { user: { select: { disabledAt: true } } } });
+  const row = await prisma.apiKey.findUnique({
+    where: { secretHash: new Uint8Array(hashKeySecret(secret)) },
+    include: { user: { select: { disabledAt: true } } },
+  });
   // A disabled user's keys stop working with the user (and start again if the user is enabled).
   if (!row || row.revokedAt || row.user.disabledAt || !secretMatches(secret, row.secretHash)) return null;
   if (options.recordUse === false) return toAuthenticated(row);

@@ -43,7 +43,10 @@ export function authenticateService(clients: ServiceClients, credentials: BasicC
 /** `id=secret,id=secret` (SERVICE_CLIENT_SECRETS); secrets shorter than 32 characters are refused. */
 export function parseServiceClients(text: string | undefined): Record<string, string> {
   const clients: Record<string, string> = {};
-  for (const entry of (text ?? '').split(',').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of (text ?? '')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const eq = entry.indexOf('=');
     const id = entry.slice(0, eq).trim();
     const secret = entry.slice(eq + 1).trim();

@@ -88,12 +88,7 @@ export async function authenticateSession(
  * Revokes sessions of a user: one (`only`), or all but one (`except`), or all. Returns the token
  * hashes that this call revoked (base64url), for the revocation event.
  */
-export async function revokeSessions(
-  prisma: PrismaClient,
-  userId: string,
-  now: Date,
-  which: { only?: string; except?: string } = {},
-): Promise<string[]> {
+export async function revokeSessions(prisma: PrismaClient, userId: string, now: Date, which: { only?: string; except?: string } = {}): Promise<string[]> {
   const where = {
     userId,
     revokedAt: null,

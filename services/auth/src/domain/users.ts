@@ -50,9 +50,7 @@ export async function createUser(
   checkPasswordPolicy(input.password);
   const passwordHash = await hashPassword(input.password);
   try {
-    return publicUser(
-      await prisma.user.create({ data: { id: input.id, email, passwordHash, name: (input.name ?? '').trim(), role: input.role ?? 'member' } }),
-    );
+    return publicUser(await prisma.user.create({ data: { id: input.id, email, passwordHash, name: (input.name ?? '').trim(), role: input.role ?? 'member' } }));
   } catch (err) {
     if ((err as { code?: string }).code === 'P2002') {
       const target = JSON.stringify((err as { meta?: unknown }).meta ?? '');

@@ -103,7 +103,8 @@ export function accountRoutes(ctx: AuthContext) {
       async (req, reply) => {
         const s = sessionOf(req);
         const ticket = await ctx.throttle.reserve(s.user.email, req.ip, ctx.now());
-        if (!(await passwordOfUserMatches(ctx.prisma, s.user.id, req.body.currentPassword))) throw new HttpError('unauthorized', 'The current password is wrong');
+        if (!(await passwordOfUserMatches(ctx.prisma, s.user.id, req.body.currentPassword)))
+          throw new HttpError('unauthorized', 'The current password is wrong');
         await ctx.throttle.succeeded(ticket);
         await setPassword(ctx.prisma, s.user.id, req.body.newPassword);
         // Whoever else was signed in with the old password is signed out; this browser stays in.

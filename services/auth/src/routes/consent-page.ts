@@ -3,8 +3,7 @@
  * comes from a client (its self-asserted name, the redirect host) is HTML-escaped.
  */
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** Framing refused (clickjacking a consent button), nothing loaded from elsewhere, no referrer leaking the query. */
 export const PAGE_HEADERS = {

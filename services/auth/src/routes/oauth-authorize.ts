@@ -100,7 +100,17 @@ export function authorizeRoutes(ctx: AuthContext) {
           `${BROWSER_COOKIE}=${browserToken}; Path=/oauth/authorize; Max-Age=${CONSENT_REQUEST_TTL_SECONDS}; HttpOnly; SameSite=Lax${secureCookie ? '; Secure' : ''}`,
         );
         const signedIn = await consoleUser(req);
-        return page(reply, 200, renderConsentPage({ clientName: valid.client.name, redirectUri: valid.redirectUri, scope: valid.scope, csrfToken, signedIn: signedIn ? asSignedIn(signedIn) : undefined }));
+        return page(
+          reply,
+          200,
+          renderConsentPage({
+            clientName: valid.client.name,
+            redirectUri: valid.redirectUri,
+            scope: valid.scope,
+            csrfToken,
+            signedIn: signedIn ? asSignedIn(signedIn) : undefined,
+          }),
+        );
       }),
     );
 
@@ -115,7 +125,12 @@ export function authorizeRoutes(ctx: AuthContext) {
         const view = { consent, csrfToken, email: form.email };
         if (form.decision === 'deny') {
           await denyConsent(ctx.prisma, consent, now);
-          return redirectBack(reply, consent.redirectUri, { error: 'access_denied', error_description: 'The user denied access', state: consent.state, iss: issuer });
+          return redirectBack(reply, consent.redirectUri, {
+            error: 'access_denied',
+            error_description: 'The user denied access',
+            state: consent.state,
+            iss: issuer,
+          });
         }
         const session = await consoleUser(req);
         if (form.decision !== 'approve') return again(reply, view, 'Choose Approve or Deny.', false, session);
@@ -123,7 +138,8 @@ export function authorizeRoutes(ctx: AuthContext) {
         let user: User | null;
         if (form.signed_in_user !== undefined && !form.password) {
           // Approve-only page: the console session must still be the one the page was shown for.
-          if (!session || session.id !== form.signed_in_user) return again(reply, view, 'You are no longer signed in as the same person. Sign in to approve.', false, session);
+          if (!session || session.id !== form.signed_in_user)
+            return again(reply, view, 'You are no longer signed in as the same person. Sign in to approve.', false, session);
           user = session;
         } else {
           if (!form.email || !form.password) return again(reply, view, 'The email or password is not correct.', true, session);
@@ -169,7 +185,15 @@ export function authorizeRoutes(ctx: AuthContext) {
       return page(
         reply,
         status,
-        renderConsentPage({ clientName: consent.client.name, redirectUri: consent.redirectUri, scope: consent.scope, csrfToken, email, error, signedIn: session ? asSignedIn(session) : undefined }),
+        renderConsentPage({
+          clientName: consent.client.name,
+          redirectUri: consent.redirectUri,
+          scope: consent.scope,
+          csrfToken,
+          email,
+          error,
+          signedIn: session ? asSignedIn(session) : undefined,
+        }),
       );
     }
   };

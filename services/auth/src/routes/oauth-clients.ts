@@ -23,9 +23,11 @@ export function oauthClientRoutes(ctx: AuthContext) {
         // request.ip is the real client address behind the front once the service kit trusts the proxy.
         onRequest: async (req) => {
           const wait = perAddress.hit(req.ip);
-          if (wait > 0) throw new OAuthError(429, 'rate_limited', `Too many client registrations from this address; retry in ${wait} s`, { 'retry-after': String(wait) });
+          if (wait > 0)
+            throw new OAuthError(429, 'rate_limited', `Too many client registrations from this address; retry in ${wait} s`, { 'retry-after': String(wait) });
           const busy = overall.hit('all');
-          if (busy > 0) throw new OAuthError(429, 'rate_limited', `Too many client registrations right now; retry in ${busy} s`, { 'retry-after': String(busy) });
+          if (busy > 0)
+            throw new OAuthError(429, 'rate_limited', `Too many client registrations right now; retry in ${busy} s`, { 'retry-after': String(busy) });
         },
         schema: { body: Type.Object({}, { additionalProperties: true }) },
       },

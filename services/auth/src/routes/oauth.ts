@@ -104,24 +104,27 @@ export function oauthRoutes(ctx: AuthContext) {
     // MCP step-up (docs/auth.md): the gateway refused this access token with 403 insufficient_scope
     // for `scope`; the grant's next refresh is refused once so the client authorizes again. Only
     // our services call it; anything that is not a live OAuth access token lacking the scope is a no-op.
-    app.post(
-      '/oauth/step-up',
-      { onRequest: async (req) => void serviceOf(req), schema: { body: StepUpBody } },
-      async (req, reply) => {
-        reply.header('cache-control', 'no-store');
-        const recorded = await requestStepUp(ctx.prisma, req.body.token, normalizeRequestedScope(req.body.scope), ctx.now());
-        return { recorded };
-      },
-    );
+    app.post('/oauth/step-up', { onRequest: async (req) => void serviceOf(req), schema: { body: StepUpBody } }, async (req, reply) => {
+      reply.header('cache-control', 'no-store');
+      const recorded = await requestStepUp(ctx.prisma, req.body.token, normalizeRequestedScope(req.body.scope), ctx.now());
+      return { recorded };
+    });
 
     app.post('/oauth/token', { schema: { body: TokenBody } }, async (req, reply) => {
       reply.header('cache-control', 'no-store');
       const body = req.body as Record<string, string | undefined>;
       if (body.grant_type === 'authorization_code' || body.grant_type === 'refresh_token') {
         const client = await authenticateClient(ctx.prisma, req.headers.authorization, body);
-        if (!client.grantTypes.includes(body.grant_type)) throw new OAuthError(400, 'unauthorized_client', `This client did not register the ${body.grant_type} grant`);
+        if (!client.grantTypes.includes(body.grant_type))
+          throw new OAuthError(400, 'unauthorized_client', `This client did not register the ${body.grant_type} grant`);
         return body.grant_type === 'authorization_code'
-          ? redeemAuthorizationCode(ctx.prisma, client, { code: body.code, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier, resource: body.resource }, ctx.now(), ctx.revoked)
+          ? redeemAuthorizationCode(
+              ctx.prisma,
+              client,
+              { code: body.code, redirectUri: body.redirect_uri, codeVerifier: body.code_verifier, resource: body.resource },
+              ctx.now(),
+              ctx.revoked,
+            )
           : refreshTokens(ctx.prisma, client, { refreshToken: body.refresh_token, scope: body.scope, resource: body.resource }, ctx.now(), ctx.revoked);
       }
       if (body.grant_type === 'client_credentials') {
@@ -135,15 +138,33 @@ export function oauthRoutes(ctx: AuthContext) {
       }
       // No implicit, no password grant (RFC 9700 §2.4): anything else is unsupported.
       if (body.grant_type !== TOKEN_EXCHANGE_GRANT) {
-        throw new OAuthError(400, 'unsupported_grant_type', `grant_type must be authorization_code, refresh_token, client_credentials or ${TOKEN_EXCHANGE_GRANT}`);
+        throw new OAuthError(
+          400,
+          'unsupported_grant_type',
+          `grant_type must be authorization_code, refresh_token, client_credentials or ${TOKEN_EXCHANGE_GRANT}`,
+        );
       }
       const serviceId = serviceOf(req);
       if (!body.subject_token || !body.subject_token_type) {
         throw new OAuthError(400, 'invalid_request', 'subject_token and subject_token_type are required');
       }
       return exchangeToken(
-        { prisma: ctx.prisma, signingKeys: ctx.signingKeys, userIdExchangeClients: ctx.userIdExchangeClients, mcpResource: ctx.mcpResource, now: ctx.now(), sessionPolicy: ctx.sessionPolicy },
-        { serviceId, subjectToken: body.subject_token, subjectTokenType: body.subject_token_type, audience: body.audience, scope: body.scope, resource: body.resource },
+        {
+          prisma: ctx.prisma,
+          signingKeys: ctx.signingKeys,
+          userIdExchangeClients: ctx.userIdExchangeClients,
+          mcpResource: ctx.mcpResource,
+          now: ctx.now(),
+          sessionPolicy: ctx.sessionPolicy,
+        },
+        {
+          serviceId,
+          subjectToken: body.subject_token,
+          subjectTokenType: body.subject_token_type,
+          audience: body.audience,
+          scope: body.scope,
+          resource: body.resource,
+        },
       );
     });
 

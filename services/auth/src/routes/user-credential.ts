@@ -36,9 +36,12 @@ const CHALLENGE = 'Bearer realm="flowdesk"';
 
 export const bearerOf = (req: FastifyRequest): string | undefined => /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
 
-const missing = () => new HttpError('unauthorized', 'Missing bearer token: send Authorization: Bearer <API key or console session>', { 'www-authenticate': CHALLENGE });
+const missing = () =>
+  new HttpError('unauthorized', 'Missing bearer token: send Authorization: Bearer <API key or console session>', { 'www-authenticate': CHALLENGE });
 const invalid = (what: 'session' | 'API key') =>
-  new HttpError('unauthorized', what === 'session' ? 'Invalid, expired or revoked session' : 'Invalid or revoked API key', { 'www-authenticate': `${CHALLENGE}, error="invalid_token"` });
+  new HttpError('unauthorized', what === 'session' ? 'Invalid, expired or revoked session' : 'Invalid or revoked API key', {
+    'www-authenticate': `${CHALLENGE}, error="invalid_token"`,
+  });
 
 async function resolve(ctx: AuthContext, token: string): Promise<UserCredential | null> {
   if (looksLikeSessionToken(token)) {

@@ -78,7 +78,12 @@ export async function startTestAuth(options: TestAuthOptions = {}): Promise<Test
   await migrateAuth(test.db);
   const prisma = createPrismaClient(test.db);
   const signingKeys = generateSigningKeys();
-  const serviceClients = { 'mcp-gateway': generateServiceSecret(), 'webhook-ingest': generateServiceSecret(), 'workflow-engine': generateServiceSecret(), console: generateServiceSecret() };
+  const serviceClients = {
+    'mcp-gateway': generateServiceSecret(),
+    'webhook-ingest': generateServiceSecret(),
+    'workflow-engine': generateServiceSecret(),
+    console: generateServiceSecret(),
+  };
   const logs: string[] = [];
   let now: Date | undefined;
   const port = await freePort();

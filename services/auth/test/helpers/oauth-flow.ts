@@ -69,7 +69,11 @@ export async function register(authUrl: string): Promise<string> {
 
 /** A public client's form POST to /oauth/token or /oauth/revoke (no client authentication header). */
 export async function tokenRequest(authUrl: string, fields: Record<string, string>, path = '/oauth/token'): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${authUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
+  const res = await fetch(`${authUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields),
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }

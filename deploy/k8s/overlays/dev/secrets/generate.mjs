@@ -44,7 +44,11 @@ const all = files();
 // Files a checkout from before them lacks: written on their own, the rest kept.
 const ADDED_LATER = ['credentials-key.env'];
 // The key pair is one unit: never keep one half and replace the other.
-const keep = !force && Object.keys(all).filter((name) => !ADDED_LATER.includes(name)).every((name) => existsSync(path.join(dir, name)));
+const keep =
+  !force &&
+  Object.keys(all)
+    .filter((name) => !ADDED_LATER.includes(name))
+    .every((name) => existsSync(path.join(dir, name)));
 if (keep) {
   for (const name of ADDED_LATER) {
     if (!existsSync(path.join(dir, name))) writeFileSync(path.join(dir, name), all[name], { mode: 0o600 });

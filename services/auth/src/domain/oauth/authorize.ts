@@ -56,7 +56,8 @@ export interface ValidAuthorizeRequest {
  */
 export async function validateAuthorizeRequest(prisma: PrismaClient, q: AuthorizeQuery, mcpResource: string): Promise<ValidAuthorizeRequest> {
   const client = await findClient(prisma, q.client_id);
-  if (!client) throw new AuthorizePageError(400, 'This application is not registered with Flowdesk (unknown client_id). Go back to the application and connect again.');
+  if (!client)
+    throw new AuthorizePageError(400, 'This application is not registered with Flowdesk (unknown client_id). Go back to the application and connect again.');
   if (!q.redirect_uri) throw new AuthorizePageError(400, 'The request has no redirect_uri, so Flowdesk cannot send you back to the application.');
   // Exact string comparison (RFC 9700 §2.1): no prefix, no wildcard, no normalisation.
   if (!client.redirectUris.includes(q.redirect_uri)) {
@@ -134,7 +135,13 @@ export async function findConsent(prisma: PrismaClient, csrfToken: string | unde
   }
   return {
     id: row.id,
-    client: { id: row.client.id, name: row.client.name, redirectUris: row.client.redirectUris, grantTypes: row.client.grantTypes, tokenEndpointAuthMethod: row.client.tokenEndpointAuthMethod as OAuthClient['tokenEndpointAuthMethod'] },
+    client: {
+      id: row.client.id,
+      name: row.client.name,
+      redirectUris: row.client.redirectUris,
+      grantTypes: row.client.grantTypes,
+      tokenEndpointAuthMethod: row.client.tokenEndpointAuthMethod as OAuthClient['tokenEndpointAuthMethod'],
+    },
     redirectUri: row.redirectUri,
     scope: row.scope,
     state: row.state ?? undefined,

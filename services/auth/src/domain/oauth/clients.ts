@@ -142,7 +142,11 @@ const clientAuthFailed = (why: string) =>
  * RFC 6749 §2.3 at the token and revocation endpoints: a public client names itself (`client_id`),
  * a confidential one authenticates with HTTP Basic. Each client uses the method it registered with.
  */
-export async function authenticateClient(prisma: PrismaClient, authorization: string | undefined, body: Record<string, string | undefined>): Promise<OAuthClient> {
+export async function authenticateClient(
+  prisma: PrismaClient,
+  authorization: string | undefined,
+  body: Record<string, string | undefined>,
+): Promise<OAuthClient> {
   const basic = parseBasicAuth(authorization);
   if (body.client_secret !== undefined) throw clientAuthFailed('client_secret_post is not supported; use HTTP Basic');
   const clientId = basic?.clientId ?? body.client_id;

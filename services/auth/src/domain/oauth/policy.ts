@@ -34,7 +34,8 @@ export function normalizeRequestedScope(scope: string | undefined): string {
   const asked = (scope ?? '').split(/\s+/).filter((s) => s && s !== 'offline_access');
   if (scope === undefined || scope.trim() === '') return SCOPES.join(' ');
   const unknown = asked.filter((s) => !(SCOPES as readonly string[]).includes(s));
-  if (unknown.length > 0 || asked.length === 0) throw new OAuthError(400, 'invalid_scope', `Unknown scope: ${unknown.join(' ') || scope}. Supported: ${SCOPES.join(' ')}`);
+  if (unknown.length > 0 || asked.length === 0)
+    throw new OAuthError(400, 'invalid_scope', `Unknown scope: ${unknown.join(' ') || scope}. Supported: ${SCOPES.join(' ')}`);
   return spell(asked);
 }
 

@@ -56,8 +56,7 @@ export function verifierMatches(verifier: string | undefined, challenge: string)
  * derived from the rotated token itself: only whoever holds that token can read it back (a copy of
  * the database cannot), which is exactly who may receive the same new pair again.
  */
-const keyFrom = (refreshToken: string) =>
-  Buffer.from(hkdfSync('sha256', Buffer.from(refreshToken, 'utf8'), Buffer.alloc(0), 'flowdesk refresh successor', 32));
+const keyFrom = (refreshToken: string) => Buffer.from(hkdfSync('sha256', Buffer.from(refreshToken, 'utf8'), Buffer.alloc(0), 'flowdesk refresh successor', 32));
 
 export function sealSuccessor(refreshToken: string, successor: object): Uint8Array<ArrayBuffer> {
   const iv = randomBytes(12);

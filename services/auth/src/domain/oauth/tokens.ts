@@ -66,7 +66,9 @@ export async function redeemAuthorizationCode(
 ): Promise<TokenResponse> {
   if (!req.code) throw new OAuthError(400, 'invalid_request', 'code is required');
   if (!req.redirectUri) throw new OAuthError(400, 'invalid_request', 'redirect_uri is required');
-  const code = looksLike('code', req.code) ? await prisma.oAuthAuthorizationCode.findUnique({ where: { codeHash: hashSecret(req.code) }, include: { grant: true } }) : null;
+  const code = looksLike('code', req.code)
+    ? await prisma.oAuthAuthorizationCode.findUnique({ where: { codeHash: hashSecret(req.code) }, include: { grant: true } })
+    : null;
   if (!code || code.clientId !== client.id) throw invalidGrant('The authorization code is invalid');
   if (code.usedAt) {
     // Hashes first: once the family is revoked nothing tells its live tokens apart from long-dead ones.
@@ -83,7 +85,8 @@ export async function redeemAuthorizationCode(
   // never be accepted without an earlier challenge; a missing or wrong verifier is refused.
   if (!req.codeVerifier) throw invalidGrant('code_verifier is required (PKCE)');
   if (!code.codeChallenge || !verifierMatches(req.codeVerifier, code.codeChallenge)) throw invalidGrant('code_verifier does not match the code_challenge');
-  if (req.resource !== undefined && req.resource !== code.resource) throw new OAuthError(400, 'invalid_target', 'resource differs from the one of the authorization request');
+  if (req.resource !== undefined && req.resource !== code.resource)
+    throw new OAuthError(400, 'invalid_target', 'resource differs from the one of the authorization request');
   if (code.grant.revokedAt) throw invalidGrant('The authorization was revoked');
 
   return prisma.$transaction(async (tx) => {
@@ -128,20 +131,27 @@ export async function refreshTokens(
   const { family } = token;
   if (token.revokedAt || family.revokedAt || family.grant.revokedAt) throw invalidGrant('The refresh token was revoked');
   if (token.expiresAt <= now) throw invalidGrant('The refresh token has expired');
-  if (req.resource !== undefined && req.resource !== family.resource) throw new OAuthError(400, 'invalid_target', 'resource differs from the one the grant was issued for');
+  if (req.resource !== undefined && req.resource !== family.resource)
+    throw new OAuthError(400, 'invalid_target', 'resource differs from the one the grant was issued for');
   if (req.scope !== undefined && req.scope.trim() !== '') {
-    const extra = req.scope.trim().split(/\s+/).filter((s) => !family.scope.split(' ').includes(s));
+    const extra = req.scope
+      .trim()
+      .split(/\s+/)
+      .filter((s) => !family.scope.split(' ').includes(s));
     if (extra.length > 0) throw new OAuthError(400, 'invalid_scope', `Not granted: ${extra.join(' ')}`);
   }
 
   if (await consumeStepUp(prisma, family.grant, family.scope, now)) {
     // The token stays valid (another client instance may hold it); this one refresh is refused so
     // that the client starts a new authorization for the scope the resource asked for.
-    throw invalidGrant(`A resource asked for ${family.grant.stepUpScope} and this grant has ${family.scope}: start a new authorization asking for ${family.grant.stepUpScope} (step-up)`);
+    throw invalidGrant(
+      `A resource asked for ${family.grant.stepUpScope} and this grant has ${family.scope}: start a new authorization asking for ${family.grant.stepUpScope} (step-up)`,
+    );
   }
 
   const replayed = async (rotatedAt: Date, sealed: Uint8Array | null): Promise<TokenResponse> => {
-    const successor = sealed && now.getTime() - rotatedAt.getTime() <= REFRESH_REUSE_GRACE_SECONDS * 1000 ? openSuccessor<TokenResponse>(presented, sealed) : undefined;
+    const successor =
+      sealed && now.getTime() - rotatedAt.getTime() <= REFRESH_REUSE_GRACE_SECONDS * 1000 ? openSuccessor<TokenResponse>(presented, sealed) : undefined;
     if (successor) return { ...successor, expires_in: Math.max(0, successor.expires_in - Math.floor((now.getTime() - rotatedAt.getTime()) / 1000)) };
     if (await prisma.$transaction((tx) => revokeGrant(tx, family.grantId, now))) {
       await onRevoked({ userId: family.grant.userId, kind: 'oauth_grant', clientId: client.id, revokedAt: now });
@@ -150,21 +160,23 @@ export async function refreshTokens(
   };
   if (token.rotatedAt) return replayed(token.rotatedAt, token.successorCipher);
 
-  const rotated = await prisma.$transaction(async (tx) => {
-    const pair = await issuePair(tx, family, now);
-    // Conditional on rotated_at still being empty: of two concurrent refreshes one rotates, the other
-    // finds the token rotated and gets the same pair through the grace window.
-    const { count } = await tx.oAuthToken.updateMany({
-      where: { id: token.id, rotatedAt: null },
-      data: { rotatedAt: now, successorCipher: sealSuccessor(presented, pair) },
+  const rotated = await prisma
+    .$transaction(async (tx) => {
+      const pair = await issuePair(tx, family, now);
+      // Conditional on rotated_at still being empty: of two concurrent refreshes one rotates, the other
+      // finds the token rotated and gets the same pair through the grace window.
+      const { count } = await tx.oAuthToken.updateMany({
+        where: { id: token.id, rotatedAt: null },
+        data: { rotatedAt: now, successorCipher: sealSuccessor(presented, pair) },
+      });
+      if (count === 0) throw new LostRace();
+      await recordGrantUse(tx, family.grantId, family.grant.lastUsedAt, now);
+      return pair;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof LostRace) return undefined;
+      throw err;
     });
-    if (count === 0) throw new LostRace();
-    await recordGrantUse(tx, family.grantId, family.grant.lastUsedAt, now);
-    return pair;
-  }).catch((err: unknown) => {
-    if (err instanceof LostRace) return undefined;
-    throw err;
-  });
   if (rotated) return rotated;
   const again = await find();
   return replayed(again?.rotatedAt ?? now, again?.successorCipher ?? null);

@@ -11,20 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { assertAccessible, launch, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
+import { until } from '@flowdesk/service-kit/testing';
 
 const owner = { name: 'Ada Lovelace', email: `ada-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
 const other = { name: 'Grace Hopper', email: `grace-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
-
-/** Polls `check` until it returns a value (generous ceiling: a loaded 2-core machine). */
-async function until<T>(what: string, check: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () => {
   let flowdesk: Flowdesk;

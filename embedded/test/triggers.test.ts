@@ -13,6 +13,7 @@ import { MCP_PATH } from '@flowdesk/contracts';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { loadConfig } from '../src/config.ts';
 import { startEmbedded, type Embedded } from '../src/start.ts';
+import { callJson, until } from '@flowdesk/service-kit/testing';
 
 let home: string;
 let database: TestDatabase | undefined;
@@ -20,24 +21,8 @@ let flowdesk: Embedded;
 let token: string;
 let now = new Date('2026-06-01T08:00:20.000Z');
 
-async function api(method: string, p: string, body?: unknown) {
-  const res = await fetch(`${flowdesk.localUrl}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
-}
+const api = (method: string, p: string, body?: unknown) => callJson(`${flowdesk.localUrl}${p}`, token, method, body);
 
-async function until<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 const finishedRuns = async (workflowId: string) =>
   ((await api('GET', `/api/v1/workflows/${workflowId}/runs?limit=100`)).body.items as any[]).filter((r) =>
     ['succeeded', 'failed', 'skipped'].includes(r.status),

@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { loadConfig } from '../src/config.ts';
 import { startEmbedded, type Embedded } from '../src/start.ts';
+import { callJson } from '@flowdesk/service-kit/testing';
 
 let home: string;
 let database: TestDatabase | undefined;
@@ -19,14 +20,7 @@ let receiverUrl: string;
 const received: { body: string; headers: http.IncomingHttpHeaders }[] = [];
 let token: string;
 
-async function api(method: string, p: string, body?: unknown) {
-  const res = await fetch(`${flowdesk.localUrl}${p}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
-}
+const api = (method: string, p: string, body?: unknown) => callJson(`${flowdesk.localUrl}${p}`, token, method, body);
 
 const deliver = (workflowId: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${flowdesk.localUrl}/functions/v1/webhook-trigger/${workflowId}`, {

@@ -55,15 +55,7 @@ export async function apiCall(request: APIRequestContext, base: string, method: 
   return res.status() === 204 ? undefined : res.json();
 }
 
-/** Polls `check` until it answers something truthy (a generous ceiling: the machine may be loaded). */
-export async function until<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Waiting on a condition, as every suite does. */
+export { until } from '@flowdesk/service-kit/testing';
 
 export const heading = (p: Page) => p.getByRole('heading', { level: 1 });

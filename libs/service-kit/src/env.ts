@@ -4,3 +4,27 @@ export function requiredEnv(env: Record<string, string | undefined>, name: strin
   if (!v) throw new Error(`${name} is required`);
   return v;
 }
+
+/**
+ * A comma-separated list of browser origins (`scheme://host[:port]`, http or https, no path), e.g.
+ * MCP_CORS_ORIGINS; anything else is a configuration error naming the variable. Trailing slashes are
+ * dropped; the origins are returned as written (compare them lower-cased).
+ */
+export function originList(name: string, value: string | undefined): string[] {
+  const list = (value ?? '')
+    .split(',')
+    .map((s) => s.trim().replace(/\/+$/, ''))
+    .filter(Boolean);
+  for (const o of list) {
+    let url: URL | undefined;
+    try {
+      url = new URL(o);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== o.toLowerCase()) {
+      throw new Error(`${name}: ${o} is not an origin (scheme://host[:port], no path)`);
+    }
+  }
+  return list;
+}

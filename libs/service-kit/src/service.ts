@@ -57,6 +57,10 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
  * across services), one error shape for every failure, /healthz + /readyz, and request metrics and
  * spans (observability.ts; served on the separate metrics port by listenMetrics).
  */
+// `hide` is @fastify/swagger's addition to FastifySchema, declared only where swagger is loaded: widened
+// to `object` so this package compiles without it.
+const HIDDEN_FROM_DOCS = { hide: true } as object;
+
 export function createService(options: ServiceOptions): Service {
   const app = Fastify({
     logger: loggerOptions(options.name, options.logLevel, options.logStream),
@@ -103,8 +107,8 @@ export function createService(options: ServiceOptions): Service {
     return reply.code(404).send(body);
   });
 
-  app.get('/healthz', { logLevel: 'warn', schema: { hide: true } }, async () => ({ status: 'ok', service: options.name }));
-  app.get('/readyz', { logLevel: 'warn', schema: { hide: true } }, async (req, reply) => {
+  app.get('/healthz', { logLevel: 'warn', schema: HIDDEN_FROM_DOCS }, async () => ({ status: 'ok', service: options.name }));
+  app.get('/readyz', { logLevel: 'warn', schema: HIDDEN_FROM_DOCS }, async (req, reply) => {
     // Shutting down: not ready, on purpose, so no warning with a stack for every probe.
     if (isDraining(app)) return reply.code(503).send({ error: 'unavailable', message: `${options.name} is shutting down` } satisfies ErrorBody);
     try {

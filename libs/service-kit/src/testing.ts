@@ -1,0 +1,48 @@
+/**
+ * What the test suites of every package share: waiting on a condition (never on a fixed time: the
+ * suites run on loaded 2-core machines) and a JSON call with a bearer token over real HTTP.
+ */
+
+/**
+ * Polls `check` until it answers something truthy and returns that. The ceiling is generous: it
+ * only decides how long a broken test takes to fail, never how fast a working one passes.
+ */
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 60_000,
+  everyMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
+/** The status and the parsed JSON body (undefined when there is none) of an answer. */
+export interface JsonAnswer {
+  status: number;
+  // Tests read into answers freely; the routes' own tests check their shapes.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+  body: any;
+}
+
+/** One request with `Authorization: Bearer <token>` and a JSON body when one is given. */
+export async function callJson(url: string, token: string, method: string, body?: unknown): Promise<JsonAnswer> {
+  const res = await fetch(url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, body: parsed };
+}

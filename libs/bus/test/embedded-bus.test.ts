@@ -30,6 +30,7 @@ async function doomedBus(db: Database): Promise<{ bus: EventBus; kill(): Promise
     adapter: db.adapter,
     exec: guard(db.exec),
     session: (fn) => (dead ? Promise.reject(new Error('killed')) : db.session((exec) => fn(guard(exec)))),
+    transaction: (fn) => (dead ? Promise.reject(new Error('killed')) : db.transaction((exec) => fn(guard(exec)))),
     queryAsUser: db.queryAsUser,
     close: async () => {},
   };

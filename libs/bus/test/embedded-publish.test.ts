@@ -30,6 +30,7 @@ function observed(db: Database, hook: { before?: (sql: string) => Promise<void> 
     adapter: db.adapter,
     exec: wrap(db.exec),
     session: (fn) => db.session((exec) => fn(wrap(exec))),
+    transaction: (fn) => db.transaction((exec) => fn(wrap(exec))),
     queryAsUser: db.queryAsUser,
     close: () => db.close(),
   };

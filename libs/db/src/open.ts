@@ -60,8 +60,16 @@ export interface Database {
   /**
    * Runs fn on one dedicated connection, alone: session state (advisory locks, an open transaction)
    * stays on that connection, and on PGlite (one connection by nature) other sessions wait their turn.
+   * Not for a transaction across several calls: on PGlite another caller's `exec` or Prisma query
+   * could land inside it. Use `transaction` for that.
    */
   session<R>(fn: (exec: Exec) => Promise<R>): Promise<R>;
+  /**
+   * Runs fn in one transaction on one connection: committed when fn resolves, rolled back when it
+   * throws. On PGlite this is PGlite's own transaction, which every other query waits for, so no
+   * statement of another caller ever lands inside it (BEGIN through `session` could not ensure that).
+   */
+  transaction<R>(fn: (exec: Exec) => Promise<R>): Promise<R>;
   close(): Promise<void>;
 }
 
@@ -97,6 +105,22 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
           client.release();
         }
       },
+      async transaction(fn) {
+        const client = await pool.connect();
+        let broken = false;
+        try {
+          await client.query('BEGIN');
+          const result = await fn(execOn(client));
+          await client.query('COMMIT');
+          return result;
+        } catch (err) {
+          // A connection whose ROLLBACK fails is in an unknown state: the pool drops it.
+          await client.query('ROLLBACK').catch(() => (broken = true));
+          throw err;
+        } finally {
+          client.release(broken);
+        }
+      },
       close: () => {
         pools.delete(pool);
         return pool.end();
@@ -124,6 +148,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       queue = run.catch(() => {});
       return run;
     },
+    transaction: (fn) => pglite.transaction((tx) => fn(execOn(tx))),
     close: () => pglite.close(),
   };
 }

@@ -108,6 +108,11 @@ export function createProxy(options: ProxyOptions): http.Server {
         });
     }
   });
+  // Node's default keeps an idle client connection 5 s: a client (a browser, a test's request
+  // context) that reuses it just as it closes gets ECONNRESET, and a page can stay idle that long
+  // easily. Keep it as long as the services do (fastify's default, 72 s), headers timeout above it.
+  server.keepAliveTimeout = 72_000;
+  server.headersTimeout = 75_000;
   server.on('close', () => agent.destroy());
   return server;
 }

@@ -185,3 +185,30 @@ test('/healthz checks every backend: 503 naming the ones down, 200 when all are 
     await closeServer(healthy, 0);
   }
 });
+
+test("an idle client connection is kept past Node's 5 s default, so a client reusing it is answered, not reset", async () => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  let connections = 0;
+  const count = () => connections++;
+  proxy.on('connection', count);
+  try {
+    const get = () =>
+      new Promise<number>((resolve, reject) => {
+        http
+          .get(`${base}/api/idle`, { agent }, (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          })
+          .on('error', reject);
+      });
+    assert.equal(await get(), 200);
+    // Idle longer than Node's default keepAliveTimeout (5 s, closed a little after): the front must
+    // not have closed it.
+    await sleep(7_000);
+    assert.equal(await get(), 200);
+    assert.equal(connections, 1, 'the second request reused the first connection');
+  } finally {
+    proxy.off('connection', count);
+    agent.destroy();
+  }
+});

@@ -76,7 +76,9 @@ export async function buildApp(deps: ConsoleDeps): Promise<Service> {
   });
   const allowedOrigins = new Set([new URL(publicBaseUrl).origin, ...(deps.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
   await app.register(referenceRoutes({ workspace, publicBaseUrl, now }), { prefix: API_PREFIX });
-  await app.register(edgeRoutes({ auth, authApi, workspace, engine, secureCookies: publicBaseUrl.startsWith('https:'), allowedOrigins, now }), { prefix: API_PREFIX });
+  await app.register(edgeRoutes({ auth, authApi, workspace, engine, secureCookies: publicBaseUrl.startsWith('https:'), allowedOrigins, now }), {
+    prefix: API_PREFIX,
+  });
   await app.register(webRoutes(deps.webRoot ?? DEFAULT_WEB_ROOT, { traceUrlTemplate: parseTraceUrlTemplate(deps.traceUrlTemplate) }));
   return app;
 }

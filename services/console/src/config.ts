@@ -30,7 +30,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConsoleConfig {
     workspaceApiUrl: requiredEnv(env, 'WORKSPACE_API_URL'),
     engineUrl: requiredEnv(env, 'WORKFLOW_ENGINE_URL'),
     serviceClientSecret: secret,
-    allowedOrigins: (env.CONSOLE_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    allowedOrigins: (env.CONSOLE_ALLOWED_ORIGINS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     introspectionCacheMs: cacheMs,
     traceUrlTemplate: parseTraceUrlTemplate(env.TRACE_URL_TEMPLATE),
     logLevel: env.LOG_LEVEL,

@@ -16,11 +16,14 @@ const bus = await openBus('console', async () => (db = await openDatabase({ kind
 const app = await buildApp({ ...config, bus });
 // /metrics (and /healthz, /readyz) on METRICS_PORT (9464), never on the public port.
 const metrics = await listenMetrics({ apps: [{ name: 'console', app }] });
-onShutdown(async () => {
-  await app.close();
-  await metrics.close();
-  await bus.close();
-  await db?.close();
-  await tracing.shutdown();
-}, { app });
+onShutdown(
+  async () => {
+    await app.close();
+    await metrics.close();
+    await bus.close();
+    await db?.close();
+    await tracing.shutdown();
+  },
+  { app },
+);
 await listen(app, config.port, config.host);

@@ -22,14 +22,20 @@ test('an API key reaches the workspace through the edge; workspace-api itself re
   assert.equal(created.body.name, 'Launch');
   const list = await call(stack.url, 'GET', '/api/v1/projects', { bearer: alice.readKey });
   assert.equal(list.status, 200);
-  assert.deepEqual(list.body.items.map((p: any) => p.name), ['Launch']);
+  assert.deepEqual(
+    list.body.items.map((p: any) => p.name),
+    ['Launch'],
+  );
   // workspace-api is internal only: the key means nothing there, the edge's exchanged token does.
   const direct = await call(stack.workspaceApiUrl, 'GET', '/api/v1/projects', { bearer: alice.writeKey });
   assert.equal(direct.status, 401);
 });
 
 test('a read key gets 403 with the SPEC body on every write, and nothing is written', async () => {
-  for (const [method, path] of [['POST', '/api/v1/projects'], ['POST', '/api/v1/api-keys']] as const) {
+  for (const [method, path] of [
+    ['POST', '/api/v1/projects'],
+    ['POST', '/api/v1/api-keys'],
+  ] as const) {
     const res = await call(stack.url, method, path, { bearer: alice.readKey, body: { name: 'nope', scope: 'read' } });
     assert.equal(res.status, 403, `${method} ${path}`);
     assert.equal(res.body.error, 'forbidden');
@@ -40,7 +46,12 @@ test('a read key gets 403 with the SPEC body on every write, and nothing is writ
 });
 
 test('no credential, a wrong key, a malformed header or a session token as bearer: 401 JSON', async () => {
-  const cases: Record<string, string>[] = [{}, { authorization: 'Bearer fdk_not_a_key' }, { authorization: 'Basic abc' }, { authorization: 'Bearer fds_looks_like_a_session' }];
+  const cases: Record<string, string>[] = [
+    {},
+    { authorization: 'Bearer fdk_not_a_key' },
+    { authorization: 'Basic abc' },
+    { authorization: 'Bearer fds_looks_like_a_session' },
+  ];
   for (const headers of cases) {
     const res = await call(stack.url, 'GET', '/api/v1/projects', { headers });
     assert.equal(res.status, 401, JSON.stringify(headers));
@@ -51,7 +62,7 @@ test('no credential, a wrong key, a malformed header or a session token as beare
   assert.match(session.body.message, /cookie/);
 });
 
-test('cross-user: Bob never sees Alice\'s projects, keys or apps through the edge', async () => {
+test("cross-user: Bob never sees Alice's projects, keys or apps through the edge", async () => {
   await call(stack.url, 'POST', '/api/v1/projects', { bearer: alice.writeKey, body: { name: 'Alice only' } });
   const projects = await call(stack.url, 'GET', '/api/v1/projects', { bearer: bob.readKey });
   assert.deepEqual(projects.body.items, []);
@@ -92,7 +103,16 @@ test('the OpenAPI document: the public paths and account routes with bearer and 
   assert.equal(res.status, 200);
   const doc = res.body;
   assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['bearer', 'csrf', 'session']);
-  for (const path of ['/api/v1/projects', '/api/v1/session', '/api/v1/api-keys', '/api/v1/connected-apps/{id}', '/api/v1/setup', '/api/v1/credentials', '/api/v1/credentials/{name}']) assert.ok(doc.paths[path], path);
+  for (const path of [
+    '/api/v1/projects',
+    '/api/v1/session',
+    '/api/v1/api-keys',
+    '/api/v1/connected-apps/{id}',
+    '/api/v1/setup',
+    '/api/v1/credentials',
+    '/api/v1/credentials/{name}',
+  ])
+    assert.ok(doc.paths[path], path);
   // The runs API (answered by the workflow engine) is documented too, with its schemas.
   for (const [path, method] of [
     ['/api/v1/workflow-runs', 'get'],
@@ -108,7 +128,11 @@ test('the OpenAPI document: the public paths and account routes with bearer and 
   assert.ok(doc.components.schemas.WorkflowRun.properties.traceId, 'a run documents its trace id');
   assert.ok(doc.components.schemas.RunsHealth.properties.backlog);
   const refs = [...JSON.stringify(doc).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
-  assert.deepEqual(refs.filter((r) => !doc.components.schemas[r]), [], 'every $ref resolves');
+  assert.deepEqual(
+    refs.filter((r) => !doc.components.schemas[r]),
+    [],
+    'every $ref resolves',
+  );
   assert.ok(Object.keys(doc.paths).every((p) => p.startsWith('/api/v1/')));
   assert.ok(!JSON.stringify(doc).includes('internalJwt'));
   assert.equal(doc.servers[0].url, 'http://flowdesk.example.test');
@@ -125,7 +149,20 @@ test('the OpenAPI document: the public paths and account routes with bearer and 
 test('the console pages: index.html for app paths, with a CSP; missing files and unknown API paths are JSON 404s', async () => {
   // Every page of the app answers 200 (a reload of /runs/… or /workflows/… is a page, not a 404).
   const id = '0b0f7c4e-2a0c-4a39-9d5e-3f1f3b8d9c11';
-  for (const path of ['/', '/settings/api-keys', '/sign-in', '/workflows', `/workflows/${id}`, `/workflows/${id}/runs`, '/runs', `/runs/${id}`, '/projects', '/tasks', '/calendar', '/notes']) {
+  for (const path of [
+    '/',
+    '/settings/api-keys',
+    '/sign-in',
+    '/workflows',
+    `/workflows/${id}`,
+    `/workflows/${id}/runs`,
+    '/runs',
+    `/runs/${id}`,
+    '/projects',
+    '/tasks',
+    '/calendar',
+    '/notes',
+  ]) {
     const res = await fetch(`${stack.url}${path}`);
     assert.equal(res.status, 200, path);
     assert.match(await res.text(), /<div id="root">/);
@@ -143,10 +180,16 @@ test('a cookie that is not a session is refused and cleared; a cross-origin writ
   const res = await call(stack.url, 'GET', '/api/v1/projects', { headers: { cookie: 'fd_session=fds_forged' } });
   assert.equal(res.status, 401);
   assert.match(res.headers.get('set-cookie') ?? '', /^fd_session=;.*Max-Age=0/);
-  const cross = await call(stack.url, 'POST', '/api/v1/projects', { headers: { cookie: 'fd_session=fds_forged', origin: 'https://evil.example' }, body: { name: 'x' } });
+  const cross = await call(stack.url, 'POST', '/api/v1/projects', {
+    headers: { cookie: 'fd_session=fds_forged', origin: 'https://evil.example' },
+    body: { name: 'x' },
+  });
   assert.equal(cross.status, 403);
   assert.equal(cross.body.error, 'forbidden');
-  const site = await call(stack.url, 'POST', '/api/v1/session', { headers: { 'sec-fetch-site': 'cross-site' }, body: { email: alice.email, password: alice.password } });
+  const site = await call(stack.url, 'POST', '/api/v1/session', {
+    headers: { 'sec-fetch-site': 'cross-site' },
+    body: { email: alice.email, password: alice.password },
+  });
   assert.equal(site.status, 403);
 });
 

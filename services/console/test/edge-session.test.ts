@@ -60,23 +60,41 @@ test('CSRF: with the cookie, a write needs the token and this origin; reads need
   assert.equal(missing.status, 403);
   assert.deepEqual(Object.keys(missing.body).sort(), ['error', 'message']);
   assert.match(missing.body.message, /X-CSRF-Token/);
-  const wrong = await call(stack.url, 'POST', '/api/v1/api-keys', { headers: withCookie(token, { origin: ORIGIN, 'x-csrf-token': csrfTokenFor('fds_other') }), body });
+  const wrong = await call(stack.url, 'POST', '/api/v1/api-keys', {
+    headers: withCookie(token, { origin: ORIGIN, 'x-csrf-token': csrfTokenFor('fds_other') }),
+    body,
+  });
   assert.equal(wrong.status, 403);
-  const foreign = await call(stack.url, 'POST', '/api/v1/api-keys', { headers: withCookie(token, { origin: 'https://evil.example', 'x-csrf-token': csrf }), body });
+  const foreign = await call(stack.url, 'POST', '/api/v1/api-keys', {
+    headers: withCookie(token, { origin: 'https://evil.example', 'x-csrf-token': csrf }),
+    body,
+  });
   assert.equal(foreign.status, 403);
   assert.match(foreign.body.message, /Cross-origin/);
-  const crossSite = await call(stack.url, 'POST', '/api/v1/api-keys', { headers: withCookie(token, { 'sec-fetch-site': 'cross-site', 'x-csrf-token': csrf }), body });
+  const crossSite = await call(stack.url, 'POST', '/api/v1/api-keys', {
+    headers: withCookie(token, { 'sec-fetch-site': 'cross-site', 'x-csrf-token': csrf }),
+    body,
+  });
   assert.equal(crossSite.status, 403);
   const keys = await call(stack.url, 'GET', '/api/v1/api-keys', { headers: withCookie(token) });
   assert.ok(!keys.body.items.some((k: any) => k.name === 'from the console'), 'nothing refused was created');
-  const ok = await call(stack.url, 'POST', '/api/v1/api-keys', { headers: withCookie(token, { origin: ORIGIN, 'x-csrf-token': csrf, 'sec-fetch-site': 'same-origin' }), body });
+  const ok = await call(stack.url, 'POST', '/api/v1/api-keys', {
+    headers: withCookie(token, { origin: ORIGIN, 'x-csrf-token': csrf, 'sec-fetch-site': 'same-origin' }),
+    body,
+  });
   assert.equal(ok.status, 201);
-  const project = await call(stack.url, 'POST', '/api/v1/projects', { headers: withCookie(token, { origin: ORIGIN, 'x-csrf-token': csrf }), body: { name: 'Console project' } });
+  const project = await call(stack.url, 'POST', '/api/v1/projects', {
+    headers: withCookie(token, { origin: ORIGIN, 'x-csrf-token': csrf }),
+    body: { name: 'Console project' },
+  });
   assert.equal(project.status, 201, JSON.stringify(project.body));
 });
 
 test('sign-in from another site is refused (login CSRF); a wrong password is 401', async () => {
-  const cross = await call(stack.url, 'POST', '/api/v1/session', { headers: { origin: 'https://evil.example' }, body: { email: owner.email, password: owner.password } });
+  const cross = await call(stack.url, 'POST', '/api/v1/session', {
+    headers: { origin: 'https://evil.example' },
+    body: { email: owner.email, password: owner.password },
+  });
   assert.equal(cross.status, 403);
   assert.equal(cross.headers.get('set-cookie'), null);
   const wrong = await call(stack.url, 'POST', '/api/v1/session', { headers: { origin: ORIGIN }, body: { email: owner.email, password: 'wrong password' } });
@@ -86,7 +104,10 @@ test('sign-in from another site is refused (login CSRF); a wrong password is 401
 
 test('session fixation: signing in with an old session cookie gives a new token and ends the old session', async () => {
   const first = await signIn();
-  const res = await call(stack.url, 'POST', '/api/v1/session', { headers: withCookie(first.token, { origin: ORIGIN }), body: { email: owner.email, password: owner.password } });
+  const res = await call(stack.url, 'POST', '/api/v1/session', {
+    headers: withCookie(first.token, { origin: ORIGIN }),
+    body: { email: owner.email, password: owner.password },
+  });
   assert.equal(res.status, 201);
   const second = cookieOf(res.headers.get('set-cookie'))!;
   assert.notEqual(second, first.token);

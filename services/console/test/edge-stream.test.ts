@@ -46,7 +46,10 @@ async function until(what: string, check: () => boolean, timeoutMs = 20_000): Pr
 
 test('GET /api/v1/workflow-runs/stream: every event is passed on as it is written, unbuffered; leaving closes the upstream', async () => {
   const ac = new AbortController();
-  const res = await fetch(`${stack.url}/api/v1/workflow-runs/stream?workflowId=00000000-0000-4000-8000-000000000001`, { headers: { authorization: `Bearer ${alice.readKey}` }, signal: ac.signal });
+  const res = await fetch(`${stack.url}/api/v1/workflow-runs/stream?workflowId=00000000-0000-4000-8000-000000000001`, {
+    headers: { authorization: `Bearer ${alice.readKey}` },
+    signal: ac.signal,
+  });
   assert.equal(res.status, 200);
   assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
   assert.equal(res.headers.get('x-accel-buffering'), 'no');

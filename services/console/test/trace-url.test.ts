@@ -6,7 +6,13 @@ import { loadConfig } from '../src/config.ts';
 import { parseTraceUrlTemplate } from '../src/domain/trace-url.ts';
 import { withPageSettings } from '../src/routes/web.ts';
 
-const env = { CONSOLE_CLIENT_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'https://flowdesk.example', AUTH_URL: 'http://auth', WORKSPACE_API_URL: 'http://api', WORKFLOW_ENGINE_URL: 'http://engine' };
+const env = {
+  CONSOLE_CLIENT_SECRET: 'x'.repeat(32),
+  PUBLIC_BASE_URL: 'https://flowdesk.example',
+  AUTH_URL: 'http://auth',
+  WORKSPACE_API_URL: 'http://api',
+  WORKFLOW_ENGINE_URL: 'http://engine',
+};
 
 test('TRACE_URL_TEMPLATE: unset is none; an http(s) URL with {traceId} is kept; anything else fails the start saying why', () => {
   assert.equal(loadConfig(env).traceUrlTemplate, undefined);

@@ -6,7 +6,10 @@ import { upstreamOf } from '../src/domain/upstreams.ts';
 
 test('runs go to the workflow engine, with their path and query kept; everything else as before', () => {
   const id = '0b4a1f8e-2f6b-4a7e-9a51-2f3c8d9e0a11';
-  assert.deepEqual(upstreamOf(`/workflows/${id}/runs?status=failed&limit=5`), { upstream: 'workflow-engine', path: `/api/v1/workflows/${id}/runs?status=failed&limit=5` });
+  assert.deepEqual(upstreamOf(`/workflows/${id}/runs?status=failed&limit=5`), {
+    upstream: 'workflow-engine',
+    path: `/api/v1/workflows/${id}/runs?status=failed&limit=5`,
+  });
   assert.deepEqual(upstreamOf('/workflow-runs'), { upstream: 'workflow-engine', path: '/api/v1/workflow-runs' });
   assert.deepEqual(upstreamOf(`/workflow-runs/${id}`), { upstream: 'workflow-engine', path: `/api/v1/workflow-runs/${id}` });
   assert.deepEqual(upstreamOf(`/workflows/${id}`), { upstream: 'workspace-api', path: `/api/v1/workflows/${id}` });

@@ -22,8 +22,8 @@ export class Upstream {
   }
 
   async request(r: UpstreamRequest): Promise<UpstreamAnswer> {
-    const res = await this.pool.request({ method: r.method as 'GET', path: r.path, headers: r.headers, body: r.body });
-    return { status: res.statusCode, headers: res.headers, body: res.body as UpstreamAnswer['body'] };
+    const res = await this.pool.request({ method: r.method, path: r.path, headers: r.headers, body: r.body });
+    return { status: res.statusCode, headers: res.headers, body: res.body };
   }
 
   close(): Promise<void> {

@@ -37,7 +37,18 @@ const badCsrf = () => new HttpError('forbidden', 'Missing or wrong X-CSRF-Token 
 
 // What the edge passes on from the caller to a service, and back: nothing that identifies the caller.
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 'user-agent', 'if-none-match', 'if-match'];
-const RELAYED_RESPONSE_HEADERS = ['content-type', 'cache-control', 'etag', 'last-modified', 'location', 'link', 'retry-after', 'www-authenticate', 'content-disposition', 'x-accel-buffering'];
+const RELAYED_RESPONSE_HEADERS = [
+  'content-type',
+  'cache-control',
+  'etag',
+  'last-modified',
+  'location',
+  'link',
+  'retry-after',
+  'www-authenticate',
+  'content-disposition',
+  'x-accel-buffering',
+];
 
 const bodyOf = (req: FastifyRequest): Buffer | undefined => (Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined);
 
@@ -102,7 +113,7 @@ export function edgeRoutes(ctx: EdgeContext) {
 
     /** A browser write must come from this origin; refused before anything else is looked at. */
     const requireSameOrigin = (req: FastifyRequest) => {
-      const h = { origin: req.headers.origin, secFetchSite: req.headers['sec-fetch-site'] as string | undefined, host: req.headers.host };
+      const h = { origin: req.headers.origin, secFetchSite: req.headers['sec-fetch-site'], host: req.headers.host };
       if (isCrossOrigin(h, ctx.allowedOrigins)) throw crossOrigin();
     };
 
@@ -135,7 +146,9 @@ export function edgeRoutes(ctx: EdgeContext) {
     const requireAccess = (caller: Caller, access: Access) => {
       if (!allows(caller.principal.scope, access)) {
         const scope = access === 'write' ? 'mcp:write' : 'mcp:read';
-        throw new HttpError('forbidden', insufficientScopeMessage(access), { 'www-authenticate': `${CHALLENGE}, error="insufficient_scope", scope="${scope}"` });
+        throw new HttpError('forbidden', insufficientScopeMessage(access), {
+          'www-authenticate': `${CHALLENGE}, error="insufficient_scope", scope="${scope}"`,
+        });
       }
     };
 
@@ -148,7 +161,10 @@ export function edgeRoutes(ctx: EdgeContext) {
       const created = (await answer.body.json()) as { token: string; expiresAt: string; user: unknown };
       // Session fixation: whatever session this browser had ends; the new one has a new token.
       if (previous?.startsWith(SESSION_PREFIX) && previous !== created.token) {
-        await callAuth(req, 'DELETE', '/auth/v1/sessions/current', `Bearer ${previous}`).then((a) => a.body.dump(), () => {});
+        await callAuth(req, 'DELETE', '/auth/v1/sessions/current', `Bearer ${previous}`).then(
+          (a) => a.body.dump(),
+          () => {},
+        );
       }
       reply.header('set-cookie', sessionCookie(created.token, { secure: ctx.secureCookies, expiresAt: new Date(created.expiresAt), now: ctx.now() }));
       reply.header('cache-control', 'no-store');

@@ -6,7 +6,8 @@ import { HttpError } from '@flowdesk/contracts';
 import type { Service } from '@flowdesk/service-kit';
 
 /** What the browser is allowed to do on console pages. Mantine sets inline styles, never inline scripts. */
-export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+export const CONSOLE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Flowdesk</title></head><body><main><h1>The console is not built</h1><p>Run <code>npm run build:web -w @flowdesk/console</code> (npm start does it for you).</p></main></body></html>`;
 
@@ -65,7 +66,13 @@ export function webRoutes(webRoot: string, settings: { traceUrlTemplate?: string
         .send(html);
     });
     app.get('/', async (_req, reply) =>
-      reply.type('text/html; charset=utf-8').header('cache-control', 'no-cache').header('content-security-policy', CONSOLE_CSP).header('x-content-type-options', 'nosniff').header('referrer-policy', 'same-origin').send(html),
+      reply
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-cache')
+        .header('content-security-policy', CONSOLE_CSP)
+        .header('x-content-type-options', 'nosniff')
+        .header('referrer-policy', 'same-origin')
+        .send(html),
     );
   };
 }

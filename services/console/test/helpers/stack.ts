@@ -46,7 +46,10 @@ export async function startConsoleStack(opts: { publicBaseUrl?: string; introspe
   const bus = await createEmbeddedBus(db);
   const publicBaseUrl = opts.publicBaseUrl ?? 'http://flowdesk.example.test';
   const webRoot = await mkdtemp(path.join(tmpdir(), 'flowdesk-console-web-'));
-  await writeFile(path.join(webRoot, 'index.html'), '<!doctype html><html lang="en"><head><title>Flowdesk</title></head><body><div id="root"></div></body></html>');
+  await writeFile(
+    path.join(webRoot, 'index.html'),
+    '<!doctype html><html lang="en"><head><title>Flowdesk</title></head><body><div id="root"></div></body></html>',
+  );
 
   const auth = await buildAuth({ db, signingKeys, serviceClients: { console: consoleSecret }, publicBaseUrl, logLevel: 'debug', logStream, events: bus });
   apps.push(auth);
@@ -56,7 +59,18 @@ export async function startConsoleStack(opts: { publicBaseUrl?: string; introspe
   const workspaceApiUrl = await listen(api, 0, '127.0.0.1');
   // The runs API's upstream is not started here (embedded/test/webhook-flow reads real runs); a test may
   // pass a stand-in (edge-stream.test.ts).
-  const edge = await buildApp({ publicBaseUrl, authUrl, workspaceApiUrl, engineUrl: opts.engineUrl ?? 'http://127.0.0.1:9', serviceClientSecret: consoleSecret, webRoot, introspectionCacheMs: opts.introspectionCacheMs ?? 30_000, bus, logLevel: 'debug', logStream });
+  const edge = await buildApp({
+    publicBaseUrl,
+    authUrl,
+    workspaceApiUrl,
+    engineUrl: opts.engineUrl ?? 'http://127.0.0.1:9',
+    serviceClientSecret: consoleSecret,
+    webRoot,
+    introspectionCacheMs: opts.introspectionCacheMs ?? 30_000,
+    bus,
+    logLevel: 'debug',
+    logStream,
+  });
   apps.push(edge);
   const url = await listen(edge, 0, '127.0.0.1');
   const authPrisma = createAuthPrisma(db);
@@ -92,7 +106,12 @@ export interface Answer {
 }
 
 /** fetch with a JSON body, returning the parsed answer. */
-export async function call(base: string, method: string, path: string, opts: { headers?: Record<string, string>; body?: unknown; bearer?: string } = {}): Promise<Answer> {
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  opts: { headers?: Record<string, string>; body?: unknown; bearer?: string } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.bearer) headers.authorization = `Bearer ${opts.bearer}`;
   if (opts.body !== undefined) headers['content-type'] ??= 'application/json';

@@ -16,14 +16,14 @@ export function App() {
   const path = usePath();
   const [state, setState] = useState<State>({ kind: 'loading' });
 
-  const load = useCallback(async () => {
-    try {
-      const [setup, session] = await Promise.all([api.setup(), api.session()]);
-      setState({ kind: 'ready', setup, session });
-    } catch (err) {
-      setState({ kind: 'failed', message: (err as Error).message });
-    }
-  }, []);
+  const load = useCallback(
+    () =>
+      Promise.all([api.setup(), api.session()]).then(
+        ([setup, session]) => setState({ kind: 'ready', setup, session }),
+        (err: unknown) => setState({ kind: 'failed', message: (err as Error).message }),
+      ),
+    [],
+  );
 
   useEffect(() => {
     void load();

@@ -74,7 +74,12 @@ describe('the API client', () => {
       () => json(429, { error: 'rate_limited', message: 'Too many attempts' }, { 'retry-after': '30' }),
       () => json(401, { error: 'unauthorized', message: 'Sign in' }),
     ]);
-    await expect(client.signIn({ email: 'a@b.c', password: 'x' })).rejects.toMatchObject({ status: 429, code: 'rate_limited', message: 'Too many attempts', retryAfterSeconds: 30 });
+    await expect(client.signIn({ email: 'a@b.c', password: 'x' })).rejects.toMatchObject({
+      status: 429,
+      code: 'rate_limited',
+      message: 'Too many attempts',
+      retryAfterSeconds: 30,
+    });
     expect(await client.session()).toBeNull();
   });
 

@@ -7,7 +7,8 @@ export interface User {
   id: string;
   email: string;
   name: string;
-  role: 'owner' | 'member' | string;
+  /** 'owner' or 'member'; kept open for roles a newer auth service may add. */
+  role: string;
 }
 
 export interface SessionInfo {
@@ -72,7 +73,9 @@ export interface Workflow {
   updatedAt: string;
 }
 
-export type WorkflowChange = Partial<Pick<Workflow, 'name' | 'description' | 'active' | 'graph' | 'triggerConfig' | 'executionOrder'>> & { requireWebhookSecret?: boolean };
+export type WorkflowChange = Partial<Pick<Workflow, 'name' | 'description' | 'triggerType' | 'active' | 'graph' | 'triggerConfig' | 'executionOrder'>> & {
+  requireWebhookSecret?: boolean;
+};
 
 // One definition of a run, with the runs panel's client (workspace.ts).
 export type { RunStep, WorkflowRun };
@@ -112,6 +115,8 @@ type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
  */
 export class ApiClient {
   private csrfToken: string | undefined;
+  /** The signed-in user (from the last session read or sign-in): "Manual by <you>" in the runs panel. */
+  currentUser: User | null = null;
   /** Called when the server says the session is gone (401 on a console call). */
   onSignedOut: (() => void) | undefined;
 
@@ -124,8 +129,8 @@ export class ApiClient {
     this.csrfToken = token;
   }
 
-  async request<T>(method: string, path: string, body?: unknown, retried = false): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
+  async request<T>(method: string, path: string, body?: unknown, extra?: { headers?: Record<string, string> }, retried = false): Promise<T> {
+    const headers: Record<string, string> = { ...extra?.headers, accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (WRITES.has(method) && this.csrfToken) headers['x-csrf-token'] = this.csrfToken;
     const res = await this.fetchImpl(`${this.base}${path}`, {
@@ -142,7 +147,7 @@ export class ApiClient {
     const err = await toError(res);
     if (!retried && WRITES.has(method) && isCsrfRefusal(err)) {
       const current = await this.session().catch(() => undefined);
-      if (current) return this.request<T>(method, path, body, true);
+      if (current) return this.request<T>(method, path, body, extra, true);
     }
     if (err.status === 401 && path !== '/session' && this.onSignedOut) this.onSignedOut();
     throw err;
@@ -153,10 +158,12 @@ export class ApiClient {
     try {
       const info = await this.request<SessionInfo>('GET', '/session');
       this.csrfToken = info.csrfToken;
+      this.currentUser = info.user;
       return info;
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
         this.csrfToken = undefined;
+        this.currentUser = null;
         return null;
       }
       throw err;
@@ -198,9 +205,16 @@ export class ApiClient {
   updateWorkflow = (id: string, change: WorkflowChange) => this.request<Workflow>('PATCH', `/workflows/${encodeURIComponent(id)}`, change);
   deleteWorkflow = (id: string) => this.request<void>('DELETE', `/workflows/${encodeURIComponent(id)}`);
   webhookSecret = (id: string) => this.request<{ secret: string; url: string }>('GET', `/workflows/${encodeURIComponent(id)}/webhook-secret`);
-  regenerateWebhookSecret = (id: string) => this.request<{ secret: string; url: string }>('POST', `/workflows/${encodeURIComponent(id)}/webhook-secret/regenerate`);
+  regenerateWebhookSecret = (id: string) =>
+    this.request<{ secret: string; url: string }>('POST', `/workflows/${encodeURIComponent(id)}/webhook-secret/regenerate`);
   listRuns = (workflowId: string, limit = 100) =>
     this.request<PageOf<WorkflowRun>>('GET', `/workflows/${encodeURIComponent(workflowId)}/runs?limit=${limit}`).then((r) => r.items);
+  /**
+   * Run now (POST /workflows/:id/runs): a queued run. The same `idempotencyKey` answers the same run,
+   * so a double click or a retried request starts one run, not two.
+   */
+  runWorkflow = (id: string, payload: Record<string, unknown>, idempotencyKey: string) =>
+    this.request<WorkflowRun>('POST', `/workflows/${encodeURIComponent(id)}/runs`, { payload }, { headers: { 'idempotency-key': idempotencyKey } });
   listProjects = () => this.request<PageOf<Project>>('GET', '/projects?limit=100').then((r) => r.items);
   /** Names of stored credentials, or null when this deployment has no credential store (not 200). */
   listCredentialNames = () =>
@@ -212,6 +226,7 @@ export class ApiClient {
   private async opened(answer: Promise<unknown>): Promise<SessionInfo> {
     const body = (await answer) as { user: User; csrfToken: string };
     this.csrfToken = body.csrfToken;
+    this.currentUser = body.user;
     return { user: body.user, csrfToken: body.csrfToken };
   }
 }

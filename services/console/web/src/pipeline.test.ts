@@ -17,14 +17,19 @@ const health = (change: Partial<RunsHealth> = {}): RunsHealth => ({
 test('a pipeline that keeps up and does not fail is healthy', () => {
   expect(pipelineVerdict(health(), NOW)).toEqual({ healthy: true, reasons: [] });
   // Kafka: the backlog is not counted; that alone is no reason for alarm.
-  expect(pipelineVerdict(health({ backlog: { waitingEvents: null, oldestWaitingAt: null, unfinishedRuns: 0, oldestUnfinishedAt: null } }), NOW).healthy).toBe(true);
+  expect(pipelineVerdict(health({ backlog: { waitingEvents: null, oldestWaitingAt: null, unfinishedRuns: 0, oldestUnfinishedAt: null } }), NOW).healthy).toBe(
+    true,
+  );
 });
 
 test('dead letters, an old unprocessed event, a stuck run and failures each need attention, the most serious first', () => {
   const v = pipelineVerdict(
     health({
       byStatus: { queued: 0, running: 1, succeeded: 3, failed: 4, skipped: 0 },
-      failingWorkflows: [{ workflowId: 'a', runs: 5, failed: 3, lastFailure: { runId: 'r', at: at(60_000), error: 'HTTP 500' } }, { workflowId: 'b', runs: 1, failed: 1, lastFailure: { runId: 's', at: at(60_000), error: null } }],
+      failingWorkflows: [
+        { workflowId: 'a', runs: 5, failed: 3, lastFailure: { runId: 'r', at: at(60_000), error: 'HTTP 500' } },
+        { workflowId: 'b', runs: 1, failed: 1, lastFailure: { runId: 's', at: at(60_000), error: null } },
+      ],
       backlog: { waitingEvents: 40, oldestWaitingAt: at(5 * 60_000), unfinishedRuns: 2, oldestUnfinishedAt: at(3 * 3_600_000) },
       deadLettered: { count: 1, last: { runId: 'd', at: at(1000), error: 'the event could not be processed after 5 attempts: x' } },
     }),
@@ -37,7 +42,9 @@ test('dead letters, an old unprocessed event, a stuck run and failures each need
     'A run has been unfinished for 3 h',
     '4 runs failed in 2 workflows',
   ]);
-  expect(pipelineVerdict(health({ backlog: { waitingEvents: 1, oldestWaitingAt: at(59_000), unfinishedRuns: 0, oldestUnfinishedAt: null } }), NOW).healthy).toBe(true);
+  expect(
+    pipelineVerdict(health({ backlog: { waitingEvents: 1, oldestWaitingAt: at(59_000), unfinishedRuns: 0, oldestUnfinishedAt: null } }), NOW).healthy,
+  ).toBe(true);
 });
 
 test('ages in words', () => {
@@ -55,7 +62,8 @@ test('a trace link from the configured template, only for a real trace id and an
 });
 
 test('the template is read from the page’s meta element', () => {
-  const doc = (content: string | null) => ({ querySelector: (sel: string) => (sel === 'meta[name="flowdesk-trace-url"]' && content !== null ? { content } : null) }) as unknown as Document;
+  const doc = (content: string | null) =>
+    ({ querySelector: (sel: string) => (sel === 'meta[name="flowdesk-trace-url"]' && content !== null ? { content } : null) }) as unknown as Document;
   expect(traceUrlTemplate(doc('https://t.example/{traceId}'))).toBe('https://t.example/{traceId}');
   expect(traceUrlTemplate(doc(null))).toBeNull();
   expect(traceUrlTemplate(doc(''))).toBeNull();

@@ -31,6 +31,9 @@ export interface WorkflowRun {
   startedAt: string | null;
   finishedAt: string | null;
   durationMs: number | null;
+  /** What started it (docs/triggers.md); runs recorded before trigger types existed are webhook runs. */
+  triggerType?: 'webhook' | 'manual' | 'schedule' | 'note' | 'entity';
+  /** The user who started a manual run (Run now, run again). */
   startedBy?: string | null;
   rerunOf?: string | null;
   /** The W3C trace id of the run's trace; null when tracing was off (docs/observability.md). */
@@ -137,7 +140,10 @@ const id = encodeURIComponent;
 export const workspace = {
   listRuns: (opts: { workflowId?: string; status?: RunStatus; limit?: number }) =>
     api
-      .request<Page<WorkflowRun>>('GET', `${opts.workflowId ? `/workflows/${id(opts.workflowId)}/runs` : '/workflow-runs'}${qs({ status: opts.status, limit: opts.limit ?? 50 })}`)
+      .request<Page<WorkflowRun>>(
+        'GET',
+        `${opts.workflowId ? `/workflows/${id(opts.workflowId)}/runs` : '/workflow-runs'}${qs({ status: opts.status, limit: opts.limit ?? 50 })}`,
+      )
       .then((p) => p.items),
   /**
    * The newest `count` runs (pages of up to 100, the API's maximum), and whether older ones exist:
@@ -168,7 +174,8 @@ export const workspace = {
   updateProject: (projectId: string, input: Partial<Project>) => api.request<Project>('PATCH', `/projects/${id(projectId)}`, input),
   deleteProject: (projectId: string) => api.request<void>('DELETE', `/projects/${id(projectId)}`),
 
-  listTasks: (query: { status?: TaskStatus[]; projectId?: string; q?: string; sort?: string; dueBefore?: string; dueAfter?: string } = {}) => all<Task>('/tasks', query),
+  listTasks: (query: { status?: TaskStatus[]; projectId?: string; q?: string; sort?: string; dueBefore?: string; dueAfter?: string } = {}) =>
+    all<Task>('/tasks', query),
   createTask: (input: Partial<Task>) => api.request<Task>('POST', '/tasks', input),
   updateTask: (taskId: string, input: Partial<Task>) => api.request<Task>('PATCH', `/tasks/${id(taskId)}`, input),
   deleteTask: (taskId: string) => api.request<void>('DELETE', `/tasks/${id(taskId)}`),

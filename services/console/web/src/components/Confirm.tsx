@@ -28,7 +28,7 @@ export function ConfirmDialog({
     }
   };
   return (
-    <Modal closeButtonProps={{ "aria-label": "Close" }} opened={opened} onClose={onClose} title={<Text fw={650}>{title}</Text>} centered radius="lg">
+    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={opened} onClose={onClose} title={<Text fw={650}>{title}</Text>} centered radius="lg">
       <Text size="sm" c="dimmed">
         {children}
       </Text>

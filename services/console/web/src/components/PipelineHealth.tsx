@@ -33,7 +33,15 @@ function Figure({ label, value, detail }: { label: string; value: ReactNode; det
  * dead-lettered events and the workflows that failed. Ages are measured on the server's clock (its
  * checkedAt), so a browser with a wrong clock does not misjudge them.
  */
-export function PipelineHealth({ health, workflows, now = Date.parse(health.checkedAt) }: { health: RunsHealth; workflows: Map<string, WorkflowItem>; now?: number }) {
+export function PipelineHealth({
+  health,
+  workflows,
+  now = Date.parse(health.checkedAt),
+}: {
+  health: RunsHealth;
+  workflows: Map<string, WorkflowItem>;
+  now?: number;
+}) {
   const verdict = pipelineVerdict(health, now);
   const { backlog, deadLettered } = health;
   const nameOf = (id: string) => workflows.get(id)?.name ?? 'Workflow';
@@ -67,9 +75,19 @@ export function PipelineHealth({ health, workflows, now = Date.parse(health.chec
         <Figure
           label="Waiting events"
           value={backlog.waitingEvents ?? 'Not counted'}
-          detail={backlog.waitingEvents === null ? '(Kafka: see consumer lag)' : backlog.oldestWaitingAt ? `oldest ${age(now - Date.parse(backlog.oldestWaitingAt))}` : undefined}
+          detail={
+            backlog.waitingEvents === null
+              ? '(Kafka: see consumer lag)'
+              : backlog.oldestWaitingAt
+                ? `oldest ${age(now - Date.parse(backlog.oldestWaitingAt))}`
+                : undefined
+          }
         />
-        <Figure label="Unfinished runs" value={backlog.unfinishedRuns} detail={backlog.oldestUnfinishedAt ? `oldest ${age(now - Date.parse(backlog.oldestUnfinishedAt))}` : undefined} />
+        <Figure
+          label="Unfinished runs"
+          value={backlog.unfinishedRuns}
+          detail={backlog.oldestUnfinishedAt ? `oldest ${age(now - Date.parse(backlog.oldestUnfinishedAt))}` : undefined}
+        />
         <Figure
           label="Dead-lettered"
           value={deadLettered.count}

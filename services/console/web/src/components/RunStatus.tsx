@@ -3,7 +3,14 @@ import type { CSSProperties } from 'react';
 import type { RunStatus } from '../workspace.ts';
 
 const COLORS: Record<RunStatus, string> = { queued: 'gray', running: 'blue', succeeded: 'teal', failed: 'red', skipped: 'yellow' };
-const LABELS: Record<RunStatus | 'not_run', string> = { queued: 'Queued', running: 'Running', succeeded: 'Succeeded', failed: 'Failed', skipped: 'Skipped', not_run: 'Not run' };
+const LABELS: Record<RunStatus | 'not_run', string> = {
+  queued: 'Queued',
+  running: 'Running',
+  succeeded: 'Succeeded',
+  failed: 'Failed',
+  skipped: 'Skipped',
+  not_run: 'Not run',
+};
 
 export const runStatusLabel = (s: RunStatus | 'not_run') => LABELS[s];
 

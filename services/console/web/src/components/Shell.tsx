@@ -1,18 +1,7 @@
 import { AppShell, Avatar, Burger, Group, NavLink, ScrollArea, Stack, Text, UnstyledButton, Menu, Divider } from '@mantine/core';
 import { useDisclosure, useMediaQuery } from '@mantine/hooks';
 import { notifications } from '@mantine/notifications';
-import {
-  IconApi,
-  IconApps,
-  IconChevronDown,
-  IconHome,
-  IconKey,
-  IconLock,
-  IconLogout,
-  IconSitemap,
-  IconUser,
-  IconUsers,
-} from '@tabler/icons-react';
+import { IconApi, IconApps, IconChevronDown, IconHome, IconKey, IconLock, IconLogout, IconSitemap, IconUser, IconUsers } from '@tabler/icons-react';
 import { useEffect, type ReactNode } from 'react';
 import { api, type SessionInfo } from '../api.ts';
 import { onLinkClick } from '../router.tsx';

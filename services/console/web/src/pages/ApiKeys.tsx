@@ -34,7 +34,12 @@ export function ApiKeysPage() {
         items={items}
         error={error}
         reload={reload}
-        empty={{ icon: <IconKey size={26} />, title: 'No API keys yet', body: 'Create a key for a script or an MCP client that cannot sign in through the browser.', action: createButton }}
+        empty={{
+          icon: <IconKey size={26} />,
+          title: 'No API keys yet',
+          body: 'Create a key for a script or an MCP client that cannot sign in through the browser.',
+          action: createButton,
+        }}
         extra={{ header: 'Key', cell: (k) => <Code>{k.prefix}…</Code> }}
         createdHeader="Created"
         removeAction={() => ({
@@ -74,7 +79,7 @@ function CreateKeyModal({ opened, onClose, onCreated }: { opened: boolean; onClo
     });
   };
   return (
-    <Modal closeButtonProps={{ "aria-label": "Close" }} opened={opened} onClose={onClose} title={<Text fw={650}>Create API key</Text>} centered radius="lg">
+    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={opened} onClose={onClose} title={<Text fw={650}>Create API key</Text>} centered radius="lg">
       <form onSubmit={submit}>
         <Stack>
           {error && (
@@ -82,8 +87,16 @@ function CreateKeyModal({ opened, onClose, onCreated }: { opened: boolean; onClo
               {error}
             </Alert>
           )}
-          <TextInput label="Name" description="Where you will use it, e.g. “Claude Desktop” or “nightly export”." required maxLength={100} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-          <Radio.Group label="Access" value={scope} onChange={(v) => setScope(v as 'read' | 'write')} required>
+          <TextInput
+            label="Name"
+            description="Where you will use it, e.g. “Claude Desktop” or “nightly export”."
+            required
+            maxLength={100}
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            data-autofocus
+          />
+          <Radio.Group label="Access" value={scope} onChange={(v) => setScope(v)} required>
             <Stack gap="xs" mt={6}>
               <Radio value="read" label="Read" description="See projects, tasks, notes, workflows and runs." />
               <Radio value="write" label="Read + Write" description="Also create, change and delete them, and run workflows." />
@@ -105,7 +118,15 @@ function CreateKeyModal({ opened, onClose, onCreated }: { opened: boolean; onClo
 
 function SecretModal({ created, onClose }: { created: CreatedApiKey | null; onClose: () => void }) {
   return (
-    <Modal closeButtonProps={{ "aria-label": "Close" }} opened={created !== null} onClose={onClose} title={<Text fw={650}>Your new API key</Text>} centered radius="lg" closeOnClickOutside={false}>
+    <Modal
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      opened={created !== null}
+      onClose={onClose}
+      title={<Text fw={650}>Your new API key</Text>}
+      centered
+      radius="lg"
+      closeOnClickOutside={false}
+    >
       {created && (
         <Stack>
           <Alert color="yellow" variant="light" icon={<IconAlertTriangle size={18} />}>
@@ -118,7 +139,14 @@ function SecretModal({ created, onClose }: { created: CreatedApiKey | null; onCl
               </Text>
               <CopyButton value={created.secret}>
                 {({ copied, copy }) => (
-                  <Button style={{ flexShrink: 0 }} size="xs" variant={copied ? 'light' : 'filled'} color={copied ? 'green' : undefined} leftSection={copied ? <IconCheck size={14} /> : <IconCopy size={14} />} onClick={copy}>
+                  <Button
+                    style={{ flexShrink: 0 }}
+                    size="xs"
+                    variant={copied ? 'light' : 'filled'}
+                    color={copied ? 'green' : undefined}
+                    leftSection={copied ? <IconCheck size={14} /> : <IconCopy size={14} />}
+                    onClick={copy}
+                  >
                     {copied ? 'Copied' : 'Copy'}
                   </Button>
                 )}

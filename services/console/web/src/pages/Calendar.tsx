@@ -1,7 +1,7 @@
 import { ActionIcon, Button, Checkbox, Group, Modal, SegmentedControl, Stack, Text, TextInput, Textarea, UnstyledButton } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconChevronLeft, IconChevronRight, IconPlus } from '@tabler/icons-react';
-import { useCallback, useEffect, useMemo, useState, type FormEvent } from 'react';
+import { useCallback, useMemo, useState, type FormEvent } from 'react';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { ErrorState, PageHeader } from '../components/States.tsx';
 import { useList } from '../useList.ts';
@@ -22,25 +22,38 @@ const rangeTitle = new Intl.DateTimeFormat('en', { month: 'short', day: 'numeric
 /** A Date as the value of an <input type="datetime-local"> (local time). */
 const localInput = (d: Date) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 
-function EntryForm({ opened, entry, day, onClose, onSaved, onDelete }: { opened: boolean; entry: CalendarEntry | null; day: Date; onClose: () => void; onSaved: () => void; onDelete: (e: CalendarEntry) => void }) {
-  const [title, setTitle] = useState('');
-  const [startsAt, setStartsAt] = useState('');
-  const [endsAt, setEndsAt] = useState('');
-  const [allDay, setAllDay] = useState(false);
-  const [location, setLocation] = useState('');
-  const [description, setDescription] = useState('');
+type EntryFormProps = { entry: CalendarEntry | null; day: Date; onClose: () => void; onSaved: () => void; onDelete: (e: CalendarEntry) => void };
+
+function EntryForm({ opened, ...props }: EntryFormProps & { opened: boolean }) {
+  return (
+    <Modal
+      opened={opened}
+      onClose={props.onClose}
+      title={<Text fw={650}>{props.entry ? 'Edit event' : 'New event'}</Text>}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      radius="lg"
+      centered
+    >
+      {/* Mounted per opening (a closed modal renders no content), so the fields start from the entry or day each time. */}
+      <EntryFields {...props} />
+    </Modal>
+  );
+}
+
+/** The start of a new event on `day`: 09:00 local time. */
+const defaultStart = (day: Date) => new Date(day.getFullYear(), day.getMonth(), day.getDate(), 9);
+
+function EntryFields({ entry, day, onClose, onSaved, onDelete }: EntryFormProps) {
+  const [title, setTitle] = useState(entry?.title ?? '');
+  const [startsAt, setStartsAt] = useState(() => localInput(entry ? new Date(entry.startsAt) : defaultStart(day)));
+  const [endsAt, setEndsAt] = useState(() => {
+    const start = entry ? new Date(entry.startsAt) : defaultStart(day);
+    return localInput(entry?.endsAt ? new Date(entry.endsAt) : new Date(start.getTime() + 3_600_000));
+  });
+  const [allDay, setAllDay] = useState(entry?.allDay ?? false);
+  const [location, setLocation] = useState(entry?.location ?? '');
+  const [description, setDescription] = useState(entry?.description ?? '');
   const { busy, error, setError, run } = useSubmit();
-  useEffect(() => {
-    if (!opened) return;
-    const start = entry ? new Date(entry.startsAt) : new Date(day.getFullYear(), day.getMonth(), day.getDate(), 9);
-    setTitle(entry?.title ?? '');
-    setStartsAt(localInput(start));
-    setEndsAt(localInput(entry?.endsAt ? new Date(entry.endsAt) : new Date(start.getTime() + 3_600_000)));
-    setAllDay(entry?.allDay ?? false);
-    setLocation(entry?.location ?? '');
-    setDescription(entry?.description ?? '');
-    setError(null);
-  }, [opened, entry, day]);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const start = new Date(startsAt);
@@ -56,42 +69,40 @@ function EntryForm({ opened, entry, day, onClose, onSaved, onDelete }: { opened:
     });
   };
   return (
-    <Modal opened={opened} onClose={onClose} title={<Text fw={650}>{entry ? 'Edit event' : 'New event'}</Text>} closeButtonProps={{ 'aria-label': 'Close' }} radius="lg" centered>
-      <form onSubmit={(e) => void submit(e)}>
-        <Stack gap="sm">
-          <TextInput label="Title" required data-autofocus value={title} onChange={(e) => setTitle(e.currentTarget.value)} maxLength={500} />
-          <Group grow align="flex-start">
-            <TextInput label="Starts" type="datetime-local" required value={startsAt} onChange={(e) => setStartsAt(e.currentTarget.value)} />
-            <TextInput label="Ends" type="datetime-local" required value={endsAt} onChange={(e) => setEndsAt(e.currentTarget.value)} />
-          </Group>
-          <Checkbox label="All day" checked={allDay} onChange={(e) => setAllDay(e.currentTarget.checked)} />
-          <TextInput label="Location" value={location} onChange={(e) => setLocation(e.currentTarget.value)} maxLength={500} />
-          <Textarea label="Description" autosize minRows={2} maxRows={8} value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
-          {error && (
-            <Text c="red.8" size="sm" role="alert">
-              {error}
-            </Text>
+    <form onSubmit={(e) => void submit(e)}>
+      <Stack gap="sm">
+        <TextInput label="Title" required data-autofocus value={title} onChange={(e) => setTitle(e.currentTarget.value)} maxLength={500} />
+        <Group grow align="flex-start">
+          <TextInput label="Starts" type="datetime-local" required value={startsAt} onChange={(e) => setStartsAt(e.currentTarget.value)} />
+          <TextInput label="Ends" type="datetime-local" required value={endsAt} onChange={(e) => setEndsAt(e.currentTarget.value)} />
+        </Group>
+        <Checkbox label="All day" checked={allDay} onChange={(e) => setAllDay(e.currentTarget.checked)} />
+        <TextInput label="Location" value={location} onChange={(e) => setLocation(e.currentTarget.value)} maxLength={500} />
+        <Textarea label="Description" autosize minRows={2} maxRows={8} value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
+        {error && (
+          <Text c="red.8" size="sm" role="alert">
+            {error}
+          </Text>
+        )}
+        <Group justify="space-between">
+          {entry ? (
+            <Button variant="subtle" color="red.8" onClick={() => onDelete(entry)}>
+              Delete event
+            </Button>
+          ) : (
+            <span />
           )}
-          <Group justify="space-between">
-            {entry ? (
-              <Button variant="subtle" color="red.8" onClick={() => onDelete(entry)}>
-                Delete event
-              </Button>
-            ) : (
-              <span />
-            )}
-            <Group gap="xs">
-              <Button variant="default" onClick={onClose}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={busy}>
-                {entry ? 'Save event' : 'Create event'}
-              </Button>
-            </Group>
+          <Group gap="xs">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={busy}>
+              {entry ? 'Save event' : 'Create event'}
+            </Button>
           </Group>
-        </Stack>
-      </form>
-    </Modal>
+        </Group>
+      </Stack>
+    </form>
   );
 }
 
@@ -105,9 +116,10 @@ export function CalendarPage() {
     const weeks = Math.ceil((new Date(anchor.getFullYear(), anchor.getMonth() + 1, 1).getTime() - first.getTime()) / (7 * DAY));
     return Array.from({ length: weeks * 7 }, (_, i) => addDays(first, i));
   }, [view, anchor]);
-  const from = days[0]!;
-  const to = addDays(days[days.length - 1]!, 1);
-  const load = useCallback(() => workspace.listEntries(from.toISOString(), to.toISOString()), [from.getTime(), to.getTime()]); // eslint-disable-line react-hooks/exhaustive-deps
+  // The range as ISO strings: a new `days` array for the same range keeps the same loader (no refetch).
+  const from = days[0]!.toISOString();
+  const to = addDays(days[days.length - 1]!, 1).toISOString();
+  const load = useCallback(() => workspace.listEntries(from, to), [from, to]);
   const { items, error, reload } = useList<CalendarEntry>(load);
   const [editing, setEditing] = useState<CalendarEntry | null>(null);
   const [formDay, setFormDay] = useState(anchor);
@@ -129,7 +141,7 @@ export function CalendarPage() {
         return s < addDays(day, 1).getTime() && end >= day.getTime() && (end > day.getTime() || s >= day.getTime());
       })
       .sort((a, b) => a.startsAt.localeCompare(b.startsAt));
-  const heading = view === 'month' ? monthTitle.format(anchor) : `${rangeTitle.format(days[0]!)} – ${rangeTitle.format(days[6]!)}, ${days[6]!.getFullYear()}`;
+  const heading = view === 'month' ? monthTitle.format(anchor) : `${rangeTitle.format(days[0])} – ${rangeTitle.format(days[6])}, ${days[6]!.getFullYear()}`;
 
   return (
     <>
@@ -156,7 +168,16 @@ export function CalendarPage() {
             {heading}
           </Text>
         </Group>
-        <SegmentedControl aria-label="View" size="xs" value={view} onChange={(v) => setView(v as 'week' | 'month')} data={[{ value: 'week', label: 'Week' }, { value: 'month', label: 'Month' }]} />
+        <SegmentedControl
+          aria-label="View"
+          size="xs"
+          value={view}
+          onChange={(v) => setView(v)}
+          data={[
+            { value: 'week', label: 'Week' },
+            { value: 'month', label: 'Month' },
+          ]}
+        />
       </Group>
       {error && <ErrorState title="The calendar could not be loaded" message={error} onRetry={() => void reload()} />}
       <div className={`fd-cal-grid ${view === 'week' ? 'fd-cal-week' : ''}`} role="list" aria-label={heading}>
@@ -164,7 +185,13 @@ export function CalendarPage() {
           const outside = view === 'month' && day.getMonth() !== anchor.getMonth();
           const entries = entriesOn(day);
           return (
-            <div key={day.getTime()} className="fd-cal-cell" role="listitem" aria-label={fullDay.format(day)} style={{ background: outside ? 'var(--mantine-color-gray-0)' : undefined }}>
+            <div
+              key={day.getTime()}
+              className="fd-cal-cell"
+              role="listitem"
+              aria-label={fullDay.format(day)}
+              style={{ background: outside ? 'var(--mantine-color-gray-0)' : undefined }}
+            >
               <Group justify="space-between" gap={4} wrap="nowrap">
                 <Text size="xs" fw={sameDay(day, today) ? 700 : 500} c={sameDay(day, today) ? 'indigo.8' : outside ? 'gray.7' : undefined}>
                   {view === 'week' ? dayName.format(day) : day.getDate()}
@@ -178,7 +205,16 @@ export function CalendarPage() {
                   <UnstyledButton
                     key={e.id}
                     onClick={() => open(e, day)}
-                    style={{ background: 'var(--mantine-color-indigo-0)', borderRadius: 4, padding: '2px 6px', fontSize: 12, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap', color: 'var(--mantine-color-indigo-9)' }}
+                    style={{
+                      background: 'var(--mantine-color-indigo-0)',
+                      borderRadius: 4,
+                      padding: '2px 6px',
+                      fontSize: 12,
+                      overflow: 'hidden',
+                      textOverflow: 'ellipsis',
+                      whiteSpace: 'nowrap',
+                      color: 'var(--mantine-color-indigo-9)',
+                    }}
                   >
                     {e.allDay ? 'All day · ' : `${time.format(new Date(e.startsAt))} · `}
                     {e.title}

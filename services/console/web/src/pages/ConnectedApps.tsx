@@ -12,7 +12,10 @@ export function ConnectedAppsPage() {
   const { items, error, reload } = useList<ConnectedApp>(loadApps);
   return (
     <>
-      <PageHeader title="Connected Apps" description="Everything that can act for you: API keys and the MCP clients you approved with OAuth. Revoking or disconnecting takes effect at once." />
+      <PageHeader
+        title="Connected Apps"
+        description="Everything that can act for you: API keys and the MCP clients you approved with OAuth. Revoking or disconnecting takes effect at once."
+      />
       <CredentialTable
         label="Connected apps"
         noun="connected apps"
@@ -40,7 +43,13 @@ export function ConnectedAppsPage() {
         createdHeader="Connected"
         removeAction={(a) =>
           a.type === 'api_key'
-            ? { verb: 'Revoke', icon: <IconTrash size={16} />, confirmLabel: 'Revoke key', done: 'Revoked', consequence: 'Anything using this key stops working at once: its next request gets 401.' }
+            ? {
+                verb: 'Revoke',
+                icon: <IconTrash size={16} />,
+                confirmLabel: 'Revoke key',
+                done: 'Revoked',
+                consequence: 'Anything using this key stops working at once: its next request gets 401.',
+              }
             : {
                 verb: 'Disconnect',
                 icon: <IconPlugConnectedX size={16} />,

@@ -1,4 +1,20 @@
-import { VisuallyHidden, ActionIcon, Alert, Button, Code, Group, Modal, Paper, PasswordInput, Skeleton, Stack, Table, Text, TextInput, Tooltip } from '@mantine/core';
+import {
+  VisuallyHidden,
+  ActionIcon,
+  Alert,
+  Button,
+  Code,
+  Group,
+  Modal,
+  Paper,
+  PasswordInput,
+  Skeleton,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Tooltip,
+} from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconLock, IconPencil, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
@@ -135,7 +151,17 @@ export function CredentialsPage() {
 }
 
 /** Add (name + value) or, with `replacing`, a new value for an existing name. The value is never prefilled. */
-function CredentialModal({ opened, replacing, onClose, onSaved }: { opened: boolean; replacing?: Credential; onClose: () => void; onSaved: (c: Credential) => void }) {
+function CredentialModal({
+  opened,
+  replacing,
+  onClose,
+  onSaved,
+}: {
+  opened: boolean;
+  replacing?: Credential;
+  onClose: () => void;
+  onSaved: (c: Credential) => void;
+}) {
   const [name, setName] = useState('');
   const [value, setValue] = useState('');
   const { busy, error, run } = useSubmit();

@@ -53,7 +53,12 @@ export function MembersPage({ session }: { session: SessionInfo }) {
               {items.map((u) => (
                 <Table.Tr key={u.id}>
                   <Table.Td fw={550}>
-                    {u.name} {u.id === session.user.id && <Text span c="dimmed" size="sm">(you)</Text>}
+                    {u.name}{' '}
+                    {u.id === session.user.id && (
+                      <Text span c="dimmed" size="sm">
+                        (you)
+                      </Text>
+                    )}
                   </Table.Td>
                   <Table.Td>{u.email}</Table.Td>
                   <Table.Td>
@@ -67,7 +72,14 @@ export function MembersPage({ session }: { session: SessionInfo }) {
           </Table>
         </Paper>
       )}
-      <Modal closeButtonProps={{ "aria-label": "Close" }} opened={inviting} onClose={() => setInviting(false)} title={<Text fw={650}>Invite someone</Text>} centered radius="lg">
+      <Modal
+        closeButtonProps={{ 'aria-label': 'Close' }}
+        opened={inviting}
+        onClose={() => setInviting(false)}
+        title={<Text fw={650}>Invite someone</Text>}
+        centered
+        radius="lg"
+      >
         <form onSubmit={submit}>
           <Stack>
             {inviteError && (
@@ -87,7 +99,14 @@ export function MembersPage({ session }: { session: SessionInfo }) {
           </Stack>
         </form>
       </Modal>
-      <Modal closeButtonProps={{ "aria-label": "Close" }} opened={invite !== null} onClose={() => setInvite(null)} title={<Text fw={650}>Invite link for {invite?.email}</Text>} centered radius="lg">
+      <Modal
+        closeButtonProps={{ 'aria-label': 'Close' }}
+        opened={invite !== null}
+        onClose={() => setInvite(null)}
+        title={<Text fw={650}>Invite link for {invite?.email}</Text>}
+        centered
+        radius="lg"
+      >
         <Stack>
           <Text size="sm" c="dimmed">
             Send this link to {invite?.email}. It works once, until {exact(invite?.expiresAt)}.

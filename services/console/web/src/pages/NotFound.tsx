@@ -5,7 +5,15 @@ import { Link } from '../router.tsx';
 
 export function NotFoundPage() {
   return (
-    <EmptyState icon={<IconMapPinOff size={26} />} title="Page not found" action={<Button component={Link} to="/">Back to overview</Button>}>
+    <EmptyState
+      icon={<IconMapPinOff size={26} />}
+      title="Page not found"
+      action={
+        <Button component={Link} to="/">
+          Back to overview
+        </Button>
+      }
+    >
       There is nothing at this address.
     </EmptyState>
   );

@@ -1,7 +1,22 @@
-import { ActionIcon, Button, Card, Grid, Group, NativeSelect, NavLink, SegmentedControl, Stack, Switch, Text, TextInput, Textarea, Tooltip } from '@mantine/core';
+import {
+  ActionIcon,
+  Button,
+  Card,
+  Grid,
+  Group,
+  NativeSelect,
+  NavLink,
+  SegmentedControl,
+  Stack,
+  Switch,
+  Text,
+  TextInput,
+  Textarea,
+  Tooltip,
+} from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconNotes, IconPin, IconPlus, IconTrash } from '@tabler/icons-react';
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useState } from 'react';
 import Markdown from 'react-markdown';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
@@ -29,21 +44,9 @@ export function NotesPage() {
   const { items, error, reload } = useList<Note>(load);
   const projects = useProjects();
   const [selected, setSelected] = useState<string | null>(null);
-  const [title, setTitle] = useState('');
-  const [content, setContent] = useState('');
-  const [projectId, setProjectId] = useState('');
-  const [pinned, setPinned] = useState(false);
   const [mode, setMode] = useState<'write' | 'preview'>('write');
-  const [busy, setBusy] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const note = items?.find((n) => n.id === selected) ?? null;
-
-  useEffect(() => {
-    setTitle(note?.title ?? '');
-    setContent(note?.content ?? '');
-    setProjectId(note?.projectId ?? '');
-    setPinned(note?.pinned ?? false);
-  }, [note]);
 
   const create = async () => {
     try {
@@ -53,19 +56,6 @@ export function NotesPage() {
       setMode('write');
     } catch (err) {
       notifications.show({ color: 'red', title: 'Could not create a note', message: (err as Error).message });
-    }
-  };
-  const save = async () => {
-    if (!note) return;
-    setBusy(true);
-    try {
-      await workspace.updateNote(note.id, { title: title.trim() || 'Untitled note', content, projectId: projectId || null, pinned });
-      notifications.show({ message: 'Note saved.' });
-      await reload();
-    } catch (err) {
-      notifications.show({ color: 'red', title: 'Could not save the note', message: (err as Error).message });
-    } finally {
-      setBusy(false);
     }
   };
   const sorted = [...(items ?? [])].sort((a, b) => Number(b.pinned) - Number(a.pinned) || b.updatedAt.localeCompare(a.updatedAt));
@@ -114,35 +104,16 @@ export function NotesPage() {
                 Choose a note to read or edit it.
               </Text>
             ) : (
-              <Card withBorder radius="lg" padding="md">
-                <Stack gap="sm">
-                  <Group justify="space-between" wrap="wrap" gap="xs">
-                    <SegmentedControl aria-label="Editor mode" size="xs" value={mode} onChange={(v) => setMode(v as 'write' | 'preview')} data={[{ value: 'write', label: 'Write' }, { value: 'preview', label: 'Preview' }]} />
-                    <Group gap="xs">
-                      <Switch label="Pinned" checked={pinned} onChange={(e) => setPinned(e.currentTarget.checked)} />
-                      <Tooltip label="Delete note">
-                        <ActionIcon variant="subtle" color="red.8" aria-label="Delete note" onClick={() => setDeleting(true)}>
-                          <IconTrash size={16} />
-                        </ActionIcon>
-                      </Tooltip>
-                    </Group>
-                  </Group>
-                  <TextInput label="Title" value={title} onChange={(e) => setTitle(e.currentTarget.value)} maxLength={500} />
-                  <NativeSelect label="Project" value={projectId} onChange={(e) => setProjectId(e.currentTarget.value)} data={[{ value: '', label: 'No project' }, ...projects.map((p) => ({ value: p.id, label: p.name }))]} />
-                  {mode === 'write' ? (
-                    <Textarea label="Content (Markdown)" autosize minRows={10} maxRows={30} value={content} onChange={(e) => setContent(e.currentTarget.value)} styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }} />
-                  ) : (
-                    <section aria-label="Preview">
-                      <MarkdownView text={content} />
-                    </section>
-                  )}
-                  <Group justify="flex-end">
-                    <Button onClick={() => void save()} loading={busy}>
-                      Save note
-                    </Button>
-                  </Group>
-                </Stack>
-              </Card>
+              // Keyed by the note and its version: the form starts from the note as saved (another note, or this one reloaded).
+              <NoteEditor
+                key={`${note.id}:${note.updatedAt}`}
+                note={note}
+                projects={projects}
+                mode={mode}
+                onMode={setMode}
+                onSaved={reload}
+                onDelete={() => setDeleting(true)}
+              />
             )}
           </Grid.Col>
         </Grid>
@@ -162,5 +133,93 @@ export function NotesPage() {
         “{note?.title}” is deleted. This cannot be undone.
       </ConfirmDialog>
     </>
+  );
+}
+
+/** One note's form, starting from the note as saved. */
+function NoteEditor({
+  note,
+  projects,
+  mode,
+  onMode,
+  onSaved,
+  onDelete,
+}: {
+  note: Note;
+  projects: { id: string; name: string }[];
+  mode: 'write' | 'preview';
+  onMode: (m: 'write' | 'preview') => void;
+  onSaved: () => Promise<void>;
+  onDelete: () => void;
+}) {
+  const [title, setTitle] = useState(note.title);
+  const [content, setContent] = useState(note.content);
+  const [projectId, setProjectId] = useState(note.projectId ?? '');
+  const [pinned, setPinned] = useState(note.pinned);
+  const [busy, setBusy] = useState(false);
+  const save = async () => {
+    setBusy(true);
+    try {
+      await workspace.updateNote(note.id, { title: title.trim() || 'Untitled note', content, projectId: projectId || null, pinned });
+      notifications.show({ message: 'Note saved.' });
+      await onSaved();
+    } catch (err) {
+      notifications.show({ color: 'red', title: 'Could not save the note', message: (err as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Card withBorder radius="lg" padding="md">
+      <Stack gap="sm">
+        <Group justify="space-between" wrap="wrap" gap="xs">
+          <SegmentedControl
+            aria-label="Editor mode"
+            size="xs"
+            value={mode}
+            onChange={(v) => onMode(v)}
+            data={[
+              { value: 'write', label: 'Write' },
+              { value: 'preview', label: 'Preview' },
+            ]}
+          />
+          <Group gap="xs">
+            <Switch label="Pinned" checked={pinned} onChange={(e) => setPinned(e.currentTarget.checked)} />
+            <Tooltip label="Delete note">
+              <ActionIcon variant="subtle" color="red.8" aria-label="Delete note" onClick={onDelete}>
+                <IconTrash size={16} />
+              </ActionIcon>
+            </Tooltip>
+          </Group>
+        </Group>
+        <TextInput label="Title" value={title} onChange={(e) => setTitle(e.currentTarget.value)} maxLength={500} />
+        <NativeSelect
+          label="Project"
+          value={projectId}
+          onChange={(e) => setProjectId(e.currentTarget.value)}
+          data={[{ value: '', label: 'No project' }, ...projects.map((p) => ({ value: p.id, label: p.name }))]}
+        />
+        {mode === 'write' ? (
+          <Textarea
+            label="Content (Markdown)"
+            autosize
+            minRows={10}
+            maxRows={30}
+            value={content}
+            onChange={(e) => setContent(e.currentTarget.value)}
+            styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
+          />
+        ) : (
+          <section aria-label="Preview">
+            <MarkdownView text={content} />
+          </section>
+        )}
+        <Group justify="flex-end">
+          <Button onClick={() => void save()} loading={busy}>
+            Save note
+          </Button>
+        </Group>
+      </Stack>
+    </Card>
   );
 }

@@ -51,28 +51,32 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
   // Read on its own: the engine's health answering late or not at all leaves the rest of the page alone.
   const [health, setHealth] = useState<{ value: RunsHealth } | { error: string } | null>(null);
 
-  const load = useCallback(async () => {
-    try {
-      const [due, runs, summary, workflows, apps] = await Promise.all([
+  // State is set in the answers' callbacks, never synchronously in the effect that loads them.
+  const load = useCallback(
+    () =>
+      Promise.all([
         workspace.listTasks({ status: ['todo', 'in_progress'], dueBefore: inDays(7), sort: 'due_asc' }),
         workspace.listRuns({ limit: 6 }),
         workspace.runsSummary(),
         workspace.listWorkflows(),
         api.listConnectedApps(),
-      ]);
-      setData({ due: due.slice(0, 8), runs, summary, workflows: new Map(workflows.map((w) => [w.id, w])), apps });
-      setError(null);
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  }, []);
-  const loadHealth = useCallback(async () => {
-    try {
-      setHealth({ value: await workspace.runsHealth() });
-    } catch (err) {
-      setHealth({ error: (err as Error).message });
-    }
-  }, []);
+      ]).then(
+        ([due, runs, summary, workflows, apps]) => {
+          setData({ due: due.slice(0, 8), runs, summary, workflows: new Map(workflows.map((w) => [w.id, w])), apps });
+          setError(null);
+        },
+        (err: unknown) => setError((err as Error).message),
+      ),
+    [],
+  );
+  const loadHealth = useCallback(
+    () =>
+      workspace.runsHealth().then(
+        (value) => setHealth({ value }),
+        (err: unknown) => setHealth({ error: (err as Error).message }),
+      ),
+    [],
+  );
   useEffect(() => {
     void load();
     void loadHealth();

@@ -83,9 +83,30 @@ export function ProfilePage({ session, onSignedOut }: { session: SessionInfo; on
                   {error}
                 </Alert>
               )}
-              <PasswordInput label="Current password" autoComplete="current-password" required value={current} onChange={(e) => setCurrent(e.currentTarget.value)} />
-              <PasswordInput label="New password" autoComplete="new-password" required minLength={MIN_PASSWORD} description={`At least ${MIN_PASSWORD} characters.`} value={next} onChange={(e) => setNext(e.currentTarget.value)} />
-              <PasswordInput label="Repeat new password" autoComplete="new-password" required value={confirm} error={mismatch ? 'Does not match' : undefined} onChange={(e) => setConfirm(e.currentTarget.value)} />
+              <PasswordInput
+                label="Current password"
+                autoComplete="current-password"
+                required
+                value={current}
+                onChange={(e) => setCurrent(e.currentTarget.value)}
+              />
+              <PasswordInput
+                label="New password"
+                autoComplete="new-password"
+                required
+                minLength={MIN_PASSWORD}
+                description={`At least ${MIN_PASSWORD} characters.`}
+                value={next}
+                onChange={(e) => setNext(e.currentTarget.value)}
+              />
+              <PasswordInput
+                label="Repeat new password"
+                autoComplete="new-password"
+                required
+                value={confirm}
+                error={mismatch ? 'Does not match' : undefined}
+                onChange={(e) => setConfirm(e.currentTarget.value)}
+              />
               <Group>
                 <Button type="submit" loading={busy}>
                   Change password

@@ -1,7 +1,23 @@
-import { ActionIcon, Badge, Button, Card, ColorSwatch, Group, Menu, Modal, SegmentedControl, SimpleGrid, Stack, Text, TextInput, Textarea, Title } from '@mantine/core';
+import {
+  ActionIcon,
+  Badge,
+  Button,
+  Card,
+  ColorSwatch,
+  Group,
+  Menu,
+  Modal,
+  SegmentedControl,
+  SimpleGrid,
+  Stack,
+  Text,
+  TextInput,
+  Textarea,
+  Title,
+} from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconArchive, IconDots, IconFolder, IconPencil, IconPlus, IconTrash } from '@tabler/icons-react';
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useCallback, useState, type FormEvent } from 'react';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { useList } from '../useList.ts';
@@ -10,15 +26,25 @@ import { darkText } from '../components/RunStatus.tsx';
 import { workspace, type Project } from '../workspace.ts';
 
 function ProjectForm({ opened, project, onClose, onSaved }: { opened: boolean; project: Project | null; onClose: () => void; onSaved: () => void }) {
-  const [name, setName] = useState('');
-  const [description, setDescription] = useState('');
-  const { busy, error, setError, run } = useSubmit();
-  useEffect(() => {
-    if (!opened) return;
-    setName(project?.name ?? '');
-    setDescription(project?.description ?? '');
-    setError(null);
-  }, [opened, project]);
+  return (
+    <Modal
+      opened={opened}
+      onClose={onClose}
+      title={<Text fw={650}>{project ? 'Edit project' : 'New project'}</Text>}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      radius="lg"
+      centered
+    >
+      {/* Mounted per opening (a closed modal renders no content), so the fields start from the project each time. */}
+      <ProjectFields project={project} onClose={onClose} onSaved={onSaved} />
+    </Modal>
+  );
+}
+
+function ProjectFields({ project, onClose, onSaved }: { project: Project | null; onClose: () => void; onSaved: () => void }) {
+  const [name, setName] = useState(project?.name ?? '');
+  const [description, setDescription] = useState(project?.description ?? '');
+  const { busy, error, run } = useSubmit();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     await run(async () => {
@@ -30,27 +56,25 @@ function ProjectForm({ opened, project, onClose, onSaved }: { opened: boolean; p
     });
   };
   return (
-    <Modal opened={opened} onClose={onClose} title={<Text fw={650}>{project ? 'Edit project' : 'New project'}</Text>} closeButtonProps={{ 'aria-label': 'Close' }} radius="lg" centered>
-      <form onSubmit={(e) => void submit(e)}>
-        <Stack gap="sm">
-          <TextInput label="Name" required data-autofocus value={name} onChange={(e) => setName(e.currentTarget.value)} maxLength={200} />
-          <Textarea label="Description" autosize minRows={2} maxRows={8} value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
-          {error && (
-            <Text c="red.8" size="sm" role="alert">
-              {error}
-            </Text>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy}>
-              {project ? 'Save project' : 'Create project'}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <form onSubmit={(e) => void submit(e)}>
+      <Stack gap="sm">
+        <TextInput label="Name" required data-autofocus value={name} onChange={(e) => setName(e.currentTarget.value)} maxLength={200} />
+        <Textarea label="Description" autosize minRows={2} maxRows={8} value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
+        {error && (
+          <Text c="red.8" size="sm" role="alert">
+            {error}
+          </Text>
+        )}
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit" loading={busy}>
+            {project ? 'Save project' : 'Create project'}
+          </Button>
+        </Group>
+      </Stack>
+    </form>
   );
 }
 
@@ -87,10 +111,24 @@ export function ProjectsPage() {
           </Button>
         }
       />
-      <SegmentedControl mb="md" aria-label="Show" size="xs" value={status} onChange={(v) => setStatus(v as 'active' | 'archived')} data={[{ value: 'active', label: 'Active' }, { value: 'archived', label: 'Archived' }]} />
+      <SegmentedControl
+        mb="md"
+        aria-label="Show"
+        size="xs"
+        value={status}
+        onChange={(v) => setStatus(v)}
+        data={[
+          { value: 'active', label: 'Active' },
+          { value: 'archived', label: 'Archived' },
+        ]}
+      />
       {error && <ErrorState title="Projects could not be loaded" message={error} onRetry={() => void reload()} />}
       {items && items.length === 0 && (
-        <EmptyState icon={<IconFolder size={24} />} title={status === 'active' ? 'No projects yet' : 'No archived projects'} action={status === 'active' ? <Button onClick={() => open(null)}>New project</Button> : undefined}>
+        <EmptyState
+          icon={<IconFolder size={24} />}
+          title={status === 'active' ? 'No projects yet' : 'No archived projects'}
+          action={status === 'active' ? <Button onClick={() => open(null)}>New project</Button> : undefined}
+        >
           {status === 'active' ? 'A project keeps related tasks and notes together.' : 'Archived projects appear here.'}
         </EmptyState>
       )}
@@ -156,7 +194,8 @@ export function ProjectsPage() {
           await reload();
         }}
       >
-        “{deleting?.name}” and all of its tasks are deleted; its notes and calendar entries stay, without a project. Archive it instead to keep everything. This cannot be undone.
+        “{deleting?.name}” and all of its tasks are deleted; its notes and calendar entries stay, without a project. Archive it instead to keep everything. This
+        cannot be undone.
       </ConfirmDialog>
     </>
   );

@@ -28,7 +28,15 @@ function Json({ label, value }: { label: string; value: unknown }) {
 function StepCard({ step, index, warnings }: { step: RunStep; index: number; warnings: string[] }) {
   const skipped = step.status === 'skipped';
   return (
-    <Card withBorder radius="md" padding="md" component="li" aria-label={`Step ${index + 1}: ${step.nodeId}`} data-node-id={step.nodeId} bg={skipped ? 'gray.0' : undefined}>
+    <Card
+      withBorder
+      radius="md"
+      padding="md"
+      component="li"
+      aria-label={`Step ${index + 1}: ${step.nodeId}`}
+      data-node-id={step.nodeId}
+      bg={skipped ? 'gray.0' : undefined}
+    >
       <Group justify="space-between" wrap="wrap" gap="xs" mb={skipped ? 0 : 'sm'}>
         <Group gap="xs" wrap="nowrap" style={{ minWidth: 0 }}>
           <Text size="sm" c="dimmed" aria-hidden>
@@ -49,7 +57,15 @@ function StepCard({ step, index, warnings }: { step: RunStep; index: number; war
         </Group>
       </Group>
       {warnings.length > 0 && (
-        <Alert color="yellow" variant="light" styles={{ title: { color: textOn('yellow') } }} icon={<IconAlertTriangle size={16} />} mb="sm" p="xs" title="Warnings">
+        <Alert
+          color="yellow"
+          variant="light"
+          styles={{ title: { color: textOn('yellow') } }}
+          icon={<IconAlertTriangle size={16} />}
+          mb="sm"
+          p="xs"
+          title="Warnings"
+        >
           <List size="sm">
             {warnings.map((w) => (
               <List.Item key={w}>{w}</List.Item>
@@ -94,7 +110,13 @@ function TraceId({ traceId }: { traceId: string | null | undefined }) {
   return (
     <Group gap={4} wrap="nowrap" align="center">
       {link ? (
-        <Anchor href={link} target="_blank" rel="noopener noreferrer" data-testid="trace-link" style={{ display: 'inline-flex', alignItems: 'center', gap: 4, minWidth: 0 }}>
+        <Anchor
+          href={link}
+          target="_blank"
+          rel="noopener noreferrer"
+          data-testid="trace-link"
+          style={{ display: 'inline-flex', alignItems: 'center', gap: 4, minWidth: 0 }}
+        >
           {id}
           <IconExternalLink size={14} aria-hidden style={{ flexShrink: 0 }} />
           <span className="fd-sr-only">(opens the trace in a new tab)</span>
@@ -105,7 +127,13 @@ function TraceId({ traceId }: { traceId: string | null | undefined }) {
       <CopyButton value={traceId}>
         {({ copied, copy }) => (
           <Tooltip label={copied ? 'Copied' : 'Copy the trace id'} withArrow>
-            <ActionIcon variant="subtle" color={copied ? 'teal' : 'gray'} size="sm" aria-label={copied ? 'Trace id copied' : 'Copy the trace id'} onClick={copy}>
+            <ActionIcon
+              variant="subtle"
+              color={copied ? 'teal' : 'gray'}
+              size="sm"
+              aria-label={copied ? 'Trace id copied' : 'Copy the trace id'}
+              onClick={copy}
+            >
               {copied ? <IconCheck size={14} /> : <IconCopy size={14} />}
             </ActionIcon>
           </Tooltip>
@@ -117,34 +145,39 @@ function TraceId({ traceId }: { traceId: string | null | undefined }) {
 
 /** One run: its trigger payload, each node's input, output, error and duration in order, warnings; run again. */
 export function RunPage({ runId }: { runId: string }) {
-  const [run, setRun] = useState<WorkflowRun | null>(null);
+  const [loaded, setRun] = useState<WorkflowRun | null>(null);
+  // Another run opened (run again): its page waits for it rather than showing the previous one.
+  const run = loaded?.id === runId ? loaded : null;
   const [workflow, setWorkflow] = useState<WorkflowItem | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
-  const load = useCallback(async () => {
-    try {
-      setRun(await workspace.getRun(runId));
-      setError(null);
-    } catch (err) {
-      setError((err as Error).message);
-    }
-  }, [runId]);
+  const load = useCallback(
+    () =>
+      workspace.getRun(runId).then(
+        (r) => {
+          setRun(r);
+          setError(null);
+        },
+        (err: unknown) => setError((err as Error).message),
+      ),
+    [runId],
+  );
   useEffect(() => {
-    setRun(null);
     void load();
   }, [load]);
+  const workflowId = run?.workflowId;
   useEffect(() => {
-    if (!run) return;
-    workspace.getWorkflow(run.workflowId).then(setWorkflow, () => setWorkflow(null));
-  }, [run?.workflowId]); // eslint-disable-line react-hooks/exhaustive-deps
+    if (!workflowId) return;
+    workspace.getWorkflow(workflowId).then(setWorkflow, () => setWorkflow(null));
+  }, [workflowId]);
 
   // An unfinished run updates in place as the engine records it.
   const unfinished = run?.status === 'queued' || run?.status === 'running';
   useEffect(() => {
-    if (!run || !unfinished) return;
-    return subscribeRuns(() => void load(), run.workflowId);
-  }, [run?.workflowId, unfinished, load]); // eslint-disable-line react-hooks/exhaustive-deps
+    if (!workflowId || !unfinished) return;
+    return subscribeRuns(() => void load(), workflowId);
+  }, [workflowId, unfinished, load]);
 
   const runAgain = async () => {
     if (!run) return;
@@ -177,7 +210,8 @@ export function RunPage({ runId }: { runId: string }) {
           </>
         }
         action={
-          <Button leftSection={<IconPlayerPlay size={16} />} onClick={() => void runAgain()} loading={busy} disabled={workflow?.active === false} title={workflow?.active === false ? 'Activate the workflow to run it again' : undefined}>
+          // A manual run runs whether the workflow is active or not (docs/triggers.md), so this is never disabled.
+          <Button leftSection={<IconPlayerPlay size={16} />} onClick={() => void runAgain()} loading={busy}>
             Run again with this payload
           </Button>
         }

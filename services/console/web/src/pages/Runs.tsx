@@ -4,14 +4,16 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { RunStatusBadge, duration, runStatusLabel } from '../components/RunStatus.tsx';
 import { ago, exact } from '../format.ts';
+import { api } from '../api.ts';
 import { Link } from '../router.tsx';
+import { triggerLabel } from '../workflows/triggers.ts';
 import { RUN_STATUSES, subscribeRuns, workspace, type RunStatus, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
 
 /** Runs per page of the list (and per "Show older runs"). */
 const PAGE = 50;
 
-/** What started a run, in words. */
-export const triggerOf = (run: WorkflowRun) => (run.rerunOf ? 'Run again' : run.eventId.startsWith('rerun_') ? 'Manual' : 'Webhook');
+/** What started a run, in words: "Schedule", "Manual by ada@example.com", "Run again". */
+export const triggerOf = (run: WorkflowRun) => triggerLabel(run, api.currentUser);
 
 /**
  * The runs of one workflow (`/workflows/:id/runs`) or of all (`/runs`): newest first, filtered by
@@ -28,33 +30,40 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
   const [count, setCount] = useState(PAGE);
   const [more, setMore] = useState(false);
   const [loadingOlder, setLoadingOlder] = useState(false);
-  const countRef = useRef(count);
-  countRef.current = count;
   const [workflows, setWorkflows] = useState<Map<string, WorkflowItem>>(new Map());
   const [error, setError] = useState<string | null>(null);
-  const statusRef = useRef(status);
-  statusRef.current = status;
+  /** The list asked for; an answer to an older query (another status, fewer runs) is dropped. */
+  const query = useMemo(() => ({ status, count }), [status, count]);
+  const latest = useRef(query);
+  useEffect(() => {
+    latest.current = query;
+  }, [query]);
 
-  const load = useCallback(async () => {
-    try {
-      const want = statusRef.current;
-      const wantCount = countRef.current;
-      const page = await workspace.listRunsUpTo({ workflowId, status: want === 'all' ? undefined : want, count: wantCount });
-      if (statusRef.current === want && countRef.current === wantCount) {
-        setRuns(page.items);
-        setMore(page.more);
-      }
-      setError(null);
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setLoadingOlder(false);
-    }
-  }, [workflowId]);
-
+  const load = useCallback(
+    () =>
+      workspace
+        .listRunsUpTo({ workflowId, status: query.status === 'all' ? undefined : query.status, count: query.count })
+        .then(
+          (page) => {
+            if (latest.current === query) {
+              setRuns(page.items);
+              setMore(page.more);
+            }
+            setError(null);
+          },
+          (err: unknown) => setError((err as Error).message),
+        )
+        .finally(() => setLoadingOlder(false)),
+    [workflowId, query],
+  );
   useEffect(() => {
     void load();
-  }, [load, status, count]);
+  }, [load]);
+  // The stream's reloads use the current query without reconnecting when it changes.
+  const loadLatest = useRef(load);
+  useEffect(() => {
+    loadLatest.current = load;
+  }, [load]);
   // Another status starts from the newest page again.
   const chooseStatus = (s: RunStatus | 'all') => {
     setCount(PAGE);
@@ -73,13 +82,13 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const off = subscribeRuns(() => {
       clearTimeout(timer);
-      timer = setTimeout(() => void load(), 150);
+      timer = setTimeout(() => void loadLatest.current(), 150);
     }, workflowId);
     return () => {
       clearTimeout(timer);
       off();
     };
-  }, [load, workflowId]);
+  }, [workflowId]);
 
   const workflow = workflowId ? workflows.get(workflowId) : undefined;
   const title = workflowId ? `Runs · ${workflow?.name ?? 'Workflow'}` : 'Runs';
@@ -89,7 +98,11 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
     <>
       <PageHeader
         title={title}
-        description={workflowId ? 'Every run of this workflow, newest first. New runs appear as they happen.' : 'Every run of your workflows, newest first. New runs appear as they happen.'}
+        description={
+          workflowId
+            ? 'Every run of this workflow, newest first. New runs appear as they happen.'
+            : 'Every run of your workflows, newest first. New runs appear as they happen.'
+        }
         action={
           workflowId ? (
             <Anchor component={Link} to="/runs" size="sm">
@@ -99,15 +112,24 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
         }
       />
       <Group mb="md" justify="space-between" wrap="wrap" gap="sm">
-        <SegmentedControl aria-label="Filter by status" value={status} onChange={(v) => chooseStatus(v as RunStatus | 'all')} data={filterData} size="xs" style={{ maxWidth: '100%', overflowX: 'auto' }} />
+        <SegmentedControl
+          aria-label="Filter by status"
+          value={status}
+          onChange={(v) => chooseStatus(v as RunStatus | 'all')}
+          data={filterData}
+          size="xs"
+          style={{ maxWidth: '100%', overflowX: 'auto' }}
+        />
         <Text size="xs" c="dimmed" aria-live="polite">
           <span className="fd-live-dot" aria-hidden /> Live
         </Text>
       </Group>
       {error && <ErrorState title="Runs could not be loaded" message={error} onRetry={() => void load()} />}
       {runs && runs.length === 0 && (
-        <EmptyState icon={<IconPlayerPlay size={24} />} title={status === 'all' ? 'No runs yet' : `No ${runStatusLabel(status as RunStatus).toLowerCase()} runs`}>
-          {status === 'all' ? 'Runs appear here the moment a webhook triggers an active workflow.' : 'Choose another status to see more runs.'}
+        <EmptyState icon={<IconPlayerPlay size={24} />} title={status === 'all' ? 'No runs yet' : `No ${runStatusLabel(status).toLowerCase()} runs`}>
+          {status === 'all'
+            ? 'Runs appear here the moment a trigger starts an active workflow, or someone runs one with Run now.'
+            : 'Choose another status to see more runs.'}
         </EmptyState>
       )}
       {runs && runs.length > 0 && (
@@ -126,7 +148,12 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
               {runs.map((run) => (
                 <Table.Tr key={run.id} data-run-id={run.id}>
                   <Table.Td>
-                    <Anchor component={Link} to={`/runs/${run.id}`} aria-label={`Run of ${ago(run.startedAt ?? run.createdAt)}: ${runStatusLabel(run.status)}`} underline="never">
+                    <Anchor
+                      component={Link}
+                      to={`/runs/${run.id}`}
+                      aria-label={`Run of ${ago(run.startedAt ?? run.createdAt)}: ${runStatusLabel(run.status)}`}
+                      underline="never"
+                    >
                       <RunStatusBadge status={run.status} />
                     </Anchor>
                   </Table.Td>
@@ -175,7 +202,7 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
           ) : (
             <Text size="xs" c="dimmed">
               {runs.length === 1 ? 'The only run' : `All ${runs.length} runs`}
-              {status === 'all' ? '' : ` with status ${runStatusLabel(status as RunStatus).toLowerCase()}`}
+              {status === 'all' ? '' : ` with status ${runStatusLabel(status).toLowerCase()}`}
             </Text>
           )}
         </Group>

@@ -19,7 +19,10 @@ export function SetupPage({ onDone }: { onDone: (s: SessionInfo) => void }) {
   };
 
   return (
-    <AuthCard title="Create the owner account" subtitle="Welcome to Flowdesk. This first account owns this installation: it can invite people and manage sign-up.">
+    <AuthCard
+      title="Create the owner account"
+      subtitle="Welcome to Flowdesk. This first account owns this installation: it can invite people and manage sign-up."
+    >
       <form onSubmit={submit} noValidate={false}>
         <Stack>
           {error && (

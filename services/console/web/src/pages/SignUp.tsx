@@ -47,7 +47,15 @@ export function SignUpPage({ signup, onDone }: { signup: SetupState['signup']; o
           )}
           <TextInput label="Name" autoComplete="name" required value={name} onChange={(e) => setName(e.currentTarget.value)} autoFocus />
           <TextInput label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
-          <PasswordInput label="Password" autoComplete="new-password" required minLength={MIN_PASSWORD} description={`At least ${MIN_PASSWORD} characters.`} value={password} onChange={(e) => setPassword(e.currentTarget.value)} />
+          <PasswordInput
+            label="Password"
+            autoComplete="new-password"
+            required
+            minLength={MIN_PASSWORD}
+            description={`At least ${MIN_PASSWORD} characters.`}
+            value={password}
+            onChange={(e) => setPassword(e.currentTarget.value)}
+          />
           <Button type="submit" loading={busy} fullWidth mt="xs">
             Create account
           </Button>

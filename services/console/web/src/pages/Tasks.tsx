@@ -1,7 +1,24 @@
-import { ActionIcon, Badge, Button, Card, Checkbox, Group, Menu, Modal, NativeSelect, SegmentedControl, Stack, Table, Text, TextInput, Textarea, Title } from '@mantine/core';
+import {
+  ActionIcon,
+  Badge,
+  Button,
+  Card,
+  Checkbox,
+  Group,
+  Menu,
+  Modal,
+  NativeSelect,
+  SegmentedControl,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Textarea,
+  Title,
+} from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconChecklist, IconDots, IconPencil, IconPlus, IconTrash } from '@tabler/icons-react';
-import { useCallback, useEffect, useMemo, useState, type FormEvent } from 'react';
+import { useCallback, useMemo, useState, type FormEvent } from 'react';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { useList } from '../useList.ts';
@@ -51,19 +68,53 @@ export function useProjects() {
 type Draft = { title: string; notes: string; dueDate: string; projectId: string; status: TaskStatus; priority: TaskPriority };
 const emptyDraft = (): Draft => ({ title: '', notes: '', dueDate: '', projectId: '', status: 'todo', priority: 'none' });
 
-function TaskForm({ opened, task, projects, onClose, onSaved }: { opened: boolean; task: Task | null; projects: Project[]; onClose: () => void; onSaved: () => void }) {
-  const [draft, setDraft] = useState<Draft>(emptyDraft());
-  const { busy, error, setError, run } = useSubmit();
-  useEffect(() => {
-    if (!opened) return;
-    setError(null);
-    setDraft(task ? { title: task.title, notes: task.notes, dueDate: task.dueDate ?? '', projectId: task.projectId ?? '', status: task.status, priority: task.priority } : emptyDraft());
-  }, [opened, task]);
+function TaskForm({
+  opened,
+  task,
+  projects,
+  onClose,
+  onSaved,
+}: {
+  opened: boolean;
+  task: Task | null;
+  projects: Project[];
+  onClose: () => void;
+  onSaved: () => void;
+}) {
+  return (
+    <Modal
+      opened={opened}
+      onClose={onClose}
+      title={<Text fw={650}>{task ? 'Edit task' : 'New task'}</Text>}
+      closeButtonProps={{ 'aria-label': 'Close' }}
+      radius="lg"
+      centered
+    >
+      {/* Mounted per opening (a closed modal renders no content), so the fields start from the task each time. */}
+      <TaskFields task={task} projects={projects} onClose={onClose} onSaved={onSaved} />
+    </Modal>
+  );
+}
+
+function TaskFields({ task, projects, onClose, onSaved }: { task: Task | null; projects: Project[]; onClose: () => void; onSaved: () => void }) {
+  const [draft, setDraft] = useState<Draft>(() =>
+    task
+      ? { title: task.title, notes: task.notes, dueDate: task.dueDate ?? '', projectId: task.projectId ?? '', status: task.status, priority: task.priority }
+      : emptyDraft(),
+  );
+  const { busy, error, run } = useSubmit();
   const set = (k: keyof Draft) => (v: string) => setDraft((d) => ({ ...d, [k]: v }));
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     await run(async () => {
-      const body = { title: draft.title.trim(), notes: draft.notes, dueDate: draft.dueDate || null, projectId: draft.projectId || null, status: draft.status, priority: draft.priority };
+      const body = {
+        title: draft.title.trim(),
+        notes: draft.notes,
+        dueDate: draft.dueDate || null,
+        projectId: draft.projectId || null,
+        status: draft.status,
+        priority: draft.priority,
+      };
       if (task) await workspace.updateTask(task.id, body);
       else await workspace.createTask(body);
       notifications.show({ message: task ? 'Task saved.' : 'Task created.' });
@@ -72,35 +123,38 @@ function TaskForm({ opened, task, projects, onClose, onSaved }: { opened: boolea
     });
   };
   return (
-    <Modal opened={opened} onClose={onClose} title={<Text fw={650}>{task ? 'Edit task' : 'New task'}</Text>} closeButtonProps={{ 'aria-label': 'Close' }} radius="lg" centered>
-      <form onSubmit={(e) => void submit(e)}>
-        <Stack gap="sm">
-          <TextInput label="Title" required data-autofocus value={draft.title} onChange={(e) => set('title')(e.currentTarget.value)} maxLength={500} />
-          <Group grow align="flex-start">
-            <NativeSelect label="Status" value={draft.status} onChange={(e) => set('status')(e.currentTarget.value)} data={TASK_STATUSES} />
-            <NativeSelect label="Priority" value={draft.priority} onChange={(e) => set('priority')(e.currentTarget.value)} data={PRIORITIES} />
-          </Group>
-          <Group grow align="flex-start">
-            <TextInput label="Due date" type="date" value={draft.dueDate} onChange={(e) => set('dueDate')(e.currentTarget.value)} />
-            <NativeSelect label="Project" value={draft.projectId} onChange={(e) => set('projectId')(e.currentTarget.value)} data={[{ value: '', label: 'No project' }, ...projects.map((p) => ({ value: p.id, label: p.name }))]} />
-          </Group>
-          <Textarea label="Notes" autosize minRows={3} maxRows={10} value={draft.notes} onChange={(e) => set('notes')(e.currentTarget.value)} />
-          {error && (
-            <Text c="red.8" size="sm" role="alert">
-              {error}
-            </Text>
-          )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy}>
-              {task ? 'Save task' : 'Create task'}
-            </Button>
-          </Group>
-        </Stack>
-      </form>
-    </Modal>
+    <form onSubmit={(e) => void submit(e)}>
+      <Stack gap="sm">
+        <TextInput label="Title" required data-autofocus value={draft.title} onChange={(e) => set('title')(e.currentTarget.value)} maxLength={500} />
+        <Group grow align="flex-start">
+          <NativeSelect label="Status" value={draft.status} onChange={(e) => set('status')(e.currentTarget.value)} data={TASK_STATUSES} />
+          <NativeSelect label="Priority" value={draft.priority} onChange={(e) => set('priority')(e.currentTarget.value)} data={PRIORITIES} />
+        </Group>
+        <Group grow align="flex-start">
+          <TextInput label="Due date" type="date" value={draft.dueDate} onChange={(e) => set('dueDate')(e.currentTarget.value)} />
+          <NativeSelect
+            label="Project"
+            value={draft.projectId}
+            onChange={(e) => set('projectId')(e.currentTarget.value)}
+            data={[{ value: '', label: 'No project' }, ...projects.map((p) => ({ value: p.id, label: p.name }))]}
+          />
+        </Group>
+        <Textarea label="Notes" autosize minRows={3} maxRows={10} value={draft.notes} onChange={(e) => set('notes')(e.currentTarget.value)} />
+        {error && (
+          <Text c="red.8" size="sm" role="alert">
+            {error}
+          </Text>
+        )}
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit" loading={busy}>
+            {task ? 'Save task' : 'Create task'}
+          </Button>
+        </Group>
+      </Stack>
+    </form>
   );
 }
 
@@ -184,7 +238,16 @@ export function TasksPage() {
         }
       />
       <Group mb="md" gap="sm" wrap="wrap" align="flex-end">
-        <SegmentedControl aria-label="Layout" value={layout} onChange={(v) => setLayout(v as 'list' | 'board')} data={[{ value: 'list', label: 'List' }, { value: 'board', label: 'Board' }]} size="xs" />
+        <SegmentedControl
+          aria-label="Layout"
+          value={layout}
+          onChange={(v) => setLayout(v)}
+          data={[
+            { value: 'list', label: 'List' },
+            { value: 'board', label: 'Board' },
+          ]}
+          size="xs"
+        />
         {layout === 'list' && (
           <NativeSelect
             aria-label="Status"
@@ -194,7 +257,13 @@ export function TasksPage() {
             data={[{ value: 'open', label: 'Open' }, { value: 'all', label: 'All statuses' }, ...TASK_STATUSES]}
           />
         )}
-        <NativeSelect aria-label="Project" size="xs" value={projectId} onChange={(e) => setProjectId(e.currentTarget.value)} data={[{ value: '', label: 'All projects' }, ...projects.map((p) => ({ value: p.id, label: p.name }))]} />
+        <NativeSelect
+          aria-label="Project"
+          size="xs"
+          value={projectId}
+          onChange={(e) => setProjectId(e.currentTarget.value)}
+          data={[{ value: '', label: 'All projects' }, ...projects.map((p) => ({ value: p.id, label: p.name }))]}
+        />
         <TextInput aria-label="Search tasks" placeholder="Search" size="xs" value={q} onChange={(e) => setQ(e.currentTarget.value)} />
       </Group>
       {error && <ErrorState title="Tasks could not be loaded" message={error} onRetry={() => void reload()} />}
@@ -237,7 +306,7 @@ export function TasksPage() {
                   </Table.Td>
                   <Table.Td>
                     <Text size="sm" c="dimmed">
-                      {task.projectId ? projectName.get(task.projectId) ?? '—' : '—'}
+                      {task.projectId ? (projectName.get(task.projectId) ?? '—') : '—'}
                     </Text>
                   </Table.Td>
                   <Table.Td>{actions(task)}</Table.Td>

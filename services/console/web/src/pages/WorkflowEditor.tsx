@@ -12,14 +12,31 @@ import {
   type Connection,
   type Edge,
 } from '@xyflow/react';
-import { ActionIcon, Alert, Anchor, Badge, Button, Center, Divider, Group, Loader, Menu, ScrollArea, Stack, Switch, Text, TextInput, Tooltip } from '@mantine/core';
+import {
+  ActionIcon,
+  Alert,
+  Anchor,
+  Badge,
+  Button,
+  Center,
+  Divider,
+  Group,
+  Loader,
+  Menu,
+  ScrollArea,
+  Stack,
+  Switch,
+  Text,
+  TextInput,
+  Tooltip,
+} from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconArrowBackUp, IconArrowForwardUp, IconChevronDown, IconDeviceFloppy, IconPlus, IconTrash } from '@tabler/icons-react';
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { IconArrowBackUp, IconArrowForwardUp, IconChevronDown, IconDeviceFloppy, IconPlayerPlay, IconPlus, IconTrash } from '@tabler/icons-react';
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { api, ApiError, type Project, type Workflow, type WorkflowRun } from '../api.ts';
 import { ErrorState } from '../components/States.tsx';
-import { Link, setNavigationBlocker } from '../router.tsx';
-import { KIND_ICON, nodeTypes, type AnyNode } from '../workflows/canvas-nodes.tsx';
+import { Link, navigate, setNavigationBlocker } from '../router.tsx';
+import { KIND_ICON, nodeTypes, TRIGGER_ICON, type AnyNode } from '../workflows/canvas-nodes.tsx';
 import { FieldsProvider, insertIntoTarget, type InsertTarget } from '../workflows/fields.tsx';
 import {
   edgeId,
@@ -31,13 +48,13 @@ import {
   toCanvas,
   TRIGGER_ID,
   upstreamOf,
-  type CanvasEdge,
-  type CanvasNode,
   type StepData,
   type StepKind,
 } from '../workflows/graph.ts';
 import { StepForm } from '../workflows/StepForm.tsx';
-import { TriggerPanel } from '../workflows/TriggerPanel.tsx';
+import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
+import { defaultTriggerConfig, TriggerPanel, type TriggerDraft } from '../workflows/TriggerPanel.tsx';
+import { checkSchedule, TRIGGER_LABEL, triggerSample, type TriggerType } from '../workflows/triggers.ts';
 import { VariablePicker, type PickerSource } from '../workflows/VariablePicker.tsx';
 
 /** How often the open editor asks for a new sample payload and the last run (only while the tab is visible). */
@@ -52,14 +69,18 @@ interface Snapshot {
 export function WorkflowEditorPage({ id }: { id: string }) {
   const [workflow, setWorkflow] = useState<Workflow | null>(null);
   const [failed, setFailed] = useState<string | null>(null);
-  const load = useCallback(async () => {
-    try {
-      setWorkflow(await api.getWorkflow(id));
-      setFailed(null);
-    } catch (err) {
-      setFailed(err instanceof ApiError && err.status === 404 ? 'This workflow does not exist, or it is not yours.' : (err as Error).message);
-    }
-  }, [id]);
+  const load = useCallback(
+    () =>
+      api.getWorkflow(id).then(
+        (w) => {
+          setWorkflow(w);
+          setFailed(null);
+        },
+        (err: unknown) =>
+          setFailed(err instanceof ApiError && err.status === 404 ? 'This workflow does not exist, or it is not yours.' : (err as Error).message),
+      ),
+    [id],
+  );
   useEffect(() => {
     void load();
   }, [load]);
@@ -93,7 +114,7 @@ function Editor({ initial }: { initial: Workflow }) {
   const [nodes, setNodes, onNodesChange] = useNodesState<AnyNode>(
     start.nodes.map((n) => ({ ...n, ...(n.id === TRIGGER_ID ? { deletable: false } : {}) }) as AnyNode),
   );
-  const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>(start.edges as Edge[]);
+  const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>(start.edges);
   const [name, setName] = useState(initial.name);
   const [executionOrder, setExecutionOrder] = useState(initial.executionOrder);
   const [dirty, setDirty] = useState(false);
@@ -105,7 +126,13 @@ function Editor({ initial }: { initial: Workflow }) {
   const [projects, setProjects] = useState<Project[] | null>(null);
   const [credentials, setCredentials] = useState<string[] | null>(null);
   const [targetLabel, setTargetLabel] = useState<string | null>(null);
+  /** Schedule, note or entity settings being edited (saved with the workflow). */
+  const [triggerDraft, setTriggerDraft] = useState<TriggerDraft | null>(null);
+  const [runNowOpen, setRunNowOpen] = useState(false);
   const target = useRef<InsertTarget | null>(null);
+  const setTarget = useCallback((t: InsertTarget) => {
+    target.current = t;
+  }, []);
   /** The node panel: at phone width it sits below the canvas, and choosing a node scrolls to it. */
   const panel = useRef<HTMLElement | null>(null);
   const revealPanel = () => {
@@ -121,10 +148,13 @@ function Editor({ initial }: { initial: Workflow }) {
   // ---- history (undo/redo): a snapshot of the canvas before each change ----
   const past = useRef<Snapshot[]>([]);
   const future = useRef<Snapshot[]>([]);
-  const [, setHistoryTick] = useState(0);
+  /** How many steps Undo and Redo have (the stacks are refs: they change with no render of their own). */
+  const [historySize, setHistorySize] = useState({ past: 0, future: 0 });
   const lastEdit = useRef<{ key: string; at: number } | null>(null);
   const current = useRef<Snapshot>({ nodes, edges });
-  current.current = { nodes, edges };
+  useLayoutEffect(() => {
+    current.current = { nodes, edges };
+  }, [nodes, edges]);
   /** Records the canvas before a change; typing in one field within a second is one step. */
   const remember = useCallback((key?: string) => {
     const now = Date.now();
@@ -134,7 +164,7 @@ function Editor({ initial }: { initial: Workflow }) {
       past.current = [...past.current.slice(-HISTORY_LIMIT + 1), current.current];
       future.current = [];
       lastEdit.current = key ? { key, at: now } : null;
-      setHistoryTick((t) => t + 1);
+      setHistorySize({ past: past.current.length, future: future.current.length });
     }
     setDirty(true);
   }, []);
@@ -148,7 +178,7 @@ function Editor({ initial }: { initial: Workflow }) {
       setNodes(snap.nodes);
       setEdges(snap.edges);
       setDirty(true);
-      setHistoryTick((t) => t + 1);
+      setHistorySize({ past: past.current.length, future: future.current.length });
     },
     [setNodes, setEdges],
   );
@@ -157,7 +187,9 @@ function Editor({ initial }: { initial: Workflow }) {
 
   // ---- unsaved-changes guard ----
   const dirtyRef = useRef(dirty);
-  dirtyRef.current = dirty;
+  useLayoutEffect(() => {
+    dirtyRef.current = dirty;
+  }, [dirty]);
   useEffect(() => {
     setNavigationBlocker(() => !dirtyRef.current || window.confirm('Leave without saving? Your changes to this workflow will be lost.'));
     const onUnload = (e: BeforeUnloadEvent) => {
@@ -219,7 +251,10 @@ function Editor({ initial }: { initial: Workflow }) {
   /** Adds a step after the selected node (connected to it, on a condition's free branch), as n8n does. */
   const addStep = (kind: StepKind) => {
     remember();
-    const id = nextId(kind, nodes.map((n) => n.id));
+    const id = nextId(
+      kind,
+      nodes.map((n) => n.id),
+    );
     const from = selected;
     const outgoing = edges.filter((e) => e.source === from.id);
     const position = { x: from.position.x + 280, y: from.position.y + outgoing.length * 140 };
@@ -251,28 +286,13 @@ function Editor({ initial }: { initial: Workflow }) {
     [remember, setEdges],
   );
 
-  // ---- keyboard: undo/redo outside text fields (fields keep their own undo) ----
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      const t = e.target as HTMLElement | null;
-      if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
-      if (!(e.ctrlKey || e.metaKey)) return;
-      const k = e.key.toLowerCase();
-      if (k === 'z' && !e.shiftKey) (e.preventDefault(), undo());
-      else if ((k === 'z' && e.shiftKey) || k === 'y') (e.preventDefault(), redo());
-      else if (k === 's') (e.preventDefault(), void save());
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  });
-
   // ---- save ----
-  const markErrors = (errors: Record<string, string>) =>
-    setNodes((ns) => ns.map((n) => ({ ...n, data: { ...n.data, error: errors[n.id] } }) as AnyNode));
+  const markErrors = (errors: Record<string, string>) => setNodes((ns) => ns.map((n) => ({ ...n, data: { ...n.data, error: errors[n.id] } }) as AnyNode));
 
   const save = async (): Promise<boolean> => {
-    const { graph, problems } = toApiGraph(nodes as CanvasNode[], edges as CanvasEdge[]);
+    const { graph, problems } = toApiGraph(nodes, edges);
     setSaveError(null);
+    if (triggerDraft?.problem) problems[TRIGGER_ID] = triggerDraft.problem;
     if (Object.keys(problems).length) {
       markErrors(problems);
       setSelectedId(Object.keys(problems)[0]!);
@@ -281,17 +301,25 @@ function Editor({ initial }: { initial: Workflow }) {
     }
     setSaving(true);
     try {
-      const saved = await api.updateWorkflow(workflow.id, { name: name.trim() || workflow.name, graph, executionOrder });
+      const saved = await api.updateWorkflow(workflow.id, {
+        name: name.trim() || workflow.name,
+        graph,
+        executionOrder,
+        ...(triggerDraft ? { triggerConfig: triggerDraft.config } : {}),
+      });
+      metaVersion.current++;
       setWorkflow(saved);
+      setTriggerDraft(null);
       markErrors({});
       setDirty(false);
       notifications.show({ color: 'green', message: 'Workflow saved.' });
       return true;
     } catch (err) {
       const message = (err as Error).message;
-      const nodeId = err instanceof ApiError && err.status === 400 ? nodeOfError(message, graph) : null;
+      // The trigger's settings (body.triggerConfig.cron: …) are the trigger node's.
+      const nodeId = err instanceof ApiError && err.status === 400 ? (/triggerConfig/.test(message) ? TRIGGER_ID : nodeOfError(message, graph)) : null;
       if (nodeId) {
-        markErrors({ [nodeId]: message.replace(/^body\.graph(\.nodes\.\d+)?\s*/, '') });
+        markErrors({ [nodeId]: message.replace(/^body\.graph(\.nodes\.\d+)?\s*/, '').replace(/^body\./, '') });
         setSelectedId(nodeId);
         setSaveError(`Not saved: a step has a problem (${nodeId}).`);
       } else setSaveError(`Not saved: ${message}`);
@@ -308,42 +336,94 @@ function Editor({ initial }: { initial: Workflow }) {
     try {
       const saved = await api.updateWorkflow(workflow.id, { active });
       changeMeta({ active: saved.active });
-      notifications.show({ color: 'green', message: active ? 'Workflow activated: its webhook now starts runs.' : 'Workflow deactivated: its webhook answers 404.' });
+      notifications.show({ color: 'green', message: activatedText(workflow.triggerType, active) });
     } catch (err) {
       changeMeta({ active: was });
       notifications.show({ color: 'red', title: `Could not ${active ? 'activate' : 'deactivate'}`, message: (err as Error).message });
     }
   };
 
+  // ---- keyboard: undo/redo and save outside text fields (fields keep their own undo) ----
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      const t = e.target as HTMLElement | null;
+      if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
+      if (!(e.ctrlKey || e.metaKey)) return;
+      const k = e.key.toLowerCase();
+      if (k === 's') {
+        e.preventDefault();
+        void save();
+      } else if (k === 'z' && !e.shiftKey) {
+        e.preventDefault();
+        undo();
+      } else if ((k === 'z' && e.shiftKey) || k === 'y') {
+        e.preventDefault();
+        redo();
+      }
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  });
+
+  /** Another trigger type: saved at once with its default settings (a draft of the old type is dropped). */
+  const changeType = async (triggerType: TriggerType) => {
+    try {
+      const saved = await api.updateWorkflow(workflow.id, { triggerType, triggerConfig: defaultTriggerConfig(triggerType) });
+      setTriggerDraft(null);
+      changeMeta({ triggerType: saved.triggerType, triggerConfig: saved.triggerConfig, webhook: saved.webhook, active: saved.active });
+      setSecret(null);
+      notifications.show({ color: 'green', message: `The workflow now starts by its ${TRIGGER_LABEL[triggerType].toLowerCase()} trigger.` });
+    } catch (err) {
+      notifications.show({ color: 'red', title: 'Could not change the trigger', message: (err as Error).message });
+    }
+  };
+
+  // ---- the canvas shows the trigger as it is now (type, and the schedule in words) ----
+  const triggerConfig = triggerDraft?.config ?? workflow.triggerConfig;
+  const triggerSummary = useMemo(() => {
+    if (workflow.triggerType !== 'schedule' || typeof triggerConfig.cron !== 'string') return undefined;
+    const check = checkSchedule(triggerConfig.cron, typeof triggerConfig.timezone === 'string' ? triggerConfig.timezone : 'UTC', new Date(), 1);
+    return check.ok ? check.description : 'Invalid schedule';
+  }, [workflow.triggerType, triggerConfig]);
+  const shownNodes = useMemo(
+    () =>
+      nodes.map((n) =>
+        n.id === TRIGGER_ID && n.data.kind === 'trigger'
+          ? ({ ...n, data: { ...n.data, triggerType: workflow.triggerType, summary: triggerSummary } } as AnyNode)
+          : n,
+      ),
+    [nodes, workflow.triggerType, triggerSummary],
+  );
+
   // ---- the variable picker's sources ----
-  const nodeSources = useMemo((): PickerSource[] => {
-    if (selected.id === TRIGGER_ID) return [];
-    const before = new Set(upstreamOf(selected.id, edges));
-    return nodes
-      .filter((n) => before.has(n.id) && n.data.kind === 'http_request')
-      .map((n) => {
-        const step = lastRun?.steps.find((s) => s.nodeId === n.id && s.output != null);
-        return step
-          ? { root: `nodes.${n.id}`, title: `${n.data.name || KIND_LABEL.http_request} (${n.id})`, value: step.output, note: 'last run' }
-          : { root: `nodes.${n.id}`, title: `${n.data.name || KIND_LABEL.http_request} (${n.id})`, value: { status: 200, body: {} }, note: 'not run yet' };
-      });
-  }, [selected.id, nodes, edges, lastRun]);
+  const nodeSources = pickerSources(selected.id, nodes, edges, lastRun);
+  const trigger = useMemo(
+    () => (workflow.triggerType === 'webhook' ? null : triggerSample(workflow.triggerType, triggerConfig, lastRun, workflow.samplePayload)),
+    [workflow.triggerType, triggerConfig, lastRun, workflow.samplePayload],
+  );
   const scope = useMemo(
     () => ({
-      trigger: workflow.samplePayload,
+      trigger: trigger ? trigger.value : workflow.samplePayload,
       nodes: Object.fromEntries((lastRun?.steps ?? []).filter((s) => s.output != null).map((s) => [s.nodeId, s.output])),
     }),
-    [workflow.samplePayload, lastRun],
+    [workflow.samplePayload, lastRun, trigger],
   );
   const pick = (text: string) => {
     if (!insertIntoTarget(target.current, text)) notifications.show({ message: 'Click into a field of the step first, then pick a variable.' });
   };
 
-  const stepTitle = selected.data.kind === 'trigger' ? 'Webhook trigger' : KIND_LABEL[selected.data.kind];
+  const stepTitle = selected.data.kind === 'trigger' ? `${TRIGGER_LABEL[workflow.triggerType]} trigger` : KIND_LABEL[selected.data.kind];
 
   return (
     <>
-      <Group px="md" py={10} gap="sm" justify="space-between" wrap="wrap" style={{ borderBottom: '1px solid var(--mantine-color-gray-3)', background: 'white' }}>
+      <Group
+        px="md"
+        py={10}
+        gap="sm"
+        justify="space-between"
+        wrap="wrap"
+        style={{ borderBottom: '1px solid var(--mantine-color-gray-3)', background: 'white' }}
+      >
         <Group gap="sm" wrap="nowrap" style={{ minWidth: 0, flex: 1 }}>
           <Anchor component={Link} to="/workflows" size="sm" c="indigo.8">
             Workflows
@@ -365,7 +445,7 @@ function Editor({ initial }: { initial: Workflow }) {
             />
           </h1>
           {dirty && (
-            <Badge variant="light" color="yellow" c="dark.8" tt="none">
+            <Badge variant="light" color="yellow" c="dark.8" tt="none" style={{ flexShrink: 0 }}>
               Unsaved changes
             </Badge>
           )}
@@ -374,20 +454,18 @@ function Editor({ initial }: { initial: Workflow }) {
           <Button component={Link} to={`/workflows/${workflow.id}/runs`} variant="subtle" size="sm">
             Runs
           </Button>
-          <Switch
-            label="Active"
-            checked={workflow.active}
-            onChange={(e) => void setActive(e.currentTarget.checked)}
-            color="green"
-          />
+          <Button variant="light" size="sm" leftSection={<IconPlayerPlay size={16} />} onClick={() => setRunNowOpen(true)}>
+            Run now
+          </Button>
+          <Switch label="Active" checked={workflow.active} onChange={(e) => void setActive(e.currentTarget.checked)} color="green" />
           <Divider orientation="vertical" />
           <Tooltip label="Undo (Ctrl+Z)">
-            <ActionIcon variant="default" size="lg" aria-label="Undo" onClick={undo} disabled={past.current.length === 0}>
+            <ActionIcon variant="default" size="lg" aria-label="Undo" onClick={undo} disabled={historySize.past === 0}>
               <IconArrowBackUp size={18} />
             </ActionIcon>
           </Tooltip>
           <Tooltip label="Redo (Ctrl+Shift+Z)">
-            <ActionIcon variant="default" size="lg" aria-label="Redo" onClick={redo} disabled={future.current.length === 0}>
+            <ActionIcon variant="default" size="lg" aria-label="Redo" onClick={redo} disabled={historySize.future === 0}>
               <IconArrowForwardUp size={18} />
             </ActionIcon>
           </Tooltip>
@@ -398,7 +476,7 @@ function Editor({ initial }: { initial: Workflow }) {
               </Button>
             </Menu.Target>
             <Menu.Dropdown>
-              <Menu.Label>After “{selected.data.name || (selected.id === TRIGGER_ID ? 'Webhook' : selected.id)}”</Menu.Label>
+              <Menu.Label>After “{selected.data.name || (selected.id === TRIGGER_ID ? TRIGGER_LABEL[workflow.triggerType] : selected.id)}”</Menu.Label>
               {(['condition', 'http_request', 'create_task'] as StepKind[]).map((k) => (
                 <Menu.Item key={k} leftSection={KIND_ICON[k]} onClick={() => addStep(k)}>
                   {KIND_LABEL[k]}
@@ -419,7 +497,7 @@ function Editor({ initial }: { initial: Workflow }) {
       <div className="fd-editor-body">
         <div className="fd-editor-canvas" role="region" aria-label="Workflow canvas">
           <ReactFlow<AnyNode, Edge>
-            nodes={nodes}
+            nodes={shownNodes}
             edges={edges}
             nodeTypes={nodeTypes}
             onNodesChange={onNodesChange}
@@ -456,7 +534,7 @@ function Editor({ initial }: { initial: Workflow }) {
           <Group px="md" py="sm" justify="space-between" wrap="nowrap" style={{ borderBottom: '1px solid var(--mantine-color-gray-2)' }}>
             <Group gap={8} wrap="nowrap">
               <span aria-hidden style={{ display: 'flex' }}>
-                {KIND_ICON[selected.data.kind]}
+                {selected.data.kind === 'trigger' ? TRIGGER_ICON[workflow.triggerType] : KIND_ICON[selected.data.kind]}
               </span>
               <div>
                 <h2 style={{ margin: 0, fontSize: 16 }}>{stepTitle}</h2>
@@ -480,7 +558,7 @@ function Editor({ initial }: { initial: Workflow }) {
                   {selected.data.error}
                 </Alert>
               )}
-              <FieldsProvider value={{ target, scope, onTarget: setTargetLabel }}>
+              <FieldsProvider value={{ setTarget, scope, onTarget: setTargetLabel }}>
                 {selected.data.kind === 'trigger' ? (
                   <TriggerPanel
                     workflow={workflow}
@@ -492,6 +570,15 @@ function Editor({ initial }: { initial: Workflow }) {
                       setExecutionOrder(o);
                       setDirty(true);
                     }}
+                    draft={triggerDraft}
+                    onDraft={(d) => {
+                      setTriggerDraft(d);
+                      setDirty(true);
+                      setNodes((ns) => ns.map((n) => (n.id === TRIGGER_ID && n.data.error ? ({ ...n, data: { ...n.data, error: undefined } } as AnyNode) : n)));
+                    }}
+                    projects={projects}
+                    onRunNow={() => setRunNowOpen(true)}
+                    onTypeChange={changeType}
                   />
                 ) : (
                   <>
@@ -506,6 +593,8 @@ function Editor({ initial }: { initial: Workflow }) {
                 )}
                 <Divider />
                 <VariablePicker
+                  triggerType={workflow.triggerType}
+                  trigger={trigger}
                   sample={workflow.samplePayload}
                   sampleAt={workflow.samplePayloadAt}
                   webhookUrl={workflow.webhook?.url ?? null}
@@ -521,6 +610,40 @@ function Editor({ initial }: { initial: Workflow }) {
           </ScrollArea>
         </aside>
       </div>
+      <RunNowDialog
+        workflow={workflow}
+        opened={runNowOpen}
+        unsaved={dirty}
+        onClose={() => setRunNowOpen(false)}
+        onStarted={(run) => {
+          notifications.show({ color: 'green', message: 'Run started.' });
+          // Unsaved changes: the router's guard asks before leaving, as for any link.
+          navigate(`/runs/${run.id}`);
+        }}
+      />
     </>
   );
+}
+
+function activatedText(type: TriggerType, active: boolean): string {
+  if (type === 'webhook') return active ? 'Workflow activated: its webhook now starts runs.' : 'Workflow deactivated: its webhook answers 404.';
+  if (type === 'manual') return active ? 'Workflow activated.' : 'Workflow deactivated.';
+  return active
+    ? `Workflow activated: its ${TRIGGER_LABEL[type].toLowerCase()} trigger now starts runs.`
+    : `Workflow deactivated: its ${TRIGGER_LABEL[type].toLowerCase()} trigger starts nothing.`;
+}
+
+/** The picker's earlier steps for the selected node: each HTTP Request before it, with its output from the last run. */
+function pickerSources(selectedId: string, nodes: AnyNode[], edges: Edge[], lastRun: WorkflowRun | null): PickerSource[] {
+  if (selectedId === TRIGGER_ID) return [];
+  const before = new Set(upstreamOf(selectedId, edges));
+  return nodes
+    .filter((n) => before.has(n.id) && n.data.kind === 'http_request')
+    .map((n) => {
+      const step = lastRun?.steps.find((s) => s.nodeId === n.id && s.output != null);
+      const title = `${n.data.name || KIND_LABEL.http_request} (${n.id})`;
+      return step
+        ? { root: `nodes.${n.id}`, title, value: step.output, note: 'last run' }
+        : { root: `nodes.${n.id}`, title, value: { status: 200, body: {} }, note: 'not run yet' };
+    });
 }

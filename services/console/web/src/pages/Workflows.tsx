@@ -1,4 +1,21 @@
-import { ActionIcon, Alert, Badge, Button, Group, Menu, Modal, Paper, Skeleton, Stack, Switch, Table, Text, TextInput, VisuallyHidden } from '@mantine/core';
+import {
+  ActionIcon,
+  Alert,
+  Badge,
+  Button,
+  Group,
+  Menu,
+  Modal,
+  Paper,
+  Radio,
+  Skeleton,
+  Stack,
+  Switch,
+  Table,
+  Text,
+  TextInput,
+  VisuallyHidden,
+} from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconCopy, IconDots, IconPlus, IconSitemap, IconTrash } from '@tabler/icons-react';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
@@ -10,6 +27,8 @@ import { Link, navigate } from '../router.tsx';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { RunStatusBadge } from '../workflows/RunStatusBadge.tsx';
+import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
+import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
 import { workspace } from '../workspace.ts';
 
 const loadWorkflows = () => api.listWorkflows();
@@ -137,11 +156,15 @@ export function WorkflowsPage() {
                     </Table.Td>
                     <Table.Td>
                       <Badge variant="light" color="gray" tt="none">
-                        {w.triggerType === 'webhook' ? 'Webhook' : w.triggerType}
+                        {TRIGGER_LABEL[w.triggerType]}
                       </Badge>
                     </Table.Td>
                     <Table.Td>
-                      <Switch checked={switching[w.id] ?? w.active} onChange={(e) => void setActive(w, e.currentTarget.checked)} aria-label={`Active: ${w.name}`} />
+                      <Switch
+                        checked={switching[w.id] ?? w.active}
+                        onChange={(e) => void setActive(w, e.currentTarget.checked)}
+                        aria-label={`Active: ${w.name}`}
+                      />
                     </Table.Td>
                     <Table.Td>
                       {s === undefined ? (
@@ -209,12 +232,14 @@ export function WorkflowsPage() {
 
 function CreateWorkflowModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const [name, setName] = useState('');
+  const [triggerType, setTriggerType] = useState<TriggerType>('webhook');
   const { busy, error, run } = useSubmit();
   const submit = (e: FormEvent) => {
     e.preventDefault();
     void run(async () => {
-      const created = await api.createWorkflow({ name: name.trim(), triggerType: 'webhook' });
+      const created = await api.createWorkflow({ name: name.trim(), triggerType, triggerConfig: defaultTriggerConfig(triggerType) });
       setName('');
+      setTriggerType('webhook');
       onClose();
       navigate(`/workflows/${created.id}`);
     });
@@ -228,10 +253,27 @@ function CreateWorkflowModal({ opened, onClose }: { opened: boolean; onClose: ()
               {error}
             </Alert>
           )}
-          <TextInput label="Name" description="What it does, e.g. “New order → task”." required maxLength={200} value={name} onChange={(e) => setName(e.currentTarget.value)} data-autofocus />
-          <Text size="sm" c="dimmed">
-            It starts with a webhook trigger: you get a URL and a secret to send requests to.
-          </Text>
+          <TextInput
+            label="Name"
+            description="What it does, e.g. “New order → task”."
+            required
+            maxLength={200}
+            value={name}
+            onChange={(e) => setName(e.currentTarget.value)}
+            data-autofocus
+          />
+          <Radio.Group label="Trigger" description="What starts it; you can change it in the editor." value={triggerType} onChange={(v) => setTriggerType(v)}>
+            <Stack gap={6} mt={6}>
+              {(Object.keys(TRIGGER_LABEL) as TriggerType[]).map((t) => (
+                <Radio
+                  key={t}
+                  value={t}
+                  label={TRIGGER_LABEL[t]}
+                  description={t === 'webhook' ? 'An HTTP request to its URL (you get a URL and a secret).' : TRIGGER_DESCRIPTION[t]}
+                />
+              ))}
+            </Stack>
+          </Radio.Group>
           <Group justify="flex-end" mt="xs">
             <Button variant="default" onClick={onClose}>
               Cancel

@@ -32,7 +32,13 @@ const UUID = '[0-9a-fA-F-]{36}';
 export function viewFor(path: string): { title: string; nav: string; page: ReactNode } | null {
   const nav = VIEW_NAV.find((v) => v.path === path);
   if (nav) {
-    const pages: Record<string, ReactNode> = { '/runs': <RunsPage />, '/projects': <ProjectsPage />, '/tasks': <TasksPage />, '/calendar': <CalendarPage />, '/notes': <NotesPage /> };
+    const pages: Record<string, ReactNode> = {
+      '/runs': <RunsPage />,
+      '/projects': <ProjectsPage />,
+      '/tasks': <TasksPage />,
+      '/calendar': <CalendarPage />,
+      '/notes': <NotesPage />,
+    };
     return { title: nav.title, nav: nav.path, page: pages[nav.path] };
   }
   let m = new RegExp(`^/workflows/(${UUID})/runs$`).exec(path);

@@ -26,7 +26,7 @@ export function StepForm({ data, onChange, projects }: { data: StepData; onChang
       const setHeader = (i: number, p: Partial<{ name: string; value: string }>) => set({ headers: f.headers.map((h, j) => (j === i ? { ...h, ...p } : h)) });
       return (
         <Stack gap="sm">
-          <Select label="Method" data={METHODS} value={f.method} onChange={(v) => v && set({ method: v as HttpMethod })} allowDeselect={false} />
+          <Select label="Method" data={METHODS} value={f.method} onChange={(v) => v && set({ method: v })} allowDeselect={false} />
           <TemplateField label="URL" required value={f.url} onChange={(url) => set({ url })} placeholder="https://api.example.com/orders" />
           <div>
             <Text size="sm" fw={500} mb={4}>
@@ -35,16 +35,34 @@ export function StepForm({ data, onChange, projects }: { data: StepData; onChang
             <Stack gap={6}>
               {f.headers.map((h, i) => (
                 <Group key={i} gap={6} wrap="nowrap" align="flex-start">
-                  <TextInput aria-label={`Header ${i + 1} name`} placeholder="Name" value={h.name} onChange={(e) => setHeader(i, { name: e.currentTarget.value })} style={{ flex: 1 }} />
+                  <TextInput
+                    aria-label={`Header ${i + 1} name`}
+                    placeholder="Name"
+                    value={h.name}
+                    onChange={(e) => setHeader(i, { name: e.currentTarget.value })}
+                    style={{ flex: 1 }}
+                  />
                   <div style={{ flex: 1.4 }}>
                     <TemplateField label={`Header ${i + 1} value`} value={h.value} onChange={(value) => setHeader(i, { value })} placeholder="Value" />
                   </div>
-                  <ActionIcon variant="subtle" color="red" mt={26} aria-label={`Remove header ${i + 1}`} onClick={() => set({ headers: f.headers.filter((_, j) => j !== i) })}>
+                  <ActionIcon
+                    variant="subtle"
+                    color="red"
+                    mt={26}
+                    aria-label={`Remove header ${i + 1}`}
+                    onClick={() => set({ headers: f.headers.filter((_, j) => j !== i) })}
+                  >
                     <IconTrash size={16} />
                   </ActionIcon>
                 </Group>
               ))}
-              <Button size="xs" variant="subtle" leftSection={<IconPlus size={14} />} onClick={() => set({ headers: [...f.headers, { name: '', value: '' }] })} style={{ alignSelf: 'flex-start' }}>
+              <Button
+                size="xs"
+                variant="subtle"
+                leftSection={<IconPlus size={14} />}
+                onClick={() => set({ headers: [...f.headers, { name: '', value: '' }] })}
+                style={{ alignSelf: 'flex-start' }}
+              >
                 Add header
               </Button>
             </Stack>
@@ -85,8 +103,22 @@ export function StepForm({ data, onChange, projects }: { data: StepData; onChang
       return (
         <Stack gap="sm">
           <TemplateField label="Title" required value={f.title} onChange={(title) => set({ title })} placeholder="Call {{trigger.customer.name}}" />
-          <Select label="Project" data={options} value={f.projectId} onChange={(v) => set({ projectId: v ?? '' })} allowDeselect={false} searchable nothingFoundMessage="No such project" />
-          <TemplateField label="Due date" value={f.dueDate} onChange={(dueDate) => set({ dueDate })} placeholder="2026-12-01 or {{trigger.dueDate}}" description="A date (YYYY-MM-DD) or a variable holding one." />
+          <Select
+            label="Project"
+            data={options}
+            value={f.projectId}
+            onChange={(v) => set({ projectId: v ?? '' })}
+            allowDeselect={false}
+            searchable
+            nothingFoundMessage="No such project"
+          />
+          <TemplateField
+            label="Due date"
+            value={f.dueDate}
+            onChange={(dueDate) => set({ dueDate })}
+            placeholder="2026-12-01 or {{trigger.dueDate}}"
+            description="A date (YYYY-MM-DD) or a variable holding one."
+          />
           <TemplateField label="Notes" multiline value={f.notes} onChange={(notes) => set({ notes })} />
         </Stack>
       );

@@ -1,24 +1,82 @@
-import { Alert, Button, Code, CopyButton, Group, Radio, Stack, Switch, Text } from '@mantine/core';
+import { Alert, Button, Checkbox, Code, CopyButton, Group, List, NativeSelect, NumberInput, Radio, Stack, Switch, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconCheck, IconCopy, IconEye, IconEyeOff, IconRefresh } from '@tabler/icons-react';
-import { useState } from 'react';
-import { api, type Workflow } from '../api.ts';
+import { IconCheck, IconCopy, IconEye, IconEyeOff, IconPlayerPlay, IconRefresh } from '@tabler/icons-react';
+import { useMemo, useState } from 'react';
+import { api, type Project, type Workflow } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
+import {
+  browserTimeZone,
+  checkSchedule,
+  cronToPreset,
+  formatTick,
+  MINUTE_STEPS,
+  parseTime,
+  presetToCron,
+  timeOf,
+  timeZones,
+  TRIGGER_DESCRIPTION,
+  TRIGGER_LABEL,
+  WEEKDAYS,
+  type SchedulePreset,
+  type TriggerType,
+} from './triggers.ts';
 
 const Copy = ({ value, label }: { value: string; label: string }) => (
   <CopyButton value={value}>
     {({ copied, copy }) => (
-      <Button size="xs" variant="light" leftSection={copied ? <IconCheck size={14} /> : <IconCopy size={14} />} onClick={copy} aria-label={copied ? 'Copied' : label}>
+      <Button
+        size="xs"
+        variant="light"
+        leftSection={copied ? <IconCheck size={14} /> : <IconCopy size={14} />}
+        onClick={copy}
+        aria-label={copied ? 'Copied' : label}
+      >
         {copied ? 'Copied' : 'Copy'}
       </Button>
     )}
   </CopyButton>
 );
 
+/** Trigger settings being edited: saved with the workflow (Save, Ctrl+S), refused before sending when `problem` is set. */
+export interface TriggerDraft {
+  config: Record<string, unknown>;
+  problem: string | null;
+}
+
+/** The settings a new trigger of this type starts with (valid, so an active workflow can switch). */
+export function defaultTriggerConfig(type: TriggerType): Record<string, unknown> {
+  switch (type) {
+    case 'schedule':
+      return { cron: '0 9 * * *', timezone: browserTimeZone(), missed: 'run_once' };
+    case 'entity':
+      return { entity: 'task' };
+    default:
+      return {};
+  }
+}
+
+function activationText(type: TriggerType, active: boolean): string {
+  if (type === 'manual') return 'Runs only when someone starts it (Run now), active or not.';
+  if (!active) return type === 'webhook' ? 'Inactive: requests to this URL get 404 and start nothing.' : 'Inactive: nothing starts it but Run now.';
+  switch (type) {
+    case 'webhook':
+      return 'Active: requests to this URL start the workflow.';
+    case 'schedule':
+      return 'Active: it runs on this schedule.';
+    case 'note':
+      return 'Active: matching note changes start it.';
+    case 'entity':
+      return 'Active: matching changes start it.';
+  }
+}
+
 /**
- * Trigger settings: the webhook URL, the secret (revealed on demand, regenerated after a warning),
- * whether the secret is required, Standard Webhooks signing, and how deliveries are scheduled.
- * Each switch is saved at once (the graph is not touched); the execution order is saved with the graph.
+ * Trigger settings: the trigger type, then per type — webhook: the URL, the secret (revealed on
+ * demand, regenerated after a warning), whether the secret is required, Standard Webhooks signing;
+ * schedule: presets or a cron expression, time zone, missed ticks, with its description and next
+ * runs; note and entity: which changes start it; manual: Run now. Webhook switches and the type are
+ * saved at once; schedule, note and entity settings (a draft) and the execution order are saved with
+ * the workflow.
  */
 export function TriggerPanel({
   workflow,
@@ -27,6 +85,11 @@ export function TriggerPanel({
   onChanged,
   executionOrder,
   onExecutionOrder,
+  draft,
+  onDraft,
+  projects,
+  onRunNow,
+  onTypeChange,
 }: {
   workflow: Workflow;
   secret: string | null;
@@ -35,6 +98,358 @@ export function TriggerPanel({
   onChanged: (w: Pick<Workflow, 'webhook' | 'triggerConfig'>) => void;
   executionOrder: Workflow['executionOrder'];
   onExecutionOrder: (o: Workflow['executionOrder']) => void;
+  draft: TriggerDraft | null;
+  onDraft: (d: TriggerDraft) => void;
+  projects: Project[] | null;
+  onRunNow: () => void;
+  onTypeChange: (type: TriggerType) => Promise<void>;
+}) {
+  const [confirmingType, setConfirmingType] = useState<TriggerType | null>(null);
+  const type = workflow.triggerType;
+  const config = draft?.config ?? workflow.triggerConfig;
+  const order = (
+    <Radio.Group label="Execution order" description="Saved with the workflow." value={executionOrder} onChange={(v) => onExecutionOrder(v)}>
+      <Stack gap={6} mt={6}>
+        <Radio value="parallel" label="Concurrent" description="Runs go side by side (fastest)." />
+        <Radio value="ordered" label="One at a time, in order" description="Each run starts after the previous one finished, in the order they were started." />
+      </Stack>
+    </Radio.Group>
+  );
+  return (
+    <Stack gap="md">
+      <NativeSelect
+        label="Trigger type"
+        description={TRIGGER_DESCRIPTION[type]}
+        value={type}
+        data={(Object.keys(TRIGGER_LABEL) as TriggerType[]).map((t) => ({ value: t, label: TRIGGER_LABEL[t] }))}
+        onChange={(e) => {
+          const next = e.currentTarget.value as TriggerType;
+          if (workflow.active) setConfirmingType(next);
+          else void onTypeChange(next);
+        }}
+      />
+      <Alert color={workflow.active || type === 'manual' ? 'green' : 'gray'} variant="light" radius="md" p="sm" data-testid="activation-state">
+        <Text size="sm" fw={600}>
+          {activationText(type, workflow.active)}
+        </Text>
+        {type !== 'manual' && <Text size="xs">Switch it with “Active” at the top of the editor.</Text>}
+      </Alert>
+      {type === 'webhook' && <WebhookSettings workflow={workflow} secret={secret} onSecret={onSecret} onChanged={onChanged} />}
+      {type === 'schedule' && <ScheduleSettings key={JSON.stringify(workflow.triggerConfig)} config={config} onDraft={onDraft} />}
+      {type === 'note' && <NoteSettings config={config} onDraft={onDraft} projects={projects} />}
+      {type === 'entity' && <EntitySettings config={config} onDraft={onDraft} />}
+      {type === 'manual' && (
+        <Stack gap="xs">
+          <Text size="sm">
+            A manual workflow runs when you start it: with <b>Run now</b> here or at the top of the editor, from a script (
+            <Code>POST /api/v1/workflows/{'{id}'}/runs</Code>) or from an AI assistant (MCP <Code>set_workflow_active</Code> with <Code>runNow</Code>). The JSON
+            payload you give becomes <Code>{'{{trigger.…}}'}</Code>.
+          </Text>
+          <Button leftSection={<IconPlayerPlay size={16} />} onClick={onRunNow} style={{ alignSelf: 'flex-start' }}>
+            Run now
+          </Button>
+        </Stack>
+      )}
+      {order}
+      <ConfirmDialog
+        opened={confirmingType !== null}
+        title={`Switch the trigger to ${confirmingType ? TRIGGER_LABEL[confirmingType] : ''}?`}
+        confirmLabel="Switch trigger"
+        onClose={() => setConfirmingType(null)}
+        onConfirm={async () => {
+          if (confirmingType) await onTypeChange(confirmingType);
+        }}
+      >
+        This workflow is active: from now on only the new trigger starts it{type === 'webhook' ? ', and requests to its webhook URL get 404' : ''}.
+      </ConfirmDialog>
+    </Stack>
+  );
+}
+
+// ---- schedule ----
+
+type PresetKind = SchedulePreset['kind'];
+const PRESET_LABEL: Record<PresetKind, string> = {
+  minutes: 'Every N minutes',
+  hourly: 'Every hour',
+  daily: 'Every day',
+  weekly: 'Every week',
+  custom: 'Custom (cron expression)',
+};
+
+function ScheduleSettings({ config, onDraft }: { config: Record<string, unknown>; onDraft: (d: TriggerDraft) => void }) {
+  const initialCron = typeof config.cron === 'string' ? config.cron : '0 9 * * *';
+  const [preset, setPreset] = useState<SchedulePreset>(() => cronToPreset(initialCron));
+  // Fields as typed (a time being typed may be incomplete); the preset holds the last complete value.
+  const [time, setTime] = useState(() => ('hour' in preset ? timeOf(preset.hour, preset.minute) : '09:00'));
+  const [custom, setCustom] = useState(() => presetToCron(preset));
+  const [timezone, setTimezone] = useState(() => (typeof config.timezone === 'string' ? config.timezone : 'UTC'));
+  const [missed, setMissed] = useState(() => (config.missed === 'skip' ? 'skip' : 'run_once'));
+  const zones = useMemo(() => timeZones(timezone), [timezone]);
+
+  const timeProblem = preset.kind === 'daily' || preset.kind === 'weekly' ? (parseTime(time) ? null : 'Enter a time (HH:MM).') : null;
+  const cron = preset.kind === 'custom' ? custom : presetToCron(preset);
+  const check = checkSchedule(cron, timezone);
+  const problem = timeProblem ?? (check.ok ? null : check.error);
+
+  const emit = (next: { preset?: SchedulePreset; time?: string; custom?: string; timezone?: string; missed?: string }) => {
+    const p = next.preset ?? preset;
+    const t = next.time ?? time;
+    const parsed = parseTime(t);
+    const withTime = (p.kind === 'daily' || p.kind === 'weekly') && parsed ? { ...p, ...parsed } : p;
+    const c = withTime.kind === 'custom' ? (next.custom ?? custom) : presetToCron(withTime);
+    const tz = next.timezone ?? timezone;
+    const r = checkSchedule(c, tz);
+    const tp = (withTime.kind === 'daily' || withTime.kind === 'weekly') && !parsed ? 'Enter a time (HH:MM).' : null;
+    setPreset(withTime);
+    onDraft({
+      config: { ...config, cron: c.trim().split(/\s+/).join(' '), timezone: tz, missed: next.missed ?? missed },
+      problem: tp ?? (r.ok ? null : `Schedule: ${r.error}`),
+    });
+  };
+
+  const kindChanged = (kind: PresetKind) => {
+    const parsed = parseTime(time) ?? { hour: 9, minute: 0 };
+    const p: SchedulePreset =
+      kind === 'minutes'
+        ? { kind, every: 15 }
+        : kind === 'hourly'
+          ? { kind, minute: 0 }
+          : kind === 'daily'
+            ? { kind, ...parsed }
+            : kind === 'weekly'
+              ? { kind, day: 1, ...parsed }
+              : { kind, cron: presetToCron(preset) };
+    if (kind === 'custom') setCustom(presetToCron(preset));
+    emit({ preset: p, ...(kind === 'custom' ? { custom: presetToCron(preset) } : {}) });
+  };
+
+  return (
+    <Stack gap="sm" role="group" aria-label="Schedule">
+      <NativeSelect
+        label="Repeat"
+        value={preset.kind}
+        data={(Object.keys(PRESET_LABEL) as PresetKind[]).map((k) => ({ value: k, label: PRESET_LABEL[k] }))}
+        onChange={(e) => kindChanged(e.currentTarget.value as PresetKind)}
+      />
+      {preset.kind === 'minutes' && (
+        <NativeSelect
+          label="Every"
+          value={String(preset.every)}
+          data={MINUTE_STEPS.map((n) => ({ value: String(n), label: n === 1 ? '1 minute' : `${n} minutes` }))}
+          onChange={(e) => emit({ preset: { kind: 'minutes', every: Number(e.currentTarget.value) } })}
+        />
+      )}
+      {preset.kind === 'hourly' && (
+        <NumberInput
+          label="At minute"
+          description="Minutes past every hour (0–59)."
+          min={0}
+          max={59}
+          clampBehavior="strict"
+          allowDecimal={false}
+          value={preset.minute}
+          onChange={(v) => emit({ preset: { kind: 'hourly', minute: typeof v === 'number' ? v : 0 } })}
+        />
+      )}
+      {preset.kind === 'weekly' && (
+        <NativeSelect
+          label="On"
+          value={String(preset.day)}
+          data={WEEKDAYS.map((d, i) => ({ value: String(i), label: d }))}
+          onChange={(e) => emit({ preset: { ...preset, day: Number(e.currentTarget.value) } })}
+        />
+      )}
+      {(preset.kind === 'daily' || preset.kind === 'weekly') && (
+        <TextInput
+          type="time"
+          label="At"
+          value={time}
+          error={timeProblem}
+          onChange={(e) => {
+            setTime(e.currentTarget.value);
+            emit({ time: e.currentTarget.value });
+          }}
+        />
+      )}
+      {preset.kind === 'custom' && (
+        <TextInput
+          label="Cron expression"
+          description="Five fields: minute hour day-of-month month day-of-week, e.g. 0 9 * * 1-5."
+          ff="monospace"
+          value={custom}
+          error={check.ok ? null : check.error}
+          spellCheck={false}
+          autoComplete="off"
+          onChange={(e) => {
+            setCustom(e.currentTarget.value);
+            emit({ custom: e.currentTarget.value });
+          }}
+        />
+      )}
+      <NativeSelect
+        label="Time zone"
+        description="The schedule is read in this zone, summer time included."
+        value={timezone}
+        data={zones}
+        onChange={(e) => {
+          setTimezone(e.currentTarget.value);
+          emit({ timezone: e.currentTarget.value });
+        }}
+      />
+      {problem
+        ? preset.kind !== 'custom' && (
+            <Text size="sm" c="red.8" role="alert" data-testid="schedule-error">
+              {problem}
+            </Text>
+          )
+        : check.ok && (
+            <div data-testid="schedule-preview">
+              <Text size="sm" fw={600}>
+                {check.description}
+                <Text span size="sm" c="dimmed" fw={400}>
+                  {' '}
+                  ({timezone})
+                </Text>
+              </Text>
+              <Code>{check.cron}</Code>
+              <Text size="xs" fw={650} tt="uppercase" c="dimmed" mt="xs" id="next-runs-title">
+                Next 5 runs
+              </Text>
+              <List size="sm" spacing={2} aria-labelledby="next-runs-title" data-testid="next-runs">
+                {check.next.map((d) => (
+                  <List.Item key={d.toISOString()}>
+                    <time dateTime={d.toISOString()}>{formatTick(d, timezone)}</time>
+                  </List.Item>
+                ))}
+              </List>
+            </div>
+          )}
+      <Radio.Group
+        label="Missed runs"
+        description="Ticks that passed while Flowdesk was not running."
+        value={missed}
+        onChange={(v) => {
+          setMissed(v === 'skip' ? 'skip' : 'run_once');
+          emit({ missed: v });
+        }}
+      >
+        <Stack gap={6} mt={6}>
+          <Radio value="run_once" label="Run once when it is back" />
+          <Radio value="skip" label="Skip them" />
+        </Stack>
+      </Radio.Group>
+    </Stack>
+  );
+}
+
+// ---- note and entity ----
+
+/** Settings without the filters left empty (the schema refuses empty strings; absent means "any"). */
+function compact(config: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(config).filter(([, v]) => v !== '' && v !== undefined && !(Array.isArray(v) && v.length === 0)));
+}
+
+const NOTE_EVENTS = ['created', 'updated'] as const;
+
+function NoteSettings({ config, onDraft, projects }: { config: Record<string, unknown>; onDraft: (d: TriggerDraft) => void; projects: Project[] | null }) {
+  const events = Array.isArray(config.events) ? (config.events as string[]) : [...NOTE_EVENTS];
+  const str = (k: string) => (typeof config[k] === 'string' ? config[k] : '');
+  const set = (change: Record<string, unknown>) => {
+    const next = { ...config, ...change };
+    const ev = Array.isArray(next.events) ? (next.events as string[]) : [...NOTE_EVENTS];
+    const { events: _e, ...rest } = next;
+    const out = compact({ ...rest, ...(ev.length === NOTE_EVENTS.length ? {} : { events: ev }) });
+    if (!out.projectId) delete out.projectId;
+    onDraft({ config: out, problem: ev.length === 0 ? 'Note trigger: choose at least one event.' : null });
+  };
+  return (
+    <Stack gap="sm" role="group" aria-label="Note trigger">
+      <Checkbox.Group
+        label="Start a run when a note is"
+        value={events}
+        onChange={(v) => set({ events: v })}
+        error={events.length === 0 ? 'Choose at least one.' : null}
+      >
+        <Group gap="md" mt={6}>
+          <Checkbox value="created" label="Created" />
+          <Checkbox value="updated" label="Updated" />
+        </Group>
+      </Checkbox.Group>
+      <Text size="sm" fw={500}>
+        Only notes that match (leave empty for any)
+      </Text>
+      <NativeSelect
+        label="Project"
+        value={str('projectId')}
+        data={[{ value: '', label: 'Any project' }, ...(projects ?? []).map((p) => ({ value: p.id, label: p.name }))]}
+        onChange={(e) => set({ projectId: e.currentTarget.value })}
+      />
+      <TextInput label="Tag" placeholder="e.g. meeting" maxLength={50} value={str('tag')} onChange={(e) => set({ tag: e.currentTarget.value })} />
+      <TextInput
+        label="Title contains"
+        description="Case-insensitive."
+        maxLength={200}
+        value={str('titleContains')}
+        onChange={(e) => set({ titleContains: e.currentTarget.value })}
+      />
+    </Stack>
+  );
+}
+
+const ENTITY_LABEL = { task: 'Task', project: 'Project', calendar_entry: 'Calendar entry' } as const;
+type EntityKind = keyof typeof ENTITY_LABEL;
+const eventsOf = (kind: EntityKind) => (kind === 'task' ? ['created', 'updated', 'completed', 'deleted'] : ['created', 'updated', 'deleted']);
+
+function EntitySettings({ config, onDraft }: { config: Record<string, unknown>; onDraft: (d: TriggerDraft) => void }) {
+  const kind: EntityKind = config.entity === 'project' || config.entity === 'calendar_entry' ? config.entity : 'task';
+  const possible = eventsOf(kind);
+  const events = Array.isArray(config.events) ? (config.events as string[]).filter((e) => possible.includes(e)) : possible;
+  const set = (k: EntityKind, ev: string[]) => {
+    const all = eventsOf(k);
+    const chosen = all.filter((e) => ev.includes(e));
+    const { events: _e, ...rest } = config;
+    onDraft({
+      config: { ...rest, entity: k, ...(chosen.length === all.length ? {} : { events: chosen }) },
+      problem: chosen.length === 0 ? 'Entity trigger: choose at least one event.' : null,
+    });
+  };
+  return (
+    <Stack gap="sm" role="group" aria-label="Entity trigger">
+      <NativeSelect
+        label="Entity"
+        value={kind}
+        data={(Object.keys(ENTITY_LABEL) as EntityKind[]).map((k) => ({ value: k, label: ENTITY_LABEL[k] }))}
+        onChange={(e) => set(e.currentTarget.value as EntityKind, events)}
+      />
+      <Checkbox.Group label="Start a run when it is" value={events} onChange={(v) => set(kind, v)} error={events.length === 0 ? 'Choose at least one.' : null}>
+        <Group gap="md" mt={6}>
+          {possible.map((e) => (
+            <Checkbox key={e} value={e} label={e[0]!.toUpperCase() + e.slice(1)} />
+          ))}
+        </Group>
+      </Checkbox.Group>
+      {kind === 'task' && (
+        <Text size="xs" c="dimmed">
+          Completed: a task whose status became done.
+        </Text>
+      )}
+    </Stack>
+  );
+}
+
+// ---- webhook ----
+
+function WebhookSettings({
+  workflow,
+  secret,
+  onSecret,
+  onChanged,
+}: {
+  workflow: Workflow;
+  secret: string | null;
+  onSecret: (s: string | null) => void;
+  onChanged: (w: Pick<Workflow, 'webhook' | 'triggerConfig'>) => void;
 }) {
   const [confirming, setConfirming] = useState(false);
   const hook = workflow.webhook;
@@ -64,18 +479,12 @@ export function TriggerPanel({
   if (!hook)
     return (
       <Text size="sm" c="dimmed">
-        This workflow starts by its {workflow.triggerType} trigger; only webhook triggers have settings here.
+        The webhook URL appears once the workflow is saved with this trigger.
       </Text>
     );
 
   return (
     <Stack gap="md">
-      <Alert color={workflow.active ? 'green' : 'gray'} variant="light" radius="md" p="sm" data-testid="activation-state">
-        <Text size="sm" fw={600}>
-          {workflow.active ? 'Active: requests to this URL start the workflow.' : 'Inactive: requests to this URL get 404 and start nothing.'}
-        </Text>
-        <Text size="xs">Switch it with “Active” at the top of the editor.</Text>
-      </Alert>
       <div>
         <Text size="sm" fw={500} mb={4}>
           Webhook URL
@@ -96,7 +505,11 @@ export function TriggerPanel({
         checked={hook.requireSecret}
         onChange={(e) => {
           const on = e.currentTarget.checked;
-          void patch({ requireWebhookSecret: on }, { webhook: { ...hook, requireSecret: on }, triggerConfig: workflow.triggerConfig }, on ? 'Requests now need the secret.' : 'Requests no longer need the secret.');
+          void patch(
+            { requireWebhookSecret: on },
+            { webhook: { ...hook, requireSecret: on }, triggerConfig: workflow.triggerConfig },
+            on ? 'Requests now need the secret.' : 'Requests no longer need the secret.',
+          );
         }}
       />
       <div>
@@ -129,17 +542,6 @@ export function TriggerPanel({
           void patch({ triggerConfig }, { webhook: hook, triggerConfig }, on ? 'Signed deliveries are required now.' : 'Signatures are no longer checked.');
         }}
       />
-      <Radio.Group
-        label="Execution order"
-        description="Saved with the workflow."
-        value={executionOrder}
-        onChange={(v) => onExecutionOrder(v as Workflow['executionOrder'])}
-      >
-        <Stack gap={6} mt={6}>
-          <Radio value="parallel" label="Concurrent" description="Requests run side by side (fastest)." />
-          <Radio value="ordered" label="One at a time, in order" description="Each run starts after the previous one finished, in the order requests arrived." />
-        </Stack>
-      </Radio.Group>
       <ConfirmDialog
         opened={confirming}
         title="Regenerate the webhook secret?"

@@ -2,6 +2,7 @@ import { Alert, Badge, Button, Code, CopyButton, Group, Loader, Stack, Text, Tit
 import { IconBraces, IconCheck, IconCopy, IconKey } from '@tabler/icons-react';
 import { ago, exact } from '../format.ts';
 import { tree, variable } from './templates.ts';
+import { TRIGGER_LABEL, type TriggerType } from './triggers.ts';
 
 export interface PickerSource {
   /** Variables under this root, e.g. `trigger` or `nodes.http_1`. */
@@ -62,12 +63,22 @@ function Tree({ source, onPick }: { source: PickerSource; onPick: (text: string)
   );
 }
 
+/** What each trigger type puts in `{{trigger.*}}` (docs/triggers.md), under the picker's trigger tree. */
+const TRIGGER_HINT: Record<Exclude<TriggerType, 'webhook'>, string> = {
+  manual: 'The JSON payload given to Run now ({} when none).',
+  schedule: 'scheduledFor: the tick’s time (UTC, ISO); firedAt: when it fired; missedTicks: ticks missed while Flowdesk was down.',
+  note: 'event: created or updated; note: the note after the change; previous: before it (null when created).',
+  entity: 'entity: its kind; event: created, updated, completed or deleted; before / after: the entity (null when created / deleted).',
+};
+
 /**
- * The variable picker: the sample payload, earlier nodes' outputs from the last run, and stored
+ * The variable picker: the sample payload (or, for other trigger types, what that trigger provides), earlier nodes' outputs from the last run, and stored
  * credentials (when the deployment has a credential store), each field a button that inserts its
  * `{{…}}` at the caret of the field focused last (or is dragged onto any field).
  */
 export function VariablePicker({
+  triggerType,
+  trigger,
   sample,
   sampleAt,
   webhookUrl,
@@ -78,6 +89,9 @@ export function VariablePicker({
   targetLabel,
   onPick,
 }: {
+  triggerType: TriggerType;
+  /** For triggers other than the webhook: `{{trigger.*}}` from the last run of this type, else an example. */
+  trigger: { value: Record<string, unknown>; fromRun: boolean } | null;
   sample: Record<string, unknown> | null;
   sampleAt: string | null;
   webhookUrl: string | null;
@@ -100,54 +114,72 @@ export function VariablePicker({
           {targetLabel ? `Inserts into “${targetLabel}”` : 'Click a field, then a variable'}
         </Text>
       </Group>
-      <div>
-        <Group justify="space-between" mb={4}>
-          <Text size="xs" fw={650} tt="uppercase" c="dimmed">
-            Trigger (last request)
-          </Text>
-          {sampleAt && (
-            <Text size="xs" c="dimmed" title={exact(sampleAt)} data-testid="sample-received">
-              received {ago(sampleAt)}
+      {triggerType !== 'webhook' && trigger && (
+        <div data-testid="trigger-variables">
+          <Group justify="space-between" mb={4}>
+            <Text size="xs" fw={650} tt="uppercase" c="dimmed">
+              Trigger ({TRIGGER_LABEL[triggerType].toLowerCase()})
             </Text>
+            <Badge size="xs" variant="light" color="gray" c="gray.8" tt="none">
+              {trigger.fromRun ? 'last run' : 'example'}
+            </Badge>
+          </Group>
+          <Tree source={{ root: 'trigger', title: 'Trigger', value: trigger.value }} onPick={onPick} />
+          <Text size="xs" c="dimmed" mt={4}>
+            {TRIGGER_HINT[triggerType]}
+          </Text>
+        </div>
+      )}
+      {triggerType === 'webhook' && (
+        <div>
+          <Group justify="space-between" mb={4}>
+            <Text size="xs" fw={650} tt="uppercase" c="dimmed">
+              Trigger (last request)
+            </Text>
+            {sampleAt && (
+              <Text size="xs" c="dimmed" title={exact(sampleAt)} data-testid="sample-received">
+                received {ago(sampleAt)}
+              </Text>
+            )}
+          </Group>
+          {sample ? (
+            <Tree source={{ root: 'trigger', title: 'Trigger', value: sample }} onPick={onPick} />
+          ) : (
+            <Alert variant="light" color="indigo" radius="md" p="sm" data-testid="sample-waiting">
+              <Stack gap={6}>
+                <Text size="sm" fw={600}>
+                  No request received yet
+                </Text>
+                <Text size="xs">
+                  {active
+                    ? 'Send one to the webhook URL; its fields appear here as soon as it arrives.'
+                    : 'Activate the workflow (inactive workflows answer 404), then send a request; its fields appear here as soon as it arrives.'}
+                </Text>
+                {webhookUrl && (
+                  <>
+                    <Code block fz={11} style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }} data-testid="curl-command">
+                      {curlCommand(webhookUrl, secret)}
+                    </Code>
+                    <CopyButton value={curlCommand(webhookUrl, secret)}>
+                      {({ copied, copy }) => (
+                        <Button size="xs" variant="light" leftSection={copied ? <IconCheck size={14} /> : <IconCopy size={14} />} onClick={copy}>
+                          {copied ? 'Copied' : 'Copy curl command'}
+                        </Button>
+                      )}
+                    </CopyButton>
+                  </>
+                )}
+                {active && (
+                  <Group gap={6}>
+                    <Loader size={12} aria-hidden />
+                    <Text size="xs">Waiting for a request…</Text>
+                  </Group>
+                )}
+              </Stack>
+            </Alert>
           )}
-        </Group>
-        {sample ? (
-          <Tree source={{ root: 'trigger', title: 'Trigger', value: sample }} onPick={onPick} />
-        ) : (
-          <Alert variant="light" color="indigo" radius="md" p="sm" data-testid="sample-waiting">
-            <Stack gap={6}>
-              <Text size="sm" fw={600}>
-                No request received yet
-              </Text>
-              <Text size="xs">
-                {active
-                  ? 'Send one to the webhook URL; its fields appear here as soon as it arrives.'
-                  : 'Activate the workflow (inactive workflows answer 404), then send a request; its fields appear here as soon as it arrives.'}
-              </Text>
-              {webhookUrl && (
-                <>
-                  <Code block fz={11} style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }} data-testid="curl-command">
-                    {curlCommand(webhookUrl, secret)}
-                  </Code>
-                  <CopyButton value={curlCommand(webhookUrl, secret)}>
-                    {({ copied, copy }) => (
-                      <Button size="xs" variant="light" leftSection={copied ? <IconCheck size={14} /> : <IconCopy size={14} />} onClick={copy}>
-                        {copied ? 'Copied' : 'Copy curl command'}
-                      </Button>
-                    )}
-                  </CopyButton>
-                </>
-              )}
-              {active && (
-                <Group gap={6}>
-                  <Loader size={12} aria-hidden />
-                  <Text size="xs">Waiting for a request…</Text>
-                </Group>
-              )}
-            </Stack>
-          </Alert>
-        )}
-      </div>
+        </div>
+      )}
       {nodeSources.map((s) => (
         <div key={s.root}>
           <Group justify="space-between" mb={4}>

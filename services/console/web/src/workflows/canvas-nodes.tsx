@@ -1,8 +1,19 @@
 import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
 import { Group, Text, ThemeIcon } from '@mantine/core';
-import { IconAlertCircle, IconGitBranch, IconListCheck, IconWebhook, IconWorldUpload } from '@tabler/icons-react';
+import {
+  IconAlertCircle,
+  IconClock,
+  IconGitBranch,
+  IconHandClick,
+  IconListCheck,
+  IconNote,
+  IconRefreshDot,
+  IconWebhook,
+  IconWorldUpload,
+} from '@tabler/icons-react';
 import type { ReactNode } from 'react';
 import { KIND_LABEL, type NodeData, type StepData, type TriggerData } from './graph.ts';
+import { TRIGGER_LABEL, type TriggerType } from './triggers.ts';
 
 export type StepNode = Node<StepData, 'step'>;
 export type TriggerNode = Node<TriggerData, 'trigger'>;
@@ -14,13 +25,22 @@ export const KIND_ICON: Record<NodeData['kind'], ReactNode> = {
   condition: <IconGitBranch size={18} />,
   create_task: <IconListCheck size={18} />,
 };
+/** The trigger node's icon per trigger type. */
+export const TRIGGER_ICON: Record<TriggerType, ReactNode> = {
+  webhook: <IconWebhook size={18} />,
+  manual: <IconHandClick size={18} />,
+  schedule: <IconClock size={18} />,
+  note: <IconNote size={18} />,
+  entity: <IconRefreshDot size={18} />,
+};
+const triggerTypeOf = (t: string): TriggerType => (t in TRIGGER_LABEL ? (t as TriggerType) : 'webhook');
 const KIND_COLOR: Record<NodeData['kind'], string> = { trigger: 'orange', http_request: 'blue', condition: 'grape', create_task: 'teal' };
 
 /** One line under the node's name: what it does, at a glance. */
 export function summaryOf(d: NodeData): string {
   switch (d.kind) {
     case 'trigger':
-      return d.triggerType === 'webhook' ? 'On webhook request' : d.triggerType;
+      return d.summary ?? (d.triggerType === 'webhook' ? 'On webhook request' : TRIGGER_LABEL[triggerTypeOf(d.triggerType)]);
     case 'http_request':
       return `${d.form.method} ${d.form.url || '(no URL yet)'}`;
     case 'condition':
@@ -31,12 +51,12 @@ export function summaryOf(d: NodeData): string {
 }
 
 function Card({ data, id }: { data: NodeData; id: string }) {
-  const title = data.name || (data.kind === 'trigger' ? 'Webhook' : KIND_LABEL[data.kind]);
+  const title = data.name || (data.kind === 'trigger' ? TRIGGER_LABEL[triggerTypeOf(data.triggerType)] : KIND_LABEL[data.kind]);
   return (
     <div className="fd-node" data-error={data.error ? 'true' : 'false'} data-testid={`node-${id}`}>
       <Group gap={10} wrap="nowrap" align="flex-start">
         <ThemeIcon variant="light" color={KIND_COLOR[data.kind]} radius="md" size={32} aria-hidden>
-          {KIND_ICON[data.kind]}
+          {data.kind === 'trigger' ? TRIGGER_ICON[triggerTypeOf(data.triggerType)] : KIND_ICON[data.kind]}
         </ThemeIcon>
         <div style={{ minWidth: 0, flex: 1 }}>
           <Text size="sm" fw={650} truncate>

@@ -14,7 +14,8 @@ export interface InsertTarget {
 }
 
 export interface FieldsContext {
-  target: React.MutableRefObject<InsertTarget | null>;
+  /** A templated field got focus: picked variables go into it from now on. */
+  setTarget: (target: InsertTarget) => void;
   scope: PreviewScope;
   onTarget: (label: string | null) => void;
 }
@@ -93,7 +94,7 @@ export function TemplateField({
   const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
   const onFocus = () => {
     if (!ctx || !ref.current) return;
-    ctx.target.current = { el: ref.current, label, set: onChange };
+    ctx.setTarget({ el: ref.current, label, set: onChange });
     ctx.onTarget(label);
   };
   // A variable dragged from the picker goes in at the field's caret (its end if it never had focus):

@@ -4,7 +4,13 @@ import { nextId, nodeOfError, toApiGraph, toCanvas, upstreamOf, type ApiGraph } 
 const spec: ApiGraph = {
   nodes: [
     { id: 'condition_1', type: 'condition', position: { x: 300, y: 0 }, params: { left: '{{trigger.customer.name}}', operator: 'exists' } },
-    { id: 'http_1', type: 'http_request', name: 'Notify CRM', position: { x: 600, y: 0 }, params: { method: 'POST', url: 'http://127.0.0.1/x', headers: { 'x-a': '{{trigger.a}}' }, body: { name: '{{trigger.customer.name}}' } } },
+    {
+      id: 'http_1',
+      type: 'http_request',
+      name: 'Notify CRM',
+      position: { x: 600, y: 0 },
+      params: { method: 'POST', url: 'http://127.0.0.1/x', headers: { 'x-a': '{{trigger.a}}' }, body: { name: '{{trigger.customer.name}}' } },
+    },
     { id: 'task_1', type: 'create_task', position: { x: 900, y: 0 }, params: { title: 'Call {{trigger.customer.name}}', projectId: 'p1' } },
   ],
   edges: [
@@ -25,7 +31,7 @@ describe('graph ↔ canvas', () => {
     expect(back.graph).toEqual(spec);
   });
   test('nodes without a position are laid out by distance from the trigger', () => {
-    const { nodes } = toCanvas({ ...spec, nodes: spec.nodes.map(({ position: _p, ...n }) => n) as ApiGraph['nodes'] }, 'webhook');
+    const { nodes } = toCanvas({ ...spec, nodes: spec.nodes.map(({ position: _p, ...n }) => n) }, 'webhook');
     expect(nodes.map((n) => n.position.x)).toEqual([0, 300, 600, 900]);
   });
   test('a body that is not JSON and a header without a name are problems on that node', () => {
@@ -63,5 +69,10 @@ describe('nodeOfError', () => {
 
 test('nextId skips ids in use; upstreamOf finds every ancestor', () => {
   expect(nextId('http_request', ['http_1', 'http_3'])).toBe('http_2');
-  expect(upstreamOf('task_1', spec.edges.map((e) => ({ source: e.from, target: e.to }))).sort()).toEqual(['condition_1', 'http_1', 'trigger']);
+  expect(
+    upstreamOf(
+      'task_1',
+      spec.edges.map((e) => ({ source: e.from, target: e.to })),
+    ).sort(),
+  ).toEqual(['condition_1', 'http_1', 'trigger']);
 });

@@ -13,7 +13,13 @@ export interface Position {
 
 /** The API's shapes (the subset the editor writes). */
 export type ApiNode =
-  | { id: string; type: 'http_request'; name?: string; position?: Position; params: { method: HttpMethod; url: string; headers?: Record<string, string>; body?: unknown; timeoutMs?: number } }
+  | {
+      id: string;
+      type: 'http_request';
+      name?: string;
+      position?: Position;
+      params: { method: HttpMethod; url: string; headers?: Record<string, string>; body?: unknown; timeoutMs?: number };
+    }
   | { id: string; type: 'condition'; name?: string; position?: Position; params: { left: string; operator: string; right?: string } }
   | { id: string; type: 'create_task'; name?: string; position?: Position; params: { title: string; projectId?: string; dueDate?: string; notes?: string } };
 export interface ApiEdge {
@@ -51,7 +57,8 @@ export type StepData =
   | { kind: 'http_request'; name: string; form: HttpForm; error?: string }
   | { kind: 'condition'; name: string; form: ConditionForm; error?: string }
   | { kind: 'create_task'; name: string; form: TaskForm; error?: string };
-export type TriggerData = { kind: 'trigger'; name: string; triggerType: string; error?: string };
+/** `summary`: the line under the trigger's name on the canvas (e.g. the schedule in words). */
+export type TriggerData = { kind: 'trigger'; name: string; triggerType: string; summary?: string; error?: string };
 export type NodeData = StepData | TriggerData;
 
 export interface CanvasNode {
@@ -100,7 +107,7 @@ export function toCanvas(graph: ApiGraph, triggerType: string): { nodes: CanvasN
     return { x: d * 300, y: r * 150 };
   };
   const nodes: CanvasNode[] = [
-    { id: TRIGGER_ID, type: 'trigger', position: graph.triggerPosition ?? { x: 0, y: 0 }, data: { kind: 'trigger', name: 'Webhook', triggerType } },
+    { id: TRIGGER_ID, type: 'trigger', position: graph.triggerPosition ?? { x: 0, y: 0 }, data: { kind: 'trigger', name: '', triggerType } },
   ];
   for (const n of graph.nodes) nodes.push({ id: n.id, type: 'step', position: n.position ?? auto(n.id), data: toData(n) });
   const edges = graph.edges.map((e) => ({
@@ -118,7 +125,12 @@ function depths(graph: ApiGraph): Map<string, number> {
   let frontier = [TRIGGER_ID];
   for (let d = 1; frontier.length && d <= graph.nodes.length; d++) {
     const next: string[] = [];
-    for (const e of graph.edges) if (frontier.includes(e.from) && !out.has(e.to)) (out.set(e.to, d), next.push(e.to));
+    for (const e of graph.edges) {
+      if (frontier.includes(e.from) && !out.has(e.to)) {
+        out.set(e.to, d);
+        next.push(e.to);
+      }
+    }
     frontier = next;
   }
   return out;
@@ -249,7 +261,12 @@ export function upstreamOf(id: string, edges: { source: string; target: string }
   const stack = [id];
   while (stack.length) {
     const cur = stack.pop()!;
-    for (const e of edges) if (e.target === cur && !seen.has(e.source)) (seen.add(e.source), stack.push(e.source));
+    for (const e of edges) {
+      if (e.target === cur && !seen.has(e.source)) {
+        seen.add(e.source);
+        stack.push(e.source);
+      }
+    }
   }
   seen.delete(id);
   return [...seen];

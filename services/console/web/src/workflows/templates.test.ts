@@ -32,10 +32,16 @@ describe('segments (highlighting)', () => {
 describe('preview', () => {
   const scope = { trigger: { customer: { name: 'Ada', tags: ['vip'] }, amount: 42 }, nodes: { http_1: { status: 201, body: { id: 'x1' } } } };
   test('renders trigger and node variables as the engine does', () => {
-    expect(preview('{{trigger.customer.name}} paid {{trigger.amount}} → {{nodes.http_1.body.id}} {{trigger.customer.tags.0}}', scope)).toEqual({ text: 'Ada paid 42 → x1 vip', missing: [] });
+    expect(preview('{{trigger.customer.name}} paid {{trigger.amount}} → {{nodes.http_1.body.id}} {{trigger.customer.tags.0}}', scope)).toEqual({
+      text: 'Ada paid 42 → x1 vip',
+      missing: [],
+    });
   });
   test('objects render as JSON; missing paths are empty and listed once', () => {
-    expect(preview('{{trigger.customer.tags}}|{{trigger.nope}}|{{trigger.nope}}|{{nodes.other.status}}', scope)).toEqual({ text: '["vip"]|||', missing: ['trigger.nope', 'nodes.other.status'] });
+    expect(preview('{{trigger.customer.tags}}|{{trigger.nope}}|{{trigger.nope}}|{{nodes.other.status}}', scope)).toEqual({
+      text: '["vip"]|||',
+      missing: ['trigger.nope', 'nodes.other.status'],
+    });
   });
   test('no prototype walk, and no sample yet means every trigger variable is missing', () => {
     expect(preview('{{trigger.constructor}}{{trigger.__proto__}}', scope).missing).toEqual(['trigger.constructor', 'trigger.__proto__']);

@@ -108,7 +108,13 @@ export function tree(value: unknown, limit = 500): TreeEntry[] {
     if (out.length >= limit) return;
     const container = v !== null && typeof v === 'object';
     if (path) {
-      const summary = Array.isArray(v) ? `${v.length} item${v.length === 1 ? '' : 's'}` : container ? `${Object.keys(v).length} field${Object.keys(v).length === 1 ? '' : 's'}` : typeof v === 'string' ? v : stringify(v) || 'null';
+      const summary = Array.isArray(v)
+        ? `${v.length} item${v.length === 1 ? '' : 's'}`
+        : container
+          ? `${Object.keys(v).length} field${Object.keys(v).length === 1 ? '' : 's'}`
+          : typeof v === 'string'
+            ? v
+            : stringify(v) || 'null';
       out.push({ path, key, depth, summary, leaf: !container });
     }
     if (!container) return;

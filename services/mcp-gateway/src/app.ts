@@ -101,6 +101,17 @@ export async function buildApp(deps: McpGatewayDeps): Promise<Service> {
   // memory and a check costs no query. On Postgres each request reads the row (docs/mcp-gateway.md, "Performance").
   const store = prismaSessionStore(prisma, deps.db.exec);
   const sessions = deps.db.kind === 'pglite' ? inProcessSessionCache(deps.db, store) : store;
-  await app.register(mcpRoutes({ publicBaseUrl, allowedOrigins, sessions, auth, workspace, now, conformance: deps.conformanceMode ? conformanceRouting() : undefined, anonymousInitializeLimit: deps.anonymousInitializeLimit ?? DEFAULT_ANONYMOUS_INITIALIZE_LIMIT }));
+  await app.register(
+    mcpRoutes({
+      publicBaseUrl,
+      allowedOrigins,
+      sessions,
+      auth,
+      workspace,
+      now,
+      conformance: deps.conformanceMode ? conformanceRouting() : undefined,
+      anonymousInitializeLimit: deps.anonymousInitializeLimit ?? DEFAULT_ANONYMOUS_INITIALIZE_LIMIT,
+    }),
+  );
   return app;
 }

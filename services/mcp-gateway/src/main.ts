@@ -35,11 +35,14 @@ const metrics = await listenMetrics({ apps: [{ name: 'mcp-gateway', app }] });
 // lets in-flight requests finish and closes the revocation consumer (its onClose hook); then the bus
 // and the pool close. Registered before listening, so a signal during start-up stops gracefully too.
 // Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
-onShutdown(async () => {
-  await app.close();
-  await metrics.close();
-  await bus.close();
-  await db.close();
-  await tracing.shutdown();
-}, { app });
+onShutdown(
+  async () => {
+    await app.close();
+    await metrics.close();
+    await bus.close();
+    await db.close();
+    await tracing.shutdown();
+  },
+  { app },
+);
 await listen(app, config.port, config.host);

@@ -54,7 +54,14 @@ describe('off by default', () => {
   });
 
   test('the environment flag: unset, empty or 0 is off; 1 is on (loopback HOST only); anything else is refused', () => {
-    const env = { DATABASE_URL: 'postgres://x@127.0.0.1/db', PUBLIC_BASE_URL: 'https://f.example', AUTH_URL: 'http://a', WORKSPACE_API_URL: 'http://w', WORKFLOW_ENGINE_URL: 'http://e', MCP_GATEWAY_CLIENT_SECRET: 's'.repeat(32) };
+    const env = {
+      DATABASE_URL: 'postgres://x@127.0.0.1/db',
+      PUBLIC_BASE_URL: 'https://f.example',
+      AUTH_URL: 'http://a',
+      WORKSPACE_API_URL: 'http://w',
+      WORKFLOW_ENGINE_URL: 'http://e',
+      MCP_GATEWAY_CLIENT_SECRET: 's'.repeat(32),
+    };
     for (const flag of [undefined, '', '0']) assert.equal(loadConfig({ ...env, MCP_CONFORMANCE_MODE: flag }).conformanceMode, false, String(flag));
     const on = loadConfig({ DATABASE_URL: env.DATABASE_URL, MCP_CONFORMANCE_MODE: '1' });
     assert.equal(on.conformanceMode, true);
@@ -99,7 +106,13 @@ describe('loopback only', () => {
       assert.equal(remote.statusCode, 403);
       assert.match(remote.body, /loopback clients only/);
       assert.equal((await app.inject({ method: 'GET', url: '/healthz', remoteAddress: '10.1.2.3' })).statusCode, 403);
-      const rebinding = await app.inject({ method: 'POST', url: MCP_PATH, headers: { ...headers, host: 'evil.example.com' }, payload, remoteAddress: '127.0.0.1' });
+      const rebinding = await app.inject({
+        method: 'POST',
+        url: MCP_PATH,
+        headers: { ...headers, host: 'evil.example.com' },
+        payload,
+        remoteAddress: '127.0.0.1',
+      });
       assert.equal(rebinding.statusCode, 403);
       for (const remoteAddress of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) {
         const ok = await app.inject({ method: 'POST', url: MCP_PATH, headers: { ...headers, host: '127.0.0.1:3003' }, payload, remoteAddress });
@@ -114,7 +127,8 @@ describe('loopback only', () => {
     for (const a of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1', '[::1]']) assert.ok(isLoopbackAddress(a), a);
     for (const a of [undefined, '', '0.0.0.0', '::', '10.0.0.1', '::ffff:10.0.0.1', '128.0.0.1', 'localhost']) assert.ok(!isLoopbackAddress(a), String(a));
     for (const h of ['localhost', 'LOCALHOST:80', '127.0.0.1', '127.0.0.1:3003', '[::1]:3003', '::1']) assert.ok(isLoopbackHost(h), h);
-    for (const h of [undefined, '', 'evil.example.com', 'localhost.evil.com', '127.0.0.1.nip.io', '0.0.0.0', '[::]:80', '10.0.0.1:3003']) assert.ok(!isLoopbackHost(h), String(h));
+    for (const h of [undefined, '', 'evil.example.com', 'localhost.evil.com', '127.0.0.1.nip.io', '0.0.0.0', '[::]:80', '10.0.0.1:3003'])
+      assert.ok(!isLoopbackHost(h), String(h));
   });
 });
 

@@ -26,7 +26,13 @@ const EXPECTED_FAILURES_FILE = path.join(HERE, 'conformance-expected-failures.js
 const SPEC_VERSION = '2025-06-18';
 const SUITE = 'active';
 
-type Check = { id: string; name: string; /** SUCCESS, FAILURE, WARNING, INFO, or a status a newer CLI adds. */ status: string; errorMessage?: string; description?: string };
+type Check = {
+  id: string;
+  name: string;
+  /** SUCCESS, FAILURE, WARNING, INFO, or a status a newer CLI adds. */ status: string;
+  errorMessage?: string;
+  description?: string;
+};
 
 const node22Missing = !existsSync(NODE22);
 // Locally a missing binary is a setup step not yet taken; in CI it is a broken pipeline.
@@ -51,66 +57,91 @@ after(async () => {
 /** Runs the CLI with Node 22; resolves with its exit code and output whatever the code. */
 function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    execFile(NODE22, [CLI, ...args], { cwd: REPO, timeout: 120_000, maxBuffer: 32 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) => {
-      if (err && typeof err.code !== 'number') return reject(Object.assign(new Error(err.message, { cause: err }), { stdout, stderr }));
-      resolve({ code: err ? Number(err.code) : 0, stdout, stderr });
-    });
+    execFile(
+      NODE22,
+      [CLI, ...args],
+      { cwd: REPO, timeout: 120_000, maxBuffer: 32 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } },
+      (err, stdout, stderr) => {
+        if (err && typeof err.code !== 'number') return reject(Object.assign(new Error(err.message, { cause: err }), { stdout, stderr }));
+        resolve({ code: err ? Number(err.code) : 0, stdout, stderr });
+      },
+    );
   });
 }
 
 /** The CLI names each scenario's result directory `server-<scenario>-<ISO time with - for : and .>`. */
 const RESULT_DIR = /^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/;
 
-test(`conformance suite (${SUITE}, spec ${SPEC_VERSION}): every scenario passes but the listed expected failures, which still fail`, { skip, timeout: 180_000 }, async () => {
-  assert.ok(!node22Missing, `Node 22 binary missing at ${NODE22} (CI must run \`npm ci --prefix tools/node22\`)`);
-  assert.ok(existsSync(CLI), `conformance CLI missing at ${CLI}: @modelcontextprotocol/conformance is a devDependency of the gateway`);
-  const expected = JSON.parse(await readFile(EXPECTED_FAILURES_FILE, 'utf8')) as { server?: Record<string, string> };
-  const expectedFailures = expected.server ?? {};
-  for (const [scenario, reason] of Object.entries(expectedFailures)) assert.ok(reason.trim().length > 0, `expected failure ${scenario} needs a reason`);
+test(
+  `conformance suite (${SUITE}, spec ${SPEC_VERSION}): every scenario passes but the listed expected failures, which still fail`,
+  { skip, timeout: 180_000 },
+  async () => {
+    assert.ok(!node22Missing, `Node 22 binary missing at ${NODE22} (CI must run \`npm ci --prefix tools/node22\`)`);
+    assert.ok(existsSync(CLI), `conformance CLI missing at ${CLI}: @modelcontextprotocol/conformance is a devDependency of the gateway`);
+    const expected = JSON.parse(await readFile(EXPECTED_FAILURES_FILE, 'utf8')) as { server?: Record<string, string> };
+    const expectedFailures = expected.server ?? {};
+    for (const [scenario, reason] of Object.entries(expectedFailures)) assert.ok(reason.trim().length > 0, `expected failure ${scenario} needs a reason`);
 
-  const out = await mkdtemp(path.join(tmpdir(), 'flowdesk-conformance-'));
-  try {
-    // The CLI checks the same baseline itself (scenario names only): a second opinion on the verdict.
-    const baseline = path.join(out, 'expected-failures.yaml');
-    const names = Object.keys(expectedFailures);
-    await writeFile(baseline, names.length ? `server:\n${names.map((n) => `  - ${JSON.stringify(n)}`).join('\n')}\n` : 'server: []\n');
-    const run = await runCli(['server', '--url', url, '--suite', SUITE, '--spec-version', SPEC_VERSION, '--expected-failures', baseline, '-o', path.join(out, 'results')]);
-    const transcript = `\n--- conformance stdout ---\n${run.stdout}\n--- stderr ---\n${run.stderr}`;
+    const out = await mkdtemp(path.join(tmpdir(), 'flowdesk-conformance-'));
+    try {
+      // The CLI checks the same baseline itself (scenario names only): a second opinion on the verdict.
+      const baseline = path.join(out, 'expected-failures.yaml');
+      const names = Object.keys(expectedFailures);
+      await writeFile(baseline, names.length ? `server:\n${names.map((n) => `  - ${JSON.stringify(n)}`).join('\n')}\n` : 'server: []\n');
+      const run = await runCli([
+        'server',
+        '--url',
+        url,
+        '--suite',
+        SUITE,
+        '--spec-version',
+        SPEC_VERSION,
+        '--expected-failures',
+        baseline,
+        '-o',
+        path.join(out, 'results'),
+      ]);
+      const transcript = `\n--- conformance stdout ---\n${run.stdout}\n--- stderr ---\n${run.stderr}`;
 
-    const announced = /Running \w+ suite \((\d+) scenarios\)/.exec(run.stdout);
-    assert.ok(announced, `the CLI did not start the suite${transcript}`);
-    const suite = [...run.stdout.matchAll(/=== Running scenario: (\S+) ===/g)].map((m) => m[1]!);
-    assert.equal(suite.length, Number(announced[1]), `scenarios run ≠ scenarios announced${transcript}`);
-    assert.ok(suite.includes('server-initialize') && suite.includes('tools-call-with-progress'), `unexpected suite: ${suite.join(', ')}`);
+      const announced = /Running \w+ suite \((\d+) scenarios\)/.exec(run.stdout);
+      assert.ok(announced, `the CLI did not start the suite${transcript}`);
+      const suite = [...run.stdout.matchAll(/=== Running scenario: (\S+) ===/g)].map((m) => m[1]!);
+      assert.equal(suite.length, Number(announced[1]), `scenarios run ≠ scenarios announced${transcript}`);
+      assert.ok(suite.includes('server-initialize') && suite.includes('tools-call-with-progress'), `unexpected suite: ${suite.join(', ')}`);
 
-    const results = new Map<string, Check[]>();
-    for (const dir of await readdir(path.join(out, 'results'))) {
-      const scenario = RESULT_DIR.exec(dir)?.[1];
-      if (scenario) results.set(scenario, JSON.parse(await readFile(path.join(out, 'results', dir, 'checks.json'), 'utf8')) as Check[]);
+      const results = new Map<string, Check[]>();
+      for (const dir of await readdir(path.join(out, 'results'))) {
+        const scenario = RESULT_DIR.exec(dir)?.[1];
+        if (scenario) results.set(scenario, JSON.parse(await readFile(path.join(out, 'results', dir, 'checks.json'), 'utf8')) as Check[]);
+      }
+      assert.deepEqual([...results.keys()].sort(), [...suite].sort(), `every scenario of the suite leaves its checks${transcript}`);
+
+      // As the CLI judges a baseline: a warning fails a scenario too.
+      const failing = (checks: Check[]) => checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
+      const unexpected: string[] = [];
+      const stale: string[] = [];
+      for (const [scenario, checks] of results) {
+        const bad = failing(checks);
+        if (checks.length === 0) unexpected.push(`${scenario}: no checks recorded`);
+        else if (bad.length > 0 && !(scenario in expectedFailures))
+          unexpected.push(`${scenario}: ${bad.map((c) => `${c.name} ${c.status}: ${c.errorMessage ?? c.description ?? ''}`).join('; ')}`);
+        else if (bad.length === 0 && scenario in expectedFailures) stale.push(`${scenario} passes now: remove it from conformance-expected-failures.json`);
+      }
+      for (const scenario of Object.keys(expectedFailures)) {
+        if (!results.has(scenario))
+          stale.push(`${scenario} is not in the ${SUITE} suite for ${SPEC_VERSION} any more: remove it from conformance-expected-failures.json`);
+      }
+      assert.deepEqual(unexpected, [], `unexpected conformance failures`);
+      assert.deepEqual(stale, [], `stale expected failures`);
+      assert.equal(run.code, 0, `the CLI's own baseline check failed${transcript}`);
+
+      // The suite went through the sessions table: each scenario's client initialized a session there.
+      const { rows } = await database.db.exec(`SELECT count(*)::int AS n FROM "gateway"."mcp_session" WHERE "credential_id" = $1`, [
+        CONFORMANCE_PRINCIPAL.credentialId,
+      ]);
+      assert.ok(Number(rows[0]!.n) >= suite.length, `sessions in the database: ${String(rows[0]!.n)}, scenarios: ${suite.length}`);
+    } finally {
+      await rm(out, { recursive: true, force: true });
     }
-    assert.deepEqual([...results.keys()].sort(), [...suite].sort(), `every scenario of the suite leaves its checks${transcript}`);
-
-    // As the CLI judges a baseline: a warning fails a scenario too.
-    const failing = (checks: Check[]) => checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
-    const unexpected: string[] = [];
-    const stale: string[] = [];
-    for (const [scenario, checks] of results) {
-      const bad = failing(checks);
-      if (checks.length === 0) unexpected.push(`${scenario}: no checks recorded`);
-      else if (bad.length > 0 && !(scenario in expectedFailures)) unexpected.push(`${scenario}: ${bad.map((c) => `${c.name} ${c.status}: ${c.errorMessage ?? c.description ?? ''}`).join('; ')}`);
-      else if (bad.length === 0 && scenario in expectedFailures) stale.push(`${scenario} passes now: remove it from conformance-expected-failures.json`);
-    }
-    for (const scenario of Object.keys(expectedFailures)) {
-      if (!results.has(scenario)) stale.push(`${scenario} is not in the ${SUITE} suite for ${SPEC_VERSION} any more: remove it from conformance-expected-failures.json`);
-    }
-    assert.deepEqual(unexpected, [], `unexpected conformance failures`);
-    assert.deepEqual(stale, [], `stale expected failures`);
-    assert.equal(run.code, 0, `the CLI's own baseline check failed${transcript}`);
-
-    // The suite went through the sessions table: each scenario's client initialized a session there.
-    const { rows } = await database.db.exec(`SELECT count(*)::int AS n FROM "gateway"."mcp_session" WHERE "credential_id" = $1`, [CONFORMANCE_PRINCIPAL.credentialId]);
-    assert.ok(Number(rows[0]!.n) >= suite.length, `sessions in the database: ${String(rows[0]!.n)}, scenarios: ${suite.length}`);
-  } finally {
-    await rm(out, { recursive: true, force: true });
-  }
-});
+  },
+);

@@ -32,9 +32,11 @@ after(async () => {
 
 const ping = { jsonrpc: '2.0', id: 2, method: 'ping', params: {} };
 const listTools = { jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} };
-const call = (url: string, token: string, session: string, body: unknown = ping) => rawMcp(url, body, { authorization: `Bearer ${token}`, 'mcp-session-id': session });
+const call = (url: string, token: string, session: string, body: unknown = ping) =>
+  rawMcp(url, body, { authorization: `Bearer ${token}`, 'mcp-session-id': session });
 const introspections = () => stack.logs.filter((l) => l.includes('/oauth/introspect') && l.includes('incoming request')).length;
-const authApi = (method: string, path: string, key: string) => fetch(`${stack.authUrl}/auth/v1${path}`, { method, headers: { authorization: `Bearer ${key}` } });
+const authApi = (method: string, path: string, key: string) =>
+  fetch(`${stack.authUrl}/auth/v1${path}`, { method, headers: { authorization: `Bearer ${key}` } });
 
 function assertUnauthorized(res: Awaited<ReturnType<typeof rawMcp>>, what: string) {
   assert.equal(res.status, 401, `${what}: ${res.text}`);

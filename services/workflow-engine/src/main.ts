@@ -41,7 +41,12 @@ const db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL'),
 if (process.env.MIGRATE_ON_START === 'true') await migrateEngine(db);
 const bus = await openBus('workflow-engine', async () => db);
 const http = createGuardedHttpClient({ policy: SsrfPolicy.fromEnv(process.env) });
-const tokenOptions = { authUrl: required('AUTH_URL'), clientId: 'workflow-engine', clientSecret: required('WORKFLOW_ENGINE_CLIENT_SECRET'), audience: 'workspace-api' };
+const tokenOptions = {
+  authUrl: required('AUTH_URL'),
+  clientId: 'workflow-engine',
+  clientSecret: required('WORKFLOW_ENGINE_CLIENT_SECRET'),
+  audience: 'workspace-api',
+};
 const workspace = workspaceClient({
   workspaceApiUrl: required('WORKSPACE_API_URL'),
   userToken: userTokenSource(tokenOptions),
@@ -70,13 +75,16 @@ const metrics = await listenMetrics({ apps: [{ name: 'workflow-engine', app }] }
 // done (Kafka: commits their offsets); then the bus, the HTTP clients and the pool close. Registered
 // before listening, so a signal during start-up stops gracefully too. Exit 0, or 1 when
 // SHUTDOWN_GRACE_MS runs out.
-onShutdown(async () => {
-  await app.close();
-  await metrics.close();
-  await bus.close();
-  await http.close();
-  await workspace.close();
-  await db.close();
-  await tracing.shutdown();
-}, { app });
+onShutdown(
+  async () => {
+    await app.close();
+    await metrics.close();
+    await bus.close();
+    await http.close();
+    await workspace.close();
+    await db.close();
+    await tracing.shutdown();
+  },
+  { app },
+);
 await listen(app, Number(process.env.PORT || 3005), process.env.HOST || '0.0.0.0');

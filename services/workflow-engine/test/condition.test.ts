@@ -49,7 +49,10 @@ test('the node renders its operands, outputs { result } and picks the matching b
   const res = await conditionHandler.execute(input, {} as never);
   assert.deepEqual(res.output, { result: true });
   assert.equal(res.branch, 'true');
-  const no = await conditionHandler.execute(conditionHandler.render({ left: '{{trigger.status}}', operator: 'equals', right: 'refunded' }, renderer), {} as never);
+  const no = await conditionHandler.execute(
+    conditionHandler.render({ left: '{{trigger.status}}', operator: 'equals', right: 'refunded' }, renderer),
+    {} as never,
+  );
   assert.deepEqual(no.output, { result: false });
   assert.equal(no.branch, 'false');
 });

@@ -36,15 +36,26 @@ async function call(userId: string, method: string, path: string, body?: unknown
   const toEngine = /^\/api\/v1\/(workflows\/[^/]+\/runs|workflow-runs|credentials)/.test(path);
   const res = await fetch(`${toEngine ? engineUrl : apiUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${tokenFor(userId, toEngine ? 'workflow-engine' : 'workspace-api', scope)}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${tokenFor(userId, toEngine ? 'workflow-engine' : 'workspace-api', scope)}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
-  return { status: res.status, text, body: (text ? JSON.parse(text) : undefined) };
+  return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
 }
 
 const publish = (wf: { id: string }, ownerId: string, payload: Record<string, unknown> = {}) => {
-  const event: TriggerEvent = { eventId: `evt_${randomUUID()}`, workflowId: wf.id, ownerId, source: 'webhook', receivedAt: new Date().toISOString(), payload, headers: {} };
+  const event: TriggerEvent = {
+    eventId: `evt_${randomUUID()}`,
+    workflowId: wf.id,
+    ownerId,
+    source: 'webhook',
+    receivedAt: new Date().toISOString(),
+    payload,
+    headers: {},
+  };
   return bus.publish(TRIGGER_TOPIC, [{ key: wf.id, value: event }]);
 };
 
@@ -87,7 +98,15 @@ before(async () => {
   await migrateWorkspace(testDb.db);
   await migrateEngine(testDb.db);
   bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 25, retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 } });
-  api = await buildWorkspaceApi({ db: testDb.db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: 'http://flowdesk.test', logLevel: 'silent', events: bus, outboxPollMs: 100 });
+  api = await buildWorkspaceApi({
+    db: testDb.db,
+    jwtPublicKeyPem: keys.publicKeyPem,
+    webhookSecretKey: randomBytes(32),
+    publicBaseUrl: 'http://flowdesk.test',
+    logLevel: 'silent',
+    events: bus,
+    outboxPollMs: 100,
+  });
   apiUrl = await listen(api, 0);
   workspace = workspaceClient({
     workspaceApiUrl: apiUrl,
@@ -133,7 +152,10 @@ describe('the credentials API', () => {
     assert.ok(!created.text.includes(SECRET));
     const list = await call(owner, 'GET', '/api/v1/credentials');
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.credentials.map((c: any) => c.name), ['crm']);
+    assert.deepEqual(
+      list.body.credentials.map((c: any) => c.name),
+      ['crm'],
+    );
     assert.ok(!list.text.includes(SECRET));
     // A read-only credential may list, not change.
     const readOnly = await call(owner, 'GET', '/api/v1/credentials', undefined, 'mcp:read');
@@ -148,7 +170,13 @@ describe('the credentials API', () => {
     const dup = await call(owner, 'POST', '/api/v1/credentials', { name: 'crm', value: 'again' });
     assert.equal(dup.status, 409);
     assert.match(dup.body.message, /"crm" already exists/);
-    for (const body of [{ name: '1abc', value: 'x' }, { name: 'has space', value: 'x' }, { name: 'ok', value: '' }, { name: 'ok', value: 'x'.repeat(8193) }, { name: 'ok' }]) {
+    for (const body of [
+      { name: '1abc', value: 'x' },
+      { name: 'has space', value: 'x' },
+      { name: 'ok', value: '' },
+      { name: 'ok', value: 'x'.repeat(8193) },
+      { name: 'ok' },
+    ]) {
       const res = await call(owner, 'POST', '/api/v1/credentials', body);
       assert.equal(res.status, 400, JSON.stringify(body));
       assert.equal(res.body.error, 'validation_failed');
@@ -173,7 +201,10 @@ describe('the credentials API', () => {
     assert.ok(!put.text.includes(SECRET));
     assert.equal((await call(owner, 'POST', '/api/v1/credentials', { name: 'temp', value: 'temporary-1' })).status, 201);
     assert.equal((await call(owner, 'DELETE', '/api/v1/credentials/temp')).status, 204);
-    assert.deepEqual((await call(owner, 'GET', '/api/v1/credentials')).body.credentials.map((c: any) => c.name), ['crm']);
+    assert.deepEqual(
+      (await call(owner, 'GET', '/api/v1/credentials')).body.credentials.map((c: any) => c.name),
+      ['crm'],
+    );
   });
 });
 

@@ -66,7 +66,11 @@ const mainGraph = (url: string): WorkflowGraph => ({
         body: { customer: '{{trigger.customer.name}}', amount: '{{trigger.amount}}' },
       },
     },
-    { id: 'task', type: 'create_task', params: { title: 'Follow up {{trigger.customer.name}} ({{nodes.http.body.id}})', notes: 'HTTP said {{nodes.http.status}}', dueDate: '{{trigger.due}}' } },
+    {
+      id: 'task',
+      type: 'create_task',
+      params: { title: 'Follow up {{trigger.customer.name}} ({{nodes.http.body.id}})', notes: 'HTTP said {{nodes.http.status}}', dueDate: '{{trigger.due}}' },
+    },
   ],
   edges: [
     { from: 'trigger', to: 'check' },
@@ -87,11 +91,14 @@ test('trigger → condition (true) → HTTP → create task: the request carries
   assert.deepEqual(JSON.parse(server.received[seen]!.body), { customer: 'Ada', amount: 99 });
   assert.deepEqual(tasks.calls, [{ ownerId: ev.ownerId, input: { title: 'Follow up Ada (EXT-42)', notes: 'HTTP said 201', dueDate: '2025-03-10' } }]);
 
-  assert.deepEqual(runRecord.steps.map((s) => [s.nodeId, s.type, s.status]), [
-    ['check', 'condition', 'succeeded'],
-    ['http', 'http_request', 'succeeded'],
-    ['task', 'create_task', 'succeeded'],
-  ]);
+  assert.deepEqual(
+    runRecord.steps.map((s) => [s.nodeId, s.type, s.status]),
+    [
+      ['check', 'condition', 'succeeded'],
+      ['http', 'http_request', 'succeeded'],
+      ['task', 'create_task', 'succeeded'],
+    ],
+  );
   const [check, httpStep, task] = runRecord.steps;
   assert.deepEqual(check!.output, { result: true });
   assert.equal((httpStep!.input as { headers: Record<string, string> }).headers.Authorization, 'Bearer ***', 'secrets are masked in the recorded input');
@@ -113,7 +120,14 @@ test('a false condition without a false edge ends the run as skipped, with no ac
   assert.equal(r.error, null);
   assert.equal(server.received.length, seen, 'no HTTP request was sent');
   assert.equal(tasks.calls.length, 0);
-  assert.deepEqual(r.steps.map((s) => [s.nodeId, s.status]), [['check', 'succeeded'], ['http', 'skipped'], ['task', 'skipped']]);
+  assert.deepEqual(
+    r.steps.map((s) => [s.nodeId, s.status]),
+    [
+      ['check', 'succeeded'],
+      ['http', 'skipped'],
+      ['task', 'skipped'],
+    ],
+  );
   assert.deepEqual(r.steps[0]!.output, { result: false });
 });
 
@@ -133,8 +147,18 @@ test('a false edge is followed when the condition is false', async () => {
   const tasks = fakeTasks();
   const r = await run(graph, event({ vip: 'no', name: 'Bo' }), tasks);
   assert.equal(r.status, 'succeeded');
-  assert.deepEqual(tasks.calls.map((c) => c.input.title), ['Normal Bo']);
-  assert.deepEqual(r.steps.map((s) => [s.nodeId, s.status]), [['check', 'succeeded'], ['vip', 'skipped'], ['normal', 'succeeded']]);
+  assert.deepEqual(
+    tasks.calls.map((c) => c.input.title),
+    ['Normal Bo'],
+  );
+  assert.deepEqual(
+    r.steps.map((s) => [s.nodeId, s.status]),
+    [
+      ['check', 'succeeded'],
+      ['vip', 'skipped'],
+      ['normal', 'succeeded'],
+    ],
+  );
 });
 
 test('a failing node fails the run, records the error on the step and the run, and stops there', async () => {
@@ -148,7 +172,11 @@ test('a failing node fails the run, records the error on the step and the run, a
   assert.match(httpStep.error!, /HTTP 500/);
   assert.deepEqual((httpStep.output as { body: unknown }).body, { error: 'boom' }, 'the failing answer is kept for debugging');
   assert.equal(tasks.calls.length, 0);
-  assert.equal(r.steps.some((s) => s.nodeId === 'task'), false, 'nothing after the failure ran');
+  assert.equal(
+    r.steps.some((s) => s.nodeId === 'task'),
+    false,
+    'nothing after the failure ran',
+  );
 });
 
 test('an SSRF refusal fails the run with the guard message', async () => {
@@ -159,7 +187,12 @@ test('an SSRF refusal fails the run with the guard message', async () => {
 
 test('a failing create-task port fails the run', async () => {
   const graph: WorkflowGraph = { nodes: [{ id: 't', type: 'create_task', params: { title: 'x' } }], edges: [{ from: 'trigger', to: 't' }] };
-  const r = await run(graph, event({}), { calls: [], createTask: async () => { throw new Error('workspace-api answered 422: projectId is not a uuid'); } });
+  const r = await run(graph, event({}), {
+    calls: [],
+    createTask: async () => {
+      throw new Error('workspace-api answered 422: projectId is not a uuid');
+    },
+  });
   assert.equal(r.status, 'failed');
   assert.equal(r.error, 'node "t" failed: workspace-api answered 422: projectId is not a uuid');
 });
@@ -201,21 +234,39 @@ test('join: a node after two branches runs once, after both, when at least one r
   };
   const both = fakeTasks();
   const r1 = await run(graph, event({ go: 1 }), both);
-  assert.deepEqual(both.calls.map((c) => c.input.title), ['A', 'B', 'after task-1 and [task-2]']);
+  assert.deepEqual(
+    both.calls.map((c) => c.input.title),
+    ['A', 'B', 'after task-1 and [task-2]'],
+  );
   assert.equal(r1.steps.filter((s) => s.nodeId === 'join').length, 1);
 
   const one = fakeTasks();
   const r2 = await run(graph, event({}), one);
   assert.equal(r2.status, 'succeeded', 'an action ran, so a false condition elsewhere does not make the run skipped');
-  assert.deepEqual(one.calls.map((c) => c.input.title), ['A', 'after task-1 and []']);
-  assert.deepEqual(r2.steps.map((s) => [s.nodeId, s.status]), [['a', 'succeeded'], ['gate', 'succeeded'], ['b', 'skipped'], ['join', 'succeeded']]);
+  assert.deepEqual(
+    one.calls.map((c) => c.input.title),
+    ['A', 'after task-1 and []'],
+  );
+  assert.deepEqual(
+    r2.steps.map((s) => [s.nodeId, s.status]),
+    [
+      ['a', 'succeeded'],
+      ['gate', 'succeeded'],
+      ['b', 'skipped'],
+      ['join', 'succeeded'],
+    ],
+  );
   assert.ok(r2.warnings.includes('node "join": {{nodes.b.id}} is empty: node "b" has not run before this step'));
 });
 
 test('the run fails when it exceeds the executed-node limit', async () => {
   const graph: WorkflowGraph = {
     nodes: [1, 2, 3].map((n) => ({ id: `t${n}`, type: 'create_task' as const, params: { title: `T${n}` } })),
-    edges: [{ from: 'trigger', to: 't1' }, { from: 't1', to: 't2' }, { from: 't2', to: 't3' }],
+    edges: [
+      { from: 'trigger', to: 't1' },
+      { from: 't1', to: 't2' },
+      { from: 't2', to: 't3' },
+    ],
   };
   const tasks = fakeTasks();
   const r = await run(graph, event({}), tasks, { limits: { maxNodesPerRun: 2 } });
@@ -225,7 +276,10 @@ test('the run fails when it exceeds the executed-node limit', async () => {
 });
 
 test('the run fails when it exceeds its overall time limit, aborting the node in flight', async () => {
-  const graph: WorkflowGraph = { nodes: [{ id: 'slow', type: 'http_request', params: { method: 'GET', url: `${server.url}/slow` } }], edges: [{ from: 'trigger', to: 'slow' }] };
+  const graph: WorkflowGraph = {
+    nodes: [{ id: 'slow', type: 'http_request', params: { method: 'GET', url: `${server.url}/slow` } }],
+    edges: [{ from: 'trigger', to: 'slow' }],
+  };
   const t0 = Date.now();
   const r = await run(graph, event({}), fakeTasks(), { limits: { runTimeoutMs: 200 } });
   assert.ok(Date.now() - t0 < 1_500);
@@ -235,8 +289,15 @@ test('the run fails when it exceeds its overall time limit, aborting the node in
 
 test('a cyclic or dangling graph fails the run instead of hanging', async () => {
   const cyclic: WorkflowGraph = {
-    nodes: [{ id: 'a', type: 'create_task', params: { title: 'A' } }, { id: 'b', type: 'create_task', params: { title: 'B' } }],
-    edges: [{ from: 'trigger', to: 'a' }, { from: 'a', to: 'b' }, { from: 'b', to: 'a' }],
+    nodes: [
+      { id: 'a', type: 'create_task', params: { title: 'A' } },
+      { id: 'b', type: 'create_task', params: { title: 'B' } },
+    ],
+    edges: [
+      { from: 'trigger', to: 'a' },
+      { from: 'a', to: 'b' },
+      { from: 'b', to: 'a' },
+    ],
   };
   const tasks = fakeTasks();
   const r = await run(cyclic, event({}), tasks);
@@ -252,7 +313,10 @@ test('headers of the trigger are available as {{trigger.headers.<name>}} and a s
       { id: 'sig', type: 'condition', params: { left: '{{trigger.headers.x-token}}', operator: 'equals', right: 'expected-token' } },
       { id: 't', type: 'create_task', params: { title: 'ok' } },
     ],
-    edges: [{ from: 'trigger', to: 'sig' }, { from: 'sig', to: 't', branch: 'true' }],
+    edges: [
+      { from: 'trigger', to: 'sig' },
+      { from: 'sig', to: 't', branch: 'true' },
+    ],
   };
   assert.equal((await run(graph, event({}, { 'x-token': 'expected-token' }))).status, 'succeeded');
   assert.equal((await run(graph, event({}, { 'x-token': 'forged' }))).status, 'skipped');

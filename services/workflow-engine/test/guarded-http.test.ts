@@ -42,7 +42,14 @@ after(async () => {
   await Promise.all([v4.close(), v6.close(), other.close()]);
 });
 
-const get = (url: string, extra: Partial<OutboundRequest> = {}): OutboundRequest => ({ method: 'GET', url, headers: {}, timeoutMs: 3_000, maxBodyBytes: 1 << 20, ...extra });
+const get = (url: string, extra: Partial<OutboundRequest> = {}): OutboundRequest => ({
+  method: 'GET',
+  url,
+  headers: {},
+  timeoutMs: 3_000,
+  maxBodyBytes: 1 << 20,
+  ...extra,
+});
 
 async function send(url: string, opts: GuardedHttpOptions = {}, extra: Partial<OutboundRequest> = {}) {
   const client = createGuardedHttpClient(opts);
@@ -119,7 +126,10 @@ test('the connect-time lookup hands the checked address to the socket (allowlist
 test('a redirect from an allowlisted server to a non-allowlisted loopback port is refused at that hop', async () => {
   const seen = v4.received.length;
   const target = encodeURIComponent(`${other.url}/stolen`);
-  await assert.rejects(send(`${v4.url}/redirect?to=${target}`, allow(`127.0.0.1:${v4.port}`)), (e: unknown) => e instanceof SsrfBlockedError && e.message.includes('127.0.0.1 is a loopback address'));
+  await assert.rejects(
+    send(`${v4.url}/redirect?to=${target}`, allow(`127.0.0.1:${v4.port}`)),
+    (e: unknown) => e instanceof SsrfBlockedError && e.message.includes('127.0.0.1 is a loopback address'),
+  );
   assert.equal(v4.received.length, seen + 1, 'the first hop was made');
   assert.equal(other.received.length, 0, 'the redirect target was never contacted');
 });

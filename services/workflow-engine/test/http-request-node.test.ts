@@ -20,7 +20,14 @@ before(async () => {
       return json(res, 200, { ok: true, tries });
     }
     if (req.url === '/always-503') return json(res, 503, { error: 'down' });
-    if (req.url === '/echo') return json(res, 201, { id: 'ext-77', method: req.method, got: req.body ? JSON.parse(req.body) : null, ct: req.headers['content-type'], auth: req.headers.authorization ?? null });
+    if (req.url === '/echo')
+      return json(res, 201, {
+        id: 'ext-77',
+        method: req.method,
+        got: req.body ? JSON.parse(req.body) : null,
+        ct: req.headers['content-type'],
+        auth: req.headers.authorization ?? null,
+      });
     if (req.url === '/text') return void res.writeHead(200, { 'content-type': 'text/plain', 'set-cookie': 'sid=abc' }).end('plain words');
     if (req.url === '/big.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: 'y'.repeat(3000) }));
     if (req.url === '/slow') return void setTimeout(() => res.end('late'), 1_500);
@@ -35,7 +42,7 @@ after(async () => {
   await server.close();
 });
 
-const payload = { customer: { name: "O'Brien \"Bob\"", id: 7 }, amount: 12 };
+const payload = { customer: { name: 'O\'Brien "Bob"', id: 7 }, amount: 12 };
 
 async function run(params: HttpRequestParams, options: Partial<HttpNodeOptions> = {}, http = client) {
   const handler = httpRequestHandler({ sleep: async (ms) => void sleeps.push(ms), random: () => 0.5, ...options });
@@ -66,7 +73,7 @@ test('POST sends the rendered JSON body with its types and a JSON content type; 
   });
   assert.equal(r.requests.length, 1);
   assert.equal(r.requests[0]!.method, 'POST');
-  assert.deepEqual(JSON.parse(r.requests[0]!.body), { name: "O'Brien \"Bob\"", amount: 12, note: "for O'Brien \"Bob\"" });
+  assert.deepEqual(JSON.parse(r.requests[0]!.body), { name: 'O\'Brien "Bob"', amount: 12, note: 'for O\'Brien "Bob"' });
   assert.equal(r.requests[0]!.headers['x-customer'], '7');
   assert.equal(r.requests[0]!.headers.authorization, 'Bearer s3cret', 'the real header is sent');
   const out = r.result!.output as { status: number; headers: Record<string, string>; body: Record<string, unknown> };
@@ -74,12 +81,16 @@ test('POST sends the rendered JSON body with its types and a JSON content type; 
   assert.equal(out.body.id, 'ext-77');
   assert.equal(out.body.ct, 'application/json');
   assert.match(out.headers['content-type']!, /application\/json/);
-  assert.deepEqual((r.masked as { headers: Record<string, string> }).headers, { authorization: 'Bearer ***', 'x-customer': '7' }, 'the recorded input masks the secret');
+  assert.deepEqual(
+    (r.masked as { headers: Record<string, string> }).headers,
+    { authorization: 'Bearer ***', 'x-customer': '7' },
+    'the recorded input masks the secret',
+  );
 });
 
 test('a body written as JSON text is parsed before rendering, so quotes in values cannot inject fields', async () => {
   const r = await run({ method: 'PUT', url: `${server.url}/echo`, body: '{"name": "{{trigger.customer.name}}", "admin": false}' });
-  assert.deepEqual((r.result!.output as { body: { got: unknown } }).body.got, { name: "O'Brien \"Bob\"", admin: false });
+  assert.deepEqual((r.result!.output as { body: { got: unknown } }).body.got, { name: 'O\'Brien "Bob"', admin: false });
 });
 
 test('GET and DELETE send no body; PATCH sends one', async () => {
@@ -184,7 +195,12 @@ test('a header value with a line break (header injection) fails the node before 
   const input = handler.render({ method: 'GET', url: `${server.url}/echo`, headers: { 'x-v': '{{trigger.v}}' } }, renderer);
   const before = server.received.length;
   await assert.rejects(
-    handler.execute(input, { ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog }, ownerId: 'u', signal: new AbortController().signal, warn() {} }),
+    handler.execute(input, {
+      ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog },
+      ownerId: 'u',
+      signal: new AbortController().signal,
+      warn() {},
+    }),
     /line break/,
   );
   assert.equal(server.received.length, before);
@@ -192,7 +208,10 @@ test('a header value with a line break (header injection) fails the node before 
 
 test('backoff grows exponentially with jitter and is capped; Retry-After accepts seconds and dates', () => {
   const o = { baseDelayMs: 100, maxDelayMs: 1000, random: () => 1 };
-  assert.deepEqual([1, 2, 3, 4, 5].map((n) => backoff(n, o)), [100, 200, 400, 800, 1000]);
+  assert.deepEqual(
+    [1, 2, 3, 4, 5].map((n) => backoff(n, o)),
+    [100, 200, 400, 800, 1000],
+  );
   assert.equal(backoff(1, { ...o, random: () => 0 }), 50);
   const now = Date.parse('2025-01-01T00:00:00Z');
   assert.equal(retryAfterMs('3', { maxRetryAfterMs: 10_000, now: () => now }), 3000);

@@ -43,7 +43,15 @@ async function call(userId: string, method: string, path: string, body?: unknown
 }
 
 const publish = (wf: { id: string }, ownerId: string, payload: Record<string, unknown>) => {
-  const event: TriggerEvent = { eventId: `evt_${randomUUID()}`, workflowId: wf.id, ownerId, source: 'webhook', receivedAt: new Date().toISOString(), payload, headers: {} };
+  const event: TriggerEvent = {
+    eventId: `evt_${randomUUID()}`,
+    workflowId: wf.id,
+    ownerId,
+    source: 'webhook',
+    receivedAt: new Date().toISOString(),
+    payload,
+    headers: {},
+  };
   return bus.publish(TRIGGER_TOPIC, [{ key: wf.id, value: event }]);
 };
 
@@ -66,7 +74,10 @@ function workflow(url: string, active = true) {
     name: 'Notify',
     triggerType: 'webhook',
     active,
-    graph: { nodes: [{ id: 'notify', type: 'http_request', params: { method: 'POST', url, body: { name: '{{trigger.name}}' } } }], edges: [{ from: 'trigger', to: 'notify' }] },
+    graph: {
+      nodes: [{ id: 'notify', type: 'http_request', params: { method: 'POST', url, body: { name: '{{trigger.name}}' } } }],
+      edges: [{ from: 'trigger', to: 'notify' }],
+    },
   };
 }
 const createWorkflow = async (owner: string, url = `${receiver.url}/hook`, active = true) => {
@@ -84,7 +95,10 @@ interface OpenStream {
 }
 async function openStream(userId: string, query = ''): Promise<OpenStream> {
   const ac = new AbortController();
-  const res = await fetch(`${engineUrl}/api/v1/workflow-runs/stream${query}`, { headers: { authorization: `Bearer ${tokenFor(userId, 'workflow-engine')}` }, signal: ac.signal });
+  const res = await fetch(`${engineUrl}/api/v1/workflow-runs/stream${query}`, {
+    headers: { authorization: `Bearer ${tokenFor(userId, 'workflow-engine')}` },
+    signal: ac.signal,
+  });
   let text = '';
   if (res.body) {
     const decoder = new TextDecoder();
@@ -109,7 +123,15 @@ before(async () => {
   await migrateWorkspace(testDb.db);
   await migrateEngine(testDb.db);
   bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 25, retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 } });
-  api = await buildWorkspaceApi({ db: testDb.db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: 'http://flowdesk.test', logLevel: 'silent', events: bus, outboxPollMs: 100 });
+  api = await buildWorkspaceApi({
+    db: testDb.db,
+    jwtPublicKeyPem: keys.publicKeyPem,
+    webhookSecretKey: randomBytes(32),
+    publicBaseUrl: 'http://flowdesk.test',
+    logLevel: 'silent',
+    events: bus,
+    outboxPollMs: 100,
+  });
   apiUrl = await listen(api, 0);
   workspace = workspaceClient({
     workspaceApiUrl: apiUrl,
@@ -156,7 +178,10 @@ describe('GET /api/v1/workflow-runs/stream', () => {
         const e = runEvents(mine.text()).filter((x) => x.workflowId === wf.id);
         return e.some((x) => x.status === 'succeeded') ? e : undefined;
       });
-      assert.deepEqual(events.map((e) => e.status), ['running', 'succeeded']);
+      assert.deepEqual(
+        events.map((e) => e.status),
+        ['running', 'succeeded'],
+      );
       await until('the filtered stream', async () => runEvents(filtered.text()).some((e) => e.status === 'succeeded'));
       // Heartbeats keep the stream alive while nothing happens.
       await until('a heartbeat', async () => theirs.text().includes(': heartbeat'));
@@ -175,10 +200,15 @@ describe('GET /api/v1/workflow-runs/stream', () => {
     assert.equal(foreign.status, 404);
     foreign.close();
     assert.equal((await fetch(`${engineUrl}/api/v1/workflow-runs/stream`)).status, 401);
-    const bad = await fetch(`${engineUrl}/api/v1/workflow-runs/stream?workflowId=nope`, { headers: { authorization: `Bearer ${tokenFor(owner, 'workflow-engine')}` } });
+    const bad = await fetch(`${engineUrl}/api/v1/workflow-runs/stream?workflowId=nope`, {
+      headers: { authorization: `Bearer ${tokenFor(owner, 'workflow-engine')}` },
+    });
     assert.equal(bad.status, 400);
     const ac = new AbortController();
-    const read = await fetch(`${engineUrl}/api/v1/workflow-runs/stream`, { headers: { authorization: `Bearer ${tokenFor(owner, 'workflow-engine', 'mcp:read')}` }, signal: ac.signal });
+    const read = await fetch(`${engineUrl}/api/v1/workflow-runs/stream`, {
+      headers: { authorization: `Bearer ${tokenFor(owner, 'workflow-engine', 'mcp:read')}` },
+      signal: ac.signal,
+    });
     assert.equal(read.status, 200);
     ac.abort();
   });
@@ -193,7 +223,10 @@ describe('GET /api/v1/workflow-runs/summary', () => {
     await publish(ok, owner, { name: 'a' });
     await publish(ok, owner, { name: 'b' });
     await publish(failing, owner, { name: 'c' });
-    await until('three finished runs', async () => ((await runsOf(owner, ok.id)).filter(finished).length === 2 && (await runsOf(owner, failing.id)).filter(finished).length === 1) || undefined);
+    await until(
+      'three finished runs',
+      async () => ((await runsOf(owner, ok.id)).filter(finished).length === 2 && (await runsOf(owner, failing.id)).filter(finished).length === 1) || undefined,
+    );
 
     const res = await call(owner, 'GET', '/api/v1/workflow-runs/summary');
     assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -282,7 +315,10 @@ describe('POST /api/v1/workflows/:id/runs (Run now)', () => {
     assert.deepEqual(done.steps[0].input.body, { name: 'Ada' }, 'the payload is {{trigger.*}}');
     assert.equal(receiver.received.length - hits, 1);
 
-    const bare = await fetch(`${engineUrl}/api/v1/workflows/${wf.id}/runs`, { method: 'POST', headers: { authorization: `Bearer ${tokenFor(owner, 'workflow-engine')}` } });
+    const bare = await fetch(`${engineUrl}/api/v1/workflows/${wf.id}/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tokenFor(owner, 'workflow-engine')}` },
+    });
     assert.equal(bare.status, 202, await bare.clone().text());
     const bareRun = (await bare.json()) as { id: string; triggerPayload: unknown };
     assert.deepEqual(bareRun.triggerPayload, {});
@@ -323,10 +359,23 @@ describe('GET /api/v1/workflow-runs/health', () => {
     await publish(ok, owner, { name: 'a' });
     await publish(failing, owner, { name: 'b' });
     await publish(failing, owner, { name: 'c' });
-    await until('three finished runs', async () => ((await runsOf(owner, ok.id)).filter(finished).length === 1 && (await runsOf(owner, failing.id)).filter(finished).length === 2) || undefined);
+    await until(
+      'three finished runs',
+      async () => ((await runsOf(owner, ok.id)).filter(finished).length === 1 && (await runsOf(owner, failing.id)).filter(finished).length === 2) || undefined,
+    );
     // A trigger event the engine gave up on (dead-lettered after its retries): a failed run with the reason.
-    const dead: TriggerEvent = { eventId: `evt_${randomUUID()}`, workflowId: ok.id, ownerId: owner, source: 'webhook', receivedAt: new Date().toISOString(), payload: { name: 'd' }, headers: {} };
-    await bus.publish(TRIGGER_DLQ_TOPIC, [{ key: ok.id, value: dead, headers: { 'x-dlq-error': 'workspace-api answered 503', 'x-dlq-attempts': '5', 'x-dlq-group-id': 'workflow-engine' } }]);
+    const dead: TriggerEvent = {
+      eventId: `evt_${randomUUID()}`,
+      workflowId: ok.id,
+      ownerId: owner,
+      source: 'webhook',
+      receivedAt: new Date().toISOString(),
+      payload: { name: 'd' },
+      headers: {},
+    };
+    await bus.publish(TRIGGER_DLQ_TOPIC, [
+      { key: ok.id, value: dead, headers: { 'x-dlq-error': 'workspace-api answered 503', 'x-dlq-attempts': '5', 'x-dlq-group-id': 'workflow-engine' } },
+    ]);
     await until('the dead letter recorded', async () => (await runsOf(owner, ok.id)).some((r) => r.eventId === dead.eventId) || undefined);
     // A run in flight: its node waits for the receiver, so its event is not processed yet.
     const publishedAt = Date.now();
@@ -360,7 +409,12 @@ describe('GET /api/v1/workflow-runs/health', () => {
     const stranger = (await call(randomUUID(), 'GET', '/api/v1/workflow-runs/health', undefined, 'mcp:read')).body;
     assert.deepEqual(
       { byStatus: stranger.byStatus, failing: stranger.failingWorkflows, backlog: stranger.backlog, dead: stranger.deadLettered },
-      { byStatus: { queued: 0, running: 0, succeeded: 0, failed: 0, skipped: 0 }, failing: [], backlog: { waitingEvents: 0, oldestWaitingAt: null, unfinishedRuns: 0, oldestUnfinishedAt: null }, dead: { count: 0, last: null } },
+      {
+        byStatus: { queued: 0, running: 0, succeeded: 0, failed: 0, skipped: 0 },
+        failing: [],
+        backlog: { waitingEvents: 0, oldestWaitingAt: null, unfinishedRuns: 0, oldestUnfinishedAt: null },
+        dead: { count: 0, last: null },
+      },
     );
 
     // Once the request is answered the backlog drains.

@@ -24,7 +24,11 @@ test('loopback written in every notation the URL parser accepts is refused', () 
     'http://[64:ff9b::7f00:1]/', // NAT64 of 127.0.0.1
     'http://[2002:7f00:1::]/', // 6to4 of 127.0.0.1
   ]) {
-    assert.throws(() => screenUrl(url, policy), (e: unknown) => e instanceof SsrfBlockedError && /loopback/.test(e.message), url);
+    assert.throws(
+      () => screenUrl(url, policy),
+      (e: unknown) => e instanceof SsrfBlockedError && /loopback/.test(e.message),
+      url,
+    );
   }
 });
 
@@ -50,7 +54,11 @@ test('private, link-local, metadata, CGNAT, unique-local, multicast, broadcast a
     ['http://[64:ff9b::a9fe:a9fe]/', /link-local/],
   ];
   for (const [url, reason] of cases) {
-    assert.throws(() => screenUrl(url, policy), (e: unknown) => e instanceof SsrfBlockedError && reason.test(e.message), url);
+    assert.throws(
+      () => screenUrl(url, policy),
+      (e: unknown) => e instanceof SsrfBlockedError && reason.test(e.message),
+      url,
+    );
   }
 });
 
@@ -61,10 +69,10 @@ test('public addresses, including their IPv4-mapped form, are let through', () =
 });
 
 test('the refusal message says what was refused, why, and how an operator can open it', () => {
-  assert.throws(
-    () => screenUrl('http://169.254.169.254/', policy),
-    { message: 'request to 169.254.169.254 refused by the SSRF guard: 169.254.169.254 is a link-local (cloud metadata) address. An operator can allow it with SSRF_ALLOWLIST.' },
-  );
+  assert.throws(() => screenUrl('http://169.254.169.254/', policy), {
+    message:
+      'request to 169.254.169.254 refused by the SSRF guard: 169.254.169.254 is a link-local (cloud metadata) address. An operator can allow it with SSRF_ALLOWLIST.',
+  });
   assert.throws(() => policy.checkAddress('rebind.example', 80, '127.0.0.1'), /rebind\.example resolves to 127\.0\.0\.1, a loopback address/);
 });
 
@@ -101,7 +109,12 @@ test('SsrfPolicy.fromEnv reads SSRF_ALLOWLIST and a malformed entry fails loudly
 });
 
 test('redirects keep credentials on the same origin only and turn POST into GET on 302/303', () => {
-  const hop = { url: new URL('https://a.example/x'), method: 'POST' as const, headers: { Authorization: 'Bearer t', 'content-type': 'application/json', 'x-k': '1' }, body: '{}' };
+  const hop = {
+    url: new URL('https://a.example/x'),
+    method: 'POST' as const,
+    headers: { Authorization: 'Bearer t', 'content-type': 'application/json', 'x-k': '1' },
+    body: '{}',
+  };
   const cross = nextHop(hop, 302, 'https://b.example/y', 0);
   assert.equal(cross.method, 'GET');
   assert.equal(cross.body, undefined);

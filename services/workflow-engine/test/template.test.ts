@@ -5,7 +5,10 @@ import { TemplateRenderer } from '../src/domain/template.ts';
 const payload = {
   customer: { name: 'Ada Lovelace', email: 'ada@example.com', vip: true },
   amount: 42.5,
-  items: [{ name: 'Widget', qty: 2 }, { name: 'Gadget', qty: 1 }],
+  items: [
+    { name: 'Widget', qty: 2 },
+    { name: 'Gadget', qty: 1 },
+  ],
   empty: null,
   note: 'a {{nodes.http.body.secret}} lookalike',
 };
@@ -55,7 +58,14 @@ test('a missing path renders empty and records a warning naming the variable, wi
 
 test('out-of-range indexes, non-numeric indexes, unknown headers, unknown roots and unrun nodes are missing', () => {
   const r = renderer();
-  for (const t of ['{{trigger.items.5.name}}', '{{trigger.items.-1}}', '{{trigger.items.01}}', '{{trigger.headers.x-none}}', '{{secrets.db}}', '{{nodes.later.body}}']) {
+  for (const t of [
+    '{{trigger.items.5.name}}',
+    '{{trigger.items.-1}}',
+    '{{trigger.items.01}}',
+    '{{trigger.headers.x-none}}',
+    '{{secrets.db}}',
+    '{{nodes.later.body}}',
+  ]) {
     assert.equal(r.renderString(t), '', t);
   }
   assert.equal(r.warnings.length, 6);

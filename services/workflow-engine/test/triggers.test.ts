@@ -99,7 +99,15 @@ before(async () => {
   await migrateWorkspace(testDb.db);
   await migrateEngine(testDb.db);
   bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 25, retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 } });
-  api = await buildWorkspaceApi({ db: testDb.db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: 'http://flowdesk.test', logLevel: process.env.TEST_LOG ?? 'silent', events: bus, outboxPollMs: 50 });
+  api = await buildWorkspaceApi({
+    db: testDb.db,
+    jwtPublicKeyPem: keys.publicKeyPem,
+    webhookSecretKey: randomBytes(32),
+    publicBaseUrl: 'http://flowdesk.test',
+    logLevel: process.env.TEST_LOG ?? 'silent',
+    events: bus,
+    outboxPollMs: 50,
+  });
   apiUrl = await listen(api, 0);
   workspace = workspaceClient({
     workspaceApiUrl: apiUrl,
@@ -129,7 +137,11 @@ describe('schedule trigger', () => {
     const bad = await call(owner, 'POST', '/api/v1/workflows', { name: 's', triggerType: 'schedule', triggerConfig: { cron: '* * * * * *' } });
     assert.equal(bad.status, 400);
     assert.match(bad.body.message, /triggerConfig\.cron.*five fields/);
-    const zone = await call(owner, 'POST', '/api/v1/workflows', { name: 's', triggerType: 'schedule', triggerConfig: { cron: '0 9 * * *', timezone: 'Mars/Olympus' } });
+    const zone = await call(owner, 'POST', '/api/v1/workflows', {
+      name: 's',
+      triggerType: 'schedule',
+      triggerConfig: { cron: '0 9 * * *', timezone: 'Mars/Olympus' },
+    });
     assert.equal(zone.status, 400);
     assert.match(zone.body.message, /time zone/);
     const noSettings = await call(owner, 'POST', '/api/v1/workflows', { name: 's', triggerType: 'schedule', active: true });
@@ -139,7 +151,11 @@ describe('schedule trigger', () => {
   test('every minute by the clock, two engine replicas: one run per tick, on the minute; ticks missed while down run once', async () => {
     const owner = randomUUID();
     setClock('2026-03-02T09:00:30.000Z');
-    const wf = await createWorkflow(owner, { triggerType: 'schedule', triggerConfig: { cron: '* * * * *', timezone: 'Europe/Berlin' }, graph: notify({ at: '{{trigger.scheduledFor}}' }) });
+    const wf = await createWorkflow(owner, {
+      triggerType: 'schedule',
+      triggerConfig: { cron: '* * * * *', timezone: 'Europe/Berlin' },
+      graph: notify({ at: '{{trigger.scheduledFor}}' }),
+    });
     assert.equal(await until('the engines to record the schedule', () => nextTickOf(wf.id)), '2026-03-02T09:01:00.000Z');
 
     for (let minute = 1; minute <= 4; minute++) {
@@ -152,7 +168,11 @@ describe('schedule trigger', () => {
       assert.equal(await until('the next tick', async () => (await nextTickOf(wf.id)) === `2026-03-02T09:0${minute + 1}:00.000Z`), true);
     }
     const runs = await finishedRuns(owner, wf.id);
-    assert.deepEqual(runs.map((r) => r.triggerPayload.scheduledFor).sort(), ['09:01', '09:02', '09:03', '09:04'].map((m) => `2026-03-02T${m}:00.000Z`), 'each tick exactly on its minute: no drift');
+    assert.deepEqual(
+      runs.map((r) => r.triggerPayload.scheduledFor).sort(),
+      ['09:01', '09:02', '09:03', '09:04'].map((m) => `2026-03-02T${m}:00.000Z`),
+      'each tick exactly on its minute: no drift',
+    );
     for (const r of runs) {
       assert.equal(r.status, 'succeeded', JSON.stringify(r));
       assert.equal(r.triggerType, 'schedule');
@@ -174,7 +194,11 @@ describe('schedule trigger', () => {
   test('missed: skip — ticks missed while down give no run; the next on-time tick runs', async () => {
     const owner = randomUUID();
     setClock('2026-03-02T10:00:10.000Z');
-    const wf = await createWorkflow(owner, { triggerType: 'schedule', triggerConfig: { cron: '*/5 * * * *', missed: 'skip' }, graph: notify({ at: '{{trigger.scheduledFor}}' }) });
+    const wf = await createWorkflow(owner, {
+      triggerType: 'schedule',
+      triggerConfig: { cron: '*/5 * * * *', missed: 'skip' },
+      graph: notify({ at: '{{trigger.scheduledFor}}' }),
+    });
     assert.equal(await until('the schedule', () => nextTickOf(wf.id)), '2026-03-02T10:05:00.000Z');
     setClock('2026-03-02T10:31:30.000Z'); // 10:05 … 10:30 missed (the last one by 90 s, past lateAfterMs)
     assert.equal(await until('the missed ticks to be skipped', async () => (await nextTickOf(wf.id)) === '2026-03-02T10:35:00.000Z'), true);
@@ -192,7 +216,11 @@ describe('schedule trigger', () => {
 describe('note and entity triggers', () => {
   test('a note trigger runs once per committed matching change, with the note as {{trigger.note.*}}; none for a rolled-back change', async () => {
     const owner = randomUUID();
-    const wf = await createWorkflow(owner, { triggerType: 'note', triggerConfig: { tag: 'urgent' }, graph: notify({ title: '{{trigger.note.title}}', event: '{{trigger.event}}' }) });
+    const wf = await createWorkflow(owner, {
+      triggerType: 'note',
+      triggerConfig: { tag: 'urgent' },
+      graph: notify({ title: '{{trigger.note.title}}', event: '{{trigger.event}}' }),
+    });
     // The workflow must be in the engine's cache before the change (a change before it existed starts nothing).
     await until('the engine to know the workflow', async () => (await call(owner, 'GET', `/api/v1/workflows/${wf.id}/runs`)).status === 200);
 
@@ -200,7 +228,9 @@ describe('note and entity triggers', () => {
     await testDb.db.session(async (exec) => {
       await exec('BEGIN');
       await exec(`SELECT set_config('role', '${APP_ROLE}', true), set_config('app.user_id', $1, true)`, [owner]);
-      await exec(`INSERT INTO workspace.note (id, owner_id, title, tags, updated_at) VALUES (gen_random_uuid(), $1, 'rolled back', ARRAY['urgent'], now())`, [owner]);
+      await exec(`INSERT INTO workspace.note (id, owner_id, title, tags, updated_at) VALUES (gen_random_uuid(), $1, 'rolled back', ARRAY['urgent'], now())`, [
+        owner,
+      ]);
       await exec('ROLLBACK');
     });
     const note = await call(owner, 'POST', '/api/v1/notes', { title: 'Call Ada', content: 'today', tags: ['urgent'] });
@@ -230,7 +260,11 @@ describe('note and entity triggers', () => {
 
   test('an entity trigger on completed tasks gives before and after; other events of the task start nothing', async () => {
     const owner = randomUUID();
-    const wf = await createWorkflow(owner, { triggerType: 'entity', triggerConfig: { entity: 'task', events: ['completed'] }, graph: notify({ done: '{{trigger.after.title}}' }) });
+    const wf = await createWorkflow(owner, {
+      triggerType: 'entity',
+      triggerConfig: { entity: 'task', events: ['completed'] },
+      graph: notify({ done: '{{trigger.after.title}}' }),
+    });
     await until('the engine to know the workflow', async () => (await call(owner, 'GET', `/api/v1/workflows/${wf.id}/runs`)).status === 200);
     const task = await call(owner, 'POST', '/api/v1/tasks', { title: 'Ship it' });
     assert.equal(task.status, 201);
@@ -254,7 +288,12 @@ describe('note and entity triggers', () => {
   test('loop guard: a Create Task node’s task never re-triggers its own workflow; a chain across workflows stops at the depth limit', async () => {
     const owner = randomUUID();
     const createsTask = (title: string) => ({ nodes: [{ id: 'make', type: 'create_task', params: { title } }], edges: [{ from: 'trigger', to: 'make' }] });
-    const a = await createWorkflow(owner, { name: 'A', triggerType: 'entity', triggerConfig: { entity: 'task', events: ['created'] }, graph: createsTask('A: {{trigger.after.title}}') });
+    const a = await createWorkflow(owner, {
+      name: 'A',
+      triggerType: 'entity',
+      triggerConfig: { entity: 'task', events: ['created'] },
+      graph: createsTask('A: {{trigger.after.title}}'),
+    });
     await until('the engine to know A', async () => (await call(owner, 'GET', `/api/v1/workflows/${a.id}/runs`)).status === 200);
     assert.equal((await call(owner, 'POST', '/api/v1/tasks', { title: 'seed' })).status, 201);
     await until('A to run once', async () => (await finishedRuns(owner, a.id)).length === 1);
@@ -264,12 +303,20 @@ describe('note and entity triggers', () => {
     assert.equal((await finishedRuns(owner, a.id)).length, 1, 'the task A made did not start A again');
 
     // B reacts to every created task too: A's and B's tasks start each other, up to the depth limit.
-    const b = await createWorkflow(owner, { name: 'B', triggerType: 'entity', triggerConfig: { entity: 'task', events: ['created'] }, graph: createsTask('B: {{trigger.after.title}}') });
+    const b = await createWorkflow(owner, {
+      name: 'B',
+      triggerType: 'entity',
+      triggerConfig: { entity: 'task', events: ['created'] },
+      graph: createsTask('B: {{trigger.after.title}}'),
+    });
     await until('the engine to know B', async () => (await call(owner, 'GET', `/api/v1/workflows/${b.id}/runs`)).status === 200);
     assert.equal((await call(owner, 'POST', '/api/v1/tasks', { title: 'chain' })).status, 201);
     // Depth 0 (the person's task) starts A and B; each workflow-made task at depth d < limit starts the other one.
     const expected = 2 * MAX_TRIGGER_DEPTH;
-    await until('the chain to run to its limit', async () => (await finishedRuns(owner, a.id)).length - 1 + (await finishedRuns(owner, b.id)).length >= expected);
+    await until(
+      'the chain to run to its limit',
+      async () => (await finishedRuns(owner, a.id)).length - 1 + (await finishedRuns(owner, b.id)).length >= expected,
+    );
     await until('the outbox to drain', async () => (await testDb.db.exec('SELECT count(*)::int AS n FROM workspace.outbox')).rows[0]!.n === 0);
     const deepest = (await tasks()).filter((t) => t.title.startsWith('A: B: A: B: A:') || t.title.startsWith('B: A: B: A: B:'));
     assert.equal(deepest.length, 2, 'the chain reached depth 5 on both sides');

@@ -78,7 +78,13 @@ const TOOLS = [
 const RESOURCES = [
   { uri: 'test://static-text', name: 'static-text', title: 'Static text', description: 'A static text resource', mimeType: 'text/plain' },
   { uri: 'test://static-binary', name: 'static-binary', title: 'Static binary', description: 'A static PNG image', mimeType: 'image/png' },
-  { uri: 'test://watched-resource', name: 'watched-resource', title: 'Watched resource', description: 'A resource clients may subscribe to', mimeType: 'text/plain' },
+  {
+    uri: 'test://watched-resource',
+    name: 'watched-resource',
+    title: 'Watched resource',
+    description: 'A resource clients may subscribe to',
+    mimeType: 'text/plain',
+  },
 ];
 const RESOURCE_TEMPLATES = [
   { uriTemplate: 'test://template/{id}/data', name: 'template-data', title: 'Data by id', description: 'JSON data for an id', mimeType: 'application/json' },
@@ -178,7 +184,11 @@ export function buildFixtureServer(state: FixtureState, sessionId: string, onErr
   server.onerror = onError;
 
   /** A log notification on this request's stream, unless the session's level filters it out. */
-  const log = (send: (n: { method: 'notifications/message'; params: { level: LoggingLevel; logger: string; data: unknown } }) => Promise<void>, level: LoggingLevel, data: string) => {
+  const log = (
+    send: (n: { method: 'notifications/message'; params: { level: LoggingLevel; logger: string; data: unknown } }) => Promise<void>,
+    level: LoggingLevel,
+    data: string,
+  ) => {
     const min = state.logLevels.get(sessionId);
     if (min && LEVELS.indexOf(level) < LEVELS.indexOf(min)) return Promise.resolve();
     return send({ method: 'notifications/message', params: { level, logger: 'conformance', data } });
@@ -191,7 +201,7 @@ export function buildFixtureServer(state: FixtureState, sessionId: string, onErr
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
-    const args = (req.params.arguments ?? {});
+    const args = req.params.arguments ?? {};
     switch (req.params.name) {
       case 'test_simple_text':
         return text('This is a simple text response for testing.');
@@ -200,13 +210,18 @@ export function buildFixtureServer(state: FixtureState, sessionId: string, onErr
       case 'test_audio_content':
         return { content: [{ type: 'audio', data: WAV_BASE64, mimeType: 'audio/wav' }] };
       case 'test_embedded_resource':
-        return { content: [{ type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } }] };
+        return {
+          content: [{ type: 'resource', resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' } }],
+        };
       case 'test_multiple_content_types':
         return {
           content: [
             { type: 'text', text: 'Multiple content types test:' },
             { type: 'image', data: PNG_BASE64, mimeType: 'image/png' },
-            { type: 'resource', resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: JSON.stringify({ test: 'data', value: 123 }) } },
+            {
+              type: 'resource',
+              resource: { uri: 'test://mixed-content-resource', mimeType: 'application/json', text: JSON.stringify({ test: 'data', value: 123 }) },
+            },
           ],
         };
       case 'test_tool_with_logging':

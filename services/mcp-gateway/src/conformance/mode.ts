@@ -67,7 +67,8 @@ export function guardConformanceMode(app: Service) {
   const guarded = async (opts?: ListenOptions) => {
     if (typeof opts !== 'object' || opts === null) throw new Error('Conformance mode: listen({ port, host }) with a loopback host only');
     const host = opts.host ?? 'localhost';
-    if (!isLoopbackHost(host)) throw new Error(`Conformance mode refuses to listen on ${host}: it is unauthenticated, bind a loopback address (127.0.0.1, ::1, localhost)`);
+    if (!isLoopbackHost(host))
+      throw new Error(`Conformance mode refuses to listen on ${host}: it is unauthenticated, bind a loopback address (127.0.0.1, ::1, localhost)`);
     const url = await listen({ ...opts, host });
     const bound = app.server.address();
     if (!bound || typeof bound === 'string' || !isLoopbackAddress(bound.address)) {

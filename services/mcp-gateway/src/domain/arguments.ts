@@ -65,7 +65,8 @@ export function describeErrors(errors: readonly ErrorObject[] | null | undefined
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 export function unstorableText(value: unknown, at: (string | number)[] = []): string | undefined {
-  const bad = (s: string) => (s.includes('\0') ? 'the NUL character (U+0000)' : LONE_SURROGATE.test(s) ? 'a lone UTF-16 surrogate (not valid Unicode)' : undefined);
+  const bad = (s: string) =>
+    s.includes('\0') ? 'the NUL character (U+0000)' : LONE_SURROGATE.test(s) ? 'a lone UTF-16 surrogate (not valid Unicode)' : undefined;
   if (typeof value === 'string') {
     const why = bad(value);
     return why && `${fieldPath(at)} must not contain ${why}`;

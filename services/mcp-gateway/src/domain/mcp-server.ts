@@ -99,21 +99,26 @@ export function buildMcpServer(ctx: CallContext, onError: (err: unknown) => void
       return { isError: true, content: [{ type: 'text', text: `${name} requires the mcp:${tool.access} scope` }] };
     }
     // A span per call (its workspace-api request is its child, docs/observability.md).
-    return withSpan('mcp-gateway', `tools/call ${name}`, async () => {
-      try {
-        const result = await handler(args, await ctx.api(), ctx.now());
-        countToolCall(name, 'ok');
-        return { content: [{ type: 'text', text: asText(result) }], structuredContent: result as Record<string, unknown> };
-      } catch (err) {
-        if (err instanceof ToolArgumentError) {
-          countToolCall(name, 'invalid_params');
-          throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${err.message}`);
+    return withSpan(
+      'mcp-gateway',
+      `tools/call ${name}`,
+      async () => {
+        try {
+          const result = await handler(args, await ctx.api(), ctx.now());
+          countToolCall(name, 'ok');
+          return { content: [{ type: 'text', text: asText(result) }], structuredContent: result as Record<string, unknown> };
+        } catch (err) {
+          if (err instanceof ToolArgumentError) {
+            countToolCall(name, 'invalid_params');
+            throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${err.message}`);
+          }
+          if (!(err instanceof UpstreamError) || err.status >= 500) onError(err);
+          countToolCall(name, 'tool_error');
+          return toolError(err);
         }
-        if (!(err instanceof UpstreamError) || err.status >= 500) onError(err);
-        countToolCall(name, 'tool_error');
-        return toolError(err);
-      }
-    }, { attributes: { 'flowdesk.mcp.tool': name } });
+      },
+      { attributes: { 'flowdesk.mcp.tool': name } },
+    );
   });
 
   server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [...RESOURCES] }));

@@ -1,4 +1,15 @@
-import { ToolArgumentError, workflowArgsToApi, type RunsSummary, type Overview, type CalendarEntry, type Note, type PageOf, type Task, type Workflow, type WorkflowRun } from '@flowdesk/contracts';
+import {
+  ToolArgumentError,
+  workflowArgsToApi,
+  type RunsSummary,
+  type Overview,
+  type CalendarEntry,
+  type Note,
+  type PageOf,
+  type Task,
+  type Workflow,
+  type WorkflowRun,
+} from '@flowdesk/contracts';
 import type { WorkspaceApi } from '../adapters/workspace-client.ts';
 
 // The arguments were validated against the tool's input schema (tools.ts) before its handler runs;
@@ -89,7 +100,10 @@ export const TOOL_HANDLERS: Record<string, ToolHandler> = {
       }
       if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) throw new ToolArgumentError('runNow.payload', 'must be a JSON object');
     }
-    const workflow = a.active === undefined ? await api.get<Workflow>(`/workflows/${a.workflowId}`) : await api.patch<Workflow>(`/workflows/${a.workflowId}`, { active: a.active });
+    const workflow =
+      a.active === undefined
+        ? await api.get<Workflow>(`/workflows/${a.workflowId}`)
+        : await api.patch<Workflow>(`/workflows/${a.workflowId}`, { active: a.active });
     if (!run) return workflow;
     const startedRun = await api.post<WorkflowRun>(`/workflows/${a.workflowId}/runs`, { payload });
     return { ...workflow, startedRun };

@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
 import { createTestDatabase, type Database } from '@flowdesk/db';
 import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
-import { buildApp as buildAuth, createApiKey, createPrismaClient as createAuthPrisma, createUser, generateServiceSecret, migrateAuth, revokeApiKey } from '@flowdesk/auth';
+import {
+  buildApp as buildAuth,
+  createApiKey,
+  createPrismaClient as createAuthPrisma,
+  createUser,
+  generateServiceSecret,
+  migrateAuth,
+  revokeApiKey,
+} from '@flowdesk/auth';
 import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
 import { buildApp as buildEngine, createGuardedHttpClient, migrateEngine, workspaceClient } from '@flowdesk/workflow-engine';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -84,7 +92,16 @@ export async function startStack(): Promise<Stack> {
   const bus = withInProcessRevocations(await createEmbeddedBus(db));
 
   const publicBaseUrl = 'https://flowdesk.example.test';
-  const auth = await buildAuth({ db, signingKeys, serviceClients: { 'mcp-gateway': gatewaySecret }, publicBaseUrl, logLevel: 'debug', logStream, clock, events: bus });
+  const auth = await buildAuth({
+    db,
+    signingKeys,
+    serviceClients: { 'mcp-gateway': gatewaySecret },
+    publicBaseUrl,
+    logLevel: 'debug',
+    logStream,
+    clock,
+    events: bus,
+  });
   apps.push(auth);
   const authUrl = await listen(auth, 0, '127.0.0.1');
   const api = await buildWorkspaceApi({ db, jwtPublicKeyPem: signingKeys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl, logLevel: 'silent' });
@@ -106,7 +123,18 @@ export async function startStack(): Promise<Stack> {
   const engineUrl = await listen(engine, 0, '127.0.0.1');
 
   const addGateway = async () => {
-    const gw = await buildGateway({ db, publicBaseUrl, authUrl, serviceClientSecret: gatewaySecret, workspaceApiUrl, engineUrl, logLevel: 'debug', logStream, clock, bus });
+    const gw = await buildGateway({
+      db,
+      publicBaseUrl,
+      authUrl,
+      serviceClientSecret: gatewaySecret,
+      workspaceApiUrl,
+      engineUrl,
+      logLevel: 'debug',
+      logStream,
+      clock,
+      bus,
+    });
     apps.push(gw);
     return listen(gw, 0, '127.0.0.1');
   };
@@ -178,7 +206,11 @@ export async function rawMcp(url: string, body: unknown, headers: Record<string,
     if (v === null) delete h[k];
     else h[k] = v;
   }
-  const res = await fetch(`${url}${MCP_PATH}`, { method, headers: h, body: method === 'POST' ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined });
+  const res = await fetch(`${url}${MCP_PATH}`, {
+    method,
+    headers: h,
+    body: method === 'POST' ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined,
+  });
   const text = await res.text();
   let parsed: unknown;
   try {

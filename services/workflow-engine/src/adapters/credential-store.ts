@@ -57,7 +57,8 @@ export class CredentialStore {
         [name, sealed, MAX_CREDENTIALS_PER_USER],
       )
       .catch((err: unknown) => {
-        if ((err as { code?: string }).code === '23505') throw new HttpError('conflict', `A credential named "${name}" already exists; replace its value instead`);
+        if ((err as { code?: string }).code === '23505')
+          throw new HttpError('conflict', `A credential named "${name}" already exists; replace its value instead`);
         throw err;
       });
     if (rows.length === 0) throw new HttpError('conflict', `At most ${MAX_CREDENTIALS_PER_USER} credentials per user; delete one first`);

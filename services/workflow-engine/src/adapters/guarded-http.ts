@@ -59,10 +59,7 @@ export function createGuardedHttpClient(options: GuardedHttpOptions = {}): Guard
     // Screened before the timer starts: a refused URL must not leave a timer behind.
     let hop: Hop = { url: screenUrl(request.url, policy).url, method: request.method, headers: request.headers, body: request.body };
     const timeout = new AbortController();
-    const timer = setTimeout(
-      () => timeout.abort(new RequestTimeoutError(`no complete response within ${request.timeoutMs} ms`)),
-      request.timeoutMs,
-    );
+    const timer = setTimeout(() => timeout.abort(new RequestTimeoutError(`no complete response within ${request.timeoutMs} ms`)), request.timeoutMs);
     const signal = request.signal ? AbortSignal.any([timeout.signal, request.signal]) : timeout.signal;
     try {
       for (let redirects = 0; ; redirects++) {

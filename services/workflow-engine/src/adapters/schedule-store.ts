@@ -115,6 +115,9 @@ export class ScheduleStore {
         RETURNING s.workflow_id, s.pending_event`,
       [now, leaseUntil],
     );
-    return rows.map((r) => ({ workflowId: String(r.workflow_id), event: (typeof r.pending_event === 'string' ? JSON.parse(r.pending_event) : r.pending_event) as TriggerEvent }));
+    return rows.map((r) => ({
+      workflowId: String(r.workflow_id),
+      event: (typeof r.pending_event === 'string' ? JSON.parse(r.pending_event) : r.pending_event) as TriggerEvent,
+    }));
   }
 }

@@ -1,5 +1,11 @@
 import { Pool } from 'undici';
-import { CREATE_TASK_BATCH_MAX, type CreateTaskBatchResult, type TriggerOrigin, type WorkflowDefinition, type WorkflowDefinitionPage } from '@flowdesk/contracts';
+import {
+  CREATE_TASK_BATCH_MAX,
+  type CreateTaskBatchResult,
+  type TriggerOrigin,
+  type WorkflowDefinition,
+  type WorkflowDefinitionPage,
+} from '@flowdesk/contracts';
 import type { ServiceTokenSource, UserTokenSource } from '@flowdesk/service-kit';
 import type { DefinitionSource } from '../domain/definitions.ts';
 import type { CreateTaskInput } from '../domain/ports.ts';
@@ -53,8 +59,20 @@ export function workspaceClient(options: {
   batchesInFlight?: number;
 }): WorkspaceClient {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const pool = new Pool(options.workspaceApiUrl, { connections: options.connections ?? 32, keepAliveTimeout: 30_000, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connectTimeout: 2_000 });
-  const call = async (token: string, method: 'GET' | 'PUT' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<{ status: number; json: () => Promise<unknown> }> => {
+  const pool = new Pool(options.workspaceApiUrl, {
+    connections: options.connections ?? 32,
+    keepAliveTimeout: 30_000,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connectTimeout: 2_000,
+  });
+  const call = async (
+    token: string,
+    method: 'GET' | 'PUT' | 'POST',
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal,
+  ): Promise<{ status: number; json: () => Promise<unknown> }> => {
     const res = await pool.request({
       method,
       path,
@@ -100,7 +118,10 @@ export function workspaceClient(options: {
       return;
     }
     try {
-      const res = await call(await options.userToken(ownerId), 'POST', '/internal/v1/tasks/batch', { tasks: batch.map((p) => p.input), origins: batch.map((p) => p.origin ?? null) });
+      const res = await call(await options.userToken(ownerId), 'POST', '/internal/v1/tasks/batch', {
+        tasks: batch.map((p) => p.input),
+        origins: batch.map((p) => p.origin ?? null),
+      });
       if (res.status === 404) {
         batchRoute = false; // an older workspace-api
         await sendBatch(ownerId, batch);
@@ -110,7 +131,13 @@ export function workspaceClient(options: {
       batch.forEach((p, i) => {
         const r = results[i];
         if (r && 'task' in r) p.resolve(r.task);
-        else p.reject(new WorkspaceApiError(r?.status ?? 502, `creating the task: workspace-api answered ${r?.status ?? 'nothing'}${r && 'message' in r ? ` (${r.message})` : ''}`));
+        else
+          p.reject(
+            new WorkspaceApiError(
+              r?.status ?? 502,
+              `creating the task: workspace-api answered ${r?.status ?? 'nothing'}${r && 'message' in r ? ` (${r.message})` : ''}`,
+            ),
+          );
       });
     } catch (err) {
       for (const p of batch) p.reject(err);
@@ -119,7 +146,10 @@ export function workspaceClient(options: {
 
   return {
     async setSamplePayload(ownerId, workflowId, payload) {
-      await ok<void>(await call(await options.userToken(ownerId), 'PUT', `/internal/v1/workflows/${workflowId}/sample-payload`, payload), 'keeping the sample payload');
+      await ok<void>(
+        await call(await options.userToken(ownerId), 'PUT', `/internal/v1/workflows/${workflowId}/sample-payload`, payload),
+        'keeping the sample payload',
+      );
     },
     createTask(ownerId, input, signal, origin) {
       signal?.throwIfAborted();
@@ -127,10 +157,12 @@ export function workspaceClient(options: {
         // The run gives up on abort (its time limit); a task already sent in a batch may still be created.
         const onAbort = () => reject(signal!.reason);
         signal?.addEventListener('abort', onAbort, { once: true });
-        const done = <T>(f: (v: T) => void) => (v: T) => {
-          signal?.removeEventListener('abort', onAbort);
-          f(v);
-        };
+        const done =
+          <T>(f: (v: T) => void) =>
+          (v: T) => {
+            signal?.removeEventListener('abort', onAbort);
+            f(v);
+          };
         let o = owners.get(ownerId);
         if (!o) owners.set(ownerId, (o = { queue: [], inFlight: 0, scheduled: false }));
         o.queue.push({ input, ...(origin ? { origin } : {}), resolve: done(resolve), reject: done(reject) });

@@ -12,7 +12,10 @@ import type { LogPort } from './ports.ts';
  * starts that same workflow, and a change made at depth MAX_TRIGGER_DEPTH starts nothing: a chain of
  * workflows that trigger each other stops there, with a warning in the log.
  */
-export async function triggerOnChange(change: EntityChanged, deps: { definitions: DefinitionCache; bus: EventPublisher; clock: () => Date; log: LogPort }): Promise<number> {
+export async function triggerOnChange(
+  change: EntityChanged,
+  deps: { definitions: DefinitionCache; bus: EventPublisher; clock: () => Date; log: LogPort },
+): Promise<number> {
   const candidates = deps.definitions.changeTriggeredOf(change.ownerId);
   if (candidates.length === 0) return 0;
   const depth = change.origin?.depth ?? 0;
@@ -22,7 +25,10 @@ export async function triggerOnChange(change: EntityChanged, deps: { definitions
     if (!entityEventMatches(wf.triggerType, wf.triggerConfig, change)) continue;
     if (change.origin?.workflowId === wf.id) continue; // its own change: never re-trigger itself
     if (depth >= MAX_TRIGGER_DEPTH) {
-      deps.log.warn({ workflowId: wf.id, originWorkflowId: change.origin?.workflowId, depth }, 'workflow chain too deep: this change starts no run (loop guard)');
+      deps.log.warn(
+        { workflowId: wf.id, originWorkflowId: change.origin?.workflowId, depth },
+        'workflow chain too deep: this change starts no run (loop guard)',
+      );
       continue;
     }
     const payload: Record<string, unknown> =

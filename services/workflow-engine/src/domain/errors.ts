@@ -27,7 +27,10 @@ export class RequestTimeoutError extends Error {
 /** A node failed; `output` (e.g. the 500 response) is still recorded on the step. */
 export class NodeFailedError extends Error {
   override readonly name = 'NodeFailedError';
-  constructor(message: string, readonly output: unknown = null) {
+  constructor(
+    message: string,
+    readonly output: unknown = null,
+  ) {
     super(message);
   }
 }

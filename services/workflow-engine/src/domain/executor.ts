@@ -89,10 +89,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   let conditionStopped = false;
 
   const deadline = new AbortController();
-  const timer = setTimeout(
-    () => deadline.abort(new NodeFailedError(`the run exceeded its time limit of ${limits.runTimeoutMs} ms`)),
-    limits.runTimeoutMs,
-  );
+  const timer = setTimeout(() => deadline.abort(new NodeFailedError(`the run exceeded its time limit of ${limits.runTimeoutMs} ms`)), limits.runTimeoutMs);
 
   try {
     const plan = planOf(workflow.graph);
@@ -121,7 +118,9 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
         const handler = handlers[node.type];
         // One span per executed node: the HTTP Request node's outbound call and Create Task's
         // workspace-api call become its children (docs/observability.md).
-        const result = await withSpan('workflow-engine', `node ${node.type}`, () => runStep(node, handler), { attributes: { 'flowdesk.node.id': node.id, 'flowdesk.node.type': node.type } });
+        const result = await withSpan('workflow-engine', `node ${node.type}`, () => runStep(node, handler), {
+          attributes: { 'flowdesk.node.id': node.id, 'flowdesk.node.type': node.type },
+        });
         if (!result) break; // the step failed: stop at the first failure
         if (handler.isAction) actionsRun++;
         if (result.branch === 'false' && !out.some((i) => workflow.graph.edges[i]!.branch === 'false') && actionsRun === 0) conditionStopped = true;

@@ -58,7 +58,6 @@ export function maskJson(value: unknown): unknown {
   return value;
 }
 
-
 /**
  * The forms in which a resolved credential may show up in what a run records: as written, and
  * URL-encoded (a credential in a query string). Values under 4 characters are not searched for

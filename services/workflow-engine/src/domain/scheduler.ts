@@ -65,7 +65,16 @@ export class Scheduler {
   async apply(event: WorkflowChanged): Promise<void> {
     if (event.definition) return this.sync(event.definition);
     const now = this.o.clock();
-    await this.o.store.sync({ workflowId: event.workflowId, ownerId: event.ownerId, version: event.version, enabled: false, cron: '', timezone: 'UTC', missed: 'run_once', nextTick: now });
+    await this.o.store.sync({
+      workflowId: event.workflowId,
+      ownerId: event.ownerId,
+      version: event.version,
+      enabled: false,
+      cron: '',
+      timezone: 'UTC',
+      missed: 'run_once',
+      nextTick: now,
+    });
   }
 
   /** Fires what is due at the clock's now; returns the number of runs started. */
@@ -121,7 +130,10 @@ export class Scheduler {
     if (events.length === 0) return started;
     // Published after the claim committed: if this fails (or the process dies), the pending event
     // stays and is published by whichever replica sees it stale (republishStale).
-    await this.o.bus.publish(TRIGGER_TOPIC, events.map((c) => ({ key: c.workflowId, value: c.event! })));
+    await this.o.bus.publish(
+      TRIGGER_TOPIC,
+      events.map((c) => ({ key: c.workflowId, value: c.event! })),
+    );
     await this.o.store.published(events.map((c) => c.workflowId));
     started += events.length;
     return started;
@@ -131,7 +143,10 @@ export class Scheduler {
     const stale = await this.o.store.takeOverStale(now, new Date(now.getTime() + this.leaseMs), this.batch);
     if (stale.length === 0) return 0;
     this.o.log.warn({ count: stale.length }, 'publishing scheduled runs another replica claimed but did not publish');
-    await this.o.bus.publish(TRIGGER_TOPIC, stale.map((s) => ({ key: s.workflowId, value: s.event })));
+    await this.o.bus.publish(
+      TRIGGER_TOPIC,
+      stale.map((s) => ({ key: s.workflowId, value: s.event })),
+    );
     await this.o.store.published(stale.map((s) => s.workflowId));
     return stale.length;
   }

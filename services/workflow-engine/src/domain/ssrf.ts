@@ -122,8 +122,7 @@ export class SsrfPolicy {
     const literal = parseIp(unbracket(host)) !== null;
     const target = literal ? `${shown} is` : `${host} resolves to ${shown},`;
     throw new SsrfBlockedError(
-      `request to ${host} refused by the SSRF guard: ${target} a ${reason} address. ` +
-        'An operator can allow it with SSRF_ALLOWLIST.',
+      `request to ${host} refused by the SSRF guard: ${target} a ${reason} address. ` + 'An operator can allow it with SSRF_ALLOWLIST.',
     );
   }
 }

@@ -120,7 +120,8 @@ export class TemplateRenderer {
       const name = rest.join('.');
       if (rest.length !== 1 || name === '') throw new CredentialReferenceError(`{{${path}}} is not a credential reference: write {{credentials.<name>}}`);
       const value = this.scope.credentials?.get(name);
-      if (value === undefined) throw new CredentialReferenceError(`unknown credential "${name}" ({{credentials.${name}}}): create it under Settings → Credentials`);
+      if (value === undefined)
+        throw new CredentialReferenceError(`unknown credential "${name}" ({{credentials.${name}}}): create it under Settings → Credentials`);
       return { found: true, value };
     }
     return { found: false, why: 'unknown variable (variables start with trigger., nodes. or credentials.)' };

@@ -36,7 +36,13 @@ export function credentialRoutes(store: CredentialStore): FastifyPluginAsyncType
       '/credentials/:name',
       {
         preHandler: [app.requireAccess('write'), ready],
-        schema: { tags, summary: "Replace a credential's value", params: CredentialNameParams, body: UpdateCredential, response: { 200: Credential, ...errorResponses } },
+        schema: {
+          tags,
+          summary: "Replace a credential's value",
+          params: CredentialNameParams,
+          body: UpdateCredential,
+          response: { 200: Credential, ...errorResponses },
+        },
       },
       async (req) => store.update(req.identity.userId, req.params.name, req.body.value),
     );

@@ -54,7 +54,18 @@ const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH']);
 const IDEMPOTENT = new Set<HttpMethod>(['GET', 'PUT', 'DELETE']);
 // Framing and routing headers are the client's business: a templated Host or Content-Length
 // could desynchronise the connection or address another virtual host than the URL names.
-const CLIENT_OWNED_HEADERS = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection']);
+const CLIENT_OWNED_HEADERS = new Set([
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'proxy-connection',
+]);
 
 export function httpRequestHandler(overrides: Partial<HttpNodeOptions> = {}): NodeHandler<HttpRequestParams, HttpRequestInput> {
   const opts = { ...DEFAULT_HTTP_NODE_OPTIONS, ...overrides };

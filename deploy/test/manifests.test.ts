@@ -245,6 +245,30 @@ for (const target of TARGETS) {
         );
     });
 
+    test("the services with per-address limits behind the ingress believe its X-Forwarded-For (TRUST_PROXY), never anyone's", () => {
+      // auth (login throttling, registration limit), the console edge (sign-in), mcp-gateway
+      // (unauthenticated initialize): without TRUST_PROXY every client has the ingress's address.
+      for (const svc of ['auth', 'console', 'mcp-gateway']) {
+        const value = envValue(objects(), container(deployment(objects(), svc)), 'TRUST_PROXY');
+        assert.ok(value, `${svc}: TRUST_PROXY is set`);
+        assert.notEqual(value.trim().toLowerCase(), 'true', `${svc}: TRUST_PROXY=true would believe any caller`);
+      }
+    });
+
+    test('MCP_CORS_ORIGINS reaches mcp-gateway and auth from one optional ConfigMap key, empty by default', () => {
+      for (const svc of ['mcp-gateway', 'auth']) {
+        const e = (container(deployment(objects(), svc)).env ?? []).find((x: Json) => x.name === 'MCP_CORS_ORIGINS');
+        assert.ok(e, `${svc}: MCP_CORS_ORIGINS is passed`);
+        assert.deepEqual(e.valueFrom?.configMapKeyRef, { name: e.valueFrom?.configMapKeyRef?.name, key: 'MCP_CORS_ORIGINS', optional: true }, svc);
+        assert.ok(baseName(e.valueFrom.configMapKeyRef.name, 'flowdesk-config'), svc);
+        assert.equal(
+          envValue(objects(), container(deployment(objects(), svc)), 'MCP_CORS_ORIGINS'),
+          undefined,
+          `${svc}: no CORS origin unless an overlay sets one`,
+        );
+      }
+    });
+
     test('every referenced ConfigMap key exists when the ConfigMap is rendered here, every Secret key in dev', () => {
       for (const { object, pod } of workloads(objects())) {
         for (const c of containersOf(pod)) {

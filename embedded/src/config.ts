@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { busConfigFromEnv, type BusConfig } from '@flowdesk/bus';
+import { originList } from '@flowdesk/service-kit';
 
 export interface EmbeddedConfig {
   /** Keys, the demo credentials and (on PGlite) the data live here. */
@@ -20,6 +21,11 @@ export interface EmbeddedConfig {
   engineClock?: () => Date;
   /** TRUST_PROXY: set when the embedded start sits behind another proxy (docs/configuration.md). */
   trustProxy: string | undefined;
+  /**
+   * MCP_CORS_ORIGINS: origins of browser-based MCP clients, answered with CORS by the MCP endpoint
+   * (mcp-gateway) and by the OAuth endpoints such a client calls (auth). Default none.
+   */
+  corsOrigins?: string[];
   /**
    * METRICS_PORT: the one metrics listener of the process (docs/observability.md). Default 9464, or
    * 0 (a free one) when PORT is 0 (tests); a busy default falls back to a free port.
@@ -42,6 +48,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     ssrfAllowlist: env.SSRF_ALLOWLIST || undefined,
     traceUrlTemplate: env.TRACE_URL_TEMPLATE || undefined,
     trustProxy: env.TRUST_PROXY || undefined,
+    corsOrigins: originList('MCP_CORS_ORIGINS', env.MCP_CORS_ORIGINS),
     bus: busConfigFromEnv(env),
   };
 }

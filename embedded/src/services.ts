@@ -45,6 +45,8 @@ export interface ServiceDeps {
   logLevel: string;
   /** The engine's clock (schedules read it); tests move time with it. Default the real time. */
   engineClock?: () => Date;
+  /** MCP_CORS_ORIGINS: browser MCP clients' origins, for the gateway and auth's OAuth endpoints. */
+  corsOrigins?: readonly string[];
 }
 
 export interface RunningService {
@@ -98,6 +100,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       publicBaseUrl: d.publicBaseUrl,
       logLevel: d.logLevel,
       events: revocationBus(d.bus),
+      corsOrigins: d.corsOrigins,
     }),
   'mcp-gateway': (d, started) =>
     buildMcpGateway({
@@ -107,6 +110,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       serviceClientSecret: d.keys.serviceClients['mcp-gateway'] ?? '',
       workspaceApiUrl: urlOf(started, 'workspace-api'),
       engineUrl: urlOf(started, 'workflow-engine'),
+      corsOrigins: d.corsOrigins,
       logLevel: d.logLevel,
       // Revocation events from auth, so a revoked credential's cached introspection dies at once.
       bus: revocationBus(d.bus),

@@ -85,6 +85,7 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
       ssrfAllowlist: config.ssrfAllowlist,
       traceUrlTemplate: config.traceUrlTemplate,
       engineClock: config.engineClock,
+      corsOrigins: config.corsOrigins,
     });
     for (const s of services) backends.set(s.name, s.url);
     metrics = await listenEmbeddedMetrics(config, services);

@@ -53,11 +53,30 @@ test('strict-mode rules hold everywhere in the input schemas: closed objects, no
   }
 });
 
-test('every input property of every tool has a description', () => {
-  const missing = TOOLS.flatMap((t) =>
-    Object.entries(t.inputSchema.properties ?? {})
-      .filter(([, p]) => typeof (p as { description?: unknown }).description !== 'string' || !(p as { description: string }).description.trim())
-      .map(([k]) => `${t.name}.${k}`),
+/** Every property schema (an entry of some `properties`) at every depth, with its path. */
+function* propertiesOf(schema: unknown, at = '$'): Generator<[string, Record<string, unknown>]> {
+  for (const [where, s] of subSchemas(schema, at)) {
+    for (const [k, v] of Object.entries((s.properties as object) ?? {})) yield [`${where}.${k}`, v as Record<string, unknown>];
+  }
+}
+
+test('every input property of every tool has a description, at every depth (nested objects, items, anyOf/oneOf, additionalProperties)', () => {
+  // The walker itself reaches every kind of nesting (a schema made up for it).
+  const probe = {
+    type: 'object',
+    properties: {
+      a: { type: 'array', description: 'a', items: { type: 'object', properties: { b: { type: 'string' } } } },
+      c: { description: 'c', anyOf: [{ type: 'object', properties: { d: { type: 'string' } } }, { type: 'null' }] },
+      e: { description: 'e', oneOf: [{ type: 'object', properties: { f: { type: 'string' } } }] },
+      g: { type: 'object', description: 'g', additionalProperties: { type: 'object', properties: { h: { type: 'string' } } } },
+    },
+  };
+  assert.deepEqual(
+    [...propertiesOf(probe)].filter(([, p]) => !p.description).map(([at]) => at),
+    ['$.a[].b', '$.c|anyOf0.d', '$.e|oneOf0.f', '$.g{}.h'],
+  );
+  const missing = [...TOOLS, ...listedTools()].flatMap((t) =>
+    [...propertiesOf(t.inputSchema)].filter(([, p]) => typeof p.description !== 'string' || !p.description.trim()).map(([at]) => `${t.name} ${at}`),
   );
   assert.deepEqual(missing, []);
 });

@@ -8,6 +8,7 @@ import { apiKeyRoutes } from './routes/api-keys.ts';
 import { connectedAppRoutes } from './routes/connected-apps.ts';
 import { oauthRoutes } from './routes/oauth.ts';
 import { wellKnownRoutes } from './routes/well-known.ts';
+import { oauthCorsRoutes } from './routes/cors.ts';
 import { mcpResourceUrl } from './domain/oauth/policy.ts';
 import type { RateLimit } from './routes/rate-limit.ts';
 import { revocationNotifier } from './domain/revocations.ts';
@@ -53,6 +54,11 @@ export interface AuthDeps {
   throttle?: ThrottlePolicies;
   /** TRUST_PROXY (fastify trustProxy): whose X-Forwarded-For to believe. Default: the environment's, else loopback. */
   trustProxy?: string | number;
+  /**
+   * MCP_CORS_ORIGINS: origins of browser-based MCP clients. They get CORS answers on the OAuth
+   * endpoints such a client calls itself (discovery, registration, token, revocation; routes/cors.ts).
+   */
+  corsOrigins?: readonly string[];
 }
 
 export const DEFAULT_USER_ID_EXCHANGE_CLIENTS = ['workflow-engine'] as const;
@@ -88,6 +94,8 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     throttle: new LoginThrottle(prisma, deps.throttle ?? DEFAULT_THROTTLE),
   };
   app.addSchema(ErrorBody);
+  // On the app itself (not a child context): the CORS headers go on every answer of those paths, errors included.
+  await oauthCorsRoutes(deps.corsOrigins ?? [])(app);
   await app.register(wellKnownRoutes(ctx));
   await app.register(oauthRoutes(ctx));
   await app.register(

@@ -1,5 +1,5 @@
 import type { DatabaseConfig } from '@flowdesk/db';
-import { jwkThumbprint, requiredEnv, type SigningKeys } from '@flowdesk/service-kit';
+import { jwkThumbprint, originList, requiredEnv, type SigningKeys } from '@flowdesk/service-kit';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { DEFAULT_USER_ID_EXCHANGE_CLIENTS, normalizeBaseUrl } from './app.ts';
 import { parseServiceClients } from './domain/service-clients.ts';
@@ -18,6 +18,8 @@ export interface AuthConfig {
   publicBaseUrl: string;
   signupMode: SignupMode;
   sessionPolicy: SessionPolicy;
+  /** MCP_CORS_ORIGINS: browser MCP clients' origins, answered with CORS on the OAuth endpoints they call. */
+  corsOrigins: string[];
 }
 
 /**
@@ -63,5 +65,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): AuthConfig {
     publicBaseUrl: normalizeBaseUrl(requiredEnv(env, 'PUBLIC_BASE_URL')),
     signupMode: parseSignupMode(env.SIGNUP_MODE),
     sessionPolicy: sessionPolicyFrom(env),
+    corsOrigins: originList('MCP_CORS_ORIGINS', env.MCP_CORS_ORIGINS),
   };
 }

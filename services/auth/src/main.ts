@@ -23,6 +23,7 @@ const app = await buildApp({
   publicBaseUrl: config.publicBaseUrl,
   signupMode: config.signupMode,
   sessionPolicy: config.sessionPolicy,
+  corsOrigins: config.corsOrigins,
   logLevel: process.env.LOG_LEVEL,
   events: bus,
 });

@@ -1,4 +1,4 @@
-import { requiredEnv } from '@flowdesk/service-kit';
+import { originList, requiredEnv } from '@flowdesk/service-kit';
 import type { DatabaseConfig } from '@flowdesk/db';
 import { conformanceModeRequested, loadConformanceConfig } from './conformance/config.ts';
 
@@ -39,7 +39,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     serviceClientSecret: secret,
     workspaceApiUrl: requiredEnv(env, 'WORKSPACE_API_URL'),
     engineUrl: requiredEnv(env, 'WORKFLOW_ENGINE_URL'),
-    allowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    allowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     corsOrigins: corsOrigins(env.MCP_CORS_ORIGINS),
     introspectionCacheMs: cacheMs,
     logLevel: env.LOG_LEVEL,
@@ -48,18 +51,4 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
 }
 
 /** MCP_CORS_ORIGINS: comma-separated origins (scheme://host[:port]); anything else is a configuration error. */
-export function corsOrigins(value: string | undefined): string[] {
-  const list = (value ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  for (const o of list) {
-    let url: URL | undefined;
-    try {
-      url = new URL(o);
-    } catch {
-      url = undefined;
-    }
-    if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:') || url.origin !== o.replace(/\/+$/, '')) {
-      throw new Error(`MCP_CORS_ORIGINS: ${o} is not an origin (scheme://host[:port], no path)`);
-    }
-  }
-  return list;
-}
+export const corsOrigins = (value: string | undefined): string[] => originList('MCP_CORS_ORIGINS', value);

@@ -56,10 +56,13 @@ async function seed(c: Client, userId: string, marker: string): Promise<Ids> {
   const workflow = await call(c, 'create_workflow', { name: `${marker} hook`, triggerType: 'webhook' });
   const comment = await call(c, 'add_comment', { targetType: 'task', targetId: task.id, body: `${marker} comment` });
   const run = randomUUID();
-  await stack.db.exec(
-    `INSERT INTO "engine"."run" (id, owner_id, workflow_id, event_id, status, trigger_payload) VALUES ($1, $2, $3, $4, 'failed', $5)`,
-    [run, userId, workflow.id, randomUUID(), JSON.stringify({ secret: marker })],
-  );
+  await stack.db.exec(`INSERT INTO "engine"."run" (id, owner_id, workflow_id, event_id, status, trigger_payload) VALUES ($1, $2, $3, $4, 'failed', $5)`, [
+    run,
+    userId,
+    workflow.id,
+    randomUUID(),
+    JSON.stringify({ secret: marker }),
+  ]);
   return { project: project.id, task: task.id, task2: task2.id, entry: entry.id, note: note.id, workflow: workflow.id, run, comment: comment.id };
 }
 
@@ -113,6 +116,41 @@ const plan = (ids: Ids): [string, Record<string, unknown>][] => [
   ['delete_project', { projectId: ids.project }],
 ];
 
+/**
+ * Every property schema (an entry of some `properties`) of a JSON schema at every depth: nested
+ * objects, array items, anyOf/oneOf/allOf branches and additionalProperties objects.
+ */
+function* propertiesAtEveryDepth(schema: unknown, at = '$'): Generator<[string, { description?: unknown }]> {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return;
+  const s = schema as Record<string, unknown>;
+  for (const [k, v] of Object.entries((s.properties as object | undefined) ?? {})) {
+    yield [`${at}.${k}`, v as { description?: unknown }];
+    yield* propertiesAtEveryDepth(v, `${at}.${k}`);
+  }
+  if (s.items) yield* propertiesAtEveryDepth(s.items, `${at}[]`);
+  for (const key of ['anyOf', 'oneOf', 'allOf']) {
+    const list = s[key];
+    if (Array.isArray(list)) for (const [i, v] of list.entries()) yield* propertiesAtEveryDepth(v, `${at}|${key}${i}`);
+  }
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') yield* propertiesAtEveryDepth(s.additionalProperties, `${at}{}`);
+}
+
+test('the walker of the description check reaches every kind of nesting', () => {
+  const probe = {
+    type: 'object',
+    properties: {
+      a: { type: 'array', description: 'a', items: { type: 'object', properties: { b: { type: 'string' } } } },
+      c: { description: 'c', anyOf: [{ type: 'object', properties: { d: { type: 'string' } } }, { type: 'null' }] },
+      e: { description: 'e', oneOf: [{ type: 'object', properties: { f: { type: 'string' } } }] },
+      g: { type: 'object', description: 'g', additionalProperties: { type: 'object', properties: { h: { type: 'string' } } } },
+    },
+  };
+  assert.deepEqual(
+    [...propertiesAtEveryDepth(probe)].filter(([, p]) => !p.description).map(([at]) => at),
+    ['$.a[].b', '$.c|anyOf0.d', '$.e|oneOf0.f', '$.g{}.h'],
+  );
+});
+
 test('initialize answers 2025-06-18 with tools, resources and prompts; lists 52 tools, 4 + 1 resources, 4 prompts', async () => {
   assert.equal(client.getServerVersion()?.name, 'flowdesk');
   const caps = client.getServerCapabilities();
@@ -124,11 +162,18 @@ test('initialize answers 2025-06-18 with tools, resources and prompts; lists 52 
     assert.equal(t.inputSchema.type, 'object', t.name);
     assert.equal(t.outputSchema, undefined, `${t.name}: output schemas stay out of tools/list (docs/mcp-gateway.md)`);
     assert.equal(typeof t.annotations?.readOnlyHint, 'boolean', t.name);
-    for (const [k, p] of Object.entries(t.inputSchema.properties ?? {})) assert.ok((p as { description?: string }).description, `${t.name}.${k} has a description`);
+    for (const [at, p] of propertiesAtEveryDepth(t.inputSchema))
+      assert.ok(typeof p.description === 'string' && p.description.trim(), `${t.name} ${at} has a description`);
   }
   assert.equal((await client.listResources()).resources.length, 4);
-  assert.deepEqual((await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate), ['flowdesk://projects/{projectId}']);
-  assert.deepEqual((await client.listPrompts()).prompts.map((p) => p.name), ['plan_my_week', 'daily_standup', 'sprint_retrospective', 'project_kickoff']);
+  assert.deepEqual(
+    (await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate),
+    ['flowdesk://projects/{projectId}'],
+  );
+  assert.deepEqual(
+    (await client.listPrompts()).prompts.map((p) => p.name),
+    ['plan_my_week', 'daily_standup', 'sprint_retrospective', 'project_kickoff'],
+  );
   assert.deepEqual(await client.ping(), {});
 });
 
@@ -172,7 +217,10 @@ test('read every resource (4 static + the project template), JSON content', asyn
   const one = await client.readResource({ uri: `flowdesk://projects/${project.id}` });
   const body = JSON.parse((one.contents[0] as { text: string }).text);
   assert.equal(body.project.name, 'Resource project');
-  assert.deepEqual(body.tasks.map((t: { title: string }) => t.title), ['Resource task']);
+  assert.deepEqual(
+    body.tasks.map((t: { title: string }) => t.title),
+    ['Resource task'],
+  );
   for (const uri of [`flowdesk://projects/${randomUUID()}`, 'flowdesk://nothing', 'flowdesk://projects/not-an-id']) {
     await assert.rejects(client.readResource({ uri }), (e: McpError) => e.code === -32002 && /Resource not found/.test(e.message), uri);
   }
@@ -197,13 +245,19 @@ test('get every prompt, rendered from live data; missing or bad arguments → -3
   assert.match(text(rendered.project_kickoff), /Kickoff project[\s\S]*A new shop[\s\S]*Pick a domain/);
   assert.match(text(rendered.daily_standup), /Due today:\n- \[ \] Pick a domain/);
   await assert.rejects(client.getPrompt({ name: 'sprint_retrospective', arguments: {} }), (e: McpError) => e.code === -32602 && /sprintStart/.test(e.message));
-  await assert.rejects(client.getPrompt({ name: 'project_kickoff', arguments: { projectId: randomUUID() } }), (e: McpError) => e.code === -32602 && /not found/i.test(e.message));
+  await assert.rejects(
+    client.getPrompt({ name: 'project_kickoff', arguments: { projectId: randomUUID() } }),
+    (e: McpError) => e.code === -32602 && /not found/i.test(e.message),
+  );
   await assert.rejects(client.getPrompt({ name: 'no_such_prompt' }), (e: McpError) => e.code === -32602 && /no_such_prompt/.test(e.message));
 });
 
 describe('errors', () => {
   test('an unknown tool is a JSON-RPC error naming it', async () => {
-    await assert.rejects(client.callTool({ name: 'launch_rockets', arguments: {} }), (e: McpError) => e.code === -32602 && /Unknown tool: launch_rockets/.test(e.message));
+    await assert.rejects(
+      client.callTool({ name: 'launch_rockets', arguments: {} }),
+      (e: McpError) => e.code === -32602 && /Unknown tool: launch_rockets/.test(e.message),
+    );
   });
   test('bad arguments are -32602 saying what was wrong, before anything reaches workspace-api', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
@@ -214,7 +268,11 @@ describe('errors', () => {
       ['list_tasks', { limit: 1000 }, /limit/],
     ];
     for (const [name, args, message] of cases) {
-      await assert.rejects(client.callTool({ name, arguments: args }), (e: McpError) => e.code === -32602 && message.test(e.message) && e.message.includes(name), `${name} ${JSON.stringify(args)}`);
+      await assert.rejects(
+        client.callTool({ name, arguments: args }),
+        (e: McpError) => e.code === -32602 && message.test(e.message) && e.message.includes(name),
+        `${name} ${JSON.stringify(args)}`,
+      );
     }
   });
   test('a failure in workspace-api is a tool result with isError and a useful message', async () => {
@@ -306,7 +364,8 @@ test('get_workflow with a read key masks secrets written inline in an HTTP Reque
   try {
     const seen = await call(reader, 'get_workflow', { workflowId: created.id });
     const text = JSON.stringify(seen);
-    for (const secret of ['pa55-inline', 't-inline-1', 'sk-inline-2', 'key-inline-3', 'pw-inline-4']) assert.ok(!text.includes(secret), `${secret} is masked for a read key`);
+    for (const secret of ['pa55-inline', 't-inline-1', 'sk-inline-2', 'key-inline-3', 'pw-inline-4'])
+      assert.ok(!text.includes(secret), `${secret} is masked for a read key`);
     const params = seen.graph.nodes[0].params;
     assert.equal(params.url, 'https://bot:••••@api.example.test/v1?token=••••');
     assert.deepEqual(params.headers, { Authorization: 'Bearer ••••', 'X-Api-Key': '••••', 'X-Ref': 'Bearer {{credentials.crm}}' });

@@ -201,10 +201,16 @@ describe('authentication and scopes', () => {
     assert.deepEqual(Object.keys(res.body).sort(), ['error', 'message']);
     assert.equal(res.body.error, 'forbidden');
     assert.match(res.body.message, /requires the mcp:write scope/);
-    assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="mcp:read mcp:write", resource_metadata="${RESOURCE_METADATA}"`);
+    assert.equal(
+      res.headers.get('www-authenticate'),
+      `Bearer error="insufficient_scope", scope="mcp:read mcp:write", resource_metadata="${RESOURCE_METADATA}"`,
+    );
     // Through the SDK client the 403 surfaces as an error, and nothing was written.
     const { client } = await connectClient(url, user.readKey);
-    await assert.rejects(client.callTool({ name: 'delete_project', arguments: { projectId: '00000000-0000-4000-8000-000000000000' } }), (e: Error & { code?: number }) => e.code === 403 && /mcp:write scope/.test(e.message));
+    await assert.rejects(
+      client.callTool({ name: 'delete_project', arguments: { projectId: '00000000-0000-4000-8000-000000000000' } }),
+      (e: Error & { code?: number }) => e.code === 403 && /mcp:write scope/.test(e.message),
+    );
     const tasks = await client.callTool({ name: 'list_tasks', arguments: {} });
     assert.deepEqual((tasks.structuredContent as { items: unknown[] }).items, []);
     await client.close();
@@ -239,6 +245,33 @@ describe('requests without a token', () => {
     assert.match(list.headers.get('www-authenticate') ?? '', /resource_metadata=/);
     // initialize stays open (SPEC.md §5.1).
     assert.equal((await rawMcp(url, initializeBody())).status, 200);
+  });
+
+  test('without a token, the 401 challenge comes before the protocol-version and batch checks; initialize alone stays open', async () => {
+    const session = await openRawSession(url);
+    const list = (id = 3) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: {} });
+    for (const [what, body, headers] of [
+      ['an unsupported MCP-Protocol-Version', list(), { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }],
+      ['a nonsense MCP-Protocol-Version', list(), { 'mcp-session-id': session, 'mcp-protocol-version': 'x' }],
+      ['no MCP-Protocol-Version', list(), { 'mcp-session-id': session, 'mcp-protocol-version': null }],
+      ['a batch under 2025-06-18', [list(3), list(4)], { 'mcp-session-id': session }],
+      ['a batch without a session', [list(3), list(4)], {}],
+      ['a notification with an unsupported version', { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-protocol-version': '1999-01-01' }],
+    ] as const) {
+      const res = await rawMcp(url, body, headers);
+      assert.equal(res.status, 401, `${what}: ${res.text}`);
+      assert.equal(res.headers.get('www-authenticate'), `Bearer resource_metadata="${RESOURCE_METADATA}"`, what);
+      assert.equal(res.body.error, 'unauthorized', what);
+    }
+    // With a token the same requests still meet those checks.
+    assert.equal((await rawMcp(url, list(), { ...withSession(user.readKey, session), 'mcp-protocol-version': '2025-11-25' })).status, 400);
+    const batch = await rawMcp(url, [list(3), list(4)], withSession(user.readKey, session));
+    assert.equal(batch.status, 400);
+    assert.equal(batch.body.error.code, -32600);
+    // initialize needs no token, whatever version it asks for; in a batch with anything else it is 400.
+    for (const version of ['2025-06-18', '2025-11-25', '1999-01-01'])
+      assert.equal((await rawMcp(url, initializeBody(version), { 'mcp-protocol-version': null })).status, 200, version);
+    assert.equal((await rawMcp(url, [initializeBody(), list()])).status, 400);
   });
 
   test('a session nobody used with a token expires after 5 minutes; once bound it has the hour', async () => {
@@ -331,7 +364,11 @@ describe('JSON-RPC edge cases', () => {
         ['create_task', { title: 'ok', tags: ['fine', 'b\udc00'] }, /tags\[1\] must not contain a lone UTF-16 surrogate/],
         [
           'create_workflow',
-          { name: 'w', triggerType: 'manual', graph: { nodes: [{ id: 'n1', type: 'http_request', params: { method: 'POST', url: 'https://x.example/\u0000' } }], edges: [] } },
+          {
+            name: 'w',
+            triggerType: 'manual',
+            graph: { nodes: [{ id: 'n1', type: 'http_request', params: { method: 'POST', url: 'https://x.example/\u0000' } }], edges: [] },
+          },
           /graph\.nodes\[0\]\.params\.url must not contain the NUL character/,
         ],
         ['update_profile', { displayName: 'ok', 'k\u0000': 1 }, /property name "k\\\\u0000" in arguments must not contain the NUL character/],
@@ -352,10 +389,24 @@ describe('workflow tools in strict-schema shape', () => {
     const { client } = await connectClient(url, user.writeKey);
     try {
       const graph = {
-        nodes: [{ id: 'post', type: 'http_request', params: { method: 'POST', url: 'https://hooks.example/x', headers: [{ name: 'x-team', value: '{{trigger.team}}' }], body: '{"text": "{{trigger.message}}", "n": 1}' } }],
+        nodes: [
+          {
+            id: 'post',
+            type: 'http_request',
+            params: {
+              method: 'POST',
+              url: 'https://hooks.example/x',
+              headers: [{ name: 'x-team', value: '{{trigger.team}}' }],
+              body: '{"text": "{{trigger.message}}", "n": 1}',
+            },
+          },
+        ],
         edges: [{ from: 'trigger', to: 'post' }],
       };
-      const created = (await client.callTool({ name: 'create_workflow', arguments: { name: 'strict', triggerType: 'manual', graph } })).structuredContent as { id: string; graph: { nodes: { params: Record<string, unknown> }[] } };
+      const created = (await client.callTool({ name: 'create_workflow', arguments: { name: 'strict', triggerType: 'manual', graph } })).structuredContent as {
+        id: string;
+        graph: { nodes: { params: Record<string, unknown> }[] };
+      };
       assert.deepEqual(created.graph.nodes[0]!.params.headers, { 'x-team': '{{trigger.team}}' });
       assert.deepEqual(created.graph.nodes[0]!.params.body, { text: '{{trigger.message}}', n: 1 });
       const bad = { ...graph, nodes: [{ ...graph.nodes[0]!, params: { ...graph.nodes[0]!.params, body: '{text: oops' } }] };
@@ -376,7 +427,11 @@ describe('CORS for browser-based clients (MCP_CORS_ORIGINS)', () => {
     try {
       const preflight = await fetch(`${gwUrl}/functions/v1/mcp-server-v2`, {
         method: 'OPTIONS',
-        headers: { origin: 'https://inspector.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, mcp-protocol-version, content-type' },
+        headers: {
+          origin: 'https://inspector.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, mcp-protocol-version, content-type',
+        },
       });
       assert.equal(preflight.status, 204);
       assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://inspector.example');
@@ -394,7 +449,10 @@ describe('CORS for browser-based clients (MCP_CORS_ORIGINS)', () => {
       assert.equal(get.headers.get('access-control-allow-origin'), 'https://inspector.example');
       assert.match(get.headers.get('access-control-expose-headers') ?? '', /WWW-Authenticate/i);
 
-      const evil = await fetch(`${gwUrl}/functions/v1/mcp-server-v2`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+      const evil = await fetch(`${gwUrl}/functions/v1/mcp-server-v2`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+      });
       assert.equal(evil.status, 403);
       assert.equal(evil.headers.get('access-control-allow-origin'), null);
       assert.equal((await rawMcp(gwUrl, initializeBody(), { origin: 'https://evil.example' })).status, 403);

@@ -33,6 +33,9 @@ function routeOf(pathname: string): 'gateway' | 'auth' | undefined {
   return undefined;
 }
 
+/** Every exchange the front passed on (any client), in order: what mcp-remote sent and got back. */
+const seen: (Exchange & { accept: string; userAgent: string })[] = [];
+
 /** A loopback front door: one origin, routed by path, bodies piped both ways. */
 async function startFront(targets: Partial<Record<'gateway' | 'auth', string>>) {
   const agent = new http.Agent({ keepAlive: true });
@@ -47,6 +50,15 @@ async function startFront(targets: Partial<Record<'gateway' | 'auth', string>>) 
     const headers = { ...req.headers };
     delete headers.connection;
     const upstream = http.request({ hostname: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent }, (answer) => {
+      seen.push({
+        method: req.method ?? '',
+        path: new URL(req.url ?? '/', 'http://front').pathname,
+        status: answer.statusCode ?? 0,
+        challenge: answer.headers['www-authenticate'] ?? null,
+        auth: req.headers.authorization !== undefined,
+        accept: req.headers.accept ?? '',
+        userAgent: req.headers['user-agent'] ?? '',
+      });
       const out = { ...answer.headers };
       delete out.connection;
       delete out['transfer-encoding'];
@@ -74,7 +86,9 @@ async function startFront(targets: Partial<Record<'gateway' | 'auth', string>>) 
 
 /** The MCP client's own redirect URI (it lives in the client in reality): a page that says "done". */
 async function startCallback() {
-  const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Connected</title><p>You can close this window.</p>'));
+  const server = http.createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Connected</title><p>You can close this window.</p>'),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     redirectUri: `http://127.0.0.1:${(server.address() as AddressInfo).port}/callback`,
@@ -92,7 +106,6 @@ const remember = <T extends string | undefined>(s: T): T => {
   if (s) secrets.push(s);
   return s;
 };
-
 
 /** What the SDK sent and got back, in order (method, path, status, WWW-Authenticate). */
 interface Exchange {
@@ -122,7 +135,13 @@ const exchanges: Exchange[] = [];
 const recordingFetch: typeof fetch = async (input, init) => {
   const req = new Request(input, init);
   const res = await fetch(req);
-  exchanges.push({ method: req.method, path: new URL(req.url).pathname, status: res.status, challenge: res.headers.get('www-authenticate'), auth: req.headers.has('authorization') });
+  exchanges.push({
+    method: req.method,
+    path: new URL(req.url).pathname,
+    status: res.status,
+    challenge: res.headers.get('www-authenticate'),
+    auth: req.headers.has('authorization'),
+  });
   return res;
 };
 
@@ -145,10 +164,24 @@ before(async () => {
   // sessions (1 h idle limit, measured on the gateway's clock) alone.
   const authClock = () => new Date(Date.now() + authOffset);
 
-  const auth = await buildAuth({ db, signingKeys, serviceClients: { 'mcp-gateway': gatewaySecret }, publicBaseUrl: base, logLevel: 'debug', logStream, clock: authClock });
+  const auth = await buildAuth({
+    db,
+    signingKeys,
+    serviceClients: { 'mcp-gateway': gatewaySecret },
+    publicBaseUrl: base,
+    logLevel: 'debug',
+    logStream,
+    clock: authClock,
+  });
   apps.push(auth);
   targets.auth = await listen(auth, 0, '127.0.0.1');
-  const api = await buildWorkspaceApi({ db, jwtPublicKeyPem: signingKeys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: base, logLevel: 'silent' });
+  const api = await buildWorkspaceApi({
+    db,
+    jwtPublicKeyPem: signingKeys.publicKeyPem,
+    webhookSecretKey: randomBytes(32),
+    publicBaseUrl: base,
+    logLevel: 'silent',
+  });
   apps.push(api);
   const workspaceApiUrl = await listen(api, 0, '127.0.0.1');
   const gatewayDeps = { db, authUrl: targets.auth, serviceClientSecret: gatewaySecret, workspaceApiUrl, logLevel: 'debug', logStream, introspectionCacheMs: 0 };
@@ -316,7 +349,10 @@ describe('the official MCP SDK client against auth + gateway on one origin', () 
     assert.notEqual(created.isError, true, JSON.stringify(created.content));
     assert.equal((created.structuredContent as { name: string }).name, 'Launch');
     const list = await client.callTool({ name: 'list_projects', arguments: {} });
-    assert.deepEqual((list.structuredContent as { items: { name: string }[] }).items.map((p) => p.name), ['Launch']);
+    assert.deepEqual(
+      (list.structuredContent as { items: { name: string }[] }).items.map((p) => p.name),
+      ['Launch'],
+    );
   });
 
   test('a token minted for this resource is refused (401) by a gateway protecting another resource', async () => {
@@ -406,8 +442,10 @@ describe('mcp-remote (what Claude Desktop users run): first OAuth sign-in with t
       });
     });
     const bin = createRequire(import.meta.url).resolve('mcp-remote/dist/proxy.js');
+    const mark = seen.length;
+    // Its default transport, as Claude Desktop's configuration runs it: the URL alone, no --transport.
     // BROWSER=true: mcp-remote's attempt to open a browser does nothing; chromium below plays the user.
-    const child = spawn(process.execPath, [bin, mcpUrl, String(port), '--allow-http', '--transport', 'http-only'], {
+    const child = spawn(process.execPath, [bin, mcpUrl, String(port), '--allow-http'], {
       env: { ...process.env, MCP_REMOTE_CONFIG_DIR: configDir, BROWSER: 'true', NO_COLOR: '1' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -442,7 +480,12 @@ describe('mcp-remote (what Claude Desktop users run): first OAuth sign-in with t
       assert.ok(consent.landed.searchParams.get('code'), 'chromium came back to mcp-remote with a code');
       // Connected: now speak MCP to it over stdio, as Claude Desktop does.
       const send = (m: object) => child.stdin.write(`${JSON.stringify(m)}\n`);
-      send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-desktop-like', version: '1' } } });
+      send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'claude-desktop-like', version: '1' } },
+      });
       await waitFor('stdout', /"id":1[,}]/);
       send({ jsonrpc: '2.0', method: 'notifications/initialized' });
       send({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
@@ -454,6 +497,25 @@ describe('mcp-remote (what Claude Desktop users run): first OAuth sign-in with t
         .find((m) => m.id === 2);
       assert.equal(answer?.result?.tools.length, 52, stdout.slice(0, 500));
       assert.ok(answer.result.tools.some((t) => t.name === 'get_workspace_overview'));
+      // Its default transport (http-first, SSE as the fallback) stayed on Streamable HTTP: every probe
+      // it made without a token was answered 401 with the challenge (or 200 for initialize, which
+      // SPEC keeps open), never a 405/404/400 that would send it to SSE or make it give up.
+      assert.match(stderr, /Using transport strategy: http-first/);
+      assert.match(stderr, /Connected to remote server using StreamableHTTPClientTransport/);
+      assert.doesNotMatch(stderr, /SSEClientTransport|falling back/i);
+      const mcp = seen.slice(mark).filter((e) => e.path === MCP_PATH);
+      const anonymous = mcp.filter((e) => !e.auth);
+      assert.deepEqual(
+        [anonymous[0]?.method, anonymous[0]?.status, anonymous[0]?.challenge],
+        ['GET', 401, challenge()],
+        'its first probe: an unauthenticated GET, answered 401 with the challenge',
+      );
+      for (const e of anonymous)
+        assert.ok(e.status === 401 ? e.challenge === challenge() : e.method === 'POST' && e.status === 200, `${e.method} without a token → ${e.status}`);
+      assert.ok(
+        mcp.some((e) => e.auth && e.method === 'POST' && e.status === 200),
+        'then it speaks MCP with its token',
+      );
     } finally {
       child.kill();
       await exited;

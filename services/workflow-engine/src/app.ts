@@ -1,6 +1,16 @@
 import type { EventBus, Subscription } from '@flowdesk/bus';
 import { DLQ_HEADERS, instanceGroupId } from '@flowdesk/bus';
-import { Audience, ENTITY_CHANGED_TOPIC, ErrorBody, TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type EntityChanged, type TriggerEvent, type WorkflowChanged } from '@flowdesk/contracts';
+import {
+  Audience,
+  ENTITY_CHANGED_TOPIC,
+  ErrorBody,
+  TRIGGER_DLQ_TOPIC,
+  TRIGGER_TOPIC,
+  WORKFLOW_CHANGED_TOPIC,
+  type EntityChanged,
+  type TriggerEvent,
+  type WorkflowChanged,
+} from '@flowdesk/contracts';
 import type { Database } from '@flowdesk/db';
 import { createService, internalAuth, SecretBox, type Service } from '@flowdesk/service-kit';
 import { CredentialStore } from './adapters/credential-store.ts';
@@ -91,7 +101,9 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   const runs = new RunStore(deps.db);
   const credentials = new CredentialStore(
     deps.db,
-    deps.credentialsKey ? new SecretBox(deps.credentialsKey.key, { keyId: deps.credentialsKey.keyId ?? 'k1', previous: deps.credentialsKey.previous }) : undefined,
+    deps.credentialsKey
+      ? new SecretBox(deps.credentialsKey.key, { keyId: deps.credentialsKey.keyId ?? 'k1', previous: deps.credentialsKey.previous })
+      : undefined,
   );
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
   const scheduler = new Scheduler({ store: new ScheduleStore(deps.db), bus: deps.bus, clock, log: app.log, ...deps.scheduler });
@@ -115,13 +127,25 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     const at = clock().toISOString();
     const reason = headers[DLQ_HEADERS.error] ?? 'unknown error';
     const error = `${DEAD_LETTER_ERROR_PREFIX}${headers[DLQ_HEADERS.attempts] ?? 'several'} attempts: ${reason}`;
-    const base = { ownerId: e.ownerId, workflowId: e.workflowId, eventId: e.eventId, status: 'failed' as const, startedAt: at, finishedAt: at, triggerType: e.source };
+    const base = {
+      ownerId: e.ownerId,
+      workflowId: e.workflowId,
+      eventId: e.eventId,
+      status: 'failed' as const,
+      startedAt: at,
+      finishedAt: at,
+      triggerType: e.source,
+    };
     app.log.warn({ workflowId: e.workflowId, eventId: e.eventId, reason }, 'trigger event dead-lettered; recorded as a failed run');
     await runs.record({ ...base, payload: e.payload, error }).catch(async (err: unknown) => {
       // The payload may be what could not be stored all along (a write that can never succeed):
       // the run keeps a placeholder and its error says so. Anything else throws (retried).
       if (!isUnstorable(err)) throw err;
-      await runs.record({ ...base, payload: unstorablePayload(err), error: `${error}; the trigger payload could not be stored (${writeErrorText(err)}) and was replaced by a placeholder` });
+      await runs.record({
+        ...base,
+        payload: unstorablePayload(err),
+        error: `${error}; the trigger payload could not be stored (${writeErrorText(err)}) and was replaced by a placeholder`,
+      });
     });
   };
 
@@ -170,7 +194,17 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
         concurrency: deps.concurrency ?? 256,
         keyConcurrency: deps.workflowConcurrency ?? 128,
         handler: async (message) => {
-          await processTriggerEvent(message.value, { runs, credentials: credentials.configured ? credentials : undefined, definitions, workspace: deps.workspace, samples, http: deps.http, clock, log: app.log, limits: deps.limits });
+          await processTriggerEvent(message.value, {
+            runs,
+            credentials: credentials.configured ? credentials : undefined,
+            definitions,
+            workspace: deps.workspace,
+            samples,
+            http: deps.http,
+            clock,
+            log: app.log,
+            limits: deps.limits,
+          });
         },
       }),
     );
@@ -202,7 +236,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
           try {
             await recordDeadLetter(e, message.headers);
           } catch (err) {
-            if (message.attempt >= DEAD_LETTER_ATTEMPTS) app.log.error({ err, workflowId: e.workflowId, eventId: e.eventId }, 'a dead-lettered trigger event could not be recorded as a failed run');
+            if (message.attempt >= DEAD_LETTER_ATTEMPTS)
+              app.log.error({ err, workflowId: e.workflowId, eventId: e.eventId }, 'a dead-lettered trigger event could not be recorded as a failed run');
             throw err;
           }
         },

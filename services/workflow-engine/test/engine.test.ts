@@ -4,6 +4,7 @@
 // events through workspace-api's outbox.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
 import { TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
@@ -15,6 +16,7 @@ import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters
 import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
 import { migrateEngine } from '../src/adapters/run-store.ts';
 import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
+import type { DefinitionSource } from '../src/domain/definitions.ts';
 import { startServer, type TestServer } from './support.ts';
 
 const keys = generateSigningKeys();
@@ -35,19 +37,23 @@ async function call(userId: string, method: string, path: string, body?: unknown
   const runs = /^\/api\/v1\/(workflows\/[^/]+\/runs|workflow-runs)/.test(path);
   const res = await fetch(`${runs ? engineUrl : apiUrl}${path}`, {
     method,
-    headers: { authorization: `Bearer ${tokenFor(userId, 'test', runs ? 'workflow-engine' : 'workspace-api')}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      authorization: `Bearer ${tokenFor(userId, 'test', runs ? 'workflow-engine' : 'workspace-api')}`,
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
     body: body ? JSON.stringify(body) : undefined,
   });
   return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
 }
 
-async function startEngine(options: { workflowConcurrency?: number } = {}): Promise<Service> {
+async function startEngine(options: { workflowConcurrency?: number; definitions?: DefinitionSource } = {}): Promise<Service> {
   const app = await buildApp({
     bus,
     db: testDb.db,
     jwtPublicKeyPem: keys.publicKeyPem,
     http,
     workspace,
+    definitions: options.definitions,
     workflowConcurrency: options.workflowConcurrency,
     logLevel: 'silent',
   });
@@ -85,7 +91,11 @@ function greetingWorkflow(receiverUrl: string) {
     graph: {
       nodes: [
         { id: 'has_name', type: 'condition', params: { left: '{{trigger.customer.name}}', operator: 'exists' } },
-        { id: 'notify', type: 'http_request', params: { method: 'POST', url: `${receiverUrl}/hook`, body: { greeting: 'Hi {{trigger.customer.name}}', plan: '{{trigger.plan}}' } } },
+        {
+          id: 'notify',
+          type: 'http_request',
+          params: { method: 'POST', url: `${receiverUrl}/hook`, body: { greeting: 'Hi {{trigger.customer.name}}', plan: '{{trigger.plan}}' } },
+        },
         { id: 'task', type: 'create_task', params: { title: 'Call {{trigger.customer.name}}', notes: 'CRM id {{nodes.notify.body.id}}' } },
       ],
       edges: [
@@ -102,7 +112,15 @@ before(async () => {
   await migrateWorkspace(testDb.db);
   await migrateEngine(testDb.db);
   bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 25, retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 } });
-  api = await buildWorkspaceApi({ db: testDb.db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: 'http://flowdesk.test', logLevel: 'silent', events: bus, outboxPollMs: 100 });
+  api = await buildWorkspaceApi({
+    db: testDb.db,
+    jwtPublicKeyPem: keys.publicKeyPem,
+    webhookSecretKey: randomBytes(32),
+    publicBaseUrl: 'http://flowdesk.test',
+    logLevel: 'silent',
+    events: bus,
+    outboxPollMs: 100,
+  });
   apiUrl = await listen(api, 0);
   workspace = workspaceClient({
     workspaceApiUrl: apiUrl,
@@ -146,18 +164,25 @@ test("Create Task is batched per owner: concurrent runs' tasks go as one call, e
     workspace.createTask(other, { title: 'theirs' }),
   ]);
   const ok = results.slice(0, 20).map((r) => (r.status === 'fulfilled' ? (r.value as { title: string; projectId: string | null }) : null));
-  assert.deepEqual(ok.map((t) => t?.title), Array.from({ length: 20 }, (_, i) => `t${i}`), 'each run gets its own task, in order');
+  assert.deepEqual(
+    ok.map((t) => t?.title),
+    Array.from({ length: 20 }, (_, i) => `t${i}`),
+    'each run gets its own task, in order',
+  );
   assert.equal(ok[3]!.projectId, mine.id);
   const sneaky = results[20]!;
   assert.equal(sneaky.status, 'rejected');
-  assert.match(String((sneaky).reason.message), /404/);
+  assert.match(String(sneaky.reason.message), /404/);
   const bad = results[21]!;
   assert.equal(bad.status, 'rejected');
-  assert.match(String((bad).reason.message), /400.*dueDate/);
+  assert.match(String(bad.reason.message), /400.*dueDate/);
   assert.equal(results[22]!.status, 'fulfilled');
   const listed = (await call(owner, 'GET', '/api/v1/tasks?limit=100')).body.items as { title: string }[];
   assert.equal(listed.length, 20, 'exactly the valid tasks of this owner exist');
-  assert.deepEqual((await call(other, 'GET', '/api/v1/tasks')).body.items.map((t: { title: string }) => t.title), ['theirs']);
+  assert.deepEqual(
+    (await call(other, 'GET', '/api/v1/tasks')).body.items.map((t: { title: string }) => t.title),
+    ['theirs'],
+  );
 });
 
 describe('a trigger event runs the workflow as its owner', () => {
@@ -168,7 +193,14 @@ describe('a trigger event runs the workflow as its owner', () => {
     await publish(eventFor(wf, owner, { customer: { name: 'Ada' }, plan: 'pro' }));
     const [run] = await finishedRuns(owner, wf.id, 1);
     assert.equal(run.status, 'succeeded', JSON.stringify(run));
-    assert.deepEqual(run.steps.map((s: any) => [s.nodeId, s.status]), [['has_name', 'succeeded'], ['notify', 'succeeded'], ['task', 'succeeded']]);
+    assert.deepEqual(
+      run.steps.map((s: any) => [s.nodeId, s.status]),
+      [
+        ['has_name', 'succeeded'],
+        ['notify', 'succeeded'],
+        ['task', 'succeeded'],
+      ],
+    );
     assert.deepEqual(run.triggerPayload, { customer: { name: 'Ada' }, plan: 'pro' });
     assert.ok(run.finishedAt && run.startedAt);
 
@@ -177,7 +209,10 @@ describe('a trigger event runs the workflow as its owner', () => {
     assert.deepEqual(JSON.parse(hit[0]!.body), { greeting: 'Hi Ada', plan: 'pro' });
 
     const tasks = (await call(owner, 'GET', '/api/v1/tasks')).body.items;
-    assert.deepEqual(tasks.map((t: any) => [t.title, t.notes]), [['Call Ada', 'CRM id crm-5']]);
+    assert.deepEqual(
+      tasks.map((t: any) => [t.title, t.notes]),
+      [['Call Ada', 'CRM id crm-5']],
+    );
     const again = (await call(owner, 'GET', `/api/v1/workflows/${wf.id}`)).body;
     assert.deepEqual(again.samplePayload, { customer: { name: 'Ada' }, plan: 'pro' }, 'the payload is kept for the variable picker');
   });
@@ -213,7 +248,10 @@ describe('a trigger event runs the workflow as its owner', () => {
         name: 'Metadata grab',
         triggerType: 'webhook',
         active: true,
-        graph: { nodes: [{ id: 'grab', type: 'http_request', params: { method: 'GET', url: 'http://169.254.169.254/latest/meta-data/' } }], edges: [{ from: 'trigger', to: 'grab' }] },
+        graph: {
+          nodes: [{ id: 'grab', type: 'http_request', params: { method: 'GET', url: 'http://169.254.169.254/latest/meta-data/' } }],
+          edges: [{ from: 'trigger', to: 'grab' }],
+        },
       })
     ).body;
     await publish(eventFor(wf, owner, {}));
@@ -318,7 +356,10 @@ describe('definitions reach the engine as workflow.changed events', () => {
       await publish(eventFor(wf, owner, { customer: { name: 'Late' } }));
       runs = await finishedRuns(owner, wf.id, i + 2);
     }
-    assert.ok(runs.some((r) => r.status === 'skipped' && /deactivated/.test(r.error)), 'the deactivation reached the engine');
+    assert.ok(
+      runs.some((r) => r.status === 'skipped' && /deactivated/.test(r.error)),
+      'the deactivation reached the engine',
+    );
     // Once it has arrived it stays: every later event is skipped too.
     const later = [1, 2, 3].map((n) => eventFor(wf, owner, { customer: { name: `After ${n}` } }));
     for (const e of later) await publish(e);
@@ -350,12 +391,135 @@ test('a dead-lettered trigger event becomes a failed run with its reason', async
   const owner = randomUUID();
   const wf = (await call(owner, 'POST', '/api/v1/workflows', greetingWorkflow(receiver.url))).body;
   const event = eventFor(wf, owner, { customer: { name: 'Dee' } });
-  await bus.publish(TRIGGER_DLQ_TOPIC, [{ key: wf.id, value: event, headers: { 'x-dlq-error': 'workspace-api answered 503', 'x-dlq-attempts': '5', 'x-dlq-group-id': 'workflow-engine' } }]);
+  await bus.publish(TRIGGER_DLQ_TOPIC, [
+    { key: wf.id, value: event, headers: { 'x-dlq-error': 'workspace-api answered 503', 'x-dlq-attempts': '5', 'x-dlq-group-id': 'workflow-engine' } },
+  ]);
   const [run] = await finishedRuns(owner, wf.id, 1);
   assert.equal(run.status, 'failed');
   assert.equal(run.eventId, event.eventId);
   assert.match(run.error, /after 5 attempts: workspace-api answered 503/);
   assert.deepEqual(run.triggerPayload, { customer: { name: 'Dee' } });
+});
+
+describe('never lost silently: an event the engine cannot store or gives up on is a failed run with the reason', () => {
+  /** A TCP path to workspace-api that can be cut (a network partition), for the engine's definition reads only. */
+  async function cuttablePathTo(url: string) {
+    const target = new URL(url);
+    let open = true;
+    const sockets = new Set<net.Socket>();
+    const track = (s: net.Socket) => {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {});
+    };
+    const server = net.createServer((client) => {
+      track(client);
+      if (!open) return void client.destroy();
+      const upstream = net.connect(Number(target.port), target.hostname);
+      track(upstream);
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+      cut() {
+        open = false;
+        for (const s of sockets) s.destroy();
+      },
+      close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    };
+  }
+
+  test('an event that fails every attempt (its workflow cannot be read) is dead-lettered by the bus and becomes a failed run with the error and attempt count', async () => {
+    const path = await cuttablePathTo(apiUrl);
+    const reader = workspaceClient({
+      workspaceApiUrl: path.url,
+      userToken: async (id) => tokenFor(id),
+      serviceToken: async () => signInternalToken(keys, { sub: 'svc:workflow-engine', aud: 'workspace-api', scope: 'internal', azp: 'workflow-engine' }),
+    });
+    try {
+      await engine!.close();
+      engine = await startEngine({ definitions: reader.definitions });
+      const owner = randomUUID();
+      const wf = (await call(owner, 'POST', '/api/v1/workflows', greetingWorkflow(receiver.url))).body;
+      // Inactive: the engine then reads the workflow from workspace-api before skipping an event (its
+      // cache may lag). Wait until it knows, i.e. until an event is skipped for it.
+      await call(owner, 'PATCH', `/api/v1/workflows/${wf.id}`, { active: false });
+      let skipped = 0;
+      for (let i = 1; skipped === 0 && i <= 200; i++) {
+        await publish(eventFor(wf, owner, { customer: { name: `Early ${i}` } }));
+        skipped = (await finishedRuns(owner, wf.id, i)).filter((r) => r.status === 'skipped').length;
+      }
+      assert.ok(skipped > 0, 'the deactivation reached the engine');
+      const before = (await finishedRuns(owner, wf.id, 0)).length;
+      // Now workspace-api cannot be reached from the engine: every attempt of the next event fails.
+      path.cut();
+      const event = eventFor(wf, owner, { customer: { name: 'Unlucky' } });
+      await publish(event);
+      const runs = await finishedRuns(owner, wf.id, before + 1);
+      const run = runs.find((r) => r.eventId === event.eventId);
+      assert.equal(run?.status, 'failed', JSON.stringify(runs));
+      assert.match(run.error, /^the event could not be processed after 3 attempts: .+/);
+      assert.deepEqual(run.triggerPayload, { customer: { name: 'Unlucky' } });
+      assert.equal(run.triggerType, 'webhook');
+    } finally {
+      path.cut();
+      await engine!.close();
+      engine = await startEngine();
+      await reader.close();
+      await path.close();
+    }
+  });
+
+  test('a run whose outcome cannot be stored (an HTTP response with a \\u0000) is recorded failed once, not executed again on every retry', async () => {
+    let hits = 0;
+    const nul = await startServer((_req, res) => {
+      hits++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"echo":"a\\u0000b"}');
+    });
+    const client = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(`127.0.0.1:${nul.port},127.0.0.1:${receiver.port}`)) });
+    const previous = http;
+    try {
+      await engine!.close();
+      http = client;
+      engine = await startEngine();
+      const owner = randomUUID();
+      const wf = (
+        await call(owner, 'POST', '/api/v1/workflows', {
+          name: 'echo',
+          triggerType: 'webhook',
+          active: true,
+          graph: {
+            nodes: [{ id: 'echo', type: 'http_request', params: { method: 'POST', url: `${nul.url}/echo`, body: { n: 1 } } }],
+            edges: [{ from: 'trigger', to: 'echo' }],
+          },
+        })
+      ).body;
+      const event = eventFor(wf, owner, { n: 1 });
+      await publish(event);
+      const [run] = await finishedRuns(owner, wf.id, 1);
+      assert.equal(run.status, 'failed', JSON.stringify(run));
+      assert.match(
+        run.error,
+        /^the run finished as succeeded but its record could not be stored \(.*Unicode.*\); its steps are kept without their inputs, outputs and errors$/,
+      );
+      assert.deepEqual(
+        run.steps.map((s: any) => [s.nodeId, s.status, s.output]),
+        [['echo', 'succeeded', null]],
+      );
+      assert.deepEqual(run.triggerPayload, { n: 1 }, 'the payload itself was stored');
+      // Finished by the engine itself, not by the dead-letter subscriber after the bus's retries,
+      // each of which would have executed the workflow (and sent its request) again.
+      assert.equal(hits, 1, 'the request was sent once');
+    } finally {
+      await engine!.close();
+      http = previous;
+      engine = await startEngine();
+      await client.close();
+      await nul.close();
+    }
+  });
 });
 
 describe('runs of one workflow', () => {
@@ -392,7 +556,10 @@ describe('runs of one workflow', () => {
     triggerType: 'webhook',
     active: true,
     executionOrder,
-    graph: { nodes: [{ id: 'call', type: 'http_request', params: { method: 'POST', url: `${url}/slow`, body: { n: '{{trigger.n}}' } } }], edges: [{ from: 'trigger', to: 'call' }] },
+    graph: {
+      nodes: [{ id: 'call', type: 'http_request', params: { method: 'POST', url: `${url}/slow`, body: { n: '{{trigger.n}}' } } }],
+      edges: [{ from: 'trigger', to: 'call' }],
+    },
   });
 
   test('run concurrently by default: several HTTP requests of one workflow are in flight at once', async () => {

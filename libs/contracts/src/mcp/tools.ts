@@ -150,15 +150,30 @@ const PROPERTY_DESCRIPTIONS: Record<string, string> = {
   defaultProjectId: 'Project for new tasks; null for the inbox.',
 };
 
-function describeProperties(schema: JsonSchemaObject): JsonSchemaObject {
-  const properties = Object.fromEntries(
-    Object.entries(schema.properties ?? {}).map(([name, p]) => {
-      const prop = p as { description?: string };
-      const description = prop.description ?? PROPERTY_DESCRIPTIONS[name];
-      return [name, description === undefined ? prop : { ...prop, description }];
-    }),
-  );
-  return { ...schema, properties };
+/**
+ * Fills in the description of every property at every depth (nested objects, array items, anyOf /
+ * oneOf / allOf branches, additionalProperties) from PROPERTY_DESCRIPTIONS where the schema gives
+ * none; a description the schema gives always wins (the workflow graph's fields carry their own).
+ */
+function describeProperties<T extends object>(schema: T): T {
+  const s = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = { ...s };
+  if (s.properties && typeof s.properties === 'object') {
+    out.properties = Object.fromEntries(
+      Object.entries(s.properties as Record<string, object>).map(([name, p]) => {
+        const prop = describeProperties(p) as { description?: string };
+        const description = prop.description ?? PROPERTY_DESCRIPTIONS[name];
+        return [name, description === undefined ? prop : { ...prop, description }];
+      }),
+    );
+  }
+  if (s.items && typeof s.items === 'object' && !Array.isArray(s.items)) out.items = describeProperties(s.items);
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const list = s[key];
+    if (Array.isArray(list)) out[key] = list.map((v: unknown) => (v && typeof v === 'object' ? describeProperties(v) : v));
+  }
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') out.additionalProperties = describeProperties(s.additionalProperties);
+  return out as T;
 }
 
 const strict = { additionalProperties: false } as const;

@@ -1,6 +1,6 @@
 import Type from 'typebox';
 import { StringEnum } from '../common.ts';
-import { ConditionOperator, HttpMethod, TriggerType, WorkflowEdge } from '../entities/workflows.ts';
+import { ConditionOperator, HttpMethod, TriggerType } from '../entities/workflows.ts';
 
 /**
  * The workflow shapes as MCP tools take them. The REST API's graph has two open parts — an HTTP
@@ -11,7 +11,8 @@ import { ConditionOperator, HttpMethod, TriggerType, WorkflowEdge } from '../ent
  * is the API's shape.
  */
 const strict = { additionalProperties: false } as const;
-const NodeId = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{0,63}$' });
+const NODE_ID = '^[A-Za-z][A-Za-z0-9_-]{0,63}$';
+const NodeId = (description: string) => Type.String({ pattern: NODE_ID, description });
 const tmpl = (maxLength: number, description: string) => Type.String({ maxLength, description });
 
 /**
@@ -20,43 +21,59 @@ const tmpl = (maxLength: number, description: string) => Type.String({ maxLength
  */
 export const McpWorkflowNode = Type.Object(
   {
-    id: NodeId,
-    type: StringEnum(['http_request', 'create_task', 'condition']),
-    name: Type.Optional(Type.String({ maxLength: 200 })),
+    id: NodeId('Unique node id.'),
+    type: StringEnum(['http_request', 'create_task', 'condition'], { description: 'Step kind.' }),
+    name: Type.Optional(Type.String({ maxLength: 200, description: 'Label.' })),
     params: Type.Object(
       {
-        method: Type.Optional(HttpMethod),
+        method: Type.Optional({ ...HttpMethod, description: 'http_request.' }),
         url: Type.Optional(tmpl(2_000, 'http_request, required.')),
         headers: Type.Optional(
-          Type.Array(Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), value: Type.String({ maxLength: 4_000 }) }, strict), {
-            maxItems: 50,
-            description: 'http_request.',
-          }),
+          Type.Array(
+            Type.Object(
+              {
+                name: Type.String({ minLength: 1, maxLength: 200, description: 'Header name.' }),
+                value: Type.String({ maxLength: 4_000, description: 'Header value.' }),
+              },
+              strict,
+            ),
+            { maxItems: 50, description: 'http_request.' },
+          ),
         ),
         body: Type.Optional(Type.String({ maxLength: 100_000, description: 'http_request: JSON text of the body.' })),
-        timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
+        timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000, description: 'http_request.' })),
         title: Type.Optional(tmpl(500, 'create_task, required.')),
         projectId: Type.Optional(tmpl(200, 'create_task.')),
         dueDate: Type.Optional(tmpl(200, 'create_task.')),
         notes: Type.Optional(tmpl(20_000, 'create_task.')),
         left: Type.Optional(tmpl(2_000, 'condition, required.')),
-        operator: Type.Optional(ConditionOperator),
+        operator: Type.Optional({ ...ConditionOperator, description: 'condition, required.' }),
         right: Type.Optional(tmpl(2_000, 'condition.')),
       },
       {
         ...strict,
         description:
-          'http_request: method, url, headers, body, timeoutMs. create_task: title, projectId, dueDate, notes. condition: left, operator, right. Strings may hold {{trigger.x}} or {{nodes.<id>.body.x}}; put secrets in credentials (console Settings → Credentials) and write {{credentials.<name>}}, never the secret itself.',
+          "The type's params (each says which). Strings may hold {{trigger.x}} or {{nodes.<id>.body.x}}; put secrets in credentials (console Settings → Credentials) and write {{credentials.<name>}}, never the secret itself.",
       },
     ),
   },
   strict,
 );
 
+/** An edge as the tools take it: the REST API's WorkflowEdge, each field described. */
+const McpWorkflowEdge = Type.Object(
+  {
+    from: Type.Union([Type.Literal('trigger'), Type.String({ pattern: NODE_ID })], { description: '"trigger" or a node id.' }),
+    to: NodeId('Node id.'),
+    branch: Type.Optional(StringEnum(['true', 'false'], { description: 'Only after a condition.' })),
+  },
+  strict,
+);
+
 export const McpWorkflowGraph = Type.Object(
   {
-    nodes: Type.Array(McpWorkflowNode, { maxItems: 100 }),
-    edges: Type.Array(WorkflowEdge, { maxItems: 200, description: 'from "trigger" or a node id; branch "true"/"false" only after a condition.' }),
+    nodes: Type.Array(McpWorkflowNode, { maxItems: 100, description: 'Steps.' }),
+    edges: Type.Array(McpWorkflowEdge, { maxItems: 200, description: 'Connections.' }),
   },
   { ...strict, description: 'Nodes and edges; replaces the whole graph.' },
 );

@@ -154,6 +154,10 @@ export function mcpRoutes(ctx: McpRouteContext) {
     if (!messages) throw new Refusal(400, jsonRpcError(-32600, `Invalid Request: ${invalidMessageReason(parsed)}`));
     const init = messages.find((m) => m.method === 'initialize');
     if (init && messages.length > 1) throw new Refusal(400, jsonRpcError(-32600, 'Invalid Request: initialize must be sent alone'));
+    // The token before the protocol-version and batch checks: a client without one must meet the
+    // 401 challenge (and start OAuth), not a 400 that sends an OAuth-capable client down the wrong
+    // path. initialize alone goes without one (SPEC §5.1).
+    const caller = await authenticate(req, !init);
     const version = init ? undefined : requestProtocolVersion(headerOf(req, 'mcp-protocol-version'));
     if (!init && version === undefined) {
       throw badRequest(`Unsupported MCP-Protocol-Version: ${headerOf(req, 'mcp-protocol-version')}`);
@@ -162,11 +166,14 @@ export function mcpRoutes(ctx: McpRouteContext) {
       throw new Refusal(400, jsonRpcError(-32600, `Invalid Request: MCP ${version} does not allow JSON-RPC batches; send one message per request`));
     }
 
-    const caller = await authenticate(req, !init);
     if (init && !caller && !ctx.conformance) {
       const wait = anonymousInitializes.hit(req.ip);
       if (wait > 0) {
-        throw new Refusal(429, { error: 'rate_limited', message: `Too many initialize requests without a token from this address; retry in ${wait} s or send a bearer token` }, { 'retry-after': String(wait) });
+        throw new Refusal(
+          429,
+          { error: 'rate_limited', message: `Too many initialize requests without a token from this address; retry in ${wait} s or send a bearer token` },
+          { 'retry-after': String(wait) },
+        );
       }
     }
     let sessionId: string;
@@ -210,34 +217,46 @@ export function mcpRoutes(ctx: McpRouteContext) {
     return id;
   }
 
-  async function dispatch(req: FastifyRequest, reply: FastifyReply, messages: JsonRpcMessage[], caller: { principal: Principal; token: string } | undefined, newSession: string | undefined, sessionId: string) {
+  async function dispatch(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    messages: JsonRpcMessage[],
+    caller: { principal: Principal; token: string } | undefined,
+    newSession: string | undefined,
+    sessionId: string,
+  ) {
     let api: ReturnType<WorkspaceClient['as']> | undefined;
-    const server = ctx.conformance?.buildServer(sessionId, (err) => req.log.error({ err }, 'MCP handler failed')) ?? buildMcpServer(
-      {
-        principal: caller?.principal,
-        now: ctx.now,
-        api: async () => {
-          if (!caller) throw new CredentialRejectedError('no credential');
-          try {
-            api ??= ctx.workspace.as(await ctx.auth.internalToken(caller.token), req.id, async () => {
-              try {
-                return await ctx.auth.internalToken(caller.token, Audience.workflowEngine);
-              } catch (err) {
-                if (err instanceof CredentialRejectedError) ctx.auth.forget(caller.token);
-                throw err;
-              }
-            });
-          } catch (err) {
-            if (err instanceof CredentialRejectedError) ctx.auth.forget(caller.token);
-            throw err;
-          }
-          return api;
+    const server =
+      ctx.conformance?.buildServer(sessionId, (err) => req.log.error({ err }, 'MCP handler failed')) ??
+      buildMcpServer(
+        {
+          principal: caller?.principal,
+          now: ctx.now,
+          api: async () => {
+            if (!caller) throw new CredentialRejectedError('no credential');
+            try {
+              api ??= ctx.workspace.as(await ctx.auth.internalToken(caller.token), req.id, async () => {
+                try {
+                  return await ctx.auth.internalToken(caller.token, Audience.workflowEngine);
+                } catch (err) {
+                  if (err instanceof CredentialRejectedError) ctx.auth.forget(caller.token);
+                  throw err;
+                }
+              });
+            } catch (err) {
+              if (err instanceof CredentialRejectedError) ctx.auth.forget(caller.token);
+              throw err;
+            }
+            return api;
+          },
         },
-      },
-      (err) => req.log.error({ err }, 'MCP handler failed'),
-    );
+        (err) => req.log.error({ err }, 'MCP handler failed'),
+      );
     // The fixtures send progress, log messages and sampling/elicitation requests mid-call: only SSE carries them.
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !ctx.conformance && !prefersSse(req.headers.accept) });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: !ctx.conformance && !prefersSse(req.headers.accept),
+    });
     await server.connect(transport);
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) {

@@ -3,7 +3,18 @@ import { fileURLToPath } from 'node:url';
 import { APP_ROLE, migrate, type Database } from '@flowdesk/db';
 
 type Exec = Database['exec'];
-import { DEFAULT_PAGE_SIZE, HttpError, type PageOf, type TriggerEvent, type RunStatus, type RunStep, type RunsHealth, type RunsSummary, type WorkflowRun, type WorkflowRunsSummary } from '@flowdesk/contracts';
+import {
+  DEFAULT_PAGE_SIZE,
+  HttpError,
+  type PageOf,
+  type TriggerEvent,
+  type RunStatus,
+  type RunStep,
+  type RunsHealth,
+  type RunsSummary,
+  type WorkflowRun,
+  type WorkflowRunsSummary,
+} from '@flowdesk/contracts';
 
 type TriggerSource = TriggerEvent['source'];
 
@@ -200,17 +211,11 @@ export class RunStore {
   /** Runs fn in one transaction as `userId` (role flowdesk_app, app.user_id set locally). */
   private asUser<R>(userId: string, fn: (exec: Exec) => Promise<R>): Promise<R> {
     if (!UUID.test(userId)) throw new TypeError('asUser: user id must be a UUID');
-    return this.db.session(async (exec) => {
-      await exec('BEGIN');
-      try {
-        await exec(`SELECT set_config('role', '${APP_ROLE}', true), set_config('app.user_id', $1, true)`, [userId]);
-        const result = await fn(exec);
-        await exec('COMMIT');
-        return result;
-      } catch (err) {
-        await exec('ROLLBACK').catch(() => {});
-        throw err;
-      }
+    // db.transaction, not BEGIN through a session: on PGlite no other caller's statement (a run
+    // being recorded as the engine) may land inside this user's transaction.
+    return this.db.transaction(async (exec) => {
+      await exec(`SELECT set_config('role', '${APP_ROLE}', true), set_config('app.user_id', $1, true)`, [userId]);
+      return fn(exec);
     });
   }
 
@@ -240,7 +245,9 @@ export class RunStore {
   /** One run with its steps, or null when it does not exist for this user. */
   /** The run of one trigger event (the unique key), or null. */
   async getByEvent(userId: string, workflowId: string, eventId: string): Promise<WorkflowRun | null> {
-    const { rows } = await this.asUser(userId, (exec) => exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE workflow_id = $1 AND event_id = $2`, [workflowId, eventId]));
+    const { rows } = await this.asUser(userId, (exec) =>
+      exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE workflow_id = $1 AND event_id = $2`, [workflowId, eventId]),
+    );
     return rows[0] ? toRun(rows[0]) : null;
   }
 
@@ -288,7 +295,10 @@ export class RunStore {
    * dead-lettered events. One transaction, four index range scans on (owner_id, created_at) or the
    * status: a user's window of runs, not their history.
    */
-  async health(userId: string, since: Date): Promise<Omit<RunsHealth, 'checkedAt' | 'since' | 'backlog'> & { backlog: Pick<RunsHealth['backlog'], 'unfinishedRuns' | 'oldestUnfinishedAt'> }> {
+  async health(
+    userId: string,
+    since: Date,
+  ): Promise<Omit<RunsHealth, 'checkedAt' | 'since' | 'backlog'> & { backlog: Pick<RunsHealth['backlog'], 'unfinishedRuns' | 'oldestUnfinishedAt'> }> {
     return this.asUser(userId, async (exec) => {
       const window = since.toISOString();
       const statuses = await exec(`SELECT status, count(*)::int AS n FROM "engine"."run" WHERE created_at >= $1::timestamptz GROUP BY status`, [window]);
@@ -305,9 +315,7 @@ export class RunStore {
         ? await exec(`SELECT id, error FROM "engine"."run" WHERE id = ANY($1::uuid[])`, [failing.rows.map((r) => String(r.last_id))])
         : { rows: [] as Record<string, unknown>[] };
       const errorOf = new Map(lastErrors.rows.map((r) => [String(r.id), (r.error as string | null) ?? null]));
-      const unfinished = await exec(
-        `SELECT count(*)::int AS n, min(created_at) AS oldest FROM "engine"."run" WHERE status IN ('queued', 'running')`,
-      );
+      const unfinished = await exec(`SELECT count(*)::int AS n, min(created_at) AS oldest FROM "engine"."run" WHERE status IN ('queued', 'running')`);
       const dead = await exec(
         `SELECT count(*) OVER ()::int AS n, id, created_at, error FROM "engine"."run"
           WHERE created_at >= $1::timestamptz AND status = 'failed' AND starts_with(error, $2)
@@ -326,7 +334,10 @@ export class RunStore {
           lastFailure: { runId: String(r.last_id), at: iso(r.last_at), error: errorOf.get(String(r.last_id)) ?? null },
         })),
         backlog: { unfinishedRuns: Number(unfinished.rows[0]?.n ?? 0), oldestUnfinishedAt: isoOrNull(unfinished.rows[0]?.oldest) },
-        deadLettered: { count: Number(lastDead?.n ?? 0), last: lastDead ? { runId: String(lastDead.id), at: iso(lastDead.created_at), error: String(lastDead.error) } : null },
+        deadLettered: {
+          count: Number(lastDead?.n ?? 0),
+          last: lastDead ? { runId: String(lastDead.id), at: iso(lastDead.created_at), error: String(lastDead.error) } : null,
+        },
       };
     });
   }
@@ -336,7 +347,10 @@ export class RunStore {
    * is published, with who started it and the run it repeats. The engine's claim of the event then
    * takes this row over like any other (record_runs updates queued and running rows).
    */
-  async queueManual(userId: string, run: { workflowId: string; eventId: string; payload: Record<string, unknown>; rerunOf: string | null }): Promise<WorkflowRun> {
+  async queueManual(
+    userId: string,
+    run: { workflowId: string; eventId: string; payload: Record<string, unknown>; rerunOf: string | null },
+  ): Promise<WorkflowRun> {
     const { rows } = await this.asUser(userId, (exec) =>
       exec(
         `INSERT INTO "engine"."run" (owner_id, workflow_id, event_id, status, trigger_payload, started_by, rerun_of, trigger_type)
@@ -353,7 +367,8 @@ export class RunStore {
   }
 }
 
-const COLUMNS = 'id, workflow_id, event_id, status, trigger_payload, steps, warnings, error, created_at, started_at, finished_at, started_by, rerun_of, trigger_type, trace_id';
+const COLUMNS =
+  'id, workflow_id, event_id, status, trigger_payload, steps, warnings, error, created_at, started_at, finished_at, started_by, rerun_of, trigger_type, trace_id';
 
 const iso = (v: unknown): string => (v instanceof Date ? v : new Date(String(v))).toISOString();
 const isoOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : iso(v));

@@ -51,18 +51,28 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   // The run keeps its trace's id (the bus handler's span continues the webhook request's trace).
   const traceId = currentTraceId();
   const triggerType = event.source;
-  const claimed = await runs.record({ ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) }).catch(async (err: unknown) => {
-    // A data error (Postgres class 22 or 54, a payload nested deeper than the stack): the payload, not
-    // the database, is the problem. Anything else (the database unreachable) throws, and the bus
-    // retries the event (and, after its retries, the dead-letter subscriber records a failed run).
-    if (!isUnstorable(err)) throw err;
-    // Retrying a write that can never succeed would only delay the dead letter: record the run as
-    // failed now, with a placeholder instead of the payload, and say so.
-    const reason = `the trigger payload could not be stored (${writeErrorText(err)}); the run was not executed and keeps a placeholder payload`;
-    const stored = await runs.record({ ...key, status: 'failed', payload: unstorablePayload(err), error: reason, startedAt, finishedAt: clock().toISOString(), triggerType });
-    if (stored) log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its payload could not be stored');
-    return null;
-  });
+  const claimed = await runs
+    .record({ ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) })
+    .catch(async (err: unknown) => {
+      // A data error (Postgres class 22 or 54, a payload nested deeper than the stack): the payload, not
+      // the database, is the problem. Anything else (the database unreachable) throws, and the bus
+      // retries the event (and, after its retries, the dead-letter subscriber records a failed run).
+      if (!isUnstorable(err)) throw err;
+      // Retrying a write that can never succeed would only delay the dead letter: record the run as
+      // failed now, with a placeholder instead of the payload, and say so.
+      const reason = `the trigger payload could not be stored (${writeErrorText(err)}); the run was not executed and keeps a placeholder payload`;
+      const stored = await runs.record({
+        ...key,
+        status: 'failed',
+        payload: unstorablePayload(err),
+        error: reason,
+        startedAt,
+        finishedAt: clock().toISOString(),
+        triggerType,
+      });
+      if (stored) log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its payload could not be stored');
+      return null;
+    });
   if (claimed === null) return 'ran';
   if (!claimed) return 'duplicate';
 
@@ -90,37 +100,72 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   }
   const secrets = [...(credentials?.values() ?? [])];
   // Resolved values never reach a log line or the recorded run: both pass through redactSecrets.
-  const runLog = secrets.length === 0 ? log : {
-    info: (obj: object, msg?: string) => log.info(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
-    warn: (obj: object, msg?: string) => log.warn(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
-    error: (obj: object, msg?: string) => log.error(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
-  };
+  const runLog =
+    secrets.length === 0
+      ? log
+      : {
+          info: (obj: object, msg?: string) => log.info(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
+          warn: (obj: object, msg?: string) => log.warn(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
+          error: (obj: object, msg?: string) => log.error(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
+        };
   runsStarted.inc();
-  const executed = await withSpan('workflow-engine', 'workflow run', () => executeWorkflow({
-    workflow: { id: workflow.id, ownerId: event.ownerId, graph: workflow.graph },
-    event,
-    limits: deps.limits,
-    credentials,
-    ports: {
-      http: deps.http,
-      clock,
-      log: runLog,
-      // The task carries this run's origin: its change event never starts this workflow again, and
-      // a chain across workflows ends at MAX_TRIGGER_DEPTH (docs/triggers.md, "Loops").
-      createTask: (ownerId, input, { signal }) => deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }),
-    },
-  }), { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } });
-  const record = secrets.length === 0 ? executed : { ...executed, steps: redactSecrets(executed.steps, secrets), warnings: redactSecrets(executed.warnings, secrets), error: redactSecrets(executed.error, secrets) };
+  const executed = await withSpan(
+    'workflow-engine',
+    'workflow run',
+    () =>
+      executeWorkflow({
+        workflow: { id: workflow.id, ownerId: event.ownerId, graph: workflow.graph },
+        event,
+        limits: deps.limits,
+        credentials,
+        ports: {
+          http: deps.http,
+          clock,
+          log: runLog,
+          // The task carries this run's origin: its change event never starts this workflow again, and
+          // a chain across workflows ends at MAX_TRIGGER_DEPTH (docs/triggers.md, "Loops").
+          createTask: (ownerId, input, { signal }) =>
+            deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }),
+        },
+      }),
+    { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } },
+  );
+  const record =
+    secrets.length === 0
+      ? executed
+      : {
+          ...executed,
+          steps: redactSecrets(executed.steps, secrets),
+          warnings: redactSecrets(executed.warnings, secrets),
+          error: redactSecrets(executed.error, secrets),
+        };
   runsFinished.inc({ status: record.status });
   runDuration.observe({ status: record.status }, record.durationMs / 1000);
-  const outcome = { ...key, status: record.status, steps: record.steps, warnings: record.warnings, error: record.error, startedAt: record.startedAt, finishedAt: record.finishedAt };
+  const outcome = {
+    ...key,
+    status: record.status,
+    steps: record.steps,
+    warnings: record.warnings,
+    error: record.error,
+    startedAt: record.startedAt,
+    finishedAt: record.finishedAt,
+  };
   await runs.record(outcome).catch(async (err: unknown) => {
     if (!isUnstorable(err)) throw err;
     // A value the run produced (an HTTP response with a \u0000, a body nested too deep) cannot be
     // stored. Throwing would have the bus run the workflow again (its requests sent again) and fail
     // the same way: record the run as failed with the reason, its steps without their inputs and outputs.
     const reason = `the run finished as ${record.status} but its record could not be stored (${writeErrorText(err)}); its steps are kept without their inputs, outputs and errors`;
-    const steps = record.steps.map((s) => ({ nodeId: s.nodeId, type: s.type, status: s.status, input: null, output: null, error: null, startedAt: s.startedAt, durationMs: s.durationMs }));
+    const steps = record.steps.map((s) => ({
+      nodeId: s.nodeId,
+      type: s.type,
+      status: s.status,
+      input: null,
+      output: null,
+      error: null,
+      startedAt: s.startedAt,
+      durationMs: s.durationMs,
+    }));
     log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its outcome could not be stored');
     await runs.record({ ...outcome, status: 'failed', steps, warnings: [], error: reason });
   });

@@ -68,7 +68,13 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
       '/workflows/:id/runs',
       {
         preHandler: app.requireAccess('read'),
-        schema: { tags, summary: "List a workflow's runs, newest first", params: IdParams, querystring: ListRunsQuery, response: { 200: Page(WorkflowRun), ...errorResponses } },
+        schema: {
+          tags,
+          summary: "List a workflow's runs, newest first",
+          params: IdParams,
+          querystring: ListRunsQuery,
+          response: { 200: Page(WorkflowRun), ...errorResponses },
+        },
       },
       async (req) => {
         const { limit, cursor, status } = req.query;
@@ -81,7 +87,12 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
       '/workflow-runs',
       {
         preHandler: app.requireAccess('read'),
-        schema: { tags, summary: 'List runs of all workflows, newest first', querystring: ListRunsQuery, response: { 200: Page(WorkflowRun), ...errorResponses } },
+        schema: {
+          tags,
+          summary: 'List runs of all workflows, newest first',
+          querystring: ListRunsQuery,
+          response: { 200: Page(WorkflowRun), ...errorResponses },
+        },
       },
       async (req) => {
         const { limit, cursor, status } = req.query;
@@ -173,7 +184,13 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
         const send = (w: RunWrite) => {
           // Only the caller's runs: the feed carries every owner's writes of this replica.
           if (w.ownerId !== userId || (workflowId && w.workflowId !== workflowId)) return;
-          const data: RunStreamEvent = { workflowId: w.workflowId, eventId: w.eventId, status: w.status, startedAt: w.startedAt ?? null, finishedAt: w.finishedAt ?? null };
+          const data: RunStreamEvent = {
+            workflowId: w.workflowId,
+            eventId: w.eventId,
+            status: w.status,
+            startedAt: w.startedAt ?? null,
+            finishedAt: w.finishedAt ?? null,
+          };
           res.write(`event: run\ndata: ${JSON.stringify(data)}\n\n`);
         };
         const off = store.onRecorded(send);
@@ -206,7 +223,8 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
         preHandler: app.requireAccess('write'),
         schema: {
           tags,
-          summary: 'Run the workflow again with this run’s trigger payload (a new run, queued; recorded with who started it; runs whether the workflow is active or not)',
+          summary:
+            'Run the workflow again with this run’s trigger payload (a new run, queued; recorded with who started it; runs whether the workflow is active or not)',
           params: IdParams,
           response: { 202: WorkflowRun, ...errorResponses, 409: ErrorBody, 503: ErrorBody },
         },
@@ -227,7 +245,8 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
         preHandler: app.requireAccess('write'),
         schema: {
           tags,
-          summary: 'Run now: start a run of the workflow by hand, with an optional JSON payload as its trigger data (queued; runs whether the workflow is active or not)',
+          summary:
+            'Run now: start a run of the workflow by hand, with an optional JSON payload as its trigger data (queued; runs whether the workflow is active or not)',
           params: IdParams,
           body: StartRun,
           response: { 202: WorkflowRun, ...errorResponses, 503: ErrorBody },
@@ -277,7 +296,15 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
       } catch (err) {
         log.warn({ err, runId: run.id }, 'manual run not published');
         const at = options.clock().toISOString();
-        await store.record({ ownerId: userId, workflowId: wf.id, eventId, status: 'failed', error: 'The run could not be queued: the event bus is unavailable', startedAt: at, finishedAt: at });
+        await store.record({
+          ownerId: userId,
+          workflowId: wf.id,
+          eventId,
+          status: 'failed',
+          error: 'The run could not be queued: the event bus is unavailable',
+          startedAt: at,
+          finishedAt: at,
+        });
         throw new HttpError('unavailable', 'The run could not be queued; try again');
       }
       return run;

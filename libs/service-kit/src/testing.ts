@@ -22,9 +22,10 @@ export async function until<T>(
   }
 }
 
-/** The status and the parsed JSON body (undefined when there is none) of an answer. */
+/** The status, the body as text, and the parsed JSON body (undefined when it is not JSON) of an answer. */
 export interface JsonAnswer {
   status: number;
+  text: string;
   // Tests read into answers freely; the routes' own tests check their shapes.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
   body: any;
@@ -44,5 +45,5 @@ export async function callJson(url: string, token: string, method: string, body?
   } catch {
     parsed = undefined;
   }
-  return { status: res.status, body: parsed };
+  return { status: res.status, text, body: parsed };
 }

@@ -15,7 +15,7 @@ import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters
 import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
 import { migrateEngine } from '../src/adapters/run-store.ts';
 import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
-import { startServer, type TestServer } from './support.ts';
+import { startServer, type TestServer, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
 let testDb: TestDatabase;
@@ -32,19 +32,7 @@ const SECRET = `sk_live_${randomBytes(18).toString('base64url')}`;
 
 const tokenFor = (userId: string, aud: string, scope = 'mcp:read mcp:write') => signInternalToken(keys, { sub: userId, aud, scope, azp: 'test' });
 
-async function call(userId: string, method: string, path: string, body?: unknown, scope?: string) {
-  const toEngine = /^\/api\/v1\/(workflows\/[^/]+\/runs|workflow-runs|credentials)/.test(path);
-  const res = await fetch(`${toEngine ? engineUrl : apiUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${tokenFor(userId, toEngine ? 'workflow-engine' : 'workspace-api', scope)}`,
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
-}
+const call = userCaller(keys, () => ({ apiUrl, engineUrl }));
 
 const publish = (wf: { id: string }, ownerId: string, payload: Record<string, unknown> = {}) => {
   const event: TriggerEvent = {

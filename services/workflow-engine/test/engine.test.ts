@@ -17,7 +17,7 @@ import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace
 import { migrateEngine } from '../src/adapters/run-store.ts';
 import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
 import type { DefinitionSource } from '../src/domain/definitions.ts';
-import { startServer, type TestServer } from './support.ts';
+import { startServer, type TestServer, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
 let testDb: TestDatabase;
@@ -32,19 +32,7 @@ let receiver: TestServer;
 const tokenFor = (userId: string, azp = 'workflow-engine', aud = 'workspace-api') =>
   signInternalToken(keys, { sub: userId, aud, scope: 'mcp:read mcp:write', azp });
 
-/** As a user: workspace-api for everything but runs, which the engine serves (audience workflow-engine). */
-async function call(userId: string, method: string, path: string, body?: unknown) {
-  const runs = /^\/api\/v1\/(workflows\/[^/]+\/runs|workflow-runs)/.test(path);
-  const res = await fetch(`${runs ? engineUrl : apiUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${tokenFor(userId, 'test', runs ? 'workflow-engine' : 'workspace-api')}`,
-      ...(body ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
-}
+const call = userCaller(keys, () => ({ apiUrl, engineUrl }));
 
 async function startEngine(options: { workflowConcurrency?: number; definitions?: DefinitionSource } = {}): Promise<Service> {
   const app = await buildApp({

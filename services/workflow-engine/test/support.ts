@@ -1,6 +1,8 @@
 // Shared test helpers: a loopback HTTP server that records what it received, and a quiet ports set.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { signInternalToken, type SigningKeys } from '@flowdesk/service-kit';
+import { callJson, type JsonAnswer } from '@flowdesk/service-kit/testing';
 import type { EnginePorts, LogPort } from '../src/domain/ports.ts';
 
 export interface Received {
@@ -56,4 +58,21 @@ export function json(res: http.ServerResponse, status: number, body: unknown, he
 export function fixedClock(): EnginePorts['clock'] {
   let t = Date.parse('2025-03-01T10:00:00.000Z');
   return () => new Date((t += 5));
+}
+
+/** The public API's paths the engine serves (runs, credentials); the rest of /api/v1 is workspace-api's. */
+const ENGINE_PATH = /^\/api\/v1\/(workflows\/[^/]+\/runs|workflow-runs|credentials)/;
+
+/**
+ * Calls the public API as a user, as the console's edge would: the request goes to the service that
+ * owns the path with a token for that audience. `urls` is read at each call (the servers start in
+ * the suite's `before`).
+ */
+export function userCaller(keys: SigningKeys, urls: () => { apiUrl: string; engineUrl: string }) {
+  return (userId: string, method: string, path: string, body?: unknown, scope = 'mcp:read mcp:write'): Promise<JsonAnswer> => {
+    const toEngine = ENGINE_PATH.test(path);
+    const token = signInternalToken(keys, { sub: userId, aud: toEngine ? 'workflow-engine' : 'workspace-api', scope, azp: 'test' });
+    const { apiUrl, engineUrl } = urls();
+    return callJson(`${toEngine ? engineUrl : apiUrl}${path}`, token, method, body);
+  };
 }

@@ -15,7 +15,8 @@ import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters
 import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
 import { migrateEngine } from '../src/adapters/run-store.ts';
 import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
-import { json, startServer, type TestServer } from './support.ts';
+import { json, startServer, type TestServer, userCaller } from './support.ts';
+import { until } from '@flowdesk/service-kit/testing';
 
 const keys = generateSigningKeys();
 let testDb: TestDatabase;
@@ -32,27 +33,8 @@ let now = new Date('2026-03-02T09:00:30.000Z');
 const setClock = (iso: string) => (now = new Date(iso));
 
 const tokenFor = (userId: string, aud: string, scope = 'mcp:read mcp:write', azp = 'test') => signInternalToken(keys, { sub: userId, aud, scope, azp });
-const isEngine = (path: string) => /^\/api\/v1\/(workflows\/[^/]+\/runs|workflow-runs)/.test(path);
 
-async function call(userId: string, method: string, path: string, body?: unknown) {
-  const aud = isEngine(path) ? 'workflow-engine' : 'workspace-api';
-  const res = await fetch(`${aud === 'workflow-engine' ? engineUrl : apiUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${tokenFor(userId, aud)}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
-}
-
-async function until<T>(what: string, check: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const call = userCaller(keys, () => ({ apiUrl, engineUrl }));
 
 const finished = (r: any) => ['succeeded', 'failed', 'skipped'].includes(r.status);
 const runsOf = async (userId: string, workflowId: string) => (await call(userId, 'GET', `/api/v1/workflows/${workflowId}/runs?limit=100`)).body.items as any[];

@@ -27,6 +27,11 @@ export interface EmbeddedConfig {
    */
   corsOrigins?: string[];
   /**
+   * MCP_ALLOWED_ORIGINS: more browser origins the MCP endpoint accepts besides the base URL's own
+   * (DNS-rebinding protection; no CORS answers for them). Default none.
+   */
+  allowedOrigins?: string[];
+  /**
    * METRICS_PORT: the one metrics listener of the process (docs/observability.md). Default 9464, or
    * 0 (a free one) when PORT is 0 (tests); a busy default falls back to a free port.
    */
@@ -49,6 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     traceUrlTemplate: env.TRACE_URL_TEMPLATE || undefined,
     trustProxy: env.TRUST_PROXY || undefined,
     corsOrigins: originList('MCP_CORS_ORIGINS', env.MCP_CORS_ORIGINS),
+    allowedOrigins: originList('MCP_ALLOWED_ORIGINS', env.MCP_ALLOWED_ORIGINS),
     bus: busConfigFromEnv(env),
   };
 }

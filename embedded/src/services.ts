@@ -47,6 +47,8 @@ export interface ServiceDeps {
   engineClock?: () => Date;
   /** MCP_CORS_ORIGINS: browser MCP clients' origins, for the gateway and auth's OAuth endpoints. */
   corsOrigins?: readonly string[];
+  /** MCP_ALLOWED_ORIGINS: more origins the MCP endpoint accepts (no CORS). */
+  allowedOrigins?: readonly string[];
 }
 
 export interface RunningService {
@@ -111,6 +113,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       workspaceApiUrl: urlOf(started, 'workspace-api'),
       engineUrl: urlOf(started, 'workflow-engine'),
       corsOrigins: d.corsOrigins,
+      allowedOrigins: d.allowedOrigins,
       logLevel: d.logLevel,
       // Revocation events from auth, so a revoked credential's cached introspection dies at once.
       bus: revocationBus(d.bus),

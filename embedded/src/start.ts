@@ -86,6 +86,7 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
       traceUrlTemplate: config.traceUrlTemplate,
       engineClock: config.engineClock,
       corsOrigins: config.corsOrigins,
+      allowedOrigins: config.allowedOrigins,
     });
     for (const s of services) backends.set(s.name, s.url);
     metrics = await listenEmbeddedMetrics(config, services);

@@ -1,4 +1,4 @@
-// MCP_CORS_ORIGINS on `npm start`'s stack, through the one base URL: a browser-based MCP client on a
+// MCP_CORS_ORIGINS (and MCP_ALLOWED_ORIGINS) on `npm start`'s stack, through the one base URL: a browser-based MCP client on a
 // configured origin gets CORS answers from the MCP endpoint (mcp-gateway) and from every OAuth
 // endpoint it calls itself (auth: discovery, registration, token, revocation); other origins do not.
 import assert from 'node:assert/strict';
@@ -12,6 +12,8 @@ import { startEmbedded, type Embedded } from '../src/start.ts';
 
 const CLIENT = 'https://inspector.example';
 const OTHER = 'https://elsewhere.example';
+/** MCP_ALLOWED_ORIGINS: accepted by the MCP endpoint (DNS-rebinding check), but given no CORS answers. */
+const ALLOWED = 'https://desktop-app.example';
 const MCP = '/functions/v1/mcp-server-v2';
 const PATHS = [
   MCP,
@@ -30,7 +32,7 @@ let flowdesk: Embedded;
 before(async () => {
   home = await mkdtemp(path.join(tmpdir(), 'flowdesk-cors-'));
   database = process.env.DATABASE_URL ? await createTestDatabase() : undefined;
-  const config = loadConfig({ FLOWDESK_HOME: home, PORT: '0', LOG_LEVEL: 'silent', MCP_CORS_ORIGINS: CLIENT });
+  const config = loadConfig({ FLOWDESK_HOME: home, PORT: '0', LOG_LEVEL: 'silent', MCP_CORS_ORIGINS: CLIENT, MCP_ALLOWED_ORIGINS: ALLOWED });
   flowdesk = await startEmbedded({ ...config, databaseUrl: database?.url });
 });
 
@@ -93,4 +95,25 @@ test('the requests themselves: discovery and registration at auth, initialize at
   assert.match(init.headers.get('access-control-expose-headers') ?? '', /Mcp-Session-Id/i);
   assert.ok(init.headers.get('mcp-session-id'));
   await init.body?.cancel();
+});
+
+test('MCP_ALLOWED_ORIGINS reaches the gateway: initialize from that origin is accepted (without CORS), from an unlisted one refused 403', async () => {
+  const initialize = (origin: string) =>
+    fetch(`${flowdesk.localUrl}${MCP}`, {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'app', version: '1' } },
+      }),
+    });
+  const allowed = await initialize(ALLOWED);
+  assert.equal(allowed.status, 200, await allowed.clone().text());
+  assert.equal(allowed.headers.get('access-control-allow-origin'), null);
+  await allowed.body?.cancel();
+  const other = await initialize(OTHER);
+  assert.equal(other.status, 403);
+  await other.body?.cancel();
 });

@@ -39,10 +39,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     serviceClientSecret: secret,
     workspaceApiUrl: requiredEnv(env, 'WORKSPACE_API_URL'),
     engineUrl: requiredEnv(env, 'WORKFLOW_ENGINE_URL'),
-    allowedOrigins: (env.MCP_ALLOWED_ORIGINS ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+    allowedOrigins: originList('MCP_ALLOWED_ORIGINS', env.MCP_ALLOWED_ORIGINS),
     corsOrigins: corsOrigins(env.MCP_CORS_ORIGINS),
     introspectionCacheMs: cacheMs,
     logLevel: env.LOG_LEVEL,

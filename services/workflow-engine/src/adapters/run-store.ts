@@ -43,12 +43,14 @@ export const writeErrorText = (err: unknown): string => (err instanceof Error ? 
 
 /**
  * What a run keeps instead of a trigger payload the database refused (docs/workflow-engine.md,
- * "Never lost silently"): `{"_unstorable": "<reason>", "unstorablePayload": true}` (the flag is what
- * rerun and the console's Run now check, as before).
+ * "Never lost silently"): `{"_unstorable": "<reason>"}`.
  */
-export const unstorablePayload = (err: unknown): Record<string, unknown> => ({ _unstorable: writeErrorText(err), unstorablePayload: true });
+export const unstorablePayload = (err: unknown): Record<string, unknown> => ({ _unstorable: writeErrorText(err) });
 
-/** True for a payload recorded as the placeholder above (such a run cannot be run again). */
+/**
+ * True for a payload recorded as the placeholder above, or as the older `{"unstorablePayload": true}`
+ * that runs recorded before it still hold (such a run cannot be run again).
+ */
 export const isUnstorablePayload = (payload: Record<string, unknown>): boolean => payload.unstorablePayload === true || typeof payload._unstorable === 'string';
 
 export const ENGINE_SCHEMA = 'engine';

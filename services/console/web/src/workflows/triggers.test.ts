@@ -100,6 +100,11 @@ describe('trigger variables', () => {
     expect(triggerSample('schedule', {}, { triggerType: 'manual', triggerPayload: payload }).fromRun).toBe(false);
     expect(triggerSample('schedule', {}, null).fromRun).toBe(false);
   });
+  test("a run whose payload could not be stored offers its placeholder as no sample (the engine's form and the older one)", () => {
+    for (const placeholder of [{ _unstorable: 'invalid input syntax for type json' }, { unstorablePayload: true }]) {
+      expect(triggerSample('note', {}, { triggerType: 'note', triggerPayload: placeholder }).fromRun).toBe(false);
+    }
+  });
 });
 
 describe('triggerLabel', () => {

@@ -239,6 +239,9 @@ export function exampleTrigger(type: TriggerType, config: Record<string, unknown
   }
 }
 
+/** A run whose payload the engine could not store keeps a placeholder (docs/workflow-engine.md), not a sample. */
+const isPlaceholderPayload = (payload: Record<string, unknown>): boolean => typeof payload._unstorable === 'string' || payload.unstorablePayload === true;
+
 /**
  * The sample of `{{trigger.*}}` the picker shows: the payload of the last run when it was of this
  * type; for a manual trigger else the workflow's last trigger payload; else the documented example.
@@ -249,7 +252,7 @@ export function triggerSample(
   lastRun: Pick<WorkflowRun, 'triggerPayload' | 'triggerType'> | null,
   samplePayload: Record<string, unknown> | null = null,
 ): { value: Record<string, unknown>; fromRun: boolean } {
-  if (lastRun && lastRun.triggerType === type && lastRun.triggerPayload.unstorablePayload !== true) return { value: lastRun.triggerPayload, fromRun: true };
+  if (lastRun && lastRun.triggerType === type && !isPlaceholderPayload(lastRun.triggerPayload)) return { value: lastRun.triggerPayload, fromRun: true };
   if (type === 'manual' && samplePayload) return { value: samplePayload, fromRun: true };
   return { value: exampleTrigger(type, config), fromRun: false };
 }

@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { assertAccessible, launch, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
+import { assertAccessible, launch, saveWorkflow, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
 import { until } from '@flowdesk/service-kit/testing';
 
 const owner = { name: 'Ada Lovelace', email: `ada-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
@@ -83,10 +83,7 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     await page.getByRole('menuitem', { name: kind }).click();
   };
   const pick = (path: string) => page.getByRole('button', { name: `Insert {{${path}}}` }).click();
-  const save = async () => {
-    await page.getByRole('button', { name: 'Save' }).click();
-    await page.getByText('Workflow saved.').first().waitFor();
-  };
+  const save = () => saveWorkflow(page);
   const revealSecret = async () => {
     await page.getByRole('button', { name: 'Reveal secret' }).click();
     await until('the secret', async () => ((await page.getByTestId('webhook-secret').innerText()).startsWith('whsec_') ? true : undefined));

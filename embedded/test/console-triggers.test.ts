@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { assertAccessible, launch, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
+import { assertAccessible, launch, saveWorkflow, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
 
 const owner = { name: 'Ada Lovelace', email: `ada-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
 
@@ -64,10 +64,7 @@ describe('trigger settings and Run now in chromium', { skip: skipWithoutChromium
     return page.url().split('/').at(-1)!;
   };
   const panel = () => page.getByRole('complementary', { name: 'Node panel' });
-  const save = async () => {
-    await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await page.getByText('Workflow saved.').first().waitFor();
-  };
+  const save = () => saveWorkflow(page);
   const nextRuns = () => panel().getByTestId('next-runs').getByRole('listitem');
 
   test('schedule: presets, time zone, a bad cron refused inline and not saved, a server refusal shown, the next 5 runs', async () => {

@@ -112,3 +112,16 @@ export async function startCallback(): Promise<{ redirectUri: string; close(): P
       }),
   };
 }
+
+/**
+ * Clicks the editor's Save and waits for that save's own PATCH to succeed, then for the notice. The
+ * "Workflow saved." notice of an earlier save may still be on screen, so waiting for the notice
+ * alone could return before the server has the change.
+ */
+export async function saveWorkflow(page: Page): Promise<void> {
+  const answered = page.waitForResponse((r) => r.request().method() === 'PATCH' && /\/api\/v1\/workflows\/[0-9a-f-]{36}$/.test(new URL(r.url()).pathname));
+  await page.getByRole('button', { name: 'Save', exact: true }).click();
+  const res = await answered;
+  assert.ok(res.ok(), `the save answered ${res.status()}: ${await res.text()}`);
+  await page.getByText('Workflow saved.').first().waitFor();
+}

@@ -130,6 +130,9 @@ interface PendingPublish {
   settled: boolean;
 }
 
+/** How long a stopping ephemeral subscriber keeps trying to delete its group (a shutdown is not held longer). */
+const GROUP_DELETE_MS = 5_000;
+
 /** Largest number of publish calls gathered into one sendBatch. */
 const MAX_GROUP = 500;
 
@@ -349,6 +352,10 @@ class KafkaBus implements EventBus {
         groupId: options.groupId,
         sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
         heartbeatInterval: Math.min(3_000, Math.floor((this.options.sessionTimeoutMs ?? 30_000) / 5)),
+        // An idle fetch waits this long for data (it returns at once when there is some). Stopping
+        // waits for the fetch in flight, so kafkajs's 5 s default took a shutdown past its grace
+        // period before the ephemeral groups were deleted; one fetch a second per idle consumer is cheap.
+        maxWaitTimeInMs: 1_000,
         allowAutoTopicCreation: false,
       });
     const sub = new KafkaSubscription(
@@ -375,13 +382,25 @@ class KafkaBus implements EventBus {
    */
   async deleteGroup(groupId: string): Promise<void> {
     const admin = this.kafka.admin();
-    await Promise.race([
-      (async () => {
-        await admin.connect();
-        await admin.deleteGroups([groupId]);
-      })().catch(() => {}),
-      sleep(5_000),
-    ]);
+    const deadline = Date.now() + GROUP_DELETE_MS;
+    let done = false;
+    const attempt = async () => {
+      await admin.connect();
+      // The coordinator may not have processed the member's LeaveGroup yet (NON_EMPTY_GROUP) or may
+      // be moving (NOT_COORDINATOR): try again until the deadline. A group already gone is done.
+      while (!done && Date.now() < deadline) {
+        try {
+          await admin.deleteGroups([groupId]);
+          return;
+        } catch (err) {
+          const codes = ((err as { groups?: { error?: { type?: string } }[] }).groups ?? []).map((g) => g.error?.type);
+          if (codes.includes('GROUP_ID_NOT_FOUND')) return;
+          await sleep(250);
+        }
+      }
+    };
+    await Promise.race([attempt().catch(() => {}), sleep(GROUP_DELETE_MS)]);
+    done = true;
     await admin.disconnect().catch(() => {});
   }
 

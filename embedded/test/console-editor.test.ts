@@ -279,8 +279,18 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
       assert.ok(canvas.height >= 280, `the canvas keeps room to work in (${canvas.height}px)`);
       await assertAccessible(p, 'editor (phone)');
       // Choosing a step brings its panel into view, with its form.
-      await p.getByTestId('node-task_1').click();
-      await panel.getByRole('heading', { name: 'Create Task', level: 2 }).waitFor();
+      // The canvas fits the graph to the screen with a short animation after loading: a tap that
+      // lands while the node is still moving hits the canvas instead, as a person's would, and is
+      // simply repeated.
+      await until(
+        'the step selected',
+        async () => {
+          await p.getByTestId('node-task_1').click();
+          return (await panel.getByRole('heading', { name: 'Create Task', level: 2 }).isVisible()) ? true : undefined;
+        },
+        20_000,
+        500,
+      );
       await until('the panel scrolled into view', async () => {
         const box = await panel.getByLabel('Title').boundingBox();
         return box && box.y >= 0 && box.y + box.height <= 844 ? true : undefined;

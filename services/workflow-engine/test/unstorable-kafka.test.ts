@@ -20,6 +20,7 @@ import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters
 import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
 import { migrateEngine } from '../src/adapters/run-store.ts';
 import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
+import { userCaller } from './support.ts';
 
 function skipReason(): string | undefined {
   if (!process.env.DATABASE_URL && process.env.FLOWDESK_KAFKA_TESTS !== 'always') {
@@ -52,18 +53,7 @@ if (reason && process.env.CI === 'true' && !reason.startsWith('the Kafka suites'
     const tokenFor = (userId: string, azp = 'workflow-engine', aud = 'workspace-api') =>
       signInternalToken(keys, { sub: userId, aud, scope: 'mcp:read mcp:write', azp });
 
-    async function call(userId: string, method: string, path: string, body?: unknown) {
-      const runs = /^\/api\/v1\/(workflows\/[^/]+\/runs|workflow-runs)/.test(path);
-      const res = await fetch(`${runs ? engineUrl : apiUrl}${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${tokenFor(userId, 'test', runs ? 'workflow-engine' : 'workspace-api')}`,
-          ...(body ? { 'content-type': 'application/json' } : {}),
-        },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
-    }
+    const call = userCaller(keys, () => ({ apiUrl, engineUrl }));
 
     const finishedRun = (userId: string, workflowId: string) =>
       until(`a finished run of ${workflowId}`, async () => {

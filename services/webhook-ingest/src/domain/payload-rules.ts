@@ -21,6 +21,23 @@ function pathOf(segments: readonly (string | number)[]): string {
   return out;
 }
 
+/** Depth-first, no allocation: true when nothing in `value` is a problem `payloadProblem` names. */
+function runnable(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return value.isWellFormed() && !value.includes('\0');
+  if (value === null || typeof value !== 'object') return true;
+  if (depth >= MAX_PAYLOAD_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!runnable(value[i], depth + 1)) return false;
+    return true;
+  }
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (key === '__proto__' || key === 'constructor' || !key.isWellFormed() || key.includes('\0')) return false;
+    if (!runnable((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
+}
+
 function textProblem(s: string): string | undefined {
   if (s.includes('\0')) return 'the NUL character (\\u0000)';
   if (LONE_SURROGATE.test(s)) return 'a lone UTF-16 surrogate (e.g. \\ud800 without its pair), which is not valid Unicode';
@@ -32,6 +49,9 @@ function textProblem(s: string): string | undefined {
  * MAX_PAYLOAD_DEPTH levels deep (the recursion is bounded by the limit it enforces).
  */
 export function payloadProblem(body: unknown): string | undefined {
+  // Nearly every body is fine: a walk that allocates nothing says so (about 4× cheaper than the
+  // walk below, which keeps the path of every value to name where a problem is).
+  if (runnable(body, 0)) return undefined;
   const walk = (value: unknown, at: (string | number)[]): string | undefined => {
     if (typeof value === 'string') {
       const why = textProblem(value);

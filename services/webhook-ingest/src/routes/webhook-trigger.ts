@@ -38,7 +38,10 @@ declare module 'fastify' {
 export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync {
   return async (app) => {
     // Every answer of this route, refusals by the parser included, counted by outcome.
-    app.addHook('onResponse', async (_req, reply) => countDelivery(reply.statusCode));
+    app.addHook('onResponse', (_req, reply, done) => {
+      countDelivery(reply.statusCode);
+      done();
+    });
     // JSON only (application/json or any +json type), kept as raw bytes for signature checks; the
     // default JSON parser is replaced in this route's scope so every body takes this path.
     app.removeContentTypeParser('application/json');

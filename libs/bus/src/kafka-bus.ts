@@ -6,6 +6,7 @@ import {
   type ISocketFactory,
   type Consumer,
   type EachBatchPayload,
+  type ICustomPartitioner,
   type IHeaders,
   type KafkaMessage,
   type Message,
@@ -121,6 +122,30 @@ const within = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
 const BROKER_CALL_MS = 10_000;
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 
+/** Keys whose partition is remembered; past this many the cache starts again (keys are workflow ids). */
+const PARTITION_CACHE_KEYS = 10_000;
+
+/**
+ * Java's default partitioner (kafkajs's DefaultPartitioner: murmur2 of the key modulo the partition
+ * count, so other clients put a key where this one does), remembering each key's partition per
+ * partition count. The default hashes the key and filters the partition list again for every
+ * message; a workflow's trigger events all carry its id, so under load most lookups are repeats.
+ */
+export const keyPartitionCache: ICustomPartitioner = () => {
+  const partitionOf = Partitioners.DefaultPartitioner();
+  const cache = new Map<string, { partitions: number; partition: number }>();
+  return (args) => {
+    const { message, partitionMetadata } = args;
+    if (typeof message.key !== 'string' || (message.partition !== undefined && message.partition !== null)) return partitionOf(args);
+    const hit = cache.get(message.key);
+    if (hit && hit.partitions === partitionMetadata.length) return hit.partition;
+    const partition = partitionOf(args);
+    if (cache.size >= PARTITION_CACHE_KEYS) cache.clear();
+    cache.set(message.key, { partitions: partitionMetadata.length, partition });
+    return partition;
+  };
+};
+
 interface PendingPublish {
   topic: string;
   messages: Message[];
@@ -160,7 +185,7 @@ class KafkaBus implements EventBus {
   // Idempotent (acks=all is implied and set on every send), one request in flight: broker retries
   // neither duplicate nor reorder a key's records.
   private newProducer(): Producer {
-    return this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+    return this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: keyPartitionCache });
   }
 
   async connect(): Promise<void> {

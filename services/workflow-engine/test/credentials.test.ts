@@ -5,22 +5,19 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
+import type { EventBus } from '@flowdesk/bus';
 import { TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
-import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
-import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
-import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
+import type { TestDatabase } from '@flowdesk/db';
+import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
-import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
-import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
-import { migrateEngine } from '../src/adapters/run-store.ts';
-import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
-import { startServer, type TestServer, userCaller } from './support.ts';
+import type { GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import type { WorkspaceClient } from '../src/adapters/workspace-client.ts';
+import { startEngineStack, type EngineStack, type TestServer, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
+let stack: EngineStack;
 let testDb: TestDatabase;
 let bus: EventBus;
-let api: Service;
 let apiUrl: string;
 let engine: Service;
 let engineUrl: string;
@@ -29,8 +26,6 @@ let http: GuardedHttpClient;
 let receiver: TestServer;
 const logs: string[] = [];
 const SECRET = `sk_live_${randomBytes(18).toString('base64url')}`;
-
-const tokenFor = (userId: string, aud: string, scope = 'mcp:read mcp:write') => signInternalToken(keys, { sub: userId, aud, scope, azp: 'test' });
 
 const call = userCaller(keys, () => ({ apiUrl, engineUrl }));
 
@@ -82,31 +77,16 @@ const workflowUsing = (name: string) => ({
 });
 
 before(async () => {
-  testDb = await createTestDatabase();
-  await migrateWorkspace(testDb.db);
-  await migrateEngine(testDb.db);
-  bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 25, retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 } });
-  api = await buildWorkspaceApi({
-    db: testDb.db,
-    jwtPublicKeyPem: keys.publicKeyPem,
-    webhookSecretKey: randomBytes(32),
-    publicBaseUrl: 'http://flowdesk.test',
-    logLevel: 'silent',
-    events: bus,
-    outboxPollMs: 100,
-  });
-  apiUrl = await listen(api, 0);
-  workspace = workspaceClient({
-    workspaceApiUrl: apiUrl,
-    userToken: async (id) => tokenFor(id, 'workspace-api'),
-    serviceToken: async () => signInternalToken(keys, { sub: 'svc:workflow-engine', aud: 'workspace-api', scope: 'internal', azp: 'workflow-engine' }),
-  });
   // The receiver echoes what it got, so the node's recorded output holds the secret too.
-  receiver = await startServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json', 'x-echo': String(req.headers['x-crm'] ?? '') });
-    res.end(JSON.stringify({ sawAuthorization: req.headers.authorization, sawUrl: req.url }));
+  stack = await startEngineStack({
+    keys,
+    receiver: (req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'x-echo': String(req.headers['x-crm'] ?? '') });
+      res.end(JSON.stringify({ sawAuthorization: req.headers.authorization, sawUrl: req.url }));
+    },
   });
-  http = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(`127.0.0.1:${receiver.port}`)) });
+  ({ testDb, bus, apiUrl, workspace, http } = stack);
+  receiver = stack.receiver!;
   engine = await buildApp({
     bus,
     db: testDb.db,
@@ -122,12 +102,7 @@ before(async () => {
 
 after(async () => {
   await engine?.close();
-  await bus?.close();
-  await http?.close();
-  await workspace?.close();
-  await api?.close();
-  await receiver?.close();
-  await testDb?.close();
+  await stack?.close();
 });
 
 describe('the credentials API', () => {

@@ -3,26 +3,24 @@
 // engine records the runs in its own schema and serves them; definitions reach it as workflow.changed
 // events through workspace-api's outbox.
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
+import type { EventBus } from '@flowdesk/bus';
 import { TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
-import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
+import type { TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
-import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
 import { buildApp } from '../src/app.ts';
 import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
 import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
-import { migrateEngine } from '../src/adapters/run-store.ts';
 import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
 import type { DefinitionSource } from '../src/domain/definitions.ts';
-import { startServer, type TestServer, userCaller } from './support.ts';
+import { startEngineStack, startServer, type EngineStack, type TestServer, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
+let stack: EngineStack;
 let testDb: TestDatabase;
 let bus: EventBus;
-let api: Service;
 let apiUrl: string;
 let engine: Service | undefined;
 let engineUrl: string;
@@ -96,42 +94,21 @@ function greetingWorkflow(receiverUrl: string) {
 }
 
 before(async () => {
-  testDb = await createTestDatabase();
-  await migrateWorkspace(testDb.db);
-  await migrateEngine(testDb.db);
-  bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 25, retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 } });
-  api = await buildWorkspaceApi({
-    db: testDb.db,
-    jwtPublicKeyPem: keys.publicKeyPem,
-    webhookSecretKey: randomBytes(32),
-    publicBaseUrl: 'http://flowdesk.test',
-    logLevel: 'silent',
-    events: bus,
-    outboxPollMs: 100,
+  stack = await startEngineStack({
+    keys,
+    receiver: (req, res) => {
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: `crm-${req.url.length}` }));
+    },
   });
-  apiUrl = await listen(api, 0);
-  workspace = workspaceClient({
-    workspaceApiUrl: apiUrl,
-    userToken: async (id) => tokenFor(id),
-    serviceToken: async () => signInternalToken(keys, { sub: 'svc:workflow-engine', aud: 'workspace-api', scope: 'internal', azp: 'workflow-engine' }),
-  });
-  receiver = await startServer((req, res) => {
-    res.writeHead(201, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: `crm-${req.url.length}` }));
-  });
-  // The SSRF guard stays on; the operator allowlist opens exactly the test receiver.
-  http = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(`127.0.0.1:${receiver.port}`)) });
+  ({ testDb, bus, apiUrl, workspace, http } = stack);
+  receiver = stack.receiver!;
   engine = await startEngine();
 });
 
 after(async () => {
   await engine?.close();
-  await bus.close();
-  await http.close();
-  await workspace.close();
-  await api.close();
-  await receiver.close();
-  await testDb.close();
+  await stack?.close();
 });
 
 test('readiness answers 200 once the engine consumes', async () => {

@@ -2,25 +2,22 @@
 // Postgres with DATABASE_URL): the runs stream (Server-Sent Events) and its per-user scoping, the
 // 24-hour summary, and "run again with this payload".
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
+import type { EventBus } from '@flowdesk/bus';
 import { TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
-import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
+import type { TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
-import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
 import { buildApp } from '../src/app.ts';
-import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
-import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
-import { migrateEngine } from '../src/adapters/run-store.ts';
-import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
-import { json, startServer, type TestServer, userCaller } from './support.ts';
+import type { GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import type { WorkspaceClient } from '../src/adapters/workspace-client.ts';
+import { json, startEngineStack, type EngineStack, type TestServer, userCaller } from './support.ts';
 import { until } from '@flowdesk/service-kit/testing';
 
 const keys = generateSigningKeys();
+let stack: EngineStack;
 let testDb: TestDatabase;
 let bus: EventBus;
-let api: Service;
 let apiUrl: string;
 let engine: Service;
 let engineUrl: string;
@@ -100,44 +97,23 @@ const runEvents = (text: string) =>
     .map((block) => JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { workflowId: string; eventId: string; status: string });
 
 before(async () => {
-  testDb = await createTestDatabase();
-  await migrateWorkspace(testDb.db);
-  await migrateEngine(testDb.db);
-  bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 25, retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 } });
-  api = await buildWorkspaceApi({
-    db: testDb.db,
-    jwtPublicKeyPem: keys.publicKeyPem,
-    webhookSecretKey: randomBytes(32),
-    publicBaseUrl: 'http://flowdesk.test',
-    logLevel: 'silent',
-    events: bus,
-    outboxPollMs: 100,
+  stack = await startEngineStack({
+    keys,
+    receiver: (req, res) => {
+      // /hold answers only when a test lets it (a run in flight); /fail fails the node.
+      if (req.url === '/hold') held.push(() => json(res, 201, { ok: true }));
+      else json(res, req.url === '/fail' ? 500 : 201, { ok: true });
+    },
   });
-  apiUrl = await listen(api, 0);
-  workspace = workspaceClient({
-    workspaceApiUrl: apiUrl,
-    userToken: async (id) => tokenFor(id, 'workspace-api', 'mcp:read mcp:write', 'workflow-engine'),
-    serviceToken: async () => signInternalToken(keys, { sub: 'svc:workflow-engine', aud: 'workspace-api', scope: 'internal', azp: 'workflow-engine' }),
-  });
-  receiver = await startServer((req, res) => {
-    // /hold answers only when a test lets it (a run in flight); /fail fails the node.
-    if (req.url === '/hold') held.push(() => json(res, 201, { ok: true }));
-    else json(res, req.url === '/fail' ? 500 : 201, { ok: true });
-  });
-  http = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(`127.0.0.1:${receiver.port}`)) });
+  ({ testDb, bus, apiUrl, workspace, http } = stack);
+  receiver = stack.receiver!;
   engine = await buildApp({ bus, db: testDb.db, jwtPublicKeyPem: keys.publicKeyPem, http, workspace, logLevel: 'silent', streamHeartbeatMs: 200 });
   engineUrl = await listen(engine, 0);
 });
-
 after(async () => {
   for (const answer of held.splice(0)) answer();
   await engine?.close();
-  await bus?.close();
-  await http?.close();
-  await workspace?.close();
-  await api?.close();
-  await receiver?.close();
-  await testDb?.close();
+  await stack?.close();
 });
 
 describe('GET /api/v1/workflow-runs/stream', () => {

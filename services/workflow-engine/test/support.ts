@@ -1,9 +1,18 @@
-// Shared test helpers: a loopback HTTP server that records what it received, and a quiet ports set.
+// Shared test helpers: the stack an engine runs against, a loopback HTTP server that records what it
+// received, the public API as a user, and a quiet ports set.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { signInternalToken, type SigningKeys } from '@flowdesk/service-kit';
+import { randomBytes } from 'node:crypto';
+import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
+import { createTestDatabase, type Database, type TestDatabase } from '@flowdesk/db';
+import { listen, signInternalToken, type Service, type SigningKeys } from '@flowdesk/service-kit';
 import { callJson, type JsonAnswer } from '@flowdesk/service-kit/testing';
+import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
+import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import { migrateEngine } from '../src/adapters/run-store.ts';
+import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
 import type { EnginePorts, LogPort } from '../src/domain/ports.ts';
+import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
 
 export interface Received {
   method: string;
@@ -74,5 +83,80 @@ export function userCaller(keys: SigningKeys, urls: () => { apiUrl: string; engi
     const token = signInternalToken(keys, { sub: userId, aud: toEngine ? 'workflow-engine' : 'workspace-api', scope, azp: 'test' });
     const { apiUrl, engineUrl } = urls();
     return callJson(`${toEngine ? engineUrl : apiUrl}${path}`, token, method, body);
+  };
+}
+
+export interface EngineStackOptions {
+  keys: SigningKeys;
+  /** The bus on the stack's database. Default: the embedded bus, polling every 25 ms, 3 quick attempts. */
+  bus?: (db: Database) => Promise<EventBus>;
+  /** What a loopback receiver answers; the SSRF allowlist opens exactly it (absent: no receiver, nothing allowed). */
+  receiver?: Handler;
+  /** workspace-api's outbox poll (default 100 ms) and log level (default silent). */
+  outboxPollMs?: number;
+  apiLogLevel?: string;
+}
+
+/** What a workflow engine under test runs against; `close()` stops it all (close the engines first). */
+export interface EngineStack {
+  testDb: TestDatabase;
+  bus: EventBus;
+  api: Service;
+  apiUrl: string;
+  /** The engine's client of workspace-api (user calls as the user, with the engine as azp). */
+  workspace: WorkspaceClient;
+  /** The HTTP Request node's client, SSRF guard on. */
+  http: GuardedHttpClient;
+  receiver: TestServer | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh database (PGlite, or Postgres with DATABASE_URL) with both services' migrations, a bus, a
+ * real workspace-api publishing its outbox on that bus, the engine's workspace client and guarded
+ * HTTP client, and optionally a loopback receiver for HTTP Request nodes: what every engine suite
+ * starts before its engine.
+ */
+export async function startEngineStack(options: EngineStackOptions): Promise<EngineStack> {
+  const { keys } = options;
+  const testDb = await createTestDatabase();
+  await migrateWorkspace(testDb.db);
+  await migrateEngine(testDb.db);
+  const bus = await (
+    options.bus ?? ((db) => createEmbeddedBus(db, { pollIntervalMs: 25, retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 } }))
+  )(testDb.db);
+  const api = await buildWorkspaceApi({
+    db: testDb.db,
+    jwtPublicKeyPem: keys.publicKeyPem,
+    webhookSecretKey: randomBytes(32),
+    publicBaseUrl: 'http://flowdesk.test',
+    logLevel: options.apiLogLevel ?? 'silent',
+    events: bus,
+    outboxPollMs: options.outboxPollMs ?? 100,
+  });
+  const apiUrl = await listen(api, 0);
+  const workspace = workspaceClient({
+    workspaceApiUrl: apiUrl,
+    userToken: async (id) => signInternalToken(keys, { sub: id, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'workflow-engine' }),
+    serviceToken: async () => signInternalToken(keys, { sub: 'svc:workflow-engine', aud: 'workspace-api', scope: 'internal', azp: 'workflow-engine' }),
+  });
+  const receiver = options.receiver ? await startServer(options.receiver) : undefined;
+  const guarded = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(receiver ? `127.0.0.1:${receiver.port}` : '')) });
+  return {
+    testDb,
+    bus,
+    api,
+    apiUrl,
+    workspace,
+    http: guarded,
+    receiver,
+    async close() {
+      await bus.close();
+      await guarded.close();
+      await workspace.close();
+      await api.close();
+      await receiver?.close();
+      await testDb.close();
+    },
   };
 }

@@ -3,25 +3,22 @@
 // schedules driven by a controllable clock (no test waits real minutes) with two engine replicas,
 // note and entity triggers from workspace-api's outbox (none for a rolled-back change), the loop guard.
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
+import type { EventBus } from '@flowdesk/bus';
 import { MAX_TRIGGER_DEPTH } from '@flowdesk/contracts';
-import { APP_ROLE, createTestDatabase, type TestDatabase } from '@flowdesk/db';
-import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
-import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
+import { APP_ROLE, type TestDatabase } from '@flowdesk/db';
+import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
-import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
-import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
-import { migrateEngine } from '../src/adapters/run-store.ts';
-import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
-import { json, startServer, type TestServer, userCaller } from './support.ts';
+import type { GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import type { WorkspaceClient } from '../src/adapters/workspace-client.ts';
+import { json, startEngineStack, type EngineStack, type TestServer, userCaller } from './support.ts';
 import { until } from '@flowdesk/service-kit/testing';
 
 const keys = generateSigningKeys();
+let stack: EngineStack;
 let testDb: TestDatabase;
 let bus: EventBus;
-let api: Service;
 let apiUrl: string;
 const engines: Service[] = [];
 let engineUrl: string;
@@ -31,8 +28,6 @@ let receiver: TestServer;
 /** The engines' clock: a test moves time by setting it. */
 let now = new Date('2026-03-02T09:00:30.000Z');
 const setClock = (iso: string) => (now = new Date(iso));
-
-const tokenFor = (userId: string, aud: string, scope = 'mcp:read mcp:write', azp = 'test') => signInternalToken(keys, { sub: userId, aud, scope, azp });
 
 const call = userCaller(keys, () => ({ apiUrl, engineUrl }));
 
@@ -77,40 +72,16 @@ async function startEngine(): Promise<Service> {
 }
 
 before(async () => {
-  testDb = await createTestDatabase();
-  await migrateWorkspace(testDb.db);
-  await migrateEngine(testDb.db);
-  bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 25, retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 } });
-  api = await buildWorkspaceApi({
-    db: testDb.db,
-    jwtPublicKeyPem: keys.publicKeyPem,
-    webhookSecretKey: randomBytes(32),
-    publicBaseUrl: 'http://flowdesk.test',
-    logLevel: process.env.TEST_LOG ?? 'silent',
-    events: bus,
-    outboxPollMs: 50,
-  });
-  apiUrl = await listen(api, 0);
-  workspace = workspaceClient({
-    workspaceApiUrl: apiUrl,
-    userToken: async (id) => tokenFor(id, 'workspace-api', 'mcp:read mcp:write', 'workflow-engine'),
-    serviceToken: async () => signInternalToken(keys, { sub: 'svc:workflow-engine', aud: 'workspace-api', scope: 'internal', azp: 'workflow-engine' }),
-  });
-  receiver = await startServer((_req, res) => json(res, 201, { ok: true }));
-  http = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(`127.0.0.1:${receiver.port}`)) });
+  stack = await startEngineStack({ keys, receiver: (_req, res) => json(res, 201, { ok: true }), outboxPollMs: 50, apiLogLevel: process.env.TEST_LOG });
+  ({ testDb, bus, apiUrl, workspace, http } = stack);
+  receiver = stack.receiver!;
   // Two replicas on one database and bus: one run per tick however many schedulers run.
   engineUrl = await listen(await startEngine(), 0);
   await startEngine().then((e) => e.ready());
 });
-
 after(async () => {
   for (const e of engines) await e.close();
-  await bus?.close();
-  await http?.close();
-  await workspace?.close();
-  await api?.close();
-  await receiver?.close();
-  await testDb?.close();
+  await stack?.close();
 });
 
 describe('schedule trigger', () => {

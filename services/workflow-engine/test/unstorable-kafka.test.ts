@@ -6,21 +6,16 @@
 // database. Like the deploy Kafka suites, it runs once per CI run, in the pass with DATABASE_URL
 // (FLOWDESK_KAFKA_TESTS=always runs it in both); skipped (under CI=true: failed) without a broker.
 import assert from 'node:assert/strict';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createKafkaBus, ensureKafkaTopics, type EventBus } from '@flowdesk/bus';
 import { localKafkaUnavailable, startLocalKafka, type LocalKafka } from '@flowdesk/bus/testing';
 import { ENTITY_CHANGED_TOPIC, TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
-import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
-import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
+import type { TestDatabase } from '@flowdesk/db';
+import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
 import { until } from '@flowdesk/service-kit/testing';
-import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
 import { buildApp } from '../src/app.ts';
-import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
-import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
-import { migrateEngine } from '../src/adapters/run-store.ts';
-import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
-import { userCaller } from './support.ts';
+import { startEngineStack, type EngineStack, userCaller } from './support.ts';
 
 function skipReason(): string | undefined {
   if (!process.env.DATABASE_URL && process.env.FLOWDESK_KAFKA_TESTS !== 'always') {
@@ -42,16 +37,12 @@ if (reason && process.env.CI === 'true' && !reason.startsWith('the Kafka suites'
   describe(NAME, () => {
     const keys = generateSigningKeys();
     let kafka: LocalKafka;
+    let stack: EngineStack;
     let testDb: TestDatabase;
     let bus: EventBus;
-    let api: Service;
     let apiUrl: string;
     let engine: Service;
     let engineUrl: string;
-    let workspace: WorkspaceClient;
-    let http: GuardedHttpClient;
-    const tokenFor = (userId: string, azp = 'workflow-engine', aud = 'workspace-api') =>
-      signInternalToken(keys, { sub: userId, aud, scope: 'mcp:read mcp:write', azp });
 
     const call = userCaller(keys, () => ({ apiUrl, engineUrl }));
 
@@ -83,42 +74,32 @@ if (reason && process.env.CI === 'true' && !reason.startsWith('the Kafka suites'
         { brokers: kafka.brokers },
         [TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC].map((topic) => ({ topic, numPartitions: 2, replicationFactor: 1 })),
       );
-      testDb = await createTestDatabase();
-      await migrateWorkspace(testDb.db);
-      await migrateEngine(testDb.db);
-      bus = await createKafkaBus({
-        brokers: kafka.brokers,
-        clientId: 'engine-test',
-        sessionTimeoutMs: 6_000,
-        retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 },
+      stack = await startEngineStack({
+        keys,
+        bus: () =>
+          createKafkaBus({
+            brokers: kafka.brokers,
+            clientId: 'engine-test',
+            sessionTimeoutMs: 6_000,
+            retry: { maxAttempts: 3, initialBackoffMs: 50, maxBackoffMs: 200 },
+          }),
       });
-      api = await buildWorkspaceApi({
+      ({ testDb, bus, apiUrl } = stack);
+      engine = await buildApp({
+        bus,
         db: testDb.db,
         jwtPublicKeyPem: keys.publicKeyPem,
-        webhookSecretKey: randomBytes(32),
-        publicBaseUrl: 'http://flowdesk.test',
+        http: stack.http,
+        workspace: stack.workspace,
         logLevel: 'silent',
-        events: bus,
-        outboxPollMs: 100,
+        scheduler: { pollMs: 0 },
       });
-      apiUrl = await listen(api, 0);
-      workspace = workspaceClient({
-        workspaceApiUrl: apiUrl,
-        userToken: async (id) => tokenFor(id),
-        serviceToken: async () => signInternalToken(keys, { sub: 'svc:workflow-engine', aud: 'workspace-api', scope: 'internal', azp: 'workflow-engine' }),
-      });
-      http = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist('')) });
-      engine = await buildApp({ bus, db: testDb.db, jwtPublicKeyPem: keys.publicKeyPem, http, workspace, logLevel: 'silent', scheduler: { pollMs: 0 } });
       engineUrl = await listen(engine, 0);
     });
 
     after(async () => {
       await engine?.close();
-      await bus?.close();
-      await http?.close();
-      await workspace?.close();
-      await api?.close();
-      await testDb?.close();
+      await stack?.close();
       await kafka?.stop();
     });
 

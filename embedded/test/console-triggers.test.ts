@@ -3,7 +3,8 @@
 // inline and not saved, a server refusal shown on the trigger, the description and next 5 runs, the
 // trigger's variables), and a manual workflow started with Run now and a JSON payload (checked before
 // sending, one run for a double click), whose run shows "Manual by <email>" and can be run again while
-// the workflow is inactive. axe-core at desktop and phone width; a screenshot with UPDATE_SCREENSHOTS=1.
+// the workflow is inactive, also from the workflows list's row menu. axe-core at desktop and phone width
+// (the list with run badges included); a screenshot with UPDATE_SCREENSHOTS=1.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -273,6 +274,54 @@ describe('trigger settings and Run now in chromium', { skip: skipWithoutChromium
     } finally {
       await phone.close();
     }
+  });
+  test('Run now from the workflows list: the row’s actions open the same dialog, and the run it starts opens', async () => {
+    const created = await page.request.post(`${base}/api/v1/workflows`, {
+      data: {
+        name: 'Listed hand run',
+        triggerType: 'manual',
+        graph: {
+          nodes: [{ id: 'make', type: 'create_task', params: { title: 'From the list: {{trigger.message}}' } }],
+          edges: [{ from: 'trigger', to: 'make' }],
+        },
+      },
+      headers: { 'x-csrf-token': ((await get('/session')) as { csrfToken: string }).csrfToken, origin: base },
+    });
+    assert.equal(created.status(), 201, await created.text());
+    const id = ((await created.json()) as { id: string }).id;
+
+    await page.goto(`${base}/workflows`);
+    await page
+      .getByRole('cell', { name: /succeeded/i })
+      .first()
+      .waitFor();
+    await assertAccessible(page, 'workflows list with runs');
+    await page.getByRole('button', { name: 'Actions for Listed hand run' }).click();
+    await page.getByRole('menuitem', { name: 'Run now' }).click();
+    await page.getByRole('menu').waitFor({ state: 'detached' });
+    const dialog = page.getByRole('dialog', { name: 'Run “Listed hand run” now' });
+    await dialog.getByLabel('Payload (JSON)').fill('{"message": "row menu"}');
+    await assertAccessible(page, 'run now dialog from the list');
+    await dialog.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    const runId = page.url().split('/').at(-1)!;
+    const run = await until(
+      'the run to finish',
+      async () => {
+        const r = await get(`/workflow-runs/${runId}`);
+        return r.status === 'queued' || r.status === 'running' ? undefined : r;
+      },
+      60_000,
+    );
+    assert.equal(run.workflowId, id);
+    assert.equal(run.triggerType, 'manual');
+    assert.equal(run.status, 'succeeded', JSON.stringify(run));
+    const tasks = (await get('/tasks?q=row%20menu')).items as { title: string }[];
+    assert.ok(
+      tasks.some((t) => t.title === 'From the list: row menu'),
+      JSON.stringify(tasks),
+    );
+    await until('the page to show it succeeded', async () => (/succeeded/i.test(await page.locator('main').innerText()) ? true : undefined));
   });
   test('entity and note: switching the trigger type, choosing which changes start a run; the variables they provide', async () => {
     const project = await page.request.post(`${base}/api/v1/projects`, {

@@ -17,7 +17,7 @@ import {
   VisuallyHidden,
 } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconCopy, IconDots, IconPlus, IconSitemap, IconTrash } from '@tabler/icons-react';
+import { IconCopy, IconDots, IconPlayerPlay, IconPlus, IconSitemap, IconTrash } from '@tabler/icons-react';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, type Workflow, type WorkflowRun } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
@@ -26,6 +26,7 @@ import { ago, exact } from '../format.ts';
 import { Link, navigate } from '../router.tsx';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
+import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
 import { RunStatusBadge } from '../workflows/RunStatusBadge.tsx';
 import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
 import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
@@ -65,6 +66,8 @@ export function WorkflowsPage() {
   const summaries = useSummaries(items);
   const [creating, setCreating] = useState(false);
   const [deleting, setDeleting] = useState<Workflow | null>(null);
+  /** The workflow whose Run now dialog is open (from its row's menu, as in the editor). */
+  const [runningNow, setRunningNow] = useState<Workflow | null>(null);
   /** Active switches flipped and not yet confirmed by the server: shown at once, put back if refused (as in the editor). */
   const [switching, setSwitching] = useState<Record<string, boolean>>({});
 
@@ -191,6 +194,9 @@ export function WorkflowsPage() {
                           </ActionIcon>
                         </Menu.Target>
                         <Menu.Dropdown>
+                          <Menu.Item leftSection={<IconPlayerPlay size={16} />} onClick={() => setRunningNow(w)}>
+                            Run now
+                          </Menu.Item>
                           <Menu.Item leftSection={<IconCopy size={16} />} onClick={() => void duplicate(w)}>
                             Duplicate
                           </Menu.Item>
@@ -208,6 +214,17 @@ export function WorkflowsPage() {
         </Paper>
       )}
       <CreateWorkflowModal opened={creating} onClose={() => setCreating(false)} />
+      {runningNow && (
+        <RunNowDialog
+          workflow={runningNow}
+          opened
+          onClose={() => setRunningNow(null)}
+          onStarted={(run) => {
+            notifications.show({ color: 'green', message: `Run of “${runningNow.name}” started.` });
+            navigate(`/runs/${run.id}`);
+          }}
+        />
+      )}
       <ConfirmDialog
         opened={deleting !== null}
         title={`Delete “${deleting?.name ?? ''}”?`}

@@ -10,4 +10,5 @@ export { AuthClient, AuthUnavailableError, CredentialRejectedError, type AuthCli
 export { subscribeToRevocations, revocationGroupId, IN_PROCESS_REVOCATION_ID, type RevocationLog } from './revocations.ts';
 export { SecretBox, type SecretBoxOptions } from './secret-box.ts';
 export { instrumentHttp, listenMetrics, routeLabel, type MetricsListenerOptions } from './observability.ts';
+export { serveService, type ServeOptions } from './serve.ts';
 export { startTracing } from '@flowdesk/telemetry';

@@ -1,6 +1,6 @@
 import { openBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
-import { listen, onShutdown, listenMetrics, startTracing } from '@flowdesk/service-kit';
+import { startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
 import { migrateAuth } from './adapters/db.ts';
 import { loadConfig } from './config.ts';
@@ -27,20 +27,14 @@ const app = await buildApp({
   logLevel: process.env.LOG_LEVEL,
   events: bus,
 });
-// /metrics (and /healthz, /readyz) on METRICS_PORT (9464), never on the public port.
-const metrics = await listenMetrics({ apps: [{ name: 'auth', app }] });
-// SIGTERM (libs/service-kit lifecycle.ts): /readyz answers 503 at once; app.close() stops accepting
+// serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM
+// /readyz answers 503 at once; app.close() stops accepting
 // and lets in-flight requests finish (a revocation being published is part of its request); then the
 // bus and the pool close. Registered before listening, so a signal during start-up stops gracefully
 // too. Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
-onShutdown(
-  async () => {
-    await app.close();
-    await metrics.close();
-    await bus.close();
-    await db.close();
-    await tracing.shutdown();
-  },
-  { app },
-);
-await listen(app, config.port, config.host);
+await serveService(app, {
+  name: 'auth',
+  port: config.port,
+  host: config.host,
+  closeAfter: [() => bus.close(), () => db.close(), () => tracing.shutdown()],
+});

@@ -1,6 +1,6 @@
 import { openBus } from '@flowdesk/bus';
 import { openDatabase, type Database } from '@flowdesk/db';
-import { listen, onShutdown, requiredEnv, listenMetrics, startTracing } from '@flowdesk/service-kit';
+import { requiredEnv, startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
 import { loadConfig } from './config.ts';
 
@@ -14,16 +14,10 @@ const config = loadConfig(process.env);
 let db: Database | undefined;
 const bus = await openBus('console', async () => (db = await openDatabase({ kind: 'postgres', url: requiredEnv(process.env, 'DATABASE_URL') })));
 const app = await buildApp({ ...config, bus });
-// /metrics (and /healthz, /readyz) on METRICS_PORT (9464), never on the public port.
-const metrics = await listenMetrics({ apps: [{ name: 'console', app }] });
-onShutdown(
-  async () => {
-    await app.close();
-    await metrics.close();
-    await bus.close();
-    await db?.close();
-    await tracing.shutdown();
-  },
-  { app },
-);
-await listen(app, config.port, config.host);
+// serveService (libs/service-kit): /metrics on METRICS_PORT, graceful SIGTERM, then the public port.
+await serveService(app, {
+  name: 'console',
+  port: config.port,
+  host: config.host,
+  closeAfter: [() => bus.close(), () => db?.close(), () => tracing.shutdown()],
+});

@@ -1,6 +1,6 @@
 import { instanceGroupId, openBus } from '@flowdesk/bus';
 import { openDatabase, type Database } from '@flowdesk/db';
-import { listen, onShutdown, requiredEnv, serviceTokenSource, listenMetrics, startTracing } from '@flowdesk/service-kit';
+import { requiredEnv, serviceTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp, DEFAULT_MAX_BACKLOG, DEFAULT_RATE_LIMIT } from './app.ts';
 import { workspaceApiDirectory } from './adapters/workspace-directory.ts';
 
@@ -43,21 +43,15 @@ const app = await buildApp({
   definitionEvents: { groupId: instanceGroupId('webhook-ingest.definitions') },
   logLevel: process.env.LOG_LEVEL,
 });
-// /metrics (and /healthz, /readyz) on METRICS_PORT (9464), never on the public port.
-const metrics = await listenMetrics({ apps: [{ name: 'webhook-ingest', app }] });
-// SIGTERM (libs/service-kit lifecycle.ts): /readyz answers 503 at once; app.close() stops accepting
+// serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM
+// /readyz answers 503 at once; app.close() stops accepting
 // and lets in-flight requests finish — each answers 200 only once its event is durable on the bus,
 // so nothing acknowledged is lost; then the bus (producer) and the pool close. Registered before
 // listening, so a signal during start-up stops gracefully too. Exit 0, or 1 when SHUTDOWN_GRACE_MS
 // runs out.
-onShutdown(
-  async () => {
-    await app.close();
-    await metrics.close();
-    await bus.close();
-    await db?.close();
-    await tracing.shutdown();
-  },
-  { app },
-);
-await listen(app, Number(process.env.PORT || 3004), process.env.HOST || '0.0.0.0');
+await serveService(app, {
+  name: 'webhook-ingest',
+  port: Number(process.env.PORT || 3004),
+  host: process.env.HOST || '0.0.0.0',
+  closeAfter: [() => bus.close(), () => db?.close(), () => tracing.shutdown()],
+});

@@ -1,6 +1,6 @@
 import { instanceGroupId, openBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
-import { listen, onShutdown, requiredEnv, serviceTokenSource, userTokenSource, listenMetrics, startTracing } from '@flowdesk/service-kit';
+import { requiredEnv, serviceTokenSource, userTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp, ENGINE_GROUP } from './app.ts';
 import { createGuardedHttpClient } from './adapters/guarded-http.ts';
 import { migrateEngine } from './adapters/run-store.ts';
@@ -68,23 +68,15 @@ const app = await buildApp({
   scheduler: { pollMs: process.env.SCHEDULER_POLL_MS === '0' ? 0 : positive('SCHEDULER_POLL_MS', 1_000) },
   logLevel: process.env.LOG_LEVEL,
 });
-// /metrics (and /healthz, /readyz) on METRICS_PORT (9464), never on the public port.
-const metrics = await listenMetrics({ apps: [{ name: 'workflow-engine', app }] });
-// SIGTERM (libs/service-kit lifecycle.ts): /readyz answers 503 at once; app.close() stops accepting,
+// serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM
+// /readyz answers 503 at once; app.close() stops accepting,
 // and its onClose hook closes the subscriptions, which wait for the runs in flight and record them
 // done (Kafka: commits their offsets); then the bus, the HTTP clients and the pool close. Registered
 // before listening, so a signal during start-up stops gracefully too. Exit 0, or 1 when
 // SHUTDOWN_GRACE_MS runs out.
-onShutdown(
-  async () => {
-    await app.close();
-    await metrics.close();
-    await bus.close();
-    await http.close();
-    await workspace.close();
-    await db.close();
-    await tracing.shutdown();
-  },
-  { app },
-);
-await listen(app, Number(process.env.PORT || 3005), process.env.HOST || '0.0.0.0');
+await serveService(app, {
+  name: 'workflow-engine',
+  port: Number(process.env.PORT || 3005),
+  host: process.env.HOST || '0.0.0.0',
+  closeAfter: [() => bus.close(), () => http.close(), () => workspace.close(), () => db.close(), () => tracing.shutdown()],
+});

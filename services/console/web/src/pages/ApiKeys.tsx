@@ -7,6 +7,7 @@ import { PageHeader } from '../components/States.tsx';
 import { accessOf } from '../format.ts';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
+import { FormActions } from '../components/FormActions.tsx';
 
 const loadKeys = () => api.listApiKeys();
 
@@ -102,14 +103,9 @@ function CreateKeyModal({ opened, onClose, onCreated }: { opened: boolean; onClo
               <Radio value="write" label="Read + Write" description="Also create, change and delete them, and run workflows." />
             </Stack>
           </Radio.Group>
-          <Group justify="flex-end" mt="xs">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy} disabled={!name.trim()}>
-              Create key
-            </Button>
-          </Group>
+          <FormActions onCancel={onClose} busy={busy} disabled={!name.trim()} mt="xs">
+            Create key
+          </FormActions>
         </Stack>
       </form>
     </Modal>

@@ -24,6 +24,7 @@ import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { darkText } from '../components/RunStatus.tsx';
 import { workspace, type Project } from '../workspace.ts';
+import { FormActions, FormError } from '../components/FormActions.tsx';
 
 function ProjectForm({ opened, project, onClose, onSaved }: { opened: boolean; project: Project | null; onClose: () => void; onSaved: () => void }) {
   return (
@@ -60,19 +61,10 @@ function ProjectFields({ project, onClose, onSaved }: { project: Project | null;
       <Stack gap="sm">
         <TextInput label="Name" required data-autofocus value={name} onChange={(e) => setName(e.currentTarget.value)} maxLength={200} />
         <Textarea label="Description" autosize minRows={2} maxRows={8} value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
-        {error && (
-          <Text c="red.8" size="sm" role="alert">
-            {error}
-          </Text>
-        )}
-        <Group justify="flex-end">
-          <Button variant="default" onClick={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit" loading={busy}>
-            {project ? 'Save project' : 'Create project'}
-          </Button>
-        </Group>
+        <FormError error={error} />
+        <FormActions onCancel={onClose} busy={busy}>
+          {project ? 'Save project' : 'Create project'}
+        </FormActions>
       </Stack>
     </form>
   );

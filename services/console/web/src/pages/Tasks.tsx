@@ -25,6 +25,7 @@ import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { darkText } from '../components/RunStatus.tsx';
 import { workspace, type Project, type Task, type TaskPriority, type TaskStatus } from '../workspace.ts';
+import { FormActions, FormError } from '../components/FormActions.tsx';
 
 export const TASK_STATUSES: { value: TaskStatus; label: string }[] = [
   { value: 'todo', label: 'To do' },
@@ -140,19 +141,10 @@ function TaskFields({ task, projects, onClose, onSaved }: { task: Task | null; p
           />
         </Group>
         <Textarea label="Notes" autosize minRows={3} maxRows={10} value={draft.notes} onChange={(e) => set('notes')(e.currentTarget.value)} />
-        {error && (
-          <Text c="red.8" size="sm" role="alert">
-            {error}
-          </Text>
-        )}
-        <Group justify="flex-end">
-          <Button variant="default" onClick={onClose}>
-            Cancel
-          </Button>
-          <Button type="submit" loading={busy}>
-            {task ? 'Save task' : 'Create task'}
-          </Button>
-        </Group>
+        <FormError error={error} />
+        <FormActions onCancel={onClose} busy={busy}>
+          {task ? 'Save task' : 'Create task'}
+        </FormActions>
       </Stack>
     </form>
   );

@@ -31,6 +31,7 @@ import { RunStatusBadge } from '../workflows/RunStatusBadge.tsx';
 import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
 import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
 import { workspace } from '../workspace.ts';
+import { FormActions } from '../components/FormActions.tsx';
 
 const loadWorkflows = () => api.listWorkflows();
 interface Summary {
@@ -291,14 +292,9 @@ function CreateWorkflowModal({ opened, onClose }: { opened: boolean; onClose: ()
               ))}
             </Stack>
           </Radio.Group>
-          <Group justify="flex-end" mt="xs">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={busy} disabled={!name.trim()}>
-              Create workflow
-            </Button>
-          </Group>
+          <FormActions onCancel={onClose} busy={busy} disabled={!name.trim()} mt="xs">
+            Create workflow
+          </FormActions>
         </Stack>
       </form>
     </Modal>

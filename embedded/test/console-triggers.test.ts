@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { assertAccessible, launch, saveWorkflow, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
+import { assertAccessible, launch, ownerPage, saveWorkflow, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
 
 const owner = { name: 'Ada Lovelace', email: `ada-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
 
@@ -36,11 +36,7 @@ describe('trigger settings and Run now in chromium', { skip: skipWithoutChromium
     flowdesk = await startFlowdesk();
     base = flowdesk.base;
     browser = await launch();
-    context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
-    context.setDefaultTimeout(20_000);
-    page = await context.newPage();
-    const setup = await page.request.post(`${base}/api/v1/setup`, { data: owner, headers: { origin: base } });
-    assert.equal(setup.status(), 201, await setup.text());
+    ({ context, page } = await ownerPage(browser, base, owner));
   });
   after(async () => {
     await browser?.close();

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { loadConfig } from '../../src/config.ts';
 import { startEmbedded, type Embedded } from '../../src/start.ts';
@@ -89,6 +89,23 @@ export async function assertAccessible(page: Page, where: string): Promise<void>
   });
   const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
   assert.deepEqual(bad, [], `${where}: accessibility violations\n${JSON.stringify(bad, null, 2)}`);
+}
+
+/**
+ * The instance's first owner (POST /api/v1/setup, as the setup page does) signed in on a desktop-sized
+ * page (1440 × 900) in a new context, 20 s per action: where the editor and trigger suites start.
+ */
+export async function ownerPage(
+  browser: Browser,
+  base: string,
+  owner: { name: string; email: string; password: string },
+): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
+  context.setDefaultTimeout(20_000);
+  const page = await context.newPage();
+  const setup = await page.request.post(`${base}/api/v1/setup`, { data: owner, headers: { origin: base } });
+  assert.equal(setup.status(), 201, await setup.text());
+  return { context, page };
 }
 
 /** Saved for the README when UPDATE_SCREENSHOTS=1, else in a temp folder (CI must not rewrite tracked files). */

@@ -4,21 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEncoding } from 'js-tiktoken';
 import { mcpToFunctionTool, type MCPServer } from '@openai/agents-core';
-import { TOOLS, listedTools } from '../src/index.ts';
-
-/** Every sub-schema of a schema, with where it is. */
-function* subSchemas(schema: unknown, at = '$'): Generator<[string, Record<string, unknown>]> {
-  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return;
-  const s = schema as Record<string, unknown>;
-  yield [at, s];
-  for (const [k, v] of Object.entries((s.properties as object) ?? {})) yield* subSchemas(v, `${at}.${k}`);
-  if (s.items) yield* subSchemas(s.items, `${at}[]`);
-  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
-    const list = s[key];
-    if (Array.isArray(list)) for (const [i, v] of list.entries()) yield* subSchemas(v, `${at}|${key}${i}`);
-  }
-  if (s.additionalProperties && typeof s.additionalProperties === 'object') yield* subSchemas(s.additionalProperties, `${at}{}`);
-}
+import { TOOLS, listedTools, propertiesAtEveryDepth, subSchemas } from '../src/index.ts';
 
 test('every input schema converts under the OpenAI Agents SDK strict mode (its own MCP converter)', () => {
   const server = { name: 'flowdesk' } as unknown as MCPServer;
@@ -53,13 +39,6 @@ test('strict-mode rules hold everywhere in the input schemas: closed objects, no
   }
 });
 
-/** Every property schema (an entry of some `properties`) at every depth, with its path. */
-function* propertiesOf(schema: unknown, at = '$'): Generator<[string, Record<string, unknown>]> {
-  for (const [where, s] of subSchemas(schema, at)) {
-    for (const [k, v] of Object.entries((s.properties as object) ?? {})) yield [`${where}.${k}`, v as Record<string, unknown>];
-  }
-}
-
 test('every input property of every tool has a description, at every depth (nested objects, items, anyOf/oneOf, additionalProperties)', () => {
   // The walker itself reaches every kind of nesting (a schema made up for it).
   const probe = {
@@ -72,11 +51,11 @@ test('every input property of every tool has a description, at every depth (nest
     },
   };
   assert.deepEqual(
-    [...propertiesOf(probe)].filter(([, p]) => !p.description).map(([at]) => at),
+    [...propertiesAtEveryDepth(probe)].filter(([, p]) => !p.description).map(([at]) => at),
     ['$.a[].b', '$.c|anyOf0.d', '$.e|oneOf0.f', '$.g{}.h'],
   );
   const missing = [...TOOLS, ...listedTools()].flatMap((t) =>
-    [...propertiesOf(t.inputSchema)].filter(([, p]) => typeof p.description !== 'string' || !p.description.trim()).map(([at]) => `${t.name} ${at}`),
+    [...propertiesAtEveryDepth(t.inputSchema)].filter(([, p]) => typeof p.description !== 'string' || !p.description.trim()).map(([at]) => `${t.name} ${at}`),
   );
   assert.deepEqual(missing, []);
 });

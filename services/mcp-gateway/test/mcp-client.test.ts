@@ -7,7 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import { TOOLS } from '@flowdesk/contracts';
+import { TOOLS, propertiesAtEveryDepth } from '@flowdesk/contracts';
 import { connectClient, startStack, type Stack, type TestUser } from './helpers/stack.ts';
 
 let stack: Stack;
@@ -115,41 +115,6 @@ const plan = (ids: Ids): [string, Record<string, unknown>][] => [
   ['delete_workflow', { workflowId: ids.workflow }],
   ['delete_project', { projectId: ids.project }],
 ];
-
-/**
- * Every property schema (an entry of some `properties`) of a JSON schema at every depth: nested
- * objects, array items, anyOf/oneOf/allOf branches and additionalProperties objects.
- */
-function* propertiesAtEveryDepth(schema: unknown, at = '$'): Generator<[string, { description?: unknown }]> {
-  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return;
-  const s = schema as Record<string, unknown>;
-  for (const [k, v] of Object.entries((s.properties as object | undefined) ?? {})) {
-    yield [`${at}.${k}`, v as { description?: unknown }];
-    yield* propertiesAtEveryDepth(v, `${at}.${k}`);
-  }
-  if (s.items) yield* propertiesAtEveryDepth(s.items, `${at}[]`);
-  for (const key of ['anyOf', 'oneOf', 'allOf']) {
-    const list = s[key];
-    if (Array.isArray(list)) for (const [i, v] of list.entries()) yield* propertiesAtEveryDepth(v, `${at}|${key}${i}`);
-  }
-  if (s.additionalProperties && typeof s.additionalProperties === 'object') yield* propertiesAtEveryDepth(s.additionalProperties, `${at}{}`);
-}
-
-test('the walker of the description check reaches every kind of nesting', () => {
-  const probe = {
-    type: 'object',
-    properties: {
-      a: { type: 'array', description: 'a', items: { type: 'object', properties: { b: { type: 'string' } } } },
-      c: { description: 'c', anyOf: [{ type: 'object', properties: { d: { type: 'string' } } }, { type: 'null' }] },
-      e: { description: 'e', oneOf: [{ type: 'object', properties: { f: { type: 'string' } } }] },
-      g: { type: 'object', description: 'g', additionalProperties: { type: 'object', properties: { h: { type: 'string' } } } },
-    },
-  };
-  assert.deepEqual(
-    [...propertiesAtEveryDepth(probe)].filter(([, p]) => !p.description).map(([at]) => at),
-    ['$.a[].b', '$.c|anyOf0.d', '$.e|oneOf0.f', '$.g{}.h'],
-  );
-});
 
 test('initialize answers 2025-06-18 with tools, resources and prompts; lists 52 tools, 4 + 1 resources, 4 prompts', async () => {
   assert.equal(client.getServerVersion()?.name, 'flowdesk');

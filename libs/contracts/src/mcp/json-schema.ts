@@ -27,3 +27,28 @@ export function toJsonSchema(schema: TSchema): JsonSchemaObject {
   if (plain.type !== 'object') throw new TypeError('MCP input and output schemas must be objects');
   return plain;
 }
+
+/**
+ * Every sub-schema of a JSON schema with its path (`$.a[].b`, `$.c|anyOf0`, `$.g{}`): nested objects'
+ * properties, array items, anyOf/oneOf/allOf branches and additionalProperties objects. What the
+ * tool-schema checks walk (a description on every input property, strict-mode rules at every depth).
+ */
+export function* subSchemas(schema: unknown, at = '$'): Generator<[string, Record<string, unknown>]> {
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return;
+  const s = schema as Record<string, unknown>;
+  yield [at, s];
+  for (const [k, v] of Object.entries((s.properties as object | undefined) ?? {})) yield* subSchemas(v, `${at}.${k}`);
+  if (s.items) yield* subSchemas(s.items, `${at}[]`);
+  for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
+    const list = s[key];
+    if (Array.isArray(list)) for (const [i, v] of list.entries()) yield* subSchemas(v, `${at}|${key}${i}`);
+  }
+  if (s.additionalProperties && typeof s.additionalProperties === 'object') yield* subSchemas(s.additionalProperties, `${at}{}`);
+}
+
+/** Every property schema (an entry of some `properties`) at every depth, with its path. */
+export function* propertiesAtEveryDepth(schema: unknown, at = '$'): Generator<[string, Record<string, unknown>]> {
+  for (const [where, s] of subSchemas(schema, at)) {
+    for (const [k, v] of Object.entries((s.properties as object | undefined) ?? {})) yield [`${where}.${k}`, v as Record<string, unknown>];
+  }
+}

@@ -2,12 +2,12 @@ import { Alert, Button, Code, CopyButton, Group, Modal, Paper, Radio, Stack, Tex
 import { IconCheck, IconCopy, IconKey, IconPlus, IconTrash, IconAlertTriangle } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
 import { api, type ApiKey, type CreatedApiKey } from '../api.ts';
+import { FormActions } from '../components/FormActions.tsx';
 import { CredentialTable } from '../components/CredentialTable.tsx';
 import { PageHeader } from '../components/States.tsx';
 import { accessOf } from '../format.ts';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
-import { FormActions } from '../components/FormActions.tsx';
 
 const loadKeys = () => api.listApiKeys();
 

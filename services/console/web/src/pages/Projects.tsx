@@ -18,13 +18,13 @@ import {
 import { notifications } from '@mantine/notifications';
 import { IconArchive, IconDots, IconFolder, IconPencil, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useCallback, useState, type FormEvent } from 'react';
+import { FormActions, FormError } from '../components/FormActions.tsx';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { darkText } from '../components/RunStatus.tsx';
 import { workspace, type Project } from '../workspace.ts';
-import { FormActions, FormError } from '../components/FormActions.tsx';
 
 function ProjectForm({ opened, project, onClose, onSaved }: { opened: boolean; project: Project | null; onClose: () => void; onSaved: () => void }) {
   return (

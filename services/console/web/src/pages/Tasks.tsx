@@ -19,13 +19,13 @@ import {
 import { notifications } from '@mantine/notifications';
 import { IconChecklist, IconDots, IconPencil, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useCallback, useMemo, useState, type FormEvent } from 'react';
+import { FormActions, FormError } from '../components/FormActions.tsx';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { darkText } from '../components/RunStatus.tsx';
 import { workspace, type Project, type Task, type TaskPriority, type TaskStatus } from '../workspace.ts';
-import { FormActions, FormError } from '../components/FormActions.tsx';
 
 export const TASK_STATUSES: { value: TaskStatus; label: string }[] = [
   { value: 'todo', label: 'To do' },

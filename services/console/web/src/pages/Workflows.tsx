@@ -21,17 +21,17 @@ import { IconCopy, IconDots, IconPlayerPlay, IconPlus, IconSitemap, IconTrash } 
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, type Workflow, type WorkflowRun } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
+import { FormActions } from '../components/FormActions.tsx';
+import { RunStatusBadge } from '../components/RunStatus.tsx';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { ago, exact } from '../format.ts';
 import { Link, navigate } from '../router.tsx';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
-import { RunStatusBadge } from '../workflows/RunStatusBadge.tsx';
 import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
 import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
 import { workspace } from '../workspace.ts';
-import { FormActions } from '../components/FormActions.tsx';
 
 const loadWorkflows = () => api.listWorkflows();
 interface Summary {

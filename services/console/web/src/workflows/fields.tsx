@@ -1,9 +1,7 @@
 import { Box, Text, TextInput, Textarea } from '@mantine/core';
 import { createContext, useContext, useRef, type ReactNode } from 'react';
+import { textOn } from '../components/RunStatus.tsx';
 import { insertAt, preview, segments, type PreviewScope } from './templates.ts';
-
-/** A warning's text colour: Mantine's orange.9 is 4.3:1 on white, below AA at this size; this is 6.1:1. */
-const WARNING_TEXT = '#b03a06';
 
 /**
  * The field a picked variable goes into: the templated field focused last, with its own setter.
@@ -65,7 +63,7 @@ export function VariablePreview({ value, scope }: { value: string; scope: Previe
         </Text>
       </Text>
       {rendered.missing.length > 0 && (
-        <Text size="xs" mt={2} c={WARNING_TEXT}>
+        <Text size="xs" mt={2} c={textOn('orange')}>
           Empty with the sample: {rendered.missing.map((m) => `{{${m}}}`).join(', ')}
         </Text>
       )}

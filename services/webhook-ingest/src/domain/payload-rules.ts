@@ -8,8 +8,6 @@
 /** Objects and arrays nested deeper than this are refused (the top-level object is level 1). */
 export const MAX_PAYLOAD_DEPTH = 64;
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /** `$.a.b[0]["odd key"]`: where in the body. */
 function pathOf(segments: readonly (string | number)[]): string {
   let out = '$';
@@ -21,9 +19,19 @@ function pathOf(segments: readonly (string | number)[]): string {
   return out;
 }
 
-/** Depth-first, no allocation: true when nothing in `value` is a problem `payloadProblem` names. */
+/** Why a string (a value or a key) cannot be stored, or undefined; allocates nothing when it can. */
+function textProblem(s: string): string | undefined {
+  if (s.includes('\0')) return 'the NUL character (\\u0000)';
+  if (!s.isWellFormed()) return 'a lone UTF-16 surrogate (e.g. \\ud800 without its pair), which is not valid Unicode';
+  return undefined;
+}
+
+/**
+ * Depth-first, no allocation: true when nothing in `value` is a problem `payloadProblem` names
+ * (a "constructor" key is left to it: only one with a "prototype" key inside is a problem).
+ */
 function runnable(value: unknown, depth: number): boolean {
-  if (typeof value === 'string') return value.isWellFormed() && !value.includes('\0');
+  if (typeof value === 'string') return textProblem(value) === undefined;
   if (value === null || typeof value !== 'object') return true;
   if (depth >= MAX_PAYLOAD_DEPTH) return false;
   if (Array.isArray(value)) {
@@ -32,16 +40,10 @@ function runnable(value: unknown, depth: number): boolean {
   }
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
-    if (key === '__proto__' || key === 'constructor' || !key.isWellFormed() || key.includes('\0')) return false;
+    if (key === '__proto__' || key === 'constructor' || textProblem(key) !== undefined) return false;
     if (!runnable((value as Record<string, unknown>)[key], depth + 1)) return false;
   }
   return true;
-}
-
-function textProblem(s: string): string | undefined {
-  if (s.includes('\0')) return 'the NUL character (\\u0000)';
-  if (LONE_SURROGATE.test(s)) return 'a lone UTF-16 surrogate (e.g. \\ud800 without its pair), which is not valid Unicode';
-  return undefined;
 }
 
 /**
@@ -49,8 +51,8 @@ function textProblem(s: string): string | undefined {
  * MAX_PAYLOAD_DEPTH levels deep (the recursion is bounded by the limit it enforces).
  */
 export function payloadProblem(body: unknown): string | undefined {
-  // Nearly every body is fine: a walk that allocates nothing says so (about 4× cheaper than the
-  // walk below, which keeps the path of every value to name where a problem is).
+  // Nearly every body is fine: a walk that allocates nothing says so (0.35 µs against 3–5 µs for the
+  // walk below on the benchmark's body, which keeps the path of every value to name a problem).
   if (runnable(body, 0)) return undefined;
   const walk = (value: unknown, at: (string | number)[]): string | undefined => {
     if (typeof value === 'string') {

@@ -29,11 +29,10 @@ const app = await buildApp({
   bus,
   conformanceMode: config.conformanceMode,
 });
-// serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM
-// /readyz answers 503 at once; app.close() stops accepting,
-// lets in-flight requests finish and closes the revocation consumer (its onClose hook); then the bus
-// and the pool close. Registered before listening, so a signal during start-up stops gracefully too.
-// Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
+// serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM /readyz
+// answers 503 at once; app.close() stops accepting, lets in-flight requests finish and closes the
+// revocation consumer (its onClose hook); then the bus and the pool close. Registered before listening,
+// so a signal during start-up stops gracefully too. Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
 await serveService(app, {
   name: 'mcp-gateway',
   port: config.port,

@@ -43,12 +43,11 @@ const app = await buildApp({
   definitionEvents: { groupId: instanceGroupId('webhook-ingest.definitions') },
   logLevel: process.env.LOG_LEVEL,
 });
-// serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM
-// /readyz answers 503 at once; app.close() stops accepting
-// and lets in-flight requests finish — each answers 200 only once its event is durable on the bus,
-// so nothing acknowledged is lost; then the bus (producer) and the pool close. Registered before
-// listening, so a signal during start-up stops gracefully too. Exit 0, or 1 when SHUTDOWN_GRACE_MS
-// runs out.
+// serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM /readyz
+// answers 503 at once; app.close() stops accepting and lets in-flight requests finish — each answers
+// 200 only once its event is durable on the bus, so nothing acknowledged is lost; then the bus
+// (producer) and the pool close. Registered before listening, so a signal during start-up stops
+// gracefully too. Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
 await serveService(app, {
   name: 'webhook-ingest',
   port: Number(process.env.PORT || 3004),

@@ -68,12 +68,11 @@ const app = await buildApp({
   scheduler: { pollMs: process.env.SCHEDULER_POLL_MS === '0' ? 0 : positive('SCHEDULER_POLL_MS', 1_000) },
   logLevel: process.env.LOG_LEVEL,
 });
-// serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM
-// /readyz answers 503 at once; app.close() stops accepting,
-// and its onClose hook closes the subscriptions, which wait for the runs in flight and record them
-// done (Kafka: commits their offsets); then the bus, the HTTP clients and the pool close. Registered
-// before listening, so a signal during start-up stops gracefully too. Exit 0, or 1 when
-// SHUTDOWN_GRACE_MS runs out.
+// serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM /readyz
+// answers 503 at once; app.close() stops accepting, and its onClose hook closes the subscriptions,
+// which wait for the runs in flight and record them done (Kafka: commits their offsets); then the bus,
+// the HTTP clients and the pool close. Registered before listening, so a signal during start-up stops
+// gracefully too. Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
 await serveService(app, {
   name: 'workflow-engine',
   port: Number(process.env.PORT || 3005),

@@ -21,10 +21,10 @@ const app = await buildApp({
   publicBaseUrl: config.publicBaseUrl,
   events: bus,
 });
-// serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM
-// /readyz answers 503 at once; app.close() stops accepting
-// and lets in-flight requests finish; then the pool closes. Registered before listening, so a signal
-// during start-up stops gracefully too. Exit 0, or 1 when SHUTDOWN_GRACE_MS runs out.
+// serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM /readyz
+// answers 503 at once; app.close() stops accepting and lets in-flight requests finish; then the bus
+// and the pool close. Registered before listening, so a signal during start-up stops gracefully too. Exit 0, or 1
+// when SHUTDOWN_GRACE_MS runs out.
 await serveService(app, {
   name: 'workspace-api',
   port: config.port,

@@ -2,6 +2,7 @@ import { ActionIcon, Button, Checkbox, Group, Modal, SegmentedControl, Stack, Te
 import { notifications } from '@mantine/notifications';
 import { IconChevronLeft, IconChevronRight, IconPlus } from '@tabler/icons-react';
 import { useCallback, useMemo, useState, type FormEvent } from 'react';
+import { FormError } from '../components/FormActions.tsx';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { ErrorState, PageHeader } from '../components/States.tsx';
 import { useList } from '../useList.ts';
@@ -79,11 +80,7 @@ function EntryFields({ entry, day, onClose, onSaved, onDelete }: EntryFormProps)
         <Checkbox label="All day" checked={allDay} onChange={(e) => setAllDay(e.currentTarget.checked)} />
         <TextInput label="Location" value={location} onChange={(e) => setLocation(e.currentTarget.value)} maxLength={500} />
         <Textarea label="Description" autosize minRows={2} maxRows={8} value={description} onChange={(e) => setDescription(e.currentTarget.value)} />
-        {error && (
-          <Text c="red.8" size="sm" role="alert">
-            {error}
-          </Text>
-        )}
+        <FormError error={error} />
         <Group justify="space-between">
           {entry ? (
             <Button variant="subtle" color="red.8" onClick={() => onDelete(entry)}>

@@ -60,6 +60,16 @@ describe('trigger settings and Run now in chromium', { skip: skipWithoutChromium
     await page.getByRole('textbox', { name: 'Workflow name' }).waitFor();
     return page.url().split('/').at(-1)!;
   };
+  /** The run once it is no longer queued or running (read through the public API). */
+  const finishedRun = (runId: string) =>
+    until(
+      'the run to finish',
+      async () => {
+        const r = await get(`/workflow-runs/${runId}`);
+        return r.status === 'queued' || r.status === 'running' ? undefined : r;
+      },
+      60_000,
+    );
   const panel = () => page.getByRole('complementary', { name: 'Node panel' });
   const save = () => saveWorkflow(page);
   const nextRuns = () => panel().getByTestId('next-runs').getByRole('listitem');
@@ -216,14 +226,7 @@ describe('trigger settings and Run now in chromium', { skip: skipWithoutChromium
     await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
     const runId = page.url().split('/').at(-1)!;
     const summary = page.locator('main');
-    const finished = await until(
-      'the run to finish',
-      async () => {
-        const r = await get(`/workflow-runs/${runId}`);
-        return r.status === 'queued' || r.status === 'running' ? undefined : r;
-      },
-      60_000,
-    );
+    const finished = await finishedRun(runId);
     assert.equal(finished.status, 'succeeded', JSON.stringify(finished));
     await until('the page to show it succeeded', async () => (/succeeded/i.test(await summary.innerText()) ? true : undefined));
     assert.match(await summary.innerText(), new RegExp(`Manual by ${owner.email.replace(/[.]/g, '\\.')}`));
@@ -301,14 +304,7 @@ describe('trigger settings and Run now in chromium', { skip: skipWithoutChromium
     await dialog.getByRole('button', { name: 'Run', exact: true }).click();
     await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
     const runId = page.url().split('/').at(-1)!;
-    const run = await until(
-      'the run to finish',
-      async () => {
-        const r = await get(`/workflow-runs/${runId}`);
-        return r.status === 'queued' || r.status === 'running' ? undefined : r;
-      },
-      60_000,
-    );
+    const run = await finishedRun(runId);
     assert.equal(run.workflowId, id);
     assert.equal(run.triggerType, 'manual');
     assert.equal(run.status, 'succeeded', JSON.stringify(run));

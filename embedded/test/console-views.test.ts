@@ -404,7 +404,10 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
         await heading(p).filter({ hasText: title }).waitFor();
         await p.waitForLoadState('networkidle').catch(() => {});
         await assertAccessible(p, `${path} (phone)`);
-        const [scrollWidth, width] = await p.evaluate(() => [(globalThis as any).document.documentElement.scrollWidth, (globalThis as any).innerWidth]);
+        // Against the viewport's own width: a phone's innerWidth grows with a page that overflows
+        // (it zooms out), so comparing with it could not catch one.
+        const width = p.viewportSize()!.width;
+        const scrollWidth = await p.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
         assert.ok(scrollWidth <= width, `${path} (phone): no sideways scrolling (${scrollWidth} > ${width})`);
       }
     } finally {

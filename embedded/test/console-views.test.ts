@@ -409,7 +409,24 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
         const width = p.viewportSize()!.width;
         const scrollWidth = await p.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
         assert.ok(scrollWidth <= width, `${path} (phone): no sideways scrolling (${scrollWidth} > ${width})`);
+        // Every badge (a run's status, a trigger, a role) shows its whole label: a table at phone
+        // width scrolls sideways rather than cut "Succeeded" down to "SUCCEE…".
+        const cut = await p.evaluate(() =>
+          [...(globalThis as any).document.querySelectorAll('.mantine-Badge-label')]
+            .filter((e: any) => e.scrollWidth > e.clientWidth + 1)
+            .map((e: any) => e.textContent as string),
+        );
+        assert.deepEqual(cut, [], `${path} (phone): badges cut short: ${cut.join(', ')}`);
       }
+      // The seven status filters do not fit side by side at this width: they are a list to pick from.
+      await p.goto(`${base}/runs`);
+      await p.getByRole('table', { name: 'Runs' }).waitFor();
+      await p.getByRole('combobox', { name: 'Filter by status' }).click();
+      await p.getByRole('option', { name: 'Failed' }).click();
+      await until('only failed runs listed', async () => {
+        const statuses = await p.getByRole('table', { name: 'Runs' }).locator('tbody .mantine-Badge-label').allTextContents();
+        return statuses.length > 0 && statuses.every((t) => t === 'Failed');
+      });
     } finally {
       await phone.close();
     }

@@ -1,4 +1,5 @@
-import { Anchor, Button, Group, SegmentedControl, Table, Text, Tooltip } from '@mantine/core';
+import { Anchor, Button, Group, SegmentedControl, Select, Table, Text, Tooltip } from '@mantine/core';
+import { useMediaQuery } from '@mantine/hooks';
 import { IconPlayerPlay } from '@tabler/icons-react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
@@ -92,6 +93,7 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
 
   const workflow = workflowId ? workflows.get(workflowId) : undefined;
   const title = workflowId ? `Runs · ${workflow?.name ?? 'Workflow'}` : 'Runs';
+  const phone = useMediaQuery('(max-width: 36em)', false);
   const filterData = useMemo(() => [{ value: 'all', label: 'All' }, ...RUN_STATUSES.map((s) => ({ value: s, label: runStatusLabel(s) }))], []);
 
   return (
@@ -112,14 +114,27 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
         }
       />
       <Group mb="md" justify="space-between" wrap="wrap" gap="sm">
-        <SegmentedControl
-          aria-label="Filter by status"
-          value={status}
-          onChange={(v) => chooseStatus(v as RunStatus | 'all')}
-          data={filterData}
-          size="xs"
-          style={{ maxWidth: '100%', overflowX: 'auto' }}
-        />
+        {/* Seven statuses do not fit a phone's width side by side: there they are a list to pick from. */}
+        {phone ? (
+          <Select
+            aria-label="Filter by status"
+            value={status}
+            onChange={(v) => v && chooseStatus(v as RunStatus | 'all')}
+            data={filterData}
+            allowDeselect={false}
+            size="sm"
+            w={180}
+          />
+        ) : (
+          <SegmentedControl
+            aria-label="Filter by status"
+            value={status}
+            onChange={(v) => chooseStatus(v as RunStatus | 'all')}
+            data={filterData}
+            size="xs"
+            style={{ maxWidth: '100%', overflowX: 'auto' }}
+          />
+        )}
         <Text size="xs" c="dimmed" aria-live="polite">
           <span className="fd-live-dot" aria-hidden /> Live
         </Text>

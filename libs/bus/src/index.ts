@@ -18,5 +18,5 @@ export {
   type EmbeddedBusOptions,
   type EmbeddedEventBus,
 } from './embedded-bus.ts';
-export { BusUnavailableError, createKafkaBus, ensureKafkaTopics, type KafkaBusOptions, type KafkaTopicSpec } from './kafka-bus.ts';
+export { BusUnavailableError, busProducer, createKafkaBus, ensureKafkaTopics, type KafkaBusOptions, type KafkaTopicSpec } from './kafka-bus.ts';
 export { busConfigFromEnv, embeddedBusOptionsFromEnv, instanceGroupId, openBus, topicSpecs, withBusMigrations, type BusConfig } from './config.ts';

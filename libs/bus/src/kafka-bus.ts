@@ -146,6 +146,14 @@ export const keyPartitionCache: ICustomPartitioner = () => {
   };
 };
 
+/**
+ * The bus's producer (also bench/kafka-produce.ts's). Idempotent (acks=all is implied and set on
+ * every send), one request in flight: broker retries neither duplicate nor reorder a key's records.
+ */
+export function busProducer(kafka: Kafka): Producer {
+  return kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: keyPartitionCache });
+}
+
 interface PendingPublish {
   topic: string;
   messages: Message[];
@@ -182,10 +190,8 @@ class KafkaBus implements EventBus {
     this.producer = this.newProducer();
   }
 
-  // Idempotent (acks=all is implied and set on every send), one request in flight: broker retries
-  // neither duplicate nor reorder a key's records.
   private newProducer(): Producer {
-    return this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false, createPartitioner: keyPartitionCache });
+    return busProducer(this.kafka);
   }
 
   async connect(): Promise<void> {

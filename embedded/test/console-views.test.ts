@@ -418,7 +418,7 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
         );
         assert.deepEqual(cut, [], `${path} (phone): badges cut short: ${cut.join(', ')}`);
       }
-      // The seven status filters do not fit side by side at this width: they are a list to pick from.
+      // The six status filters do not fit side by side at this width: they are a list to pick from.
       await p.goto(`${base}/runs`);
       await p.getByRole('table', { name: 'Runs' }).waitFor();
       await p.getByRole('combobox', { name: 'Filter by status' }).click();

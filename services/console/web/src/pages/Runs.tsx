@@ -114,7 +114,7 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
         }
       />
       <Group mb="md" justify="space-between" wrap="wrap" gap="sm">
-        {/* Seven statuses do not fit a phone's width side by side: there they are a list to pick from. */}
+        {/* Six status filters (All and five statuses) do not fit a phone's width side by side: there they are a list to pick from. */}
         {phone ? (
           <Select
             aria-label="Filter by status"

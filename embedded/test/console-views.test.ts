@@ -427,6 +427,7 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
         const statuses = await p.getByRole('table', { name: 'Runs' }).locator('tbody .mantine-Badge-label').allTextContents();
         return statuses.length > 0 && statuses.every((t) => t === 'Failed');
       });
+      await screenshot(p, 'runs-phone');
     } finally {
       await phone.close();
     }

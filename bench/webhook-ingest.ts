@@ -7,10 +7,14 @@
 // (1, or 20 on Kafka: see the warm-up below), BENCH_LOG_LEVEL
 // (silent; e.g. info to include the service's per-request log lines, written to /dev/null).
 //
-// The two are measured alternately, round after round (bare first in odd rounds, webhook first in
-// even ones), and the ratio is the median of the per-round ratios: on a shared machine the load
-// from other processes drifts, and two long measurements one after the other would compare
-// different machines.
+// A third measurement splits the webhook's cost in two: the same service on a bus that acknowledges
+// every publish at once ("route alone": routing, checks, the event built and its 200, no hand-over),
+// so the difference to the webhook line is what the durable hand-over costs (the database's commit
+// round trip, or the Kafka client's produce and its round trip to the broker).
+//
+// The three are measured alternately, round after round (the order rotates), and the ratio is the
+// median of the per-round ratios: on a shared machine the load from other processes drifts, and long
+// measurements one after the other would compare different machines.
 import autocannon from 'autocannon';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { openSync, writeSync } from 'node:fs';
@@ -46,17 +50,27 @@ if (args.bus === 'kafka') {
 }
 const workflowId = randomUUID();
 const secret = `whsec_${randomBytes(32).toString('base64')}`;
-const ingest = await buildWebhookIngest({
-  bus,
-  directory: {
-    lookup: async (id) => (id === workflowId ? { workflowId, ownerId: randomUUID(), active: true, requireSecret: true, signature: 'none', secret } : null),
-  },
-  rateLimit: { perSecond: 1e9, burst: 1e9 },
-  logLevel,
-  // Synchronous writes to /dev/null: one system call per line, as pino's default stdout destination.
-  logStream: { write: (line: string) => void writeSync(devNull, line) },
-});
+/** The webhook service for this run's one workflow, on `onBus`. */
+const webhookService = (onBus: EventBus) =>
+  buildWebhookIngest({
+    bus: onBus,
+    directory: {
+      lookup: async (id) => (id === workflowId ? { workflowId, ownerId: randomUUID(), active: true, requireSecret: true, signature: 'none', secret } : null),
+    },
+    rateLimit: { perSecond: 1e9, burst: 1e9 },
+    logLevel,
+    // Synchronous writes to /dev/null: one system call per line, as pino's default stdout destination.
+    logStream: { write: (line: string) => void writeSync(devNull, line) },
+  });
+const ingest = await webhookService(bus);
 const ingestUrl = await listen(ingest, 0);
+// The route alone: the same service and workflow on a bus whose publish resolves at once.
+const routeAlone = await webhookService({
+  publish: () => Promise.resolve(),
+  subscribe: () => Promise.reject(new Error('the route-alone bus has no subscribers')),
+  close: () => Promise.resolve(),
+});
+const routeAloneUrl = await listen(routeAlone, 0);
 // The baseline stays bare: a plain fastify route answering 200, nothing else.
 const bare = Fastify();
 bare.post('/ok', async () => ({ ok: true }));
@@ -86,30 +100,33 @@ const median = (xs: number[]) => {
 
 const bareTarget = `${bareUrl}/ok`;
 const webhookTarget = `${ingestUrl}/functions/v1/webhook-trigger/${workflowId}`;
+const routeAloneTarget = `${routeAloneUrl}/functions/v1/webhook-trigger/${workflowId}`;
 // Warm-up (JIT, connection pool, first pages of the tables), not counted. The broker is a JVM whose
 // C2 compiler reaches the produce path over its first seconds of load: on this machine the Kafka
 // webhook's req/s went 10.5k → 13.6k → 14.0k → 14.8k → 15.7k over five 5 s rounds after a 1 s
 // warm-up, then stayed; BENCH_WARMUP_SECONDS (default 1, 20 with --bus kafka) sets how long.
 const warmup = Number(process.env.BENCH_WARMUP_SECONDS ?? (kafka ? 20 : 1));
 await load(bareTarget, 1);
+await load(routeAloneTarget, 1);
 await load(webhookTarget, warmup);
 
-const bares: Result[] = [];
-const webhooks: Result[] = [];
+const targets = { bare: bareTarget, routeAlone: routeAloneTarget, webhook: webhookTarget } as const;
+type Kind = keyof typeof targets;
+const results: Record<Kind, Result[]> = { bare: [], routeAlone: [], webhook: [] };
+const order: Kind[] = ['bare', 'webhook', 'routeAlone'];
 console.log(
   `webhook-ingest on ${kafka ? `Kafka (local broker ${kafka.brokers[0]})` : db!.db.kind}, ${connections} connections, ${rounds} rounds of ${seconds} s each, log level ${logLevel}`,
 );
 for (let round = 1; round <= rounds; round++) {
-  if (round % 2 === 1) {
-    bares.push(await load(bareTarget, seconds));
-    webhooks.push(await load(webhookTarget, seconds));
-  } else {
-    webhooks.push(await load(webhookTarget, seconds));
-    bares.push(await load(bareTarget, seconds));
+  // Each round starts with the next of the three, so none is always measured first or last.
+  for (let i = 0; i < order.length; i++) {
+    const kind = order[(round - 1 + i) % order.length]!;
+    results[kind].push(await load(targets[kind], seconds));
   }
-  const b = bares.at(-1)!;
-  const w = webhooks.at(-1)!;
-  console.log(`  round ${round}: bare ${b.rps.toFixed(0)} req/s, webhook ${w.rps.toFixed(0)} req/s (p99 ${w.p99} ms), ratio ${(w.rps / b.rps).toFixed(2)}`);
+  const [b, w, r] = [results.bare.at(-1)!, results.webhook.at(-1)!, results.routeAlone.at(-1)!];
+  console.log(
+    `  round ${round}: bare ${b.rps.toFixed(0)} req/s, webhook ${w.rps.toFixed(0)} req/s (p99 ${w.p99} ms), ratio ${(w.rps / b.rps).toFixed(2)}; route alone ${r.rps.toFixed(0)} req/s, ratio ${(r.rps / b.rps).toFixed(2)}`,
+  );
 }
 const line = (label: string, rs: Result[]) => {
   const rps = median(rs.map((r) => r.rps))
@@ -118,10 +135,17 @@ const line = (label: string, rs: Result[]) => {
   const cpu = median(rs.map((r) => r.cpuUs)).toFixed(0);
   return `${label} ${rps} req/s   p50 ${median(rs.map((r) => r.p50))} ms   p99 ${median(rs.map((r) => r.p99))} ms   ${cpu} µs CPU/req   (medians)`;
 };
-console.log(line('bare fastify route  ', bares));
-console.log(line('webhook endpoint    ', webhooks));
-console.log(`ratio ${median(bares.map((b, i) => webhooks[i]!.rps / b.rps)).toFixed(2)} (median of the rounds; target >= 0.5)`);
+const ratioOf = (kind: Kind) => median(results.bare.map((b, i) => results[kind][i]!.rps / b.rps));
+const cpuOf = (kind: Kind) => median(results[kind].map((r) => r.cpuUs));
+console.log(line('bare fastify route  ', results.bare));
+console.log(line('route alone         ', results.routeAlone));
+console.log(line('webhook endpoint    ', results.webhook));
+console.log(
+  `route alone (a bus that acknowledges at once): ratio ${ratioOf('routeAlone').toFixed(2)}; the durable hand-over (${kafka ? 'Kafka produce, acks=all' : `${db!.db.kind} commit`}) adds ${(cpuOf('webhook') - cpuOf('routeAlone')).toFixed(0)} µs CPU/req`,
+);
+console.log(`ratio ${ratioOf('webhook').toFixed(2)} (median of the rounds; target >= 0.5)`);
 await ingest.close();
+await routeAlone.close();
 await bare.close();
 await bus.close();
 await kafka?.stop();

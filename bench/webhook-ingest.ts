@@ -99,8 +99,9 @@ const median = (xs: number[]) => {
 };
 
 const bareTarget = `${bareUrl}/ok`;
-const webhookTarget = `${ingestUrl}/functions/v1/webhook-trigger/${workflowId}`;
-const routeAloneTarget = `${routeAloneUrl}/functions/v1/webhook-trigger/${workflowId}`;
+const webhookOf = (serviceUrl: string) => `${serviceUrl}/functions/v1/webhook-trigger/${workflowId}`;
+const webhookTarget = webhookOf(ingestUrl);
+const routeAloneTarget = webhookOf(routeAloneUrl);
 // Warm-up (JIT, connection pool, first pages of the tables), not counted. The broker is a JVM whose
 // C2 compiler reaches the produce path over its first seconds of load: on this machine the Kafka
 // webhook's req/s went 10.5k → 13.6k → 14.0k → 14.8k → 15.7k over five 5 s rounds after a 1 s
@@ -110,10 +111,10 @@ await load(bareTarget, 1);
 await load(routeAloneTarget, 1);
 await load(webhookTarget, warmup);
 
-const targets = { bare: bareTarget, routeAlone: routeAloneTarget, webhook: webhookTarget } as const;
+const targets = { bare: bareTarget, webhook: webhookTarget, routeAlone: routeAloneTarget } as const;
 type Kind = keyof typeof targets;
-const results: Record<Kind, Result[]> = { bare: [], routeAlone: [], webhook: [] };
-const order: Kind[] = ['bare', 'webhook', 'routeAlone'];
+const results: Record<Kind, Result[]> = { bare: [], webhook: [], routeAlone: [] };
+const order = Object.keys(targets) as Kind[];
 console.log(
   `webhook-ingest on ${kafka ? `Kafka (local broker ${kafka.brokers[0]})` : db!.db.kind}, ${connections} connections, ${rounds} rounds of ${seconds} s each, log level ${logLevel}`,
 );
@@ -128,18 +129,19 @@ for (let round = 1; round <= rounds; round++) {
     `  round ${round}: bare ${b.rps.toFixed(0)} req/s, webhook ${w.rps.toFixed(0)} req/s (p99 ${w.p99} ms), ratio ${(w.rps / b.rps).toFixed(2)}; route alone ${r.rps.toFixed(0)} req/s, ratio ${(r.rps / b.rps).toFixed(2)}`,
   );
 }
-const line = (label: string, rs: Result[]) => {
-  const rps = median(rs.map((r) => r.rps))
+/** Median over the rounds of one of a kind's figures. */
+const medianOf = (kind: Kind, figure: (r: Result) => number) => median(results[kind].map(figure));
+const cpuOf = (kind: Kind) => medianOf(kind, (r) => r.cpuUs);
+const line = (label: string, kind: Kind) => {
+  const rps = medianOf(kind, (r) => r.rps)
     .toFixed(0)
     .padStart(7);
-  const cpu = median(rs.map((r) => r.cpuUs)).toFixed(0);
-  return `${label} ${rps} req/s   p50 ${median(rs.map((r) => r.p50))} ms   p99 ${median(rs.map((r) => r.p99))} ms   ${cpu} µs CPU/req   (medians)`;
+  return `${label} ${rps} req/s   p50 ${medianOf(kind, (r) => r.p50)} ms   p99 ${medianOf(kind, (r) => r.p99)} ms   ${cpuOf(kind).toFixed(0)} µs CPU/req   (medians)`;
 };
 const ratioOf = (kind: Kind) => median(results.bare.map((b, i) => results[kind][i]!.rps / b.rps));
-const cpuOf = (kind: Kind) => median(results[kind].map((r) => r.cpuUs));
-console.log(line('bare fastify route  ', results.bare));
-console.log(line('route alone         ', results.routeAlone));
-console.log(line('webhook endpoint    ', results.webhook));
+console.log(line('bare fastify route  ', 'bare'));
+console.log(line('route alone         ', 'routeAlone'));
+console.log(line('webhook endpoint    ', 'webhook'));
 console.log(
   `route alone (a bus that acknowledges at once): ratio ${ratioOf('routeAlone').toFixed(2)}; the durable hand-over (${kafka ? 'Kafka produce, acks=all' : `${db!.db.kind} commit`}) adds ${(cpuOf('webhook') - cpuOf('routeAlone')).toFixed(0)} µs CPU/req`,
 );

@@ -11,4 +11,5 @@ export { subscribeToRevocations, revocationGroupId, IN_PROCESS_REVOCATION_ID, ty
 export { SecretBox, type SecretBoxOptions } from './secret-box.ts';
 export { instrumentHttp, listenMetrics, routeLabel, type MetricsListenerOptions } from './observability.ts';
 export { serveService, type ServeOptions } from './serve.ts';
+export { createRateLimiter, RATE_LIMIT_MAX_KEYS, type RateLimit } from './rate-limit.ts';
 export { startTracing } from '@flowdesk/telemetry';

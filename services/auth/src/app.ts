@@ -10,7 +10,7 @@ import { oauthRoutes } from './routes/oauth.ts';
 import { wellKnownRoutes } from './routes/well-known.ts';
 import { oauthCorsRoutes } from './routes/cors.ts';
 import { mcpResourceUrl } from './domain/oauth/policy.ts';
-import type { RateLimit } from './routes/rate-limit.ts';
+import type { RateLimit } from '@flowdesk/service-kit';
 import { revocationNotifier } from './domain/revocations.ts';
 import { accountRoutes } from './routes/accounts.ts';
 import { DEFAULT_SESSION_POLICY, type SessionPolicy } from './domain/sessions.ts';

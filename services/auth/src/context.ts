@@ -2,7 +2,7 @@ import type { SigningKeys } from '@flowdesk/service-kit';
 import type { PrismaClient } from './adapters/db.ts';
 import type { OnRevoked } from './domain/revocations.ts';
 import type { ServiceClients } from './domain/service-clients.ts';
-import type { RateLimit } from './routes/rate-limit.ts';
+import type { RateLimit } from '@flowdesk/service-kit';
 import type { SignupMode } from '@flowdesk/contracts';
 import type { LoginThrottle } from './domain/login-throttle.ts';
 import type { SessionPolicy } from './domain/sessions.ts';

@@ -10,7 +10,7 @@ import { WorkspaceClient } from './adapters/workspace-client.ts';
 import { conformanceRouting, guardConformanceMode } from './conformance/mode.ts';
 import { corsRoutes } from './routes/cors.ts';
 import { DEFAULT_ANONYMOUS_INITIALIZE_LIMIT, mcpRoutes } from './routes/mcp.ts';
-import type { RateLimit } from './domain/rate-limit.ts';
+import type { RateLimit } from '@flowdesk/service-kit';
 import { wellKnownRoutes } from './routes/well-known.ts';
 
 export interface McpGatewayDeps {

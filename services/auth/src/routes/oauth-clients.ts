@@ -4,7 +4,7 @@ import type { AuthContext } from '../context.ts';
 import { authenticateClient, registerClient } from '../domain/oauth/clients.ts';
 import { revokeToken } from '../domain/oauth/tokens.ts';
 import { OAuthError } from '../domain/oauth-error.ts';
-import { createRateLimiter } from './rate-limit.ts';
+import { createRateLimiter } from '@flowdesk/service-kit';
 
 const RevokeBody = Type.Object({ token: Type.Optional(Type.String()), token_type_hint: Type.Optional(Type.String()) }, { additionalProperties: Type.String() });
 

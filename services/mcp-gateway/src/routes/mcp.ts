@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { Audience, MCP_PATH, TOOLS_BY_NAME, allows, insufficientScopeMessage, type Access } from '@flowdesk/contracts';
 import type { Service } from '@flowdesk/service-kit';
-import { AuthUnavailableError, CredentialRejectedError, type AuthClient } from '@flowdesk/service-kit';
+import { AuthUnavailableError, CredentialRejectedError, createRateLimiter, type AuthClient, type RateLimit } from '@flowdesk/service-kit';
 import type { WorkspaceClient } from '../adapters/workspace-client.ts';
 import { buildMcpServer } from '../domain/mcp-server.ts';
 import { hashSessionId, newSessionId, useSession, type Principal, type SessionStore } from '../domain/sessions.ts';
@@ -22,7 +22,6 @@ import {
   type JsonRpcMessage,
 } from '../domain/http-protocol.ts';
 import { PROTECTED_RESOURCE_METADATA_PATH } from './well-known.ts';
-import { createRateLimiter, type RateLimit } from '../domain/rate-limit.ts';
 import type { ConformanceRouting } from '../conformance/mode.ts';
 
 export interface McpRouteContext {

@@ -131,11 +131,6 @@ export function scheduleOf(config: Record<string, unknown>): Schedule {
   return { cron: config.cron.trim().split(/\s+/).join(' '), timezone, missed: config.missed ?? 'run_once' };
 }
 
-/** The next `count` ticks strictly after `from` (the editor's "next 5 runs", the engine's next tick). */
-export function nextTicks(schedule: Pick<Schedule, 'cron' | 'timezone'>, from: Date, count = 1): Date[] {
-  return cronOf(schedule.cron, schedule.timezone).nextRuns(count, from);
-}
-
 /**
  * Why a workflow's trigger settings cannot be saved, or null when they can. Webhook and manual
  * triggers take any settings (webhook's are checked by ingest); the others must match their schema.

@@ -49,34 +49,6 @@ export type WorkflowRun = Static<typeof WorkflowRun>;
 export const ListRunsQuery = Type.Object({ ...PageQuery, status: Type.Optional(RunStatus) }, { additionalProperties: false });
 export type ListRunsQuery = Static<typeof ListRunsQuery>;
 
-/**
- * The workflow engine records a run (PUT /internal/v1/workflows/:id/runs/:eventId, as the workflow's
- * owner, engine only). The event id makes it idempotent: the first PUT creates the run, later ones
- * update it while it is unfinished; a finished run is never changed again.
- */
-export const RecordRun = Type.Object(
-  {
-    status: RunStatus,
-    triggerPayload: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    steps: Type.Optional(Type.Array(RunStep)),
-    warnings: Type.Optional(Type.Array(Type.String())),
-    error: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-    startedAt: Type.Optional(Type.Union([DateTime, Type.Null()])),
-    finishedAt: Type.Optional(Type.Union([DateTime, Type.Null()])),
-  },
-  { additionalProperties: false },
-);
-export type RecordRun = Static<typeof RecordRun>;
-
-export const RecordedRun = Type.Object({
-  run: WorkflowRun,
-  /** false when the run was already finished: the engine must not execute the event again. */
-  changed: Type.Boolean(),
-});
-export type RecordedRun = Static<typeof RecordedRun>;
-
-export const RunEventParams = Type.Object({ id: Uuid, eventId: Type.String({ minLength: 1, maxLength: 200 }) });
-
 /** GET /workflow-runs/summary: runs in a window (default the last 24 h), per workflow and in total. */
 export const RunsSummaryQuery = Type.Object(
   { hours: Type.Optional(Type.Integer({ minimum: 1, maximum: 24 * 30, default: 24 })) },

@@ -1,10 +1,5 @@
 import { Pool, errors } from 'undici';
 
-export interface WorkspaceResponse {
-  status: number;
-  body: unknown;
-}
-
 export class UpstreamError extends Error {
   constructor(
     readonly status: number,

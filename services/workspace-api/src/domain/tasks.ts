@@ -20,19 +20,6 @@ export function taskFilter(q: ListTasksQuery, now: Date): Prisma.TaskWhereInput 
   return { AND: and };
 }
 
-export function taskOrder(sort: 'due_asc' | 'priority_desc' | 'updated_desc' | 'created_desc'): Prisma.TaskOrderByWithRelationInput[] {
-  switch (sort) {
-    case 'due_asc':
-      return [{ dueDate: { sort: 'asc', nulls: 'last' } }, { createdAt: 'desc' }, { id: 'desc' }];
-    case 'priority_desc':
-      return [{ priority: 'desc' }, { dueDate: { sort: 'asc', nulls: 'last' } }, { id: 'desc' }];
-    case 'updated_desc':
-      return [{ updatedAt: 'desc' }, { id: 'desc' }];
-    default:
-      return [{ createdAt: 'desc' }, { id: 'desc' }];
-  }
-}
-
 export interface TaskColumns {
   title?: string;
   notes?: string;

@@ -35,8 +35,6 @@ export function segments(value: string): Segment[] {
   return out;
 }
 
-export const hasVariables = (value: string): boolean => segments(value).some((s) => s.kind === 'variable');
-
 export interface PreviewScope {
   /** The sample payload (`{{trigger.…}}`); null before the first delivery. */
   trigger: Record<string, unknown> | null;

@@ -1,5 +1,5 @@
 // The workflow editor in Debian's chromium on a fresh embedded start (`npm start` in this process), as a
-// person builds the SPEC.md example: webhook trigger → Condition → HTTP Request (to a loopback receiver)
+// person builds the example workflow: webhook trigger → Condition → HTTP Request (to a loopback receiver)
 // → Create Task titled from the variable picker, with no JSON typed by hand. Also the workflows list,
 // trigger settings (regenerate: old secret refused, new one accepted), a server validation error shown
 // on its node, and a second user who never sees the first one's workflows. axe-core on the list (also at
@@ -133,7 +133,7 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     assert.equal((await api(page, `/workflows/${id}`)).status, 200, 'the original stays');
   });
 
-  test('the SPEC.md example built by hand: sample via curl, picked variables, activate, POST with the secret → the run live in the runs panel with each node, the task in the tasks view', async () => {
+  test('webhook → Condition → HTTP Request → Create Task built by hand: sample via curl, picked variables, activate, POST with the secret → the run live in the runs panel with each node, the task in the tasks view', async () => {
     specWorkflowId = await createWorkflow('New order → task');
     const url = (await page.getByTestId('webhook-url').innerText()).trim();
     assert.equal(url, `${base}/functions/v1/webhook-trigger/${specWorkflowId}`);

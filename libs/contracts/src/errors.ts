@@ -24,7 +24,7 @@ export const ErrorBody = Type.Object(
     error: ErrorCode,
     message: Type.String(),
   },
-  { $id: 'ErrorBody', description: 'Error body of SPEC.md section 7, used for every 4xx and 5xx.' },
+  { $id: 'ErrorBody', description: 'The error body of every 4xx and 5xx: a code in `error`, a sentence in `message`.' },
 );
 export type ErrorBody = Static<typeof ErrorBody>;
 

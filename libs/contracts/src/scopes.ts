@@ -1,7 +1,7 @@
 import { type Static } from 'typebox';
 import { StringEnum } from './common.ts';
 
-/** SPEC.md 5.3: mcp:read grants every read; mcp:write grants reads plus every write. */
+/** mcp:read grants every read; mcp:write grants reads plus every write; no per-tool access control (docs/mcp-gateway.md, "Scopes and JSON-RPC"). */
 export const SCOPES = ['mcp:read', 'mcp:write'] as const;
 export const Scope = StringEnum(['mcp:read', 'mcp:write']);
 export type Scope = Static<typeof Scope>;
@@ -22,6 +22,6 @@ export function allows(scope: string | undefined, access: Access): boolean {
 
 export const requiredScopeOf = (access: Access): Scope => (access === 'write' ? 'mcp:write' : 'mcp:read');
 
-/** The 403 message of SPEC.md section 7. */
+/** The 403 message: the scope the operation requires and the remedy (a Read + Write key, or reconnecting the OAuth client). */
 export const insufficientScopeMessage = (access: Access) =>
   `This operation requires the ${requiredScopeOf(access)} scope. Create an API key with Read + Write, or reconnect the OAuth client approving mcp:write.`;

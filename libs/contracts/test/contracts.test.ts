@@ -15,7 +15,7 @@ test('mcp:write includes reads; mcp:read allows reads only; unknown scopes grant
   assert.deepEqual(parseScopes(' mcp:read  other mcp:write '), ['mcp:read', 'mcp:write']);
 });
 
-test('the 403 message names the missing scope and the remedy (SPEC.md section 7)', () => {
+test('the 403 message names the missing scope and the remedy', () => {
   const m = insufficientScopeMessage('write');
   assert.match(m, /requires the mcp:write scope/);
   assert.match(m, /Read \+ Write/);

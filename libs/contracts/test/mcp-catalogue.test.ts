@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { PROMPTS, RESOURCES, RESOURCE_TEMPLATES, TOOLS, TOOL_DOMAINS, renderMcpToolsDoc } from '../src/index.ts';
 
-test('the catalogue has the numbers of SPEC.md section 8: 52 tools in 12 domains, 4 + 1 resources, 4 prompts', () => {
+test('the catalogue has the numbers the service promises: 52 tools in 12 domains, 4 + 1 resources, 4 prompts', () => {
   assert.equal(TOOLS.length, 52);
   assert.equal(TOOL_DOMAINS.length, 12);
   for (const d of TOOL_DOMAINS)

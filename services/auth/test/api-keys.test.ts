@@ -127,7 +127,7 @@ describe('key management over HTTP', () => {
     assert.equal((await auth.call('POST', '/auth/v1/api-keys', { token: writeKey, body: { name: '  ', scope: 'read' } })).status, 400);
   });
 
-  test('a read key may list but not create or revoke: 403 with the SPEC body and a step-up challenge', async () => {
+  test('a read key may list but not create or revoke: 403 with the forbidden error body and a step-up challenge', async () => {
     const create = await auth.call('POST', '/auth/v1/api-keys', { token: readKey, body: { name: 'escalate', scope: 'write' } });
     assert.equal(create.status, 403);
     assert.equal(create.body.error, 'forbidden');
@@ -138,7 +138,7 @@ describe('key management over HTTP', () => {
     assert.equal((await auth.call('DELETE', `/auth/v1/connected-apps/${victim.id}`, { token: readKey })).status, 403);
   });
 
-  test('missing, wrong, truncated or non-key credentials get 401 with the SPEC body', async () => {
+  test('missing, wrong, truncated or non-key credentials get 401 with the unauthorized error body', async () => {
     const attempts: Record<string, string | undefined> = {
       missing: undefined,
       wrong: `fdk_${'A'.repeat(43)}`,

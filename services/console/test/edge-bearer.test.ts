@@ -31,7 +31,7 @@ test('an API key reaches the workspace through the edge; workspace-api itself re
   assert.equal(direct.status, 401);
 });
 
-test('a read key gets 403 with the SPEC body on every write, and nothing is written', async () => {
+test('a read key gets 403 with the forbidden error body on every write, and nothing is written', async () => {
   for (const [method, path] of [
     ['POST', '/api/v1/projects'],
     ['POST', '/api/v1/api-keys'],

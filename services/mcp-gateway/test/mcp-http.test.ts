@@ -191,7 +191,7 @@ describe('authentication and scopes', () => {
     assert.equal(res.status, 401);
     assert.match(res.headers.get('www-authenticate') ?? '', /resource_metadata=/);
   });
-  test('a read key may call read tools; a write tool → HTTP 403 with the SPEC body and insufficient_scope', async () => {
+  test('a read key may call read tools; a write tool → HTTP 403 with the error body and insufficient_scope', async () => {
     const session = await openRawSession(url, user.readKey);
     const read = await rawMcp(url, toolCall('list_projects', {}), withSession(user.readKey, session));
     assert.equal(read.status, 200);
@@ -243,7 +243,7 @@ describe('requests without a token', () => {
     const list = await rawMcp(url, { jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} }, { 'mcp-session-id': session });
     assert.equal(list.status, 401);
     assert.match(list.headers.get('www-authenticate') ?? '', /resource_metadata=/);
-    // initialize stays open (SPEC.md §5.1).
+    // initialize stays open (docs/mcp-gateway.md, "Authentication").
     assert.equal((await rawMcp(url, initializeBody())).status, 200);
   });
 

@@ -258,7 +258,7 @@ describe('the official MCP SDK client against auth + gateway on one origin', () 
     exchanges.length = 0;
     transport = await connectUntilConsent(provider);
     const seen = exchanges.map((e) => `${e.method} ${e.path} ${e.status}`);
-    // initialize needs no token (SPEC §5.1); the next request is the bare 401.
+    // initialize needs no token (docs/mcp-gateway.md, "Authentication"); the next request is the bare 401.
     assert.deepEqual(seen.slice(0, 5), [
       `POST ${MCP_PATH} 200`,
       `POST ${MCP_PATH} 401`,
@@ -308,7 +308,7 @@ describe('the official MCP SDK client against auth + gateway on one origin', () 
     assert.deepEqual((res.structuredContent as { items: unknown[] }).items, []);
   });
 
-  test('a write tool with the read-only token: HTTP 403 insufficient_scope with the SPEC §7 body', async () => {
+  test('a write tool with the read-only token: HTTP 403 insufficient_scope with the forbidden error body', async () => {
     // At the HTTP level, with the very token the SDK holds, on its session.
     const token = provider.saved!.access_token;
     const res = await raw(token, transport.sessionId, toolCall('create_project', { name: 'Nope' }));
@@ -499,7 +499,7 @@ describe('mcp-remote (what Claude Desktop users run): first OAuth sign-in with t
       assert.ok(answer.result.tools.some((t) => t.name === 'get_workspace_overview'));
       // Its default transport (http-first, SSE as the fallback) stayed on Streamable HTTP: every probe
       // it made without a token was answered 401 with the challenge (or 200 for initialize, which
-      // SPEC keeps open), never a 405/404/400 that would send it to SSE or make it give up.
+      // needs no token), never a 405/404/400 that would send it to SSE or make it give up.
       assert.match(stderr, /Using transport strategy: http-first/);
       assert.match(stderr, /Connected to remote server using StreamableHTTPClientTransport/);
       assert.doesNotMatch(stderr, /SSEClientTransport|falling back/i);

@@ -5,10 +5,10 @@ import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { createEmbeddedBus, type EventBus, type ReceivedMessage } from '@flowdesk/bus';
-import { TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
+import { TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type TriggerEvent, type WebhookTriggerLookup } from '@flowdesk/contracts';
 import { listen } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
-import type { TriggerDirectory, WebhookTrigger } from '../src/domain/trigger-directory.ts';
+import type { TriggerDirectory } from '../src/domain/trigger-directory.ts';
 import { signStandardWebhook } from '../src/domain/signatures.ts';
 
 const SECRET = `whsec_${Buffer.from('a'.repeat(32)).toString('base64')}`;
@@ -17,7 +17,7 @@ let bus: EventBus;
 let base: string;
 let close: () => Promise<void>;
 let nowMs = Date.parse('2026-11-22T10:00:00Z');
-const triggers = new Map<string, WebhookTrigger>();
+const triggers = new Map<string, WebhookTriggerLookup>();
 let lookups = 0;
 const received: TriggerEvent[] = [];
 const logs: string[] = [];
@@ -30,8 +30,16 @@ const directory: TriggerDirectory = {
   },
 };
 
-function addTrigger(over: Partial<WebhookTrigger> = {}): WebhookTrigger {
-  const t: WebhookTrigger = { workflowId: randomUUID(), ownerId: randomUUID(), active: true, requireSecret: true, signature: 'none', secret: SECRET, ...over };
+function addTrigger(over: Partial<WebhookTriggerLookup> = {}): WebhookTriggerLookup {
+  const t: WebhookTriggerLookup = {
+    workflowId: randomUUID(),
+    ownerId: randomUUID(),
+    active: true,
+    requireSecret: true,
+    signature: 'none',
+    secret: SECRET,
+    ...over,
+  };
   triggers.set(t.workflowId, t);
   return t;
 }
@@ -284,7 +292,7 @@ test('with definitionEvents, a workflow.changed event evicts the cached trigger 
 });
 
 describe('Standard Webhooks signatures (opt-in)', () => {
-  const signed = (t: WebhookTrigger, raw: string, at = nowMs / 1000, id = `msg_${randomUUID()}`): Record<string, string> => ({
+  const signed = (t: WebhookTriggerLookup, raw: string, at = nowMs / 1000, id = `msg_${randomUUID()}`): Record<string, string> => ({
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(at)),
     'webhook-signature': signStandardWebhook(t.secret!, id, Math.floor(at), raw),

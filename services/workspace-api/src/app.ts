@@ -12,7 +12,7 @@ import { noteRoutes } from './routes/notes.ts';
 import { workflowRoutes } from './routes/workflows.ts';
 import { workspaceRoutes } from './routes/workspace.ts';
 import { internalRoutes } from './routes/internal.ts';
-import { internalRunRoutes } from './routes/internal-runs.ts';
+import { engineAsOwnerRoutes } from './routes/engine-as-owner.ts';
 import { startOutboxRelay, type OutboxRelay } from './adapters/outbox.ts';
 import type { EventPublisher } from '@flowdesk/contracts';
 import { commentRoutes } from './routes/comments.ts';
@@ -133,6 +133,6 @@ export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
     { prefix: API_PREFIX },
   );
   await app.register(internalRoutes, { prefix: INTERNAL_PREFIX });
-  await app.register(internalRunRoutes, { prefix: INTERNAL_PREFIX });
+  await app.register(engineAsOwnerRoutes, { prefix: INTERNAL_PREFIX });
   return app;
 }

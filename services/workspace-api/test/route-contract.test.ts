@@ -1,5 +1,5 @@
 // The promises every workspace-api route keeps, checked route by route: a valid internal token is
-// required (401 otherwise), writes need mcp:write (403 with the SPEC.md section 7 body), and another
+// required (401 otherwise), writes need mcp:write (403 with the `forbidden` error body), and another
 // user's id is indistinguishable from an unknown one (404, never 403).
 import { test, describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';

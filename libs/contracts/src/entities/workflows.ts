@@ -117,7 +117,8 @@ export type WorkflowGraph = Static<typeof WorkflowGraph>;
 export const ExecutionOrder = StringEnum(['parallel', 'ordered']);
 export type ExecutionOrder = Static<typeof ExecutionOrder>;
 
-export const WebhookTrigger = Type.Object({
+/** A workflow's webhook endpoint as its owner sees it (Workflow.webhook; null for other trigger types). */
+export const WebhookEndpoint = Type.Object({
   /** {PUBLIC_BASE_URL}/functions/v1/webhook-trigger/<workflow_id> */
   url: Type.String(),
   /** Requests must carry x-webhook-secret equal to the trigger's secret. */
@@ -134,7 +135,7 @@ export const Workflow = Type.Object(
     graph: WorkflowGraph,
     triggerConfig: Type.Record(Type.String(), Type.Unknown()),
     executionOrder: ExecutionOrder,
-    webhook: Type.Union([WebhookTrigger, Type.Null()]),
+    webhook: Type.Union([WebhookEndpoint, Type.Null()]),
     samplePayload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
     samplePayloadAt: Type.Union([DateTime, Type.Null()]),
     createdAt: DateTime,

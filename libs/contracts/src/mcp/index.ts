@@ -5,7 +5,7 @@ export * from './prompts.ts';
 export * from './docs.ts';
 export * from './workflow-input.ts';
 
-/** The MCP protocol revision the gateway implements (SPEC.md section 9). */
+/** The MCP protocol revision the gateway implements (docs/mcp-gateway.md, "Protocol version"). */
 export const MCP_PROTOCOL_VERSION = '2025-06-18';
 /** Revisions a client may negotiate; a newer request is answered with MCP_PROTOCOL_VERSION. */
 export const MCP_SUPPORTED_PROTOCOL_VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05'] as const;

@@ -5,7 +5,7 @@ import { CreateProject, ListProjectsQuery, Project, ProjectWithCounts, UpdatePro
 import { BulkResult, BulkUpdateTasks, CreateTask, ListTasksQuery, Task, UpdateTask } from '../entities/tasks.ts';
 import { CalendarEntry, CreateCalendarEntry, ListCalendarQuery, UpdateCalendarEntry } from '../entities/calendar.ts';
 import { CreateNote, ListNotesQuery, Note, UpdateNote } from '../entities/notes.ts';
-import { CreatedWorkflow, ListWorkflowsQuery, TriggerType, WebhookSecret, WebhookTrigger, Workflow } from '../entities/workflows.ts';
+import { CreatedWorkflow, ListWorkflowsQuery, TriggerType, WebhookEndpoint, WebhookSecret, Workflow } from '../entities/workflows.ts';
 import { RunStatus, WorkflowRun } from '../entities/workflow-runs.ts';
 import { Overview, SearchQuery, SearchResult, TagList } from '../entities/workspace.ts';
 import { ActivityFeed, ActivityQuery, Comment, CreateComment, ListCommentsQuery } from '../entities/comments.ts';
@@ -59,7 +59,7 @@ export interface ToolDefinition {
   /** Written for the model: what it does, when to use it, what comes back. */
   description: string;
   domain: ToolDomain;
-  /** read → mcp:read is enough; write → needs mcp:write (SPEC.md section 5). */
+  /** read → mcp:read is enough; write → needs mcp:write (docs/mcp-gateway.md, "Scopes and JSON-RPC"). */
   access: Access;
   annotations: ToolAnnotations;
   inputSchema: JsonSchemaObject;
@@ -527,7 +527,7 @@ export const TOOLS: readonly ToolDefinition[] = [
         'The webhook endpoint URL of a workflow and whether requests must carry the x-webhook-secret header. webhook is null for workflows with another trigger type. Does not show the secret.',
       access: 'read',
       input: Type.Object({ ...workflowId }, strict),
-      output: Type.Object({ workflowId: Uuid, triggerType: TriggerType, active: Type.Boolean(), webhook: Type.Union([WebhookTrigger, Type.Null()]) }),
+      output: Type.Object({ workflowId: Uuid, triggerType: TriggerType, active: Type.Boolean(), webhook: Type.Union([WebhookEndpoint, Type.Null()]) }),
     },
     {
       name: 'reveal_webhook_secret',

@@ -26,7 +26,7 @@ interface OpenApiDocument extends Json {
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), json(ref('ErrorBody'), 'Error (SPEC.md section 7)')]));
+const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [String(c), json(ref('ErrorBody'), 'Error')]));
 const noContent = { description: 'Done' };
 const strip = (schema: unknown): unknown => JSON.parse(JSON.stringify(schema, (k, v: unknown) => (k === '$id' ? undefined : v))) as unknown;
 

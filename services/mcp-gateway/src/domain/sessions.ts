@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 
-/** SPEC.md section 8: a session expires after one hour without a request. */
+/** A session expires after one hour without a request (docs/mcp-gateway.md, "Sessions"). */
 export const SESSION_IDLE_MS = 60 * 60 * 1000;
 /**
  * A session opened without a token and never used with one (unbound) lives 5 minutes: enough for a

@@ -155,7 +155,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
     if (init && messages.length > 1) throw new Refusal(400, jsonRpcError(-32600, 'Invalid Request: initialize must be sent alone'));
     // The token before the protocol-version and batch checks: a client without one must meet the
     // 401 challenge (and start OAuth), not a 400 that sends an OAuth-capable client down the wrong
-    // path. initialize alone goes without one (SPEC §5.1).
+    // path. initialize alone goes without one (docs/mcp-gateway.md, "Authentication").
     const caller = await authenticate(req, !init);
     const version = init ? undefined : requestProtocolVersion(headerOf(req, 'mcp-protocol-version'));
     if (!init && version === undefined) {

@@ -1,15 +1,13 @@
 import type { WebhookTriggerLookup } from '@flowdesk/contracts';
 
 /**
- * What webhook-ingest needs to know about a workflow's webhook trigger (the contract of
+ * Where webhook-ingest learns about a workflow's webhook trigger (`WebhookTriggerLookup`, the contract of
  * workspace-api's internal lookup). It never reads workspace-api's tables: an adapter asks
  * workspace-api (src/adapters), and tests use a fake.
  */
-export type WebhookTrigger = WebhookTriggerLookup;
-
 export interface TriggerDirectory {
   /** The workflow's webhook trigger, or null when there is no workflow with a webhook trigger by that id. */
-  lookup(workflowId: string): Promise<WebhookTrigger | null>;
+  lookup(workflowId: string): Promise<WebhookTriggerLookup | null>;
   /** Forgets what is cached for a workflow (a workflow.changed event arrived): the next lookup asks again. */
   invalidate?(workflowId: string): void;
 }
@@ -23,7 +21,7 @@ export function cachedDirectory(inner: TriggerDirectory, options: { ttlMs?: numb
   const ttl = options.ttlMs ?? 1_000;
   const now = options.now ?? Date.now;
   const max = options.maxEntries ?? 10_000;
-  const entries = new Map<string, { at: number; value: Promise<WebhookTrigger | null> }>();
+  const entries = new Map<string, { at: number; value: Promise<WebhookTriggerLookup | null> }>();
   return {
     lookup(workflowId) {
       const hit = entries.get(workflowId);

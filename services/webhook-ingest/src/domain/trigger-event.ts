@@ -1,6 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { TriggerEvent } from '@flowdesk/contracts';
-import type { WebhookTrigger } from './trigger-directory.ts';
+import type { TriggerEvent, WebhookTriggerLookup } from '@flowdesk/contracts';
 
 /** Headers that carry credentials: never published, never stored on a run. */
 const SECRET_HEADERS = new Set(['x-webhook-secret', 'authorization', 'proxy-authorization', 'cookie', 'webhook-signature']);
@@ -16,7 +15,7 @@ export function eventIdOf(headers: Record<string, string | string[] | undefined>
 }
 
 export function triggerEventOf(
-  trigger: WebhookTrigger,
+  trigger: WebhookTriggerLookup,
   payload: Record<string, unknown>,
   headers: Record<string, string | string[] | undefined>,
   receivedAt: Date,

@@ -11,13 +11,15 @@ const createTaskCheck = Compile(CreateTask);
 type BatchAnswer = CreateTaskBatchResult['results'][number];
 
 /**
- * What the workflow engine writes here, as the workflow's owner (a user token it obtained by user id,
- * `azp` workflow-engine): the sample payload the editor's variable picker shows (runs are the engine's
- * own data since they moved to its `engine` schema). Row-level security applies as for any user
- * request; the azp check keeps users — and an assistant with a user's token — from forging runs.
- * And the Create Task nodes of many runs of one owner in one call (POST /internal/v1/tasks/batch).
+ * What the workflow engine writes here as the workflow's owner (a user token it obtained by user id,
+ * `azp` workflow-engine), under /internal/v1: the sample payload the editor's variable picker shows
+ * (PUT /workflows/:id/sample-payload) and the Create Task nodes of many runs of one owner in one call
+ * (POST /tasks/batch). No runs: they are the engine's own data, in its `engine` schema. Row-level
+ * security applies as for any user request; the azp check keeps users — and an assistant with a
+ * user's token — from writing sample payloads or batches. (internal.ts holds the routes where a
+ * service acts as itself.)
  */
-export const internalRunRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export const engineAsOwnerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { now, tasks, workflows } = app.ctx;
   const writeAccess = app.requireAccess('write');
   const engineOnly = async (req: FastifyRequest, reply: Parameters<typeof writeAccess>[1]) => {

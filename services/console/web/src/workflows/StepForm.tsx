@@ -17,7 +17,7 @@ export const OPERATORS = [
   { value: 'less_than', label: 'is less than' },
 ];
 
-/** The parameters of one step, per SPEC.md §2. */
+/** The parameters of one step (docs/workflow-engine.md, "Nodes"). */
 export function StepForm({ data, onChange, projects }: { data: StepData; onChange: (d: StepData) => void; projects: Project[] | null }) {
   switch (data.kind) {
     case 'http_request': {

@@ -2,7 +2,7 @@
  * Condition node: compares the rendered `left` with the rendered `right` and picks the `true` or
  * `false` branch. String comparisons are exact and case-sensitive (a signature or an id differing
  * in case is a different value); `equals` and `not_equals` compare in constant time so a
- * Condition checking a signature header (SPEC 5.6) leaks nothing through timing.
+ * Condition checking a signature header (docs/workflow-engine.md, "Checking a signature header") leaks nothing through timing.
  */
 import type { Static } from 'typebox';
 import type { ConditionNode } from '@flowdesk/contracts';

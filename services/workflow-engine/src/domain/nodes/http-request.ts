@@ -1,5 +1,5 @@
 /**
- * HTTP Request node (SPEC 4.3): sends the rendered request through the guarded HttpClient port;
+ * HTTP Request node (docs/workflow-engine.md, "HTTP Request"): sends the rendered request through the guarded HttpClient port;
  * `{ status, headers, body }` become {{nodes.<id>.…}} variables. Retries only what is safe to
  * repeat: idempotent methods (GET, PUT, DELETE) on network errors, timeouts, 5xx and 429. POST
  * and PATCH are sent once, since a retry after a lost answer could create a second order.

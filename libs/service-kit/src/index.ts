@@ -6,7 +6,7 @@ export { listen, onShutdown, isDraining, runJob, type ShutdownOptions } from './
 export { constantTimeEqual, hmacSha256Hex, verifyHmacSha256 } from './constant-time.ts';
 export { serviceTokenSource, userTokenSource, type ServiceTokenSource, type ServiceTokenSourceOptions, type UserTokenSource } from './service-token.ts';
 export { originList, requiredEnv } from './env.ts';
-export { AuthClient, AuthUnavailableError, CredentialRejectedError, type AuthClientOptions, type Principal } from './auth-client.ts';
+export { AuthClient, AuthUnavailableError, basicAuthorization, CredentialRejectedError, type AuthClientOptions, type Principal } from './auth-client.ts';
 export { subscribeToRevocations, revocationGroupId, IN_PROCESS_REVOCATION_ID, type RevocationLog } from './revocations.ts';
 export { SecretBox, type SecretBoxOptions } from './secret-box.ts';
 export { instrumentHttp, listenMetrics, routeLabel, type MetricsListenerOptions } from './observability.ts';

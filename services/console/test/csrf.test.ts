@@ -21,6 +21,11 @@ test('cross-origin writes: another site, a null origin or a foreign Origin are r
   assert.equal(isCrossOrigin({ origin: 'not a url' }, allowed), true);
   assert.equal(isCrossOrigin({ origin: 'https://flowdesk.example.com', secFetchSite: 'same-origin' }, allowed), false);
   assert.equal(isCrossOrigin({ origin: 'http://localhost:8080', host: 'localhost:8080' }, allowed), false);
+  // Another port is another origin: a page on localhost:9999 may not write to the console on :8080.
+  assert.equal(isCrossOrigin({ origin: 'http://localhost:9999', host: 'localhost:8080' }, allowed), true);
+  assert.equal(isCrossOrigin({ origin: 'http://localhost', host: 'localhost:8080' }, allowed), true);
+  assert.equal(isCrossOrigin({ origin: 'https://flowdesk.example.com:8443', host: 'flowdesk.example.com:8443' }, allowed), false);
+  assert.equal(isCrossOrigin({ origin: 'https://flowdesk.example.com:8443' }, allowed), true);
   assert.equal(isCrossOrigin({ secFetchSite: 'none' }, allowed), false);
   assert.equal(isCrossOrigin({}, allowed), false);
 });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { timingSafeEqualCalls } from '@flowdesk/service-kit/testing';
 import { csrfTokenFor, csrfTokenMatches, isCrossOrigin } from '../src/domain/csrf.ts';
 
 const allowed = new Set(['https://flowdesk.example.com']);
@@ -28,4 +29,12 @@ test('cross-origin writes: another site, a null origin or a foreign Origin are r
   assert.equal(isCrossOrigin({ origin: 'https://flowdesk.example.com:8443' }, allowed), true);
   assert.equal(isCrossOrigin({ secFetchSite: 'none' }, allowed), false);
   assert.equal(isCrossOrigin({}, allowed), false);
+});
+
+test('the CSRF token is compared through timingSafeEqual, right or wrong (a `!==` in its place answers the same)', async () => {
+  const right = csrfTokenFor('fds_a');
+  for (const given of [right, `${right.slice(0, -1)}x`]) {
+    const calls = await timingSafeEqualCalls(() => csrfTokenMatches('fds_a', given));
+    assert.ok(calls >= 1, `compared without timingSafeEqual: ${given}`);
+  }
 });

@@ -1,6 +1,9 @@
 import path from 'node:path';
 import { busConfigFromEnv, type BusConfig } from '@flowdesk/bus';
-import { originList } from '@flowdesk/service-kit';
+import { introspectionCacheMsFrom, originList } from '@flowdesk/service-kit';
+import { parseSignupMode, sessionPolicyFrom, type AuthDeps } from '@flowdesk/auth';
+import { engineTuningFromEnv, type EngineTuning } from '@flowdesk/workflow-engine';
+import { admissionFromEnv } from '@flowdesk/webhook-ingest';
 
 export interface EmbeddedConfig {
   /** Keys, the demo credentials and (on PGlite) the data live here. */
@@ -38,6 +41,18 @@ export interface EmbeddedConfig {
   metricsPort: number;
   /** KAFKA_BROKERS set: the services talk through that Kafka instead of the embedded bus. Default embedded. */
   bus?: BusConfig;
+  /** SIGNUP_MODE (auth). Default invite. */
+  signupMode?: NonNullable<AuthDeps['signupMode']>;
+  /** SESSION_IDLE_TTL, SESSION_ABSOLUTE_TTL (auth): console sessions' lifetimes. */
+  sessionPolicy?: NonNullable<AuthDeps['sessionPolicy']>;
+  /** CONSOLE_ALLOWED_ORIGINS (console): more origins allowed to write with the session cookie. */
+  consoleAllowedOrigins?: string[];
+  /** INTROSPECTION_CACHE_MS (console and mcp-gateway). */
+  introspectionCacheMs?: number;
+  /** ENGINE_CONCURRENCY, ENGINE_WORKFLOW_CONCURRENCY, SCHEDULER_POLL_MS (workflow-engine). */
+  engineTuning?: EngineTuning;
+  /** WEBHOOK_RATE_LIMIT_PER_SECOND, WEBHOOK_RATE_LIMIT_BURST, WEBHOOK_MAX_BACKLOG (webhook-ingest). */
+  webhookAdmission?: ReturnType<typeof admissionFromEnv>;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): EmbeddedConfig {
@@ -56,6 +71,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     corsOrigins: originList('MCP_CORS_ORIGINS', env.MCP_CORS_ORIGINS),
     allowedOrigins: originList('MCP_ALLOWED_ORIGINS', env.MCP_ALLOWED_ORIGINS),
     bus: busConfigFromEnv(env),
+    // The services' own variables, parsed by the services' own functions: the same names, defaults
+    // and errors as their containers (docs/configuration.md).
+    signupMode: parseSignupMode(env.SIGNUP_MODE),
+    sessionPolicy: sessionPolicyFrom(env),
+    consoleAllowedOrigins: originList('CONSOLE_ALLOWED_ORIGINS', env.CONSOLE_ALLOWED_ORIGINS),
+    introspectionCacheMs: introspectionCacheMsFrom(env),
+    engineTuning: engineTuningFromEnv(env),
+    webhookAdmission: admissionFromEnv(env),
   };
 }
 

@@ -8,6 +8,7 @@ import { buildApp as buildMcpGateway, withInProcessRevocations } from '@flowdesk
 import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
 import { buildApp as buildWorkflowEngine, createGuardedHttpClient, SsrfPolicy, workspaceClient } from '@flowdesk/workflow-engine';
 import { buildApp as buildConsole } from '@flowdesk/console';
+import type { EmbeddedConfig } from './config.ts';
 import type { EmbeddedKeys } from './keys.ts';
 import type { Route } from './routing.ts';
 
@@ -49,6 +50,8 @@ export interface ServiceDeps {
   corsOrigins?: readonly string[];
   /** MCP_ALLOWED_ORIGINS: more origins the MCP endpoint accepts (no CORS). */
   allowedOrigins?: readonly string[];
+  /** The services' own variables (EmbeddedConfig): sign-up, sessions, the console's origins, caches, engine and ingest limits. */
+  tuning?: Pick<EmbeddedConfig, 'signupMode' | 'sessionPolicy' | 'consoleAllowedOrigins' | 'introspectionCacheMs' | 'engineTuning' | 'webhookAdmission'>;
 }
 
 export interface RunningService {
@@ -103,6 +106,8 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       logLevel: d.logLevel,
       events: revocationBus(d.bus),
       corsOrigins: d.corsOrigins,
+      signupMode: d.tuning?.signupMode,
+      sessionPolicy: d.tuning?.sessionPolicy,
     }),
   'mcp-gateway': (d, started) =>
     buildMcpGateway({
@@ -114,6 +119,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       engineUrl: urlOf(started, 'workflow-engine'),
       corsOrigins: d.corsOrigins,
       allowedOrigins: d.allowedOrigins,
+      introspectionCacheMs: d.tuning?.introspectionCacheMs,
       logLevel: d.logLevel,
       // Revocation events from auth, so a revoked credential's cached introspection dies at once.
       bus: revocationBus(d.bus),
@@ -126,6 +132,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
         token: serviceTokenSource(tokenOptions(d, started, 'webhook-ingest')),
       }),
       definitionEvents: { groupId: 'webhook-ingest.definitions' },
+      ...d.tuning?.webhookAdmission,
       logLevel: d.logLevel,
     }),
   'workflow-engine': async (d, started) => {
@@ -147,7 +154,10 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       credentialsKey,
       logLevel: d.logLevel,
       clock: d.engineClock,
-      scheduler: { pollMs: d.engineClock ? 50 : undefined },
+      concurrency: d.tuning?.engineTuning?.concurrency,
+      workflowConcurrency: d.tuning?.engineTuning?.workflowConcurrency,
+      // Tests that move the engine's clock look for ticks often; otherwise SCHEDULER_POLL_MS (0: none).
+      scheduler: { pollMs: d.engineClock ? 50 : d.tuning?.engineTuning?.scheduler.pollMs },
     });
     app.addHook('onClose', async () => {
       await http.close();
@@ -163,6 +173,8 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       workspaceApiUrl: urlOf(started, 'workspace-api'),
       engineUrl: urlOf(started, 'workflow-engine'),
       traceUrlTemplate: d.traceUrlTemplate,
+      allowedOrigins: d.tuning?.consoleAllowedOrigins,
+      introspectionCacheMs: d.tuning?.introspectionCacheMs,
       logLevel: d.logLevel,
       bus: revocationBus(d.bus),
     }),

@@ -87,6 +87,7 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
       engineClock: config.engineClock,
       corsOrigins: config.corsOrigins,
       allowedOrigins: config.allowedOrigins,
+      tuning: config,
     });
     for (const s of services) backends.set(s.name, s.url);
     metrics = await listenEmbeddedMetrics(config, services);

@@ -4,7 +4,8 @@ import { DateTime, StringEnum, Uuid } from './common.ts';
 /**
  * Accounts and web console sessions: the auth service's part of the console (under AUTH_API_PREFIX,
  * /auth/v1). The console's edge signs people in here and keeps the `fds_` token in its HttpOnly
- * cookie (CONSOLE_SESSION_COOKIE); everything else under /auth/v1 accepts it as a bearer token.
+ * cookie (CONSOLE_SESSION_COOKIE). /auth/v1 accepts it as a bearer token only from the console edge
+ * (CONSOLE_CLIENT_HEADER): a session token is a cookie credential, never a caller's own bearer.
  * docs/auth.md ("Accounts and console sessions") explains expiry, throttling and signup modes.
  */
 
@@ -14,6 +15,12 @@ export const CONSOLE_SESSION_PREFIX = 'fds';
 export const CONSOLE_SESSION_COOKIE = 'fd_session';
 /** The service client id of the console edge: the only caller for which introspection and token exchange accept session tokens. */
 export const CONSOLE_SERVICE_CLIENT = 'console';
+/**
+ * The console edge's own credential (HTTP Basic as CONSOLE_SERVICE_CLIENT) on the requests where it
+ * passes a browser's session token to /auth/v1 as `Authorization: Bearer fds_...`. Without it auth
+ * refuses a session token there (401): whoever holds a leaked token cannot use it outside the cookie.
+ */
+export const CONSOLE_CLIENT_HEADER = 'x-flowdesk-console-authorization';
 /** What introspection answers as token_type for a console session. */
 export const CONSOLE_SESSION_TOKEN_TYPE = 'console_session';
 

@@ -54,6 +54,10 @@ const introspections = counter<'service' | 'result'>({
 /** Internal tokens are renewed this long before they expire, so a retried upstream call still fits. */
 const EXCHANGE_MARGIN_MS = 60_000;
 
+/** `Basic base64(id:secret)` with both parts form-encoded (RFC 6749 §2.3.1): a service's credential at auth. */
+export const basicAuthorization = (clientId: string, secret: string): string =>
+  `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
 /**
  * Introspection and token exchange at the auth service, with small caches keyed by a hash of the
  * credential (the credential itself is never kept as a key, logged or sent anywhere but auth).
@@ -75,7 +79,7 @@ export class AuthClient {
 
   constructor(private readonly opts: AuthClientOptions) {
     this.pool = new Pool(opts.url, { connections: 16, keepAliveTimeout: 30_000, headersTimeout: 5_000, bodyTimeout: 5_000 });
-    this.basic = `Basic ${Buffer.from(`${encodeURIComponent(opts.clientId)}:${encodeURIComponent(opts.clientSecret)}`).toString('base64')}`;
+    this.basic = basicAuthorization(opts.clientId, opts.clientSecret);
     this.activeTtl = opts.activeTtlMs ?? 30_000;
     this.inactiveTtl = opts.inactiveTtlMs ?? 5_000;
   }

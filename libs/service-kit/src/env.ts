@@ -28,3 +28,14 @@ export function originList(name: string, value: string | undefined): string[] {
   }
   return list;
 }
+
+/**
+ * INTROSPECTION_CACHE_MS: how long an active introspection answer is reused (0..60000, default
+ * 30000): the console edge's and the MCP gateway's AuthClient, in their own processes and in the
+ * embedded start.
+ */
+export function introspectionCacheMsFrom(env: Record<string, string | undefined>): number {
+  const cacheMs = Number(env.INTROSPECTION_CACHE_MS || 30_000);
+  if (!Number.isInteger(cacheMs) || cacheMs < 0 || cacheMs > 60_000) throw new Error('INTROSPECTION_CACHE_MS must be 0..60000');
+  return cacheMs;
+}

@@ -17,7 +17,14 @@ export function loggerOptions(
     base: { service },
     redact: {
       paths: [
-        ...['req.headers', 'headers'].flatMap((at) => [`${at}.authorization`, `${at}.cookie`, `${at}["x-webhook-secret"]`, `${at}["webhook-signature"]`]),
+        ...['req.headers', 'headers'].flatMap((at) => [
+          `${at}.authorization`,
+          `${at}.cookie`,
+          `${at}["x-webhook-secret"]`,
+          `${at}["webhook-signature"]`,
+          // The console edge's service credential beside a session token (CONSOLE_CLIENT_HEADER).
+          `${at}["x-flowdesk-console-authorization"]`,
+        ]),
         'res.headers["set-cookie"]',
         '*.password',
         '*.secret',

@@ -1,4 +1,5 @@
 import { TOKEN_EXCHANGE_GRANT, USER_ID_TOKEN_TYPE } from '@flowdesk/contracts';
+import { basicAuthorization } from './auth-client.ts';
 
 /**
  * A service's own internal token for calling another service as itself (`svc:<id>`): obtained from
@@ -22,14 +23,14 @@ export type ServiceTokenSource = () => Promise<string>;
 export function serviceTokenSource(options: ServiceTokenSourceOptions): ServiceTokenSource {
   const now = options.now ?? Date.now;
   const renewBefore = options.renewBeforeMs ?? 30_000;
-  const basic = Buffer.from(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`).toString('base64');
+  const basic = basicAuthorization(options.clientId, options.clientSecret);
   let cached: { token: string; expiresAt: number } | undefined;
   let inflight: Promise<string> | undefined;
 
   const fetchToken = async (): Promise<string> => {
     const res = await fetch(new URL('/oauth/token', options.authUrl), {
       method: 'POST',
-      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'client_credentials', audience: options.audience }).toString(),
       signal: AbortSignal.timeout(5_000),
     });
@@ -58,14 +59,14 @@ export type UserTokenSource = (userId: string) => Promise<string>;
 export function userTokenSource(options: ServiceTokenSourceOptions & { maxUsers?: number }): UserTokenSource {
   const now = options.now ?? Date.now;
   const renewBefore = options.renewBeforeMs ?? 30_000;
-  const basic = Buffer.from(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`).toString('base64');
+  const basic = basicAuthorization(options.clientId, options.clientSecret);
   const cache = new Map<string, { token: string; expiresAt: number }>();
   const inflight = new Map<string, Promise<string>>();
 
   const fetchToken = async (userId: string): Promise<string> => {
     const res = await fetch(new URL('/oauth/token', options.authUrl), {
       method: 'POST',
-      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { authorization: basic, 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
         grant_type: TOKEN_EXCHANGE_GRANT,
         subject_token: userId,

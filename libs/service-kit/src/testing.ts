@@ -1,3 +1,5 @@
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+
 /**
  * What the test suites of every package share: waiting on a condition (never on a fixed time: the
  * suites run on loaded 2-core machines) and a JSON call with a bearer token over real HTTP.
@@ -46,4 +48,29 @@ export async function callJson(url: string, token: string, method: string, body?
     parsed = undefined;
   }
   return { status: res.status, text, body: parsed };
+}
+
+/**
+ * How many times `crypto.timingSafeEqual` ran during `fn`. A secret comparison made through it takes
+ * the same time wherever the inputs differ; one replaced by `===`/`!==` gives the same answers but
+ * calls it zero times, so a test that asserts the count notices the replacement (timing itself is
+ * too noisy to assert on a loaded machine). Works for code that imports it from `node:crypto` (ESM
+ * bindings follow the patched builtin through syncBuiltinESMExports).
+ */
+export async function timingSafeEqualCalls(fn: () => unknown): Promise<number> {
+  const crypto = createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto');
+  const original = crypto.timingSafeEqual;
+  let calls = 0;
+  crypto.timingSafeEqual = (a, b) => {
+    calls++;
+    return original(a, b);
+  };
+  syncBuiltinESMExports();
+  try {
+    await fn();
+  } finally {
+    crypto.timingSafeEqual = original;
+    syncBuiltinESMExports();
+  }
+  return calls;
 }

@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { CREDENTIAL_REVOKED_TOPIC, CredentialRevoked, SessionCreated, type EventPublisher } from '@flowdesk/contracts';
+import { CONSOLE_CLIENT_HEADER, CREDENTIAL_REVOKED_TOPIC, CredentialRevoked, SessionCreated, type EventPublisher } from '@flowdesk/contracts';
 import { Check } from 'typebox/value';
 import { createUser } from '../src/domain/users.ts';
-import { startTestAuth, type TestAuth } from './helpers/app.ts';
+import { basic, startTestAuth, type TestAuth } from './helpers/app.ts';
 
 const TOKEN = /^fds_[A-Za-z0-9_-]{43}$/;
 const published: { topic: string; value: CredentialRevoked }[] = [];
@@ -262,6 +262,37 @@ describe('a session as the bearer of /auth/v1 and towards other services', () =>
     assert.equal((await auth.call('GET', '/auth/v1/api-keys', { token: m.token })).status, 401);
   });
 
+  test('a session token outside the console edge is refused everywhere under /auth/v1 (401 JSON): a leaked one mints no key', async () => {
+    const m = await member();
+    const routes: [string, string, unknown?][] = [
+      ['POST', '/auth/v1/api-keys', { name: 'stolen', scope: 'write' }],
+      ['GET', '/auth/v1/api-keys'],
+      ['GET', '/auth/v1/connected-apps'],
+      ['GET', '/auth/v1/sessions/current'],
+      ['DELETE', '/auth/v1/sessions'],
+      ['POST', '/auth/v1/account/password', { currentPassword: m.password, newPassword: 'a new password 123' }],
+    ];
+    // Bare, with another service's credential, or with a wrong console secret: the same 401.
+    const notTheConsole: Record<string, string>[] = [
+      {},
+      { [CONSOLE_CLIENT_HEADER]: basic('mcp-gateway', auth.serviceClients['mcp-gateway']!) },
+      { [CONSOLE_CLIENT_HEADER]: basic('console', 'x'.repeat(43)) },
+    ];
+    for (const headers of notTheConsole) {
+      for (const [method, path, body] of routes) {
+        const res = await auth.call(method, path, { token: m.token, body, headers, asConsole: false });
+        assert.equal(res.status, 401, `${method} ${path} ${JSON.stringify(headers)}: ${res.text}`);
+        assert.equal(res.body.error, 'unauthorized');
+        assert.match(res.body.message, /only from its cookie/);
+        assert.match(res.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+      }
+    }
+    // Nothing happened: no key, the session and its password live on, through the console edge.
+    assert.deepEqual((await auth.call('GET', '/auth/v1/api-keys', { token: m.token })).body.items, []);
+    assert.equal((await current(m.token)).status, 200);
+    assert.equal((await signIn(m.email, m.password)).status, 201);
+  });
+
   test('introspection and token exchange accept a session only from the console client', async () => {
     const m = await member();
     const res = await introspect(m.token);
@@ -327,6 +358,54 @@ describe('sign-up, invitations and the owner', () => {
     assert.equal(reused.status, 403);
     const existing = await auth.call('POST', '/auth/v1/invites', { token: ownerToken, body: { email: 'invited@example.test' } });
     assert.equal(existing.status, 409);
+  });
+
+  test('an invitation past its lifetime (7 days) creates no account', async () => {
+    const body = { email: 'late@example.test', name: 'Late', password: 'late password 12' };
+    secrets.push(body.password);
+    const invite = await auth.call('POST', '/auth/v1/invites', { token: ownerToken, body: { email: body.email } });
+    assert.equal(invite.status, 201);
+    secrets.push(invite.body.token);
+    const expiresAt = Date.parse(invite.body.expiresAt);
+    assert.ok(Math.abs(expiresAt - Date.now() - 7 * 86_400_000) < 60_000, invite.body.expiresAt);
+    auth.setNow(new Date(expiresAt + 1000));
+    const late = await auth.call('POST', '/auth/v1/signup', { body: { ...body, inviteToken: invite.body.token } });
+    assert.deepEqual([late.status, late.body.error], [403, 'forbidden']);
+    assert.equal(await auth.prisma.user.count({ where: { email: body.email } }), 0);
+    // The same invitation a second before its end still works (so the refusal above was its age).
+    auth.setNow(new Date(expiresAt - 1000));
+    const inTime = await auth.call('POST', '/auth/v1/signup', { body: { ...body, inviteToken: invite.body.token } });
+    assert.equal(inTime.status, 201, inTime.text);
+    secrets.push(inTime.body.token);
+  });
+
+  test("owner-only routes refuse a member's API keys, write ones included; the owner's keys work (read to list, write to change)", async () => {
+    const m = await member('Keyed Member');
+    const memberWrite = await auth.newKey(m.id, 'mcp:write');
+    const ownerId = (await current(ownerToken)).body.user.id as string;
+    const ownerRead = await auth.newKey(ownerId, 'mcp:read');
+    const ownerWrite = await auth.newKey(ownerId, 'mcp:write');
+    secrets.push(memberWrite.secret, ownerRead.secret, ownerWrite.secret);
+    const newUser = { email: 'by-key@example.test', name: 'By Key', password: 'by key password 1' };
+    secrets.push(newUser.password);
+
+    for (const [method, path, body] of [
+      ['POST', '/auth/v1/invites', { email: 'via-member@example.test' }],
+      ['GET', '/auth/v1/users'],
+      ['POST', '/auth/v1/users', newUser],
+      ['POST', `/auth/v1/users/${ownerId}/disable`],
+    ] as [string, string, unknown?][]) {
+      const res = await auth.call(method, path, { token: memberWrite.secret, body });
+      assert.deepEqual([res.status, res.body.error], [403, 'forbidden'], `${method} ${path}: ${res.text}`);
+    }
+    assert.equal(await auth.prisma.invite.count({ where: { email: 'via-member@example.test' } }), 0);
+
+    assert.equal((await auth.call('GET', '/auth/v1/users', { token: ownerRead.secret })).status, 200);
+    assert.equal((await auth.call('POST', '/auth/v1/invites', { token: ownerRead.secret, body: { email: 'x@example.test' } })).status, 403);
+    const invite = await auth.call('POST', '/auth/v1/invites', { token: ownerWrite.secret, body: { email: 'via-owner-key@example.test' } });
+    assert.equal(invite.status, 201, invite.text);
+    secrets.push(invite.body.token);
+    assert.equal((await auth.call('POST', '/auth/v1/users', { token: ownerWrite.secret, body: newUser })).status, 201);
   });
 
   test('the owner lists users, adds and disables them; a disabled user loses every session, key and sign-in', async () => {

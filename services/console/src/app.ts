@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MCP_PATH } from '@flowdesk/contracts';
 import type { EventBus, Subscription } from '@flowdesk/bus';
-import { AuthClient, createService, subscribeToRevocations, type Service } from '@flowdesk/service-kit';
+import { AuthClient, basicAuthorization, createService, subscribeToRevocations, type Service } from '@flowdesk/service-kit';
 import { Upstream } from './adapters/upstream.ts';
 import { parseTraceUrlTemplate } from './domain/trace-url.ts';
 import { API_PREFIX } from './domain/upstreams.ts';
@@ -47,9 +47,10 @@ export interface ConsoleDeps {
 export async function buildApp(deps: ConsoleDeps): Promise<Service> {
   const now = deps.clock ?? (() => new Date());
   const publicBaseUrl = deps.publicBaseUrl.replace(/\/+$/, '');
+  const clientId = deps.serviceClientId ?? 'console';
   const auth = new AuthClient({
     url: deps.authUrl,
-    clientId: deps.serviceClientId ?? 'console',
+    clientId,
     clientSecret: deps.serviceClientSecret,
     now,
     // OAuth access tokens are issued for the MCP endpoint (the one resource Flowdesk's auth serves):
@@ -76,9 +77,13 @@ export async function buildApp(deps: ConsoleDeps): Promise<Service> {
   });
   const allowedOrigins = new Set([new URL(publicBaseUrl).origin, ...(deps.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
   await app.register(referenceRoutes({ workspace, publicBaseUrl, now }), { prefix: API_PREFIX });
-  await app.register(edgeRoutes({ auth, authApi, workspace, engine, secureCookies: publicBaseUrl.startsWith('https:'), allowedOrigins, now }), {
-    prefix: API_PREFIX,
-  });
+  const consoleClientAuthorization = basicAuthorization(clientId, deps.serviceClientSecret);
+  await app.register(
+    edgeRoutes({ auth, authApi, consoleClientAuthorization, workspace, engine, secureCookies: publicBaseUrl.startsWith('https:'), allowedOrigins, now }),
+    {
+      prefix: API_PREFIX,
+    },
+  );
   await app.register(webRoutes(deps.webRoot ?? DEFAULT_WEB_ROOT, { traceUrlTemplate: parseTraceUrlTemplate(deps.traceUrlTemplate) }));
   return app;
 }

@@ -1,4 +1,4 @@
-import { requiredEnv } from '@flowdesk/service-kit';
+import { introspectionCacheMsFrom, originList, requiredEnv } from '@flowdesk/service-kit';
 import { parseTraceUrlTemplate } from './domain/trace-url.ts';
 
 export interface ConsoleConfig {
@@ -20,8 +20,6 @@ export interface ConsoleConfig {
 export function loadConfig(env: NodeJS.ProcessEnv): ConsoleConfig {
   const secret = requiredEnv(env, 'CONSOLE_CLIENT_SECRET');
   if (secret.length < 32) throw new Error('CONSOLE_CLIENT_SECRET must be at least 32 characters');
-  const cacheMs = Number(env.INTROSPECTION_CACHE_MS ?? 30_000);
-  if (!Number.isInteger(cacheMs) || cacheMs < 0 || cacheMs > 60_000) throw new Error('INTROSPECTION_CACHE_MS must be 0..60000');
   return {
     port: Number(env.PORT || 3006),
     host: env.HOST || '0.0.0.0',
@@ -30,11 +28,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConsoleConfig {
     workspaceApiUrl: requiredEnv(env, 'WORKSPACE_API_URL'),
     engineUrl: requiredEnv(env, 'WORKFLOW_ENGINE_URL'),
     serviceClientSecret: secret,
-    allowedOrigins: (env.CONSOLE_ALLOWED_ORIGINS ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-    introspectionCacheMs: cacheMs,
+    allowedOrigins: originList('CONSOLE_ALLOWED_ORIGINS', env.CONSOLE_ALLOWED_ORIGINS),
+    introspectionCacheMs: introspectionCacheMsFrom(env),
     traceUrlTemplate: parseTraceUrlTemplate(env.TRACE_URL_TEMPLATE),
     logLevel: env.LOG_LEVEL,
   };

@@ -1,7 +1,8 @@
 import { instanceGroupId, openBus } from '@flowdesk/bus';
 import { openDatabase, type Database } from '@flowdesk/db';
 import { requiredEnv, serviceTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
-import { buildApp, DEFAULT_MAX_BACKLOG, DEFAULT_RATE_LIMIT } from './app.ts';
+import { buildApp } from './app.ts';
+import { admissionFromEnv } from './config.ts';
 import { workspaceApiDirectory } from './adapters/workspace-directory.ts';
 
 // Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; off otherwise (docs/observability.md).
@@ -19,24 +20,10 @@ const token = serviceTokenSource({
   clientSecret: required('WEBHOOK_INGEST_CLIENT_SECRET'),
   audience: 'workspace-api',
 });
-const rate = (name: string, fallback: number) => {
-  const v = Number(process.env[name] || fallback);
-  if (!(v > 0)) throw new Error(`${name} must be a positive number`);
-  return v;
-};
-const backlogBound = () => {
-  const raw = process.env.WEBHOOK_MAX_BACKLOG;
-  const v = raw ? Number(raw) : DEFAULT_MAX_BACKLOG;
-  if (!Number.isSafeInteger(v) || v < 0) throw new Error('WEBHOOK_MAX_BACKLOG must be a whole number ≥ 0 (0 turns it off)');
-  return v;
-};
 const app = await buildApp({
   bus,
-  rateLimit: {
-    perSecond: rate('WEBHOOK_RATE_LIMIT_PER_SECOND', DEFAULT_RATE_LIMIT.perSecond),
-    burst: rate('WEBHOOK_RATE_LIMIT_BURST', DEFAULT_RATE_LIMIT.burst),
-  },
-  backlog: { maxBacklog: backlogBound() },
+  // WEBHOOK_RATE_LIMIT_PER_SECOND, WEBHOOK_RATE_LIMIT_BURST, WEBHOOK_MAX_BACKLOG.
+  ...admissionFromEnv(process.env),
   directory: workspaceApiDirectory({ workspaceApiUrl: required('WORKSPACE_API_URL'), token }),
   // Each replica keeps its own trigger cache, evicted by workflow.changed events: a group per process
   // (two on one host included), deleted when it closes.

@@ -1,5 +1,6 @@
 // The package entry: the embedded start builds this service in its own process.
 export { buildApp, ENGINE_GROUP, type WorkflowEngineDeps } from './app.ts';
+export { engineTuningFromEnv, type EngineTuning } from './config.ts';
 export { workspaceClient, type WorkspaceClient } from './adapters/workspace-client.ts';
 export { createGuardedHttpClient, type GuardedHttpClient } from './adapters/guarded-http.ts';
 export { migrateEngine, RunStore } from './adapters/run-store.ts';

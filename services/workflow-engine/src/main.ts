@@ -2,6 +2,7 @@ import { instanceGroupId, openBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
 import { requiredEnv, serviceTokenSource, userTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp, ENGINE_GROUP } from './app.ts';
+import { engineTuningFromEnv, positiveInteger } from './config.ts';
 import { createGuardedHttpClient } from './adapters/guarded-http.ts';
 import { migrateEngine } from './adapters/run-store.ts';
 import { workspaceClient } from './adapters/workspace-client.ts';
@@ -13,11 +14,6 @@ const tracing = startTracing({ serviceName: 'workflow-engine' });
 // The service's own process (its container's entrypoint): configuration from the environment
 // (docs/configuration.md). Kafka when KAFKA_BROKERS is set, else the embedded bus on DATABASE_URL.
 const required = (name: string) => requiredEnv(process.env, name);
-const positive = (name: string, fallback: number) => {
-  const v = Number(process.env[name] || fallback);
-  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer`);
-  return v;
-};
 
 /** CREDENTIALS_KEY (base64, 32 bytes), its id, and CREDENTIALS_PREVIOUS_KEYS `id:base64,…` for a rotation. */
 function credentialsKey() {
@@ -37,7 +33,7 @@ function credentialsKey() {
   return { key: decode('CREDENTIALS_KEY', raw), keyId: process.env.CREDENTIALS_KEY_ID || 'k1', previous };
 }
 
-const db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL'), poolMax: positive('DATABASE_POOL_MAX', 10) });
+const db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL'), poolMax: positiveInteger(process.env, 'DATABASE_POOL_MAX', 10) });
 if (process.env.MIGRATE_ON_START === 'true') await migrateEngine(db);
 const bus = await openBus('workflow-engine', async () => db);
 const http = createGuardedHttpClient({ policy: SsrfPolicy.fromEnv(process.env) });
@@ -59,13 +55,12 @@ const app = await buildApp({
   workspace,
   jwtPublicKeyPem: required('INTERNAL_JWT_PUBLIC_KEY'),
   credentialsKey: credentialsKey(),
-  concurrency: positive('ENGINE_CONCURRENCY', 256),
-  workflowConcurrency: positive('ENGINE_WORKFLOW_CONCURRENCY', 128),
+  // ENGINE_CONCURRENCY, ENGINE_WORKFLOW_CONCURRENCY, and SCHEDULER_POLL_MS: how often this replica looks
+  // for due schedule ticks (docs/triggers.md); 0 turns it off.
+  ...engineTuningFromEnv(process.env),
   // Every replica keeps its own definition cache, so each process follows workflow.changed in a group
   // of its own (two engines on one host included); app.ts subscribes with it as ephemeral.
   definitionsGroup: instanceGroupId(`${ENGINE_GROUP}.definitions`),
-  // Schedule triggers: how often this replica looks for due ticks (docs/triggers.md); 0 turns it off.
-  scheduler: { pollMs: process.env.SCHEDULER_POLL_MS === '0' ? 0 : positive('SCHEDULER_POLL_MS', 1_000) },
   logLevel: process.env.LOG_LEVEL,
 });
 // serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM /readyz

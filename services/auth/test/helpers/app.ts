@@ -1,3 +1,4 @@
+import { CONSOLE_CLIENT_HEADER } from '@flowdesk/contracts';
 import { createTestDatabase, type Database } from '@flowdesk/db';
 import { generateSigningKeys, listen, type Service, type SigningKeys } from '@flowdesk/service-kit';
 import { randomBytes } from 'node:crypto';
@@ -29,8 +30,15 @@ export interface TestAuth {
   newUser(): Promise<{ id: string; email: string; password: string }>;
   /** A key created directly in the domain (the HTTP API needs a key to start with). */
   newKey(userId: string, scope: 'mcp:read' | 'mcp:write', name?: string): Promise<{ id: string; secret: string }>;
-  /** JSON request; `token` becomes `Authorization: Bearer`. */
-  call<T = any>(method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<Res<T>>;
+  /**
+   * JSON request; `token` becomes `Authorization: Bearer`. A console session token (`fds_`) goes as
+   * the console edge sends it, with the console's credential beside it, unless `asConsole` is false.
+   */
+  call<T = any>(
+    method: string,
+    path: string,
+    opts?: { token?: string; body?: unknown; headers?: Record<string, string>; asConsole?: boolean },
+  ): Promise<Res<T>>;
   /** Form-encoded POST, authenticated as `service` (its configured secret) unless `auth` says otherwise. */
   form<T = any>(path: string, fields: Record<string, string>, auth?: { service?: string; header?: string | null }): Promise<Res<T>>;
   close(): Promise<void>;
@@ -124,6 +132,7 @@ export async function startTestAuth(options: TestAuthOptions = {}): Promise<Test
     async call(method, path, opts = {}) {
       const headers: Record<string, string> = { ...opts.headers };
       if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+      if (opts.token?.startsWith('fds_') && opts.asConsole !== false) headers[CONSOLE_CLIENT_HEADER] ??= basic('console', serviceClients.console);
       const init: RequestInit = { method, headers };
       if (opts.body !== undefined) {
         init.body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);

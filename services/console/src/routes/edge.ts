@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Audience, HttpError, allows, insufficientScopeMessage, type Access } from '@flowdesk/contracts';
+import { Audience, CONSOLE_CLIENT_HEADER, HttpError, allows, insufficientScopeMessage, type Access } from '@flowdesk/contracts';
 import { AuthUnavailableError, CredentialRejectedError, type AuthClient, type Principal, type Service } from '@flowdesk/service-kit';
 import type { Upstream, UpstreamAnswer } from '../adapters/upstream.ts';
 import { SESSION_COOKIE, clearedSessionCookie, readCookie, sessionCookie } from '../domain/cookies.ts';
@@ -11,6 +11,11 @@ export interface EdgeContext {
   auth: AuthClient;
   /** auth's HTTP API (/auth/v1): account routes, with the caller's own credential. */
   authApi: Upstream;
+  /**
+   * This service's HTTP Basic credential at auth, sent (as CONSOLE_CLIENT_HEADER) beside a browser's
+   * session token: auth takes a session token as a bearer from the console edge only.
+   */
+  consoleClientAuthorization: string;
   workspace: Upstream;
   /** The workflow engine: the runs API (upstreams.ts routes its paths there). */
   engine: Upstream;
@@ -35,8 +40,10 @@ const unauthorized = (message: string, error?: string) =>
 const crossOrigin = () => new HttpError('forbidden', 'Cross-origin requests may not change anything here');
 const badCsrf = () => new HttpError('forbidden', 'Missing or wrong X-CSRF-Token header: send the csrfToken of GET /api/v1/session with every change');
 
-// What the edge passes on from the caller to a service, and back: nothing that identifies the caller.
-const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 'user-agent', 'if-none-match', 'if-match'];
+// What the edge passes on from the caller to a service, and back: nothing that identifies the caller
+// (no Cookie, no Authorization, no X-Forwarded-For of the caller's own). Idempotency-Key: a retried or
+// double-clicked Run now starts one run (the engine keys the run on it).
+const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'accept-language', 'user-agent', 'if-none-match', 'if-match', 'idempotency-key'];
 const RELAYED_RESPONSE_HEADERS = [
   'content-type',
   'cache-control',
@@ -95,8 +102,11 @@ export function edgeRoutes(ctx: EdgeContext) {
     };
 
     const callAuth = async (req: FastifyRequest, method: string, path: string, authorization?: string): Promise<UpstreamAnswer> => {
+      const headers = headersFor(req, authorization);
+      // A session token only ever comes from the cookie (a bearer one was refused in authenticate).
+      if (authorization?.startsWith(`Bearer ${SESSION_PREFIX}`)) headers[CONSOLE_CLIENT_HEADER] = ctx.consoleClientAuthorization;
       try {
-        return await ctx.authApi.request({ method, path, headers: headersFor(req, authorization), body: bodyOf(req) });
+        return await ctx.authApi.request({ method, path, headers, body: bodyOf(req) });
       } catch {
         throw new HttpError('unavailable', 'The auth service is unavailable');
       }

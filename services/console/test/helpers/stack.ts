@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,10 +20,19 @@ export interface TestUser {
   writeKeyId: string;
 }
 
+/** A request as a service behind the edge received it. */
+export interface Received {
+  method: string;
+  url: string;
+  headers: http.IncomingHttpHeaders;
+}
+
 export interface ConsoleStack {
   /** The console (edge + pages) over loopback: what the ingress sends `/` and `/api/v1` to. */
   url: string;
   authUrl: string;
+  /** Every request the edge sent to auth (introspection and exchange included), as auth received it. */
+  authReceived: Received[];
   workspaceApiUrl: string;
   bus: EventBus;
   logs: string[];
@@ -33,7 +44,15 @@ export interface ConsoleStack {
  * auth + workspace-api + console on one test database over real loopback HTTP. The console serves a
  * small stand-in for the built front end (its own directory), so these tests do not need a build.
  */
-export async function startConsoleStack(opts: { publicBaseUrl?: string; introspectionCacheMs?: number; engineUrl?: string } = {}): Promise<ConsoleStack> {
+export async function startConsoleStack(
+  opts: {
+    publicBaseUrl?: string;
+    introspectionCacheMs?: number;
+    engineUrl?: string;
+    /** false: the edge gets no revocation events (a replica the event has not reached yet). */
+    revocationEvents?: boolean;
+  } = {},
+): Promise<ConsoleStack> {
   const test = await createTestDatabase();
   const db = test.db;
   await migrateWorkspace(db);
@@ -54,6 +73,20 @@ export async function startConsoleStack(opts: { publicBaseUrl?: string; introspe
   const auth = await buildAuth({ db, signingKeys, serviceClients: { console: consoleSecret }, publicBaseUrl, logLevel: 'debug', logStream, events: bus });
   apps.push(auth);
   const authUrl = await listen(auth, 0, '127.0.0.1');
+  // The edge reaches auth through a recording pass-through, so a test sees what auth received.
+  const authReceived: Received[] = [];
+  const tap = http.createServer((req, res) => {
+    authReceived.push({ method: req.method ?? '', url: req.url ?? '', headers: { ...req.headers } });
+    const target = new URL(authUrl);
+    const up = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((resolve) => tap.listen(0, '127.0.0.1', resolve));
+  const tapUrl = `http://127.0.0.1:${(tap.address() as AddressInfo).port}`;
   const api = await buildWorkspaceApi({ db, jwtPublicKeyPem: signingKeys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl, logLevel: 'silent' });
   apps.push(api);
   const workspaceApiUrl = await listen(api, 0, '127.0.0.1');
@@ -61,13 +94,13 @@ export async function startConsoleStack(opts: { publicBaseUrl?: string; introspe
   // pass a stand-in (edge-stream.test.ts).
   const edge = await buildApp({
     publicBaseUrl,
-    authUrl,
+    authUrl: tapUrl,
     workspaceApiUrl,
     engineUrl: opts.engineUrl ?? 'http://127.0.0.1:9',
     serviceClientSecret: consoleSecret,
     webRoot,
     introspectionCacheMs: opts.introspectionCacheMs ?? 30_000,
-    bus,
+    bus: opts.revocationEvents === false ? undefined : bus,
     logLevel: 'debug',
     logStream,
   });
@@ -78,6 +111,7 @@ export async function startConsoleStack(opts: { publicBaseUrl?: string; introspe
   return {
     url,
     authUrl,
+    authReceived,
     workspaceApiUrl,
     bus,
     logs,
@@ -91,6 +125,8 @@ export async function startConsoleStack(opts: { publicBaseUrl?: string; introspe
     },
     async close() {
       for (const app of [...apps].reverse()) await app.close().catch(() => {});
+      tap.closeAllConnections();
+      await new Promise((resolve) => tap.close(resolve));
       await bus.close();
       await authPrisma.$disconnect().catch(() => {});
       await test.close();

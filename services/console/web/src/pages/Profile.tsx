@@ -144,7 +144,7 @@ export function ProfilePage({ session, onSignedOut }: { session: SessionInfo; on
           }
         }}
       >
-        Every browser signed in to your account, including this one, will have to sign in again.
+        Every browser signed in to your account, including this one, will have to sign in again. API keys and connected apps keep working.
       </ConfirmDialog>
     </>
   );

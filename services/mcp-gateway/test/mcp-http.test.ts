@@ -6,7 +6,10 @@ import { listen } from '@flowdesk/service-kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { buildApp as buildGateway } from '../src/app.ts';
+import { launchChromium } from './helpers/browser.ts';
 import {
   MCP_PATH,
   connectClient,
@@ -526,6 +529,63 @@ describe('workflow tools in strict-schema shape', () => {
 });
 
 describe('CORS for browser-based clients (MCP_CORS_ORIGINS)', () => {
+  test('in chromium, a page on a configured origin speaks MCP as a 2026 client does (Mcp-Method, Mcp-Name on every request)', async () => {
+    // The page's own origin: a loopback server on another port (a different origin from the gateway's).
+    const page = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client</title>'));
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    const gwUrl = await stack.addGateway({ corsOrigins: [origin] });
+    const browser = await launchChromium();
+    try {
+      const tab = await browser.context.newPage();
+      const pageErrors: Error[] = [];
+      tab.on('pageerror', (e) => pageErrors.push(e));
+      await tab.goto(origin);
+      // Each request is the page's own fetch (an anonymous function: tsx would wrap a named one in a helper the page lacks).
+      const post = (body: object, headers: Record<string, string>) =>
+        tab.evaluate(
+          async ({ endpoint, body, headers }) => {
+            const res = await fetch(endpoint, {
+              method: 'POST',
+              headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers },
+              body: JSON.stringify(body),
+            });
+            const json = res.status === 202 ? null : ((await res.json()) as { result?: { structuredContent?: { items?: unknown[] } } });
+            return { status: res.status, session: res.headers.get('mcp-session-id'), items: json?.result?.structuredContent?.items };
+          },
+          { endpoint: `${gwUrl}${MCP_PATH}`, body, headers },
+        );
+      const base = { authorization: `Bearer ${user.readKey}`, 'mcp-protocol-version': '2025-06-18' };
+      const init = await post(
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '1' } },
+        },
+        { ...base, 'mcp-method': 'initialize' },
+      );
+      const session = { ...base, 'mcp-session-id': init.session ?? '' };
+      assert.equal(
+        (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...session, 'mcp-method': 'notifications/initialized' })).status,
+        202,
+      );
+      const call = await post(
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_projects', arguments: {} } },
+        { ...session, 'mcp-method': 'tools/call', 'mcp-name': 'list_projects' },
+      );
+      const result = { init: init.status, session: init.session, call: call.status, items: call.items };
+      assert.equal(result.init, 200);
+      assert.match(result.session ?? '', /^[A-Za-z0-9_-]{43}$/, 'the page reads Mcp-Session-Id');
+      assert.equal(result.call, 200);
+      assert.ok(Array.isArray(result.items));
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await browser.close();
+      await new Promise((resolve) => page.close(resolve));
+    }
+  });
+
   test('a configured origin gets the preflight and Mcp-Session-Id exposed; others are refused', async () => {
     const gw = await buildGateway(standaloneGatewayDeps(stack.db, { corsOrigins: ['https://inspector.example'] }));
     const gwUrl = await listen(gw, 0, '127.0.0.1');

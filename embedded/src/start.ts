@@ -17,7 +17,7 @@ import { loadOrCreateKeys, type EmbeddedKeys } from './keys.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createProxy, parseFrontTrust } from './proxy.ts';
 import { seedWelcome } from './seed.ts';
-import { closeServices, PUBLIC_ROUTES, SERVICE_NAMES, startServices, type RunningService } from './services.ts';
+import { closeServices, PUBLIC_ROUTES, SERVICE_NAMES, startServices, type RunningService, type ServiceName } from './services.ts';
 
 export interface Embedded {
   /** The public base URL: PUBLIC_BASE_URL, or the local one. */
@@ -30,6 +30,11 @@ export interface Embedded {
   userId: string;
   /** The one database every service uses here (tests read the engine's bookkeeping through it). */
   db: Database;
+  /**
+   * Each service's own loopback URL, behind the front (benchmarks compare one service with another
+   * without the front's hop: bench/mcp-latency.ts). Not public: workspace-api accepts internal tokens only.
+   */
+  serviceUrls: Readonly<Record<ServiceName, string>>;
   /** Closes the proxy, then every service, then the database. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -93,7 +98,8 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
     metrics = await listenEmbeddedMetrics(config, services);
     await seedOnce({ home: config.home, keys, userId, workspaceApiUrl: backends.get('workspace-api')!, baseUrl, log });
     await updateDevFile(config.home, { baseUrl, userId });
-    return { baseUrl, localUrl, metricsUrl: metrics.url, userId, db: database.db, close };
+    const serviceUrls = Object.fromEntries(services.map((s) => [s.name, s.url])) as Record<ServiceName, string>;
+    return { baseUrl, localUrl, metricsUrl: metrics.url, userId, db: database.db, serviceUrls, close };
   } catch (err) {
     await close().catch(() => {});
     throw err;

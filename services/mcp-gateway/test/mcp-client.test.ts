@@ -250,6 +250,34 @@ describe('errors', () => {
   });
 });
 
+test('projectId null on list_tasks, list_calendar_entries and list_notes means any project, as leaving it out does (models send null for a filter they do not want)', async () => {
+  const { client: c } = await connectClient(stack.gatewayUrl, (await stack.newUser()).writeKey);
+  try {
+    const project = await call(c, 'create_project', { name: 'Null filter' });
+    await call(c, 'create_task', { title: 'in the project', projectId: project.id });
+    await call(c, 'create_task', { title: 'in the inbox' });
+    await call(c, 'create_calendar_entry', { title: 'meeting', startsAt: new Date(Date.now() + 3_600_000).toISOString(), projectId: project.id });
+    await call(c, 'create_note', { title: 'loose note', content: 'x' });
+    for (const [name, count] of [
+      ['list_tasks', 2],
+      ['list_calendar_entries', 1],
+      ['list_notes', 1],
+    ] as const) {
+      const withNull = await call(c, name, { projectId: null });
+      assert.equal(withNull.items.length, count, name);
+      assert.deepEqual(withNull, await call(c, name, {}), `${name}: null is the same as no filter`);
+    }
+    assert.equal((await call(c, 'list_tasks', { projectId: project.id })).items.length, 1, 'a project id still filters');
+    const { tools } = await c.listTools();
+    for (const name of ['list_tasks', 'list_calendar_entries', 'list_notes']) {
+      const described = (tools.find((t) => t.name === name)!.inputSchema.properties as Record<string, { description: string }>).projectId!.description;
+      assert.match(described, /null or omitted: any project/, name);
+    }
+  } finally {
+    await c.close();
+  }
+});
+
 test('SSE answer mode: the same calls answered as text/event-stream', async () => {
   const { client: sse } = await connectClient(stack.gatewayUrl, owner.writeKey, { sse: true });
   try {

@@ -3,8 +3,24 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { listen } from '@flowdesk/service-kit';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { buildApp as buildGateway } from '../src/app.ts';
-import { connectClient, initializeBody, openRawSession, rawMcp, standaloneGatewayDeps, startStack, type Stack, type TestUser } from './helpers/stack.ts';
+import { launchChromium } from './helpers/browser.ts';
+import {
+  MCP_PATH,
+  connectClient,
+  initializeBody,
+  openRawSession,
+  rawMcp,
+  standaloneGatewayDeps,
+  startStack,
+  type Stack,
+  type TestUser,
+} from './helpers/stack.ts';
 
 let stack: Stack;
 let user: TestUser;
@@ -192,7 +208,7 @@ describe('authentication and scopes', () => {
     assert.equal(res.status, 401);
     assert.match(res.headers.get('www-authenticate') ?? '', /resource_metadata=/);
   });
-  test('a read key may call read tools; a write tool → HTTP 403 with the error body and insufficient_scope', async () => {
+  test('a read key may call read tools; a write tool → HTTP 403 with the error body and no step-up challenge (an API key cannot step up)', async () => {
     const session = await openRawSession(url, user.readKey);
     const read = await rawMcp(url, toolCall('list_projects', {}), withSession(user.readKey, session));
     assert.equal(read.status, 200);
@@ -202,10 +218,8 @@ describe('authentication and scopes', () => {
     assert.deepEqual(Object.keys(res.body).sort(), ['error', 'message']);
     assert.equal(res.body.error, 'forbidden');
     assert.match(res.body.message, /requires the mcp:write scope/);
-    assert.equal(
-      res.headers.get('www-authenticate'),
-      `Bearer error="insufficient_scope", scope="mcp:read mcp:write", resource_metadata="${RESOURCE_METADATA}"`,
-    );
+    // OAuth access tokens keep the insufficient_scope challenge (oauth-e2e.test.ts); an API key gets none.
+    assert.equal(res.headers.get('www-authenticate'), null);
     // Through the SDK client the 403 surfaces as an error, and nothing was written.
     const { client } = await connectClient(url, user.readKey);
     await assert.rejects(
@@ -215,6 +229,49 @@ describe('authentication and scopes', () => {
     const tasks = await client.callTool({ name: 'list_tasks', arguments: {} });
     assert.deepEqual((tasks.structuredContent as { items: unknown[] }).items, []);
     await client.close();
+  });
+  test('a client holding a read API key and an OAuth provider (as mcp-remote does) meets the 403 and starts no OAuth flow', async () => {
+    // mcp-remote passes `--header "Authorization: Bearer <key>"` and always has an auth provider: the
+    // step-up challenge used to send it through discovery and registration to a consent page that
+    // cannot widen an API key. Every request it makes is recorded; none may leave the MCP endpoint.
+    const requested: string[] = [];
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const target = new URL(input instanceof Request ? input.url : String(input));
+      requested.push(`${init?.method ?? 'GET'} ${target.pathname}`);
+      if (target.origin !== new URL(url).origin) throw new Error(`the client left the MCP endpoint for ${target.href}`);
+      return fetch(input, init);
+    };
+    const oauthCalls: string[] = [];
+    const provider: OAuthClientProvider = {
+      redirectUrl: 'http://127.0.0.1:1/callback',
+      clientMetadata: { client_name: 'mcp-remote-like', redirect_uris: ['http://127.0.0.1:1/callback'] },
+      clientInformation: () => undefined,
+      saveClientInformation: () => void oauthCalls.push('saveClientInformation'),
+      tokens: () => undefined,
+      saveTokens: () => void oauthCalls.push('saveTokens'),
+      redirectToAuthorization: () => void oauthCalls.push('redirectToAuthorization'),
+      saveCodeVerifier: () => void oauthCalls.push('saveCodeVerifier'),
+      codeVerifier: () => '',
+    };
+    const client = new Client({ name: 'mcp-remote-like', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${url}${MCP_PATH}`), {
+        authProvider: provider,
+        requestInit: { headers: bearer(user.readKey) },
+        fetch: recordingFetch,
+      }),
+    );
+    try {
+      requested.length = 0;
+      await assert.rejects(
+        client.callTool({ name: 'create_task', arguments: { title: 'x' } }),
+        (e: Error & { code?: number }) => e.code === 403 && /mcp:write scope/.test(e.message),
+      );
+      assert.deepEqual(requested, [`POST ${MCP_PATH}`], 'one request, no discovery');
+      assert.deepEqual(oauthCalls, [], 'no registration, no authorization');
+    } finally {
+      await client.close();
+    }
   });
   test('no credential, service secret or internal token ever appears in the logs', async () => {
     const { client } = await connectClient(url, user.writeKey);
@@ -333,6 +390,57 @@ describe('JSON-RPC edge cases', () => {
     }
   });
 
+  test('error messages on the wire carry no "MCP error <code>: " prefix (the client adds its own): raw, and once through the SDK client', async () => {
+    const session = await openRawSession(url, user.readKey);
+    for (const [body, code, message] of [
+      [rawToolCall('list_projects', { colour: 1 }), -32602, /^Invalid arguments for tool list_projects: colour is not a known property/],
+      [rawToolCall('no_such_tool', {}), -32602, /^Unknown tool: no_such_tool$/],
+      [
+        { jsonrpc: '2.0', id: 9, method: 'resources/read', params: { uri: 'flowdesk://nothing/here' } },
+        -32002,
+        /^Resource not found: flowdesk:\/\/nothing\/here$/,
+      ],
+      [{ jsonrpc: '2.0', id: 9, method: 'prompts/get', params: { name: 'no_such_prompt' } }, -32602, /^Unknown prompt: no_such_prompt$/],
+    ] as const) {
+      const res = await rawMcp(url, body, withSession(user.readKey, session));
+      assert.equal(res.status, 200);
+      assert.equal(res.body.id, 9);
+      assert.equal(res.body.error.code, code);
+      assert.match(res.body.error.message, message);
+    }
+    const { client } = await connectClient(url, user.readKey);
+    try {
+      await assert.rejects(
+        client.callTool({ name: 'no_such_tool', arguments: {} }),
+        (e: Error) => e.message === 'MCP error -32602: Unknown tool: no_such_tool',
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("HTTP-level JSON-RPC errors answer the request's id when it is known (null only when it is not)", async () => {
+    const session = await openRawSession(url, user.readKey);
+    const list = { jsonrpc: '2.0', id: 'req-7', method: 'tools/list' };
+    for (const [what, body, headers, status] of [
+      ['unknown session', list, withSession(user.readKey, 'x'.repeat(43)), 404],
+      ['no session id', list, bearer(user.readKey), 400],
+      ['unsupported MCP-Protocol-Version', list, { ...withSession(user.readKey, session), 'mcp-protocol-version': '1999-01-01' }, 400],
+      ['Accept without SSE', list, { ...withSession(user.readKey, session), accept: 'application/json' }, 406],
+      ['params not an object', { ...list, params: [] }, withSession(user.readKey, session), 400],
+    ] as const) {
+      const res = await rawMcp(url, body, headers);
+      assert.equal(res.status, status, `${what}: ${res.text}`);
+      assert.equal(res.body.id, 'req-7', what);
+    }
+    const numeric = await rawMcp(url, ping(42), withSession(user.readKey, 'x'.repeat(43)));
+    assert.equal(numeric.body.id, 42);
+    // Not known: a body that is not JSON, a batch, a notification.
+    assert.equal((await rawMcp(url, '{"id": 5,', withSession(user.readKey, session))).body.id, null);
+    assert.equal((await rawMcp(url, [ping(1), ping(2)], withSession(user.readKey, session))).body.id, null);
+    assert.equal((await rawMcp(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, withSession(user.readKey, 'x'.repeat(43)))).body.id, null);
+  });
+
   test('validation messages name the property', async () => {
     const { client } = await connectClient(url, user.writeKey);
     try {
@@ -422,23 +530,86 @@ describe('workflow tools in strict-schema shape', () => {
 });
 
 describe('CORS for browser-based clients (MCP_CORS_ORIGINS)', () => {
+  test('in chromium, a page on a configured origin speaks MCP as a 2026 client does (Mcp-Method, Mcp-Name on every request)', async () => {
+    // The page's own origin: a loopback server on another port (a different origin from the gateway's).
+    const page = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>client</title>'));
+    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(page.address() as AddressInfo).port}`;
+    const gwUrl = await stack.addGateway({ corsOrigins: [origin] });
+    const browser = await launchChromium();
+    try {
+      const tab = await browser.context.newPage();
+      const pageErrors: Error[] = [];
+      tab.on('pageerror', (e) => pageErrors.push(e));
+      await tab.goto(origin);
+      // Each request is the page's own fetch (an anonymous function: tsx would wrap a named one in a helper the page lacks).
+      const post = (body: object, headers: Record<string, string>) =>
+        tab.evaluate(
+          async ({ endpoint, body, headers }) => {
+            const res = await fetch(endpoint, {
+              method: 'POST',
+              headers: { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...headers },
+              body: JSON.stringify(body),
+            });
+            const json = res.status === 202 ? null : ((await res.json()) as { result?: { structuredContent?: { items?: unknown[] } } });
+            return { status: res.status, session: res.headers.get('mcp-session-id'), items: json?.result?.structuredContent?.items };
+          },
+          { endpoint: `${gwUrl}${MCP_PATH}`, body, headers },
+        );
+      const base = { authorization: `Bearer ${user.readKey}`, 'mcp-protocol-version': '2025-06-18' };
+      const init = await post(
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '1' } },
+        },
+        { ...base, 'mcp-method': 'initialize' },
+      );
+      const session = { ...base, 'mcp-session-id': init.session ?? '' };
+      assert.equal(
+        (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...session, 'mcp-method': 'notifications/initialized' })).status,
+        202,
+      );
+      const call = await post(
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_projects', arguments: {} } },
+        { ...session, 'mcp-method': 'tools/call', 'mcp-name': 'list_projects' },
+      );
+      const result = { init: init.status, session: init.session, call: call.status, items: call.items };
+      assert.equal(result.init, 200);
+      assert.match(result.session ?? '', /^[A-Za-z0-9_-]{43}$/, 'the page reads Mcp-Session-Id');
+      assert.equal(result.call, 200);
+      assert.ok(Array.isArray(result.items));
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await browser.close();
+      await new Promise((resolve) => page.close(resolve));
+    }
+  });
+
   test('a configured origin gets the preflight and Mcp-Session-Id exposed; others are refused', async () => {
     const gw = await buildGateway(standaloneGatewayDeps(stack.db, { corsOrigins: ['https://inspector.example'] }));
     const gwUrl = await listen(gw, 0, '127.0.0.1');
     try {
-      const preflight = await fetch(`${gwUrl}/functions/v1/mcp-server-v2`, {
-        method: 'OPTIONS',
-        headers: {
-          origin: 'https://inspector.example',
-          'access-control-request-method': 'POST',
-          'access-control-request-headers': 'authorization, mcp-protocol-version, content-type',
-        },
-      });
-      assert.equal(preflight.status, 204);
-      assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://inspector.example');
-      const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase();
-      for (const h of ['authorization', 'mcp-protocol-version', 'content-type', 'mcp-session-id', 'last-event-id']) assert.ok(allowed.includes(h), h);
-      assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+      // What a browser client sends before its requests: a 2025-06-18 one (the SDK 1.x), a 2025-11-25
+      // one resuming a stream, and a 2026 one (SEP-2243's Mcp-Method and Mcp-Name on every request; the
+      // AI SDK in Chromium failed with "Request header field mcp-method is not allowed").
+      for (const requested of [
+        'authorization, mcp-protocol-version, content-type',
+        'authorization, content-type, last-event-id, mcp-protocol-version, mcp-session-id',
+        'authorization, content-type, mcp-method, mcp-name, mcp-protocol-version, mcp-session-id',
+      ]) {
+        const preflight = await fetch(`${gwUrl}/functions/v1/mcp-server-v2`, {
+          method: 'OPTIONS',
+          headers: { origin: 'https://inspector.example', 'access-control-request-method': 'POST', 'access-control-request-headers': requested },
+        });
+        assert.equal(preflight.status, 204);
+        assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://inspector.example');
+        // As the browser checks it: every requested header is one of the allowed names (case-insensitive).
+        const allowed = new Set((preflight.headers.get('access-control-allow-headers') ?? '').split(',').map((h) => h.trim().toLowerCase()));
+        for (const h of requested.split(', ')) assert.ok(allowed.has(h), `${h} is not allowed: ${[...allowed].join(', ')}`);
+        assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+      }
 
       const init = await rawMcp(gwUrl, initializeBody(), { origin: 'https://inspector.example' });
       assert.equal(init.status, 200);
@@ -449,6 +620,7 @@ describe('CORS for browser-based clients (MCP_CORS_ORIGINS)', () => {
       assert.equal(get.status, 401);
       assert.equal(get.headers.get('access-control-allow-origin'), 'https://inspector.example');
       assert.match(get.headers.get('access-control-expose-headers') ?? '', /WWW-Authenticate/i);
+      assert.match(get.headers.get('access-control-expose-headers') ?? '', /Retry-After/i, 'a 429 or 503 says when to retry');
 
       const evil = await fetch(`${gwUrl}/functions/v1/mcp-server-v2`, {
         method: 'OPTIONS',

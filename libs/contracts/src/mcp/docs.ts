@@ -37,7 +37,9 @@ export function renderMcpToolsDoc(): string {
     `Endpoint: \`{base_url}/functions/v1/mcp-server-v2\`. ${TOOLS.length} tools in ${TOOL_DOMAINS.length} domains, ` +
       `${RESOURCES.length + RESOURCE_TEMPLATES.length} resources (${RESOURCES.length} static, ${RESOURCE_TEMPLATES.length} templated), ${PROMPTS.length} prompts.`,
     'Read tools need `mcp:read` (or `mcp:write`); write tools need `mcp:write`. Every tool returns `structuredContent` ' +
-      'matching its output schema and the same JSON as a text block. Full input and output schemas: `tools/list`.',
+      "matching its output schema and the same JSON as a text block. `tools/list` carries each tool's full input schema but " +
+      'no output schema (they would more than double the listing a model reads); the output schemas are in ' +
+      "`libs/contracts/src/mcp/tools.ts`, and the gateway's tests check every result against them.",
     '',
     '## Tools',
     '',

@@ -116,7 +116,7 @@ const PROPERTY_DESCRIPTIONS: Record<string, string> = {
   name: 'Name.',
   description: 'Description.',
   color: 'Color, #rrggbb.',
-  projectId: 'Project id; null for none (the inbox).',
+  projectId: 'Project id; null for none.',
   inbox: 'true: only tasks without a project.',
   priority: 'Priority.',
   tag: 'A tag.',
@@ -189,6 +189,13 @@ const taskId = withId('taskId', 'Id of the task (from list_tasks or search_works
 const entryId = withId('entryId', 'Id of the calendar entry (from list_calendar_entries).');
 const noteId = withId('noteId', 'Id of the note (from list_notes or search_notes).');
 const workflowId = withId('workflowId', 'Id of the workflow (from list_workflows).');
+/**
+ * The project filter of list_tasks, list_calendar_entries and list_notes. Models often send null for
+ * a filter they do not want, so null is accepted and means what leaving it out means: any project
+ * (workspace-api's query string drops it).
+ */
+const projectFilter = (ofWhat: string) =>
+  Type.Optional(Type.Union([Uuid, Type.Null()], { description: `Only ${ofWhat} of this project; null or omitted: any project.` }));
 
 const Agenda = Type.Object({
   date: DateOnly,
@@ -267,7 +274,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       description:
         'List and filter tasks: by project (projectId, or inbox=true for tasks without a project), status, priority, tag, due-date range (dueBefore/dueAfter, YYYY-MM-DD), overdue=true, or text (q). sort: created_desc (default), due_asc, priority_desc, updated_desc. Returns { items, nextCursor }.',
       access: 'read',
-      input: ListTasksQuery,
+      input: Type.Object({ ...ListTasksQuery.properties, projectId: projectFilter('tasks') }, strict),
       output: pageOf(Task),
     },
     {
@@ -342,7 +349,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       description:
         'List calendar entries by start time. from/to (ISO date-times) select entries overlapping that window; filter by projectId or text (q). Returns { items, nextCursor }.',
       access: 'read',
-      input: ListCalendarQuery,
+      input: Type.Object({ ...ListCalendarQuery.properties, projectId: projectFilter('entries') }, strict),
       output: pageOf(CalendarEntry),
     },
     {
@@ -387,7 +394,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       title: 'List notes',
       description: 'List notes, newest first; filter by projectId, tag, pinned or text (q). Returns { items, nextCursor } with full note content.',
       access: 'read',
-      input: ListNotesQuery,
+      input: Type.Object({ ...ListNotesQuery.properties, projectId: projectFilter('notes') }, strict),
       output: pageOf(Note),
     },
     {

@@ -92,7 +92,40 @@ export function invalidMessageReason(body: unknown): string {
   return 'expected a JSON-RPC 2.0 message';
 }
 
-export const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0' as const, error: { code, message }, id: null });
+export type JsonRpcId = string | number | null;
+
+/** An HTTP-level JSON-RPC error; `id` is the request's when it is known (one request with a string or number id), else null. */
+export const jsonRpcError = (code: number, message: string, id: JsonRpcId = null) => ({ jsonrpc: '2.0' as const, error: { code, message }, id });
+
+/** The id of the one request in a parsed body, or null (a batch, a notification, no usable id). */
+export function requestIdOf(body: unknown): JsonRpcId {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return null;
+  const id = (body as { id?: unknown }).id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+/** requestIdOf for a body not parsed yet (the 406/415 answers come before parsing): best effort, null when it is not JSON. */
+export function requestIdOfText(text: unknown): JsonRpcId {
+  if (typeof text !== 'string' || text === '') return null;
+  try {
+    return requestIdOf(JSON.parse(text));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The SDK's McpError puts "MCP error <code>: " in front of its message, and the Server sends that
+ * message as the JSON-RPC error's; a client SDK adds the prefix again on its side, so users saw
+ * "MCP error -32602: MCP error -32602: Invalid arguments…". The message on the wire is without it.
+ */
+export function withoutSdkErrorPrefix<T>(message: T): T {
+  const error = (message as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+  if (!error || typeof error.message !== 'string') return message;
+  const prefix = `MCP error ${String(error.code)}: `;
+  if (!error.message.startsWith(prefix)) return message;
+  return { ...message, error: { ...error, message: error.message.slice(prefix.length) } };
+}
 
 const kindOf = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? 'a string' : typeof v);
 

@@ -2,10 +2,16 @@ import { MCP_PATH } from '@flowdesk/contracts';
 import type { Service } from '@flowdesk/service-kit';
 import { PROTECTED_RESOURCE_METADATA_PATH } from './well-known.ts';
 
-/** What a browser MCP client sends besides the CORS-safelisted headers. */
-export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID';
-/** What its script may read from our answers: the session id and the OAuth challenge. */
-export const CORS_EXPOSED_HEADERS = 'Mcp-Session-Id, WWW-Authenticate';
+/**
+ * What a browser MCP client sends besides the CORS-safelisted headers: the bearer token, the JSON
+ * body's type, the protocol version and session id (2025-03-26 on), the SSE resumption id, and the
+ * standard request headers of SEP-2243 that 2026 clients send on every request (`Mcp-Method`, and
+ * `Mcp-Name` for tools/call, prompts/get, resources/read). `Mcp-Param-*` headers are sent only for
+ * tool parameters declared with `x-mcp-header`, which no Flowdesk tool declares.
+ */
+export const CORS_ALLOWED_HEADERS = 'Authorization, Content-Type, Mcp-Protocol-Version, Mcp-Session-Id, Mcp-Method, Mcp-Name, Last-Event-ID';
+/** What its script may read from our answers: the session id, the OAuth challenge, and when to retry (429, 503). */
+export const CORS_EXPOSED_HEADERS = 'Mcp-Session-Id, WWW-Authenticate, Retry-After';
 const METHODS = 'GET, POST, DELETE, OPTIONS';
 const PATHS = [MCP_PATH, PROTECTED_RESOURCE_METADATA_PATH, '/.well-known/oauth-protected-resource'];
 

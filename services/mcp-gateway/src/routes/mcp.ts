@@ -2,6 +2,7 @@ import { sessionsClosed, sessionsOpened } from '../adapters/telemetry.ts';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { Audience, MCP_PATH, TOOLS_BY_NAME, allows, insufficientScopeMessage, type Access } from '@flowdesk/contracts';
 import type { Service } from '@flowdesk/service-kit';
 import { AuthUnavailableError, CredentialRejectedError, createRateLimiter, type AuthClient, type RateLimit } from '@flowdesk/service-kit';
@@ -15,6 +16,10 @@ import {
   toolCallParamsProblem,
   isJsonContentType,
   jsonRpcError,
+  requestIdOf,
+  requestIdOfText,
+  withoutSdkErrorPrefix,
+  type JsonRpcId,
   negotiateVersion,
   originAllowed,
   prefersSse,
@@ -45,8 +50,18 @@ const BATCHING_REMOVED_FROM = '2025-06-18';
 
 const SESSION_HEADER = 'mcp-session-id';
 
+/** Introspection's token_type of an OAuth access token (an API key's is `api_key`). */
+const OAUTH_TOKEN_TYPE = 'Bearer';
+
 /** The scopes a new authorization should ask for (MCP step-up): everything the call needs, read included. */
 const scopeFor = (access: Access) => (access === 'write' ? 'mcp:read mcp:write' : 'mcp:read');
+
+/** The SDK's stateless transport, sending error messages without the SDK's "MCP error <code>: " prefix (http-protocol.ts). */
+class GatewayTransport extends WebStandardStreamableHTTPServerTransport {
+  override send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
+    return super.send(withoutSdkErrorPrefix(message), options);
+  }
+}
 
 /** Answers an HTTP-level refusal; `done` tells the handler to stop. */
 class Refusal extends Error {
@@ -68,14 +83,22 @@ export function mcpRoutes(ctx: McpRouteContext) {
   const resourceMetadata = `${ctx.publicBaseUrl}${PROTECTED_RESOURCE_METADATA_PATH}`;
   const unauthorized = (message: string) =>
     new Refusal(401, { error: 'unauthorized', message }, { 'www-authenticate': `Bearer resource_metadata="${resourceMetadata}"` });
-  const forbidden = (access: Access) =>
+  /**
+   * 403 for a credential without the scope a call needs. Only an OAuth access token gets MCP's
+   * step-up challenge (insufficient_scope + resource_metadata: the client re-authorizes asking for
+   * the challenge's scope). An API key cannot step up, and the challenge sent a client holding one
+   * (mcp-remote) into an OAuth consent that could not help: it gets the 403 and its body alone.
+   */
+  const forbidden = (principal: Principal, access: Access) =>
     new Refusal(
       403,
       { error: 'forbidden', message: insufficientScopeMessage(access) },
-      { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scopeFor(access)}", resource_metadata="${resourceMetadata}"` },
+      principal.tokenType === OAUTH_TOKEN_TYPE
+        ? { 'www-authenticate': `Bearer error="insufficient_scope", scope="${scopeFor(access)}", resource_metadata="${resourceMetadata}"` }
+        : {},
     );
-  const badRequest = (message: string) => new Refusal(400, jsonRpcError(-32000, `Bad Request: ${message}`));
-  const sessionNotFound = () => new Refusal(404, jsonRpcError(-32001, 'Session not found: initialize a new session'));
+  const badRequest = (message: string, id: JsonRpcId) => new Refusal(400, jsonRpcError(-32000, `Bad Request: ${message}`, id));
+  const sessionNotFound = (id: JsonRpcId) => new Refusal(404, jsonRpcError(-32001, 'Session not found: initialize a new session', id));
   const anonymousInitializes = createRateLimiter(ctx.anonymousInitializeLimit, ctx.now);
 
   const checkOrigin = (req: FastifyRequest) => {
@@ -104,17 +127,18 @@ export function mcpRoutes(ctx: McpRouteContext) {
       throw err;
     }
     if (!principal) throw unauthorized('Invalid, revoked or expired token');
-    if (!allows(principal.scope, 'read')) throw forbidden('read');
+    if (!allows(principal.scope, 'read')) throw forbidden(principal, 'read');
     return { principal, token };
   }
 
-  async function requireSession(req: FastifyRequest, principal: Principal): Promise<string> {
+  /** `requestId`: the JSON-RPC id the HTTP-level errors answer (null when there is none, as for DELETE). */
+  async function requireSession(req: FastifyRequest, principal: Principal, requestId: JsonRpcId): Promise<string> {
     const id = req.headers[SESSION_HEADER];
-    if (typeof id !== 'string' || id === '') throw badRequest('Mcp-Session-Id header is required');
+    if (typeof id !== 'string' || id === '') throw badRequest('Mcp-Session-Id header is required', requestId);
     const check = await useSession(ctx.sessions, id, principal, ctx.now());
     if (!check.ok) {
       if (check.reason === 'foreign') req.log.warn('session used by another credential: refused as unknown');
-      throw sessionNotFound();
+      throw sessionNotFound(requestId);
     }
     return id;
   }
@@ -125,7 +149,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
    * for a new authorization with the challenge's scope (docs/auth.md). API keys cannot step up.
    */
   async function recordStepUp(req: FastifyRequest, caller: { principal: Principal; token: string }, access: Access): Promise<void> {
-    if (ctx.conformance || caller.principal.tokenType !== 'Bearer') return;
+    if (ctx.conformance || caller.principal.tokenType !== OAUTH_TOKEN_TYPE) return;
     try {
       await ctx.auth.requestStepUp(caller.token, scopeFor(access));
     } catch (err) {
@@ -138,10 +162,10 @@ export function mcpRoutes(ctx: McpRouteContext) {
   async function post(req: FastifyRequest, reply: FastifyReply) {
     checkOrigin(req);
     if (!acceptsBoth(req.headers.accept)) {
-      throw new Refusal(406, jsonRpcError(-32000, 'Not Acceptable: Accept must list both application/json and text/event-stream'));
+      throw new Refusal(406, jsonRpcError(-32000, 'Not Acceptable: Accept must list both application/json and text/event-stream', requestIdOfText(req.body)));
     }
     if (!isJsonContentType(req.headers['content-type'])) {
-      throw new Refusal(415, jsonRpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json'));
+      throw new Refusal(415, jsonRpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json', requestIdOfText(req.body)));
     }
     let parsed: unknown;
     try {
@@ -149,8 +173,9 @@ export function mcpRoutes(ctx: McpRouteContext) {
     } catch {
       throw new Refusal(400, jsonRpcError(-32700, 'Parse error: the body is not valid JSON'));
     }
+    const requestId = requestIdOf(parsed);
     const messages = asMessages(parsed);
-    if (!messages) throw new Refusal(400, jsonRpcError(-32600, `Invalid Request: ${invalidMessageReason(parsed)}`));
+    if (!messages) throw new Refusal(400, jsonRpcError(-32600, `Invalid Request: ${invalidMessageReason(parsed)}`, requestId));
     const init = messages.find((m) => m.method === 'initialize');
     if (init && messages.length > 1) throw new Refusal(400, jsonRpcError(-32600, 'Invalid Request: initialize must be sent alone'));
     // The token before the protocol-version and batch checks: a client without one must meet the
@@ -159,7 +184,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
     const caller = await authenticate(req, !init);
     const version = init ? undefined : requestProtocolVersion(headerOf(req, 'mcp-protocol-version'));
     if (!init && version === undefined) {
-      throw badRequest(`Unsupported MCP-Protocol-Version: ${headerOf(req, 'mcp-protocol-version')}`);
+      throw badRequest(`Unsupported MCP-Protocol-Version: ${headerOf(req, 'mcp-protocol-version')}`, requestId);
     }
     if (Array.isArray(parsed) && version !== undefined && version >= BATCHING_REMOVED_FROM) {
       throw new Refusal(400, jsonRpcError(-32600, `Invalid Request: MCP ${version} does not allow JSON-RPC batches; send one message per request`));
@@ -179,13 +204,13 @@ export function mcpRoutes(ctx: McpRouteContext) {
     if (init) {
       sessionId = await openSession(init, caller?.principal);
     } else {
-      sessionId = await requireSession(req, caller!.principal);
+      sessionId = await requireSession(req, caller!.principal, requestId);
       if (ctx.conformance?.deliverResponses(sessionId, messages)) return reply.code(202).send();
       for (const m of messages) {
         const tool = m.method === 'tools/call' ? TOOLS_BY_NAME.get(String(m.params?.name)) : undefined;
         if (tool && !allows(caller!.principal.scope, tool.access)) {
           await recordStepUp(req, caller!, tool.access);
-          throw forbidden(tool.access);
+          throw forbidden(caller!.principal, tool.access);
         }
       }
       // Answered here because the SDK would refuse these with a raw validator dump (-32603).
@@ -252,7 +277,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
         (err) => req.log.error({ err }, 'MCP handler failed'),
       );
     // The fixtures send progress, log messages and sampling/elicitation requests mid-call: only SSE carries them.
-    const transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new GatewayTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: !ctx.conformance && !prefersSse(req.headers.accept),
     });
@@ -287,7 +312,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
   async function remove(req: FastifyRequest, reply: FastifyReply) {
     checkOrigin(req);
     const caller = await authenticate(req, true);
-    const id = await requireSession(req, caller!.principal);
+    const id = await requireSession(req, caller!.principal, null);
     await ctx.sessions.delete(hashSessionId(id));
     sessionsClosed.inc();
     ctx.conformance?.sessionEnded(id);

@@ -59,7 +59,8 @@ export interface Stack {
   publicBaseUrl: string;
   /** Every log line of every service, to prove no credential appears in them. */
   logs: string[];
-  addGateway(): Promise<string>;
+  /** Another gateway on the same database, clock and bus; `overrides` change its deps (e.g. corsOrigins). */
+  addGateway(overrides?: Partial<McpGatewayDeps>): Promise<string>;
   newUser(): Promise<TestUser>;
   revoke(userId: string, keyId: string): Promise<void>;
   /** Moves the shared clock (gateway sessions and caches; auth). */
@@ -122,7 +123,7 @@ export async function startStack(): Promise<Stack> {
   apps.push(engine);
   const engineUrl = await listen(engine, 0, '127.0.0.1');
 
-  const addGateway = async () => {
+  const addGateway = async (overrides: Partial<McpGatewayDeps> = {}) => {
     const gw = await buildGateway({
       db,
       publicBaseUrl,
@@ -134,6 +135,7 @@ export async function startStack(): Promise<Stack> {
       logStream,
       clock,
       bus,
+      ...overrides,
     });
     apps.push(gw);
     return listen(gw, 0, '127.0.0.1');

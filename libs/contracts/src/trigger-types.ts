@@ -17,9 +17,9 @@ const Fields = Type.Record(Type.String(), Type.Unknown());
 const FieldsOrNull = Type.Union([Fields, Type.Null()]);
 
 /** A webhook run: the request body, any JSON object. */
-export const WebhookPayload = Fields;
+const WebhookPayload = Fields;
 /** A manual run (Run now, run again, MCP's runNow): the payload given, any JSON object ({} without one). */
-export const ManualPayload = Fields;
+const ManualPayload = Fields;
 export const SchedulePayload = Type.Object({
   /** The tick this run is for. */
   scheduledFor: DateTime,

@@ -1,4 +1,4 @@
-import Type, { type Static, type TSchema } from 'typebox';
+import Type, { type TSchema } from 'typebox';
 import { DateOnly, Page, PageQuery, SearchText, Tags, Uuid } from '../common.ts';
 import type { Access } from '../scopes.ts';
 import { CreateProject, ListProjectsQuery, Project, ProjectWithCounts, UpdateProject } from '../entities/projects.ts';
@@ -62,7 +62,7 @@ export interface ToolDefinition<N extends string = string, I extends TSchema = T
   /** read → mcp:read is enough; write → needs mcp:write (SPEC.md section 5). */
   access: Access;
   annotations: ToolAnnotations;
-  /** The input schema as TypeBox: what a handler's arguments are typed from (ToolArgs). */
+  /** The input schema as TypeBox: what a handler's arguments are typed from (Static<>, defineTool). */
   input: I;
   inputSchema: JsonSchemaObject;
   outputSchema: JsonSchemaObject;
@@ -210,7 +210,7 @@ const Upcoming = Type.Object({
 
 /**
  * The catalogue: every tool's definition, one place. The gateway binds a handler to each with
- * defineTool (services/mcp-gateway/src/domain/tool-handlers.ts); its arguments are ToolArgs<name>.
+ * defineTool (services/mcp-gateway/src/domain/tool-handlers.ts), its arguments typed from `input`.
  */
 export const TOOLS = [
   ...domain('projects', [
@@ -722,8 +722,6 @@ export const TOOLS = [
 /** One tool of the catalogue, with its literal name and TypeBox input type. */
 export type CatalogueTool = (typeof TOOLS)[number];
 export type ToolName = CatalogueTool['name'];
-/** The arguments of a tool, typed from its input schema (what they are once validated against it). */
-export type ToolArgs<N extends ToolName> = Static<Extract<CatalogueTool, { name: N }>['input']>;
 
 export const TOOLS_BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(TOOLS.map((t) => [t.name, t]));
 /** The catalogue by name, typed per tool: `TOOL.create_task` is the spec a handler binds to. */

@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { StringEnum } from './common.ts';
-import { ExecutionOrder, TriggerType, WorkflowGraph } from './entities/workflows.ts';
+import { ExecutionOrder, WorkflowGraph } from './entities/workflows.ts';
+import { TriggerType } from './trigger-types.ts';
 import { TriggerOrigin } from './triggers.ts';
 
 /** Kafka topic (and embedded bus channel) of workflow trigger events, keyed by workflow id. */
@@ -14,7 +15,7 @@ export const TriggerEvent = Type.Object(
     workflowId: Type.String({ format: 'uuid' }),
     ownerId: Type.String({ format: 'uuid' }),
     /** What started it: a webhook delivery, a person (run now, run again), a schedule's tick, a note or an entity change. */
-    source: StringEnum(['webhook', 'manual', 'schedule', 'note', 'entity']),
+    source: TriggerType,
     /** The user who started a manual run. */
     startedBy: Type.Optional(Type.String({ format: 'uuid' })),
     /** Set when a workflow's own change caused this event (the loop guard, triggers.ts). */

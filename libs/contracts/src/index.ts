@@ -18,3 +18,4 @@ export * from './accounts.ts';
 export * from './mcp/index.ts';
 export * from './workflow-secrets.ts';
 export * from './triggers.ts';
+export * from './trigger-types.ts';

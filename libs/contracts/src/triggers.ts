@@ -2,7 +2,7 @@ import Type, { type Static } from 'typebox';
 import { Check, Errors } from 'typebox/value';
 import { Cron } from 'croner';
 import { StringEnum } from './common.ts';
-import type { TriggerType } from './entities/workflows.ts';
+import type { TriggerType } from './trigger-types.ts';
 
 /**
  * The four trigger types besides the webhook (docs/triggers.md): their settings (a workflow's

@@ -9,6 +9,8 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const web = path.resolve(here, '../web');
+// The front end imports @flowdesk/contracts from its sources (the trigger registry): a change there is a change of the bundle.
+const contracts = path.resolve(here, '../../../libs/contracts/src');
 const stamp = path.join(web, '../dist/web/index.html');
 
 function newest(dir) {
@@ -22,7 +24,8 @@ function newest(dir) {
 }
 
 const force = process.argv.includes('--force');
-if (!force && existsSync(stamp) && statSync(stamp).mtimeMs >= Math.max(newest(web), statSync(fileURLToPath(import.meta.url)).mtimeMs)) process.exit(0);
+if (!force && existsSync(stamp) && statSync(stamp).mtimeMs >= Math.max(newest(web), newest(contracts), statSync(fileURLToPath(import.meta.url)).mtimeMs))
+  process.exit(0);
 
 const { build } = await import('vite');
 await build({ configFile: path.join(web, 'vite.config.ts'), logLevel: 'warn' });

@@ -2,6 +2,7 @@
 // injected clock, two gateway instances), bearer authentication and scopes, and clean logs.
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
+import { TOOLS } from '@flowdesk/contracts';
 import { listen } from '@flowdesk/service-kit';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -140,7 +141,7 @@ describe('sessions in the database', () => {
     assert.equal((await rawMcp(url, ping(), withSession(user.readKey, session))).status, 200);
     const { client } = await connectClient(url, user.writeKey);
     const list = await client.listTools();
-    assert.equal(list.tools.length, 52);
+    assert.equal(list.tools.length, TOOLS.length);
     assert.equal((await rawMcp(second, undefined, withSession(user.readKey, session), 'DELETE')).status, 204);
     assert.equal((await rawMcp(url, ping(), withSession(user.readKey, session))).status, 404);
     await client.close();

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { insufficientScopeMessage } from '@flowdesk/contracts';
+import { TOOLS, insufficientScopeMessage } from '@flowdesk/contracts';
 import { createTestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
 import { buildApp as buildAuth, createPrismaClient as createAuthPrisma, createUser, generateServiceSecret, migrateAuth } from '@flowdesk/auth';
@@ -302,7 +302,7 @@ describe('the official MCP SDK client against auth + gateway on one origin', () 
 
     ({ client, transport } = await connected(provider));
     const { tools } = await client.listTools();
-    assert.equal(tools.length, 52);
+    assert.equal(tools.length, TOOLS.length);
     const res = await client.callTool({ name: 'list_projects', arguments: {} });
     assert.notEqual(res.isError, true, JSON.stringify(res.content));
     assert.deepEqual((res.structuredContent as { items: unknown[] }).items, []);
@@ -495,7 +495,7 @@ describe('mcp-remote (what Claude Desktop users run): first OAuth sign-in with t
         .filter(Boolean)
         .map((l) => JSON.parse(l) as { id?: number; result?: { tools: { name: string }[] } })
         .find((m) => m.id === 2);
-      assert.equal(answer?.result?.tools.length, 52, stdout.slice(0, 500));
+      assert.equal(answer?.result?.tools.length, TOOLS.length, stdout.slice(0, 500));
       assert.ok(answer.result.tools.some((t) => t.name === 'get_workspace_overview'));
       // Its default transport (http-first, SSE as the fallback) stayed on Streamable HTTP: every probe
       // it made without a token was answered 401 with the challenge (or 200 for initialize, which

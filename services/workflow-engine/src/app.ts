@@ -1,16 +1,6 @@
 import type { EventBus, Subscription } from '@flowdesk/bus';
 import { DLQ_HEADERS, instanceGroupId } from '@flowdesk/bus';
-import {
-  Audience,
-  ENTITY_CHANGED_TOPIC,
-  ErrorBody,
-  TRIGGER_DLQ_TOPIC,
-  TRIGGER_TOPIC,
-  WORKFLOW_CHANGED_TOPIC,
-  type EntityChanged,
-  type TriggerEvent,
-  type WorkflowChanged,
-} from '@flowdesk/contracts';
+import { Audience, ErrorBody, TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type TriggerEvent, type WorkflowChanged } from '@flowdesk/contracts';
 import type { Database } from '@flowdesk/db';
 import { createService, internalAuth, SecretBox, type Service } from '@flowdesk/service-kit';
 import { CredentialStore } from './adapters/credential-store.ts';
@@ -24,7 +14,8 @@ import { SampleKeeper, processTriggerEvent } from './domain/process-trigger.ts';
 import { runRoutes } from './routes/runs.ts';
 import { ScheduleStore } from './adapters/schedule-store.ts';
 import { Scheduler } from './domain/scheduler.ts';
-import { triggerOnChange } from './domain/change-triggers.ts';
+import { ChangeTriggers } from './domain/change-triggers.ts';
+import type { TriggerSource } from './domain/trigger-source.ts';
 
 export const ENGINE_GROUP = 'workflow-engine';
 export const API_PREFIX = '/api/v1';
@@ -106,9 +97,11 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
       : undefined,
   );
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
-  const scheduler = new Scheduler({ store: new ScheduleStore(deps.db), bus: deps.bus, clock, log: app.log, ...deps.scheduler });
-  let schedulerTimer: NodeJS.Timeout | undefined;
-  let ticking: Promise<unknown> | undefined;
+  // What starts runs inside the engine (webhook and manual runs are published by ingest and the runs API).
+  const triggerSources: TriggerSource[] = [
+    new Scheduler({ store: new ScheduleStore(deps.db), bus: deps.bus, clock, log: app.log, ...deps.scheduler }),
+    new ChangeTriggers({ bus: deps.bus, groupId: `${ENGINE_GROUP}.change-triggers`, definitions, clock, log: app.log }),
+  ];
 
   app.addSchema(ErrorBody);
   await app.register(internalAuth, { publicKeyPem: deps.jwtPublicKeyPem, audience: Audience.workflowEngine });
@@ -164,7 +157,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
         concurrency: 1,
         handler: async (message) => {
           definitions.apply(message.value);
-          await scheduler.apply(message.value);
+          for (const s of triggerSources) await s.apply?.(message.value);
           if (message.value.change === 'deleted') await runs.deleteWorkflowRuns(message.value.ownerId, message.value.workflowId);
         },
       }),
@@ -184,9 +177,9 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     }
     if (closing) return;
     app.log.info({ definitions: loaded }, 'workflow definitions loaded');
-    // Schedules in step with the definitions as loaded (events received meanwhile were applied too;
-    // the store keeps the newest version).
-    for (const def of [...definitions.all()]) if (def.triggerType === 'schedule') await scheduler.sync(def);
+    // Trigger sources (schedules) in step with the definitions as loaded (events received meanwhile
+    // were applied too; the store keeps the newest version).
+    for (const def of [...definitions.all()]) for (const s of triggerSources) if (s.types.includes(def.triggerType)) await s.sync?.(def);
     subscriptions.push(
       await deps.bus.subscribe<TriggerEvent>({
         topic: TRIGGER_TOPIC,
@@ -205,18 +198,6 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
             log: app.log,
             limits: deps.limits,
           });
-        },
-      }),
-    );
-    // Note and entity triggers: workspace-api's change events (outbox) → trigger events, one per
-    // matching workflow. Light work (no run here), keyed by entity, so one entity's changes stay in order.
-    subscriptions.push(
-      await deps.bus.subscribe<EntityChanged>({
-        topic: ENTITY_CHANGED_TOPIC,
-        groupId: `${ENGINE_GROUP}.change-triggers`,
-        concurrency: 16,
-        handler: async (message) => {
-          await triggerOnChange(message.value, { definitions, bus: deps.bus, clock, log: app.log });
         },
       }),
     );
@@ -243,17 +224,10 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
         },
       }),
     );
+    // The trigger sources: the change triggers' subscription and the scheduler's timer.
+    if (closing) return;
+    for (const s of triggerSources) await s.start();
     consuming = true;
-    const pollMs = deps.scheduler?.pollMs ?? 1_000;
-    if (pollMs > 0 && !closing) {
-      schedulerTimer = setInterval(() => {
-        if (ticking) return; // the previous tick is still under way
-        ticking = scheduler
-          .tick()
-          .catch((err: unknown) => app.log.warn({ err }, 'schedule tick failed; retrying at the next one'))
-          .finally(() => (ticking = undefined));
-      }, pollMs);
-    }
   };
   app.addHook('onReady', async () => {
     // The hook waits a few seconds (a normal start, and the tests: consuming once ready() resolved),
@@ -268,8 +242,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   app.addHook('onClose', async () => {
     closing = true;
     await starting;
-    clearInterval(schedulerTimer);
-    await ticking;
+    // The sources first (no new trigger events), then the consumers, in reverse.
+    for (const s of triggerSources) await s.stop();
     consuming = false;
     // In reverse: stop taking trigger events (in-flight runs finish and are recorded), then the rest.
     for (const s of subscriptions.splice(0).reverse()) await s.close();

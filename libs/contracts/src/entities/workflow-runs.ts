@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { DateTime, PageQuery, StringEnum, Uuid } from '../common.ts';
+import { TriggerType } from '../trigger-types.ts';
 
 export const RunStatus = StringEnum(['queued', 'running', 'succeeded', 'failed', 'skipped']);
 export type RunStatus = Static<typeof RunStatus>;
@@ -31,7 +32,7 @@ export const WorkflowRun = Type.Object(
     finishedAt: Type.Union([DateTime, Type.Null()]),
     durationMs: Type.Union([Type.Number(), Type.Null()]),
     /** What started the run (TriggerEvent.source): `manual` for Run now and run again. */
-    triggerType: StringEnum(['webhook', 'manual', 'schedule', 'note', 'entity']),
+    triggerType: TriggerType,
     /** The user who started the run by hand (run now, run again); null for runs of trigger events. */
     startedBy: Type.Optional(Type.Union([Uuid, Type.Null()])),
     /** The run this one repeats (POST /workflow-runs/:id/rerun), else null. */

@@ -1,8 +1,9 @@
 import Type, { type Static } from 'typebox';
 import { DateTime, PageQuery, SearchText, StringEnum, Uuid } from '../common.ts';
+import { TriggerType } from '../trigger-types.ts';
 
-export const TriggerType = StringEnum(['webhook', 'manual', 'schedule', 'note', 'entity']);
-export type TriggerType = Static<typeof TriggerType>;
+// Defined in the trigger registry; re-exported for the modules that read it with the workflow schemas.
+export { TriggerType };
 
 /** Any string parameter of a node may hold {{trigger.a.b}} or {{nodes.<id>.body.x}} variables. */
 const Templated = (max = 10_000) => Type.String({ maxLength: max });

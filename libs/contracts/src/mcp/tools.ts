@@ -53,8 +53,8 @@ export interface ToolAnnotations {
   openWorldHint: false;
 }
 
-export interface ToolDefinition {
-  name: string;
+export interface ToolDefinition<N extends string = string, I extends TSchema = TSchema> {
+  name: N;
   title: string;
   /** Written for the model: what it does, when to use it, what comes back. */
   description: string;
@@ -62,6 +62,8 @@ export interface ToolDefinition {
   /** read → mcp:read is enough; write → needs mcp:write (docs/mcp-gateway.md, "Scopes and JSON-RPC"). */
   access: Access;
   annotations: ToolAnnotations;
+  /** The input schema as TypeBox: what a handler's arguments are typed from (Static<>, defineTool). */
+  input: I;
   inputSchema: JsonSchemaObject;
   outputSchema: JsonSchemaObject;
 }
@@ -81,8 +83,9 @@ interface ToolSpec {
   output: TSchema;
 }
 
-function domain(name: ToolDomain, specs: ToolSpec[]): ToolDefinition[] {
-  return specs.map((s) => {
+/** The tools of one domain; each keeps its name and TypeBox input type, so handlers can be typed from them. */
+function domain<const S extends readonly ToolSpec[]>(name: ToolDomain, specs: S): { [K in keyof S]: ToolDefinition<S[K]['name'], S[K]['input']> } {
+  const tools = specs.map((s): ToolDefinition => {
     const readOnly = s.readOnly ?? s.access === 'read';
     return {
       name: s.name,
@@ -97,10 +100,12 @@ function domain(name: ToolDomain, specs: ToolSpec[]): ToolDefinition[] {
         idempotentHint: readOnly || (s.idempotent ?? false),
         openWorldHint: false,
       },
+      input: s.input,
       inputSchema: describeProperties(toJsonSchema(s.input)),
       outputSchema: toJsonSchema(s.output),
     };
   });
+  return tools as { [K in keyof S]: ToolDefinition<S[K]['name'], S[K]['input']> };
 }
 
 /**
@@ -210,7 +215,11 @@ const Upcoming = Type.Object({
   events: Type.Array(CalendarEntry),
 });
 
-export const TOOLS: readonly ToolDefinition[] = [
+/**
+ * The catalogue: every tool's definition, one place. The gateway binds a handler to each with
+ * defineTool (services/mcp-gateway/src/domain/tool-handlers.ts), its arguments typed from `input`.
+ */
+export const TOOLS = [
   ...domain('projects', [
     {
       name: 'list_projects',
@@ -715,9 +724,15 @@ export const TOOLS: readonly ToolDefinition[] = [
       output: UserProfile,
     },
   ]),
-];
+] as const;
+
+/** One tool of the catalogue, with its literal name and TypeBox input type. */
+export type CatalogueTool = (typeof TOOLS)[number];
+export type ToolName = CatalogueTool['name'];
 
 export const TOOLS_BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(TOOLS.map((t) => [t.name, t]));
+/** The catalogue by name, typed per tool: `TOOL.create_task` is the spec a handler binds to. */
+export const TOOL = Object.fromEntries(TOOLS.map((t) => [t.name, t])) as { readonly [T in CatalogueTool as T['name']]: T };
 
 /** A tool as tools/list shows it (docs/mcp-gateway.md, "What tools/list carries"). */
 export interface ListedTool {

@@ -1,4 +1,5 @@
 /** The console's only way to the server: the public API at /api/v1, with the session cookie. */
+import type { TriggerType } from '@flowdesk/contracts';
 import type { ApiGraph } from './workflows/graph.ts';
 // Type-only: no import cycle with workspace.ts, which imports this client.
 import type { RunStep, WorkflowRun } from './workspace.ts';
@@ -61,7 +62,7 @@ export interface Workflow {
   id: string;
   name: string;
   description: string;
-  triggerType: 'webhook' | 'manual' | 'schedule' | 'note' | 'entity';
+  triggerType: TriggerType;
   active: boolean;
   graph: ApiGraph;
   triggerConfig: Record<string, unknown>;

@@ -2,6 +2,7 @@
  * The workspace's data through the public API (/api/v1), the same routes the MCP tools use: runs
  * (served by the workflow engine), projects, tasks, calendar entries and notes (workspace-api).
  */
+import type { TriggerType } from '@flowdesk/contracts';
 import { api } from './api.ts';
 
 export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped';
@@ -32,7 +33,7 @@ export interface WorkflowRun {
   finishedAt: string | null;
   durationMs: number | null;
   /** What started it (docs/triggers.md); runs recorded before trigger types existed are webhook runs. */
-  triggerType?: 'webhook' | 'manual' | 'schedule' | 'note' | 'entity';
+  triggerType?: TriggerType;
   /** The user who started a manual run (Run now, run again). */
   startedBy?: string | null;
   rerunOf?: string | null;

@@ -14,7 +14,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { withSpan } from '@flowdesk/telemetry';
 import { countToolCall } from '../adapters/telemetry.ts';
-import { PROMPTS, RESOURCES, RESOURCE_TEMPLATES, TOOLS, TOOLS_BY_NAME, ToolArgumentError, allows, listedTools } from '@flowdesk/contracts';
+import { PROMPTS, RESOURCES, RESOURCE_TEMPLATES, ToolArgumentError, allows, listedTools } from '@flowdesk/contracts';
 import { UpstreamError, type WorkspaceApi } from '../adapters/workspace-client.ts';
 import { TOOL_HANDLERS } from './tool-handlers.ts';
 import { readResource, UnknownResourceError } from './resources.ts';
@@ -36,7 +36,7 @@ const LISTED_TOOLS = listedTools();
 const validatorFactory = new AjvJsonSchemaValidator();
 // Our own Ajv for tool arguments: its messages name the field (`title is required`, `colour is not a
 // known property`), and NUL or lone surrogates are refused by field before Postgres sees them.
-const INPUT_VALIDATORS = argumentValidators(TOOLS.map((t) => [t.name, t.inputSchema]));
+const INPUT_VALIDATORS = argumentValidators([...TOOL_HANDLERS.values()].map(({ spec }) => [spec.name, spec.inputSchema]));
 
 /** What one request's handlers work with. */
 export interface CallContext {
@@ -82,9 +82,8 @@ export function buildMcpServer(ctx: CallContext, onError: (err: unknown) => void
 
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
     const { name } = req.params;
-    const tool = TOOLS_BY_NAME.get(name);
-    const handler = TOOL_HANDLERS[name];
-    if (!tool || !handler) {
+    const tool = TOOL_HANDLERS.get(name);
+    if (!tool) {
       countToolCall(name, 'invalid_params');
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     }
@@ -94,9 +93,9 @@ export function buildMcpServer(ctx: CallContext, onError: (err: unknown) => void
       countToolCall(name, 'invalid_params');
       throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${check.message}`);
     }
-    if (!allows(ctx.principal?.scope, tool.access)) {
+    if (!allows(ctx.principal?.scope, tool.spec.access)) {
       countToolCall(name, 'forbidden');
-      return { isError: true, content: [{ type: 'text', text: `${name} requires the mcp:${tool.access} scope` }] };
+      return { isError: true, content: [{ type: 'text', text: `${name} requires the mcp:${tool.spec.access} scope` }] };
     }
     // A span per call (its workspace-api request is its child, docs/observability.md).
     return withSpan(
@@ -104,7 +103,7 @@ export function buildMcpServer(ctx: CallContext, onError: (err: unknown) => void
       `tools/call ${name}`,
       async () => {
         try {
-          const result = await handler(args, await ctx.api(), ctx.now());
+          const result = await tool.handler(args, await ctx.api(), ctx.now());
           countToolCall(name, 'ok');
           return { content: [{ type: 'text', text: asText(result) }], structuredContent: result as Record<string, unknown> };
         } catch (err) {

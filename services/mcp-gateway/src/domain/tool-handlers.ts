@@ -1,4 +1,5 @@
 import {
+  TOOL,
   ToolArgumentError,
   workflowArgsToApi,
   type RunsSummary,
@@ -11,16 +12,13 @@ import {
   type WorkflowRun,
 } from '@flowdesk/contracts';
 import type { WorkspaceApi } from '../adapters/workspace-client.ts';
-
-// The arguments were validated against the tool's input schema (tools.ts) before its handler runs;
-// typing them again per handler would repeat 52 schemas, so they are read as `any` here.
-/* eslint-disable @typescript-eslint/no-unsafe-argument, @typescript-eslint/no-unsafe-assignment */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
-type Args = Record<string, any>;
-export type ToolHandler = (args: Args, api: WorkspaceApi, now: Date) => Promise<object>;
+import { defineTool, toolRegistry } from './define-tool.ts';
 
 /** Everything but `key`: the id goes in the path, the rest is the PATCH body. */
-const without = (args: Args, key: string) => Object.fromEntries(Object.entries(args).filter(([k]) => k !== key));
+function without<A extends object, K extends keyof A>(args: A, key: K): Omit<A, K> {
+  const { [key]: _id, ...rest } = args;
+  return rest;
+}
 const deleted = async (api: WorkspaceApi, path: string, id: string) => {
   await api.delete(path);
   return { deleted: true as const, id };
@@ -48,48 +46,49 @@ export async function workspaceOverview(api: WorkspaceApi): Promise<Overview> {
 }
 
 /**
- * How each catalogue tool becomes workspace-api calls. Arguments arrive validated against the
- * tool's input schema; workspace-api validates again and owns every rule about the data.
+ * How each catalogue tool becomes workspace-api calls, one defineTool per tool (its arguments typed
+ * from its input schema). Arguments arrive validated against that schema; workspace-api validates
+ * again and owns every rule about the data.
  */
-export const TOOL_HANDLERS: Record<string, ToolHandler> = {
+export const TOOL_HANDLERS = toolRegistry([
   // projects
-  list_projects: (a, api) => api.get('/projects', a),
-  get_project: (a, api) => api.get(`/projects/${a.projectId}`),
-  create_project: (a, api) => api.post('/projects', a),
-  update_project: (a, api) => api.patch(`/projects/${a.projectId}`, without(a, 'projectId')),
-  archive_project: (a, api) => api.patch(`/projects/${a.projectId}`, { status: 'archived' }),
-  delete_project: (a, api) => deleted(api, `/projects/${a.projectId}`, a.projectId),
+  defineTool(TOOL.list_projects, (a, api) => api.get('/projects', a)),
+  defineTool(TOOL.get_project, (a, api) => api.get(`/projects/${a.projectId}`)),
+  defineTool(TOOL.create_project, (a, api) => api.post('/projects', a)),
+  defineTool(TOOL.update_project, (a, api) => api.patch(`/projects/${a.projectId}`, without(a, 'projectId'))),
+  defineTool(TOOL.archive_project, (a, api) => api.patch(`/projects/${a.projectId}`, { status: 'archived' })),
+  defineTool(TOOL.delete_project, (a, api) => deleted(api, `/projects/${a.projectId}`, a.projectId)),
   // tasks
-  list_tasks: (a, api) => api.get('/tasks', a),
-  get_task: (a, api) => api.get(`/tasks/${a.taskId}`),
-  create_task: (a, api) => api.post('/tasks', a),
-  update_task: (a, api) => api.patch(`/tasks/${a.taskId}`, without(a, 'taskId')),
-  complete_task: (a, api) => api.patch(`/tasks/${a.taskId}`, { status: 'done' }),
-  move_task: (a, api) => api.patch(`/tasks/${a.taskId}`, { projectId: a.projectId }),
-  delete_task: (a, api) => deleted(api, `/tasks/${a.taskId}`, a.taskId),
-  bulk_update_tasks: (a, api) => api.post('/tasks/bulk-update', a),
+  defineTool(TOOL.list_tasks, (a, api) => api.get('/tasks', a)),
+  defineTool(TOOL.get_task, (a, api) => api.get(`/tasks/${a.taskId}`)),
+  defineTool(TOOL.create_task, (a, api) => api.post('/tasks', a)),
+  defineTool(TOOL.update_task, (a, api) => api.patch(`/tasks/${a.taskId}`, without(a, 'taskId'))),
+  defineTool(TOOL.complete_task, (a, api) => api.patch(`/tasks/${a.taskId}`, { status: 'done' })),
+  defineTool(TOOL.move_task, (a, api) => api.patch(`/tasks/${a.taskId}`, { projectId: a.projectId })),
+  defineTool(TOOL.delete_task, (a, api) => deleted(api, `/tasks/${a.taskId}`, a.taskId)),
+  defineTool(TOOL.bulk_update_tasks, (a, api) => api.post('/tasks/bulk-update', a)),
   // calendar
-  list_calendar_entries: (a, api) => api.get('/calendar-entries', a),
-  get_calendar_entry: (a, api) => api.get(`/calendar-entries/${a.entryId}`),
-  create_calendar_entry: (a, api) => api.post('/calendar-entries', a),
-  update_calendar_entry: (a, api) => api.patch(`/calendar-entries/${a.entryId}`, without(a, 'entryId')),
-  delete_calendar_entry: (a, api) => deleted(api, `/calendar-entries/${a.entryId}`, a.entryId),
+  defineTool(TOOL.list_calendar_entries, (a, api) => api.get('/calendar-entries', a)),
+  defineTool(TOOL.get_calendar_entry, (a, api) => api.get(`/calendar-entries/${a.entryId}`)),
+  defineTool(TOOL.create_calendar_entry, (a, api) => api.post('/calendar-entries', a)),
+  defineTool(TOOL.update_calendar_entry, (a, api) => api.patch(`/calendar-entries/${a.entryId}`, without(a, 'entryId'))),
+  defineTool(TOOL.delete_calendar_entry, (a, api) => deleted(api, `/calendar-entries/${a.entryId}`, a.entryId)),
   // notes
-  list_notes: (a, api) => api.get('/notes', a),
-  get_note: (a, api) => api.get(`/notes/${a.noteId}`),
-  create_note: (a, api) => api.post('/notes', a),
-  update_note: (a, api) => api.patch(`/notes/${a.noteId}`, without(a, 'noteId')),
-  delete_note: (a, api) => deleted(api, `/notes/${a.noteId}`, a.noteId),
+  defineTool(TOOL.list_notes, (a, api) => api.get('/notes', a)),
+  defineTool(TOOL.get_note, (a, api) => api.get(`/notes/${a.noteId}`)),
+  defineTool(TOOL.create_note, (a, api) => api.post('/notes', a)),
+  defineTool(TOOL.update_note, (a, api) => api.patch(`/notes/${a.noteId}`, without(a, 'noteId'))),
+  defineTool(TOOL.delete_note, (a, api) => deleted(api, `/notes/${a.noteId}`, a.noteId)),
   // workflows
-  list_workflows: (a, api) => api.get('/workflows', a),
-  get_workflow: (a, api) => api.get(`/workflows/${a.workflowId}`),
+  defineTool(TOOL.list_workflows, (a, api) => api.get('/workflows', a)),
+  defineTool(TOOL.get_workflow, (a, api) => api.get(`/workflows/${a.workflowId}`)),
   // The tools take headers as a list and the body as JSON text (strict schemas); the API takes a map and JSON.
-  create_workflow: (a, api) => api.post('/workflows', workflowArgsToApi(a)),
-  update_workflow: (a, api) => api.patch(`/workflows/${a.workflowId}`, workflowArgsToApi(without(a, 'workflowId'))),
-  // Run now goes through the existing tool (the catalogue stays at 52, docs/triggers.md): a manual
+  defineTool(TOOL.create_workflow, (a, api) => api.post('/workflows', workflowArgsToApi(a))),
+  defineTool(TOOL.update_workflow, (a, api) => api.patch(`/workflows/${a.workflowId}`, workflowArgsToApi(without(a, 'workflowId')))),
+  // Run now goes through the existing tool (no new tool for it, docs/triggers.md): a manual
   // run on the engine's runs API, POST /workflows/:id/runs.
-  set_workflow_active: async (a, api) => {
-    const run = a.runNow as { payload?: string } | undefined;
+  defineTool(TOOL.set_workflow_active, async (a, api) => {
+    const run = a.runNow;
     if (a.active === undefined && !run) throw new ToolArgumentError('active', 'give active, runNow, or both');
     let payload: unknown = {};
     if (run?.payload !== undefined) {
@@ -107,71 +106,71 @@ export const TOOL_HANDLERS: Record<string, ToolHandler> = {
     if (!run) return workflow;
     const startedRun = await api.post<WorkflowRun>(`/workflows/${a.workflowId}/runs`, { payload });
     return { ...workflow, startedRun };
-  },
-  delete_workflow: (a, api) => deleted(api, `/workflows/${a.workflowId}`, a.workflowId),
+  }),
+  defineTool(TOOL.delete_workflow, (a, api) => deleted(api, `/workflows/${a.workflowId}`, a.workflowId)),
   // workflow runs
-  list_workflow_runs: (a, api) => {
+  defineTool(TOOL.list_workflow_runs, (a, api) => {
     const query = without(a, 'workflowId');
     return a.workflowId ? api.get(`/workflows/${a.workflowId}/runs`, query) : api.get('/workflow-runs', query);
-  },
-  get_workflow_run: (a, api) => api.get(`/workflow-runs/${a.runId}`),
-  get_latest_workflow_run: async (a, api) => {
+  }),
+  defineTool(TOOL.get_workflow_run, (a, api) => api.get(`/workflow-runs/${a.runId}`)),
+  defineTool(TOOL.get_latest_workflow_run, async (a, api) => {
     const page = await api.get<PageOf<WorkflowRun>>(`/workflows/${a.workflowId}/runs`, { limit: 1 });
     return { run: page.items[0] ?? null };
-  },
+  }),
   // webhook triggers
-  get_webhook_trigger: async (a, api) => {
+  defineTool(TOOL.get_webhook_trigger, async (a, api) => {
     const wf = await api.get<Workflow>(`/workflows/${a.workflowId}`);
     return { workflowId: wf.id, triggerType: wf.triggerType, active: wf.active, webhook: wf.webhook };
-  },
-  reveal_webhook_secret: (a, api) => api.get(`/workflows/${a.workflowId}/webhook-secret`),
-  regenerate_webhook_secret: (a, api) => api.post(`/workflows/${a.workflowId}/webhook-secret/regenerate`),
+  }),
+  defineTool(TOOL.reveal_webhook_secret, (a, api) => api.get(`/workflows/${a.workflowId}/webhook-secret`)),
+  defineTool(TOOL.regenerate_webhook_secret, (a, api) => api.post(`/workflows/${a.workflowId}/webhook-secret/regenerate`)),
   // search
-  search_workspace: (a, api) => api.get('/search', a),
-  search_notes: (a, api) => api.get('/notes', a),
+  defineTool(TOOL.search_workspace, (a, api) => api.get('/search', a)),
+  defineTool(TOOL.search_notes, (a, api) => api.get('/notes', a)),
   // tags
-  list_tags: (_a, api) => api.get('/tags'),
-  list_tagged_items: async (a, api) => {
+  defineTool(TOOL.list_tags, (_a, api) => api.get('/tags')),
+  defineTool(TOOL.list_tagged_items, async (a, api) => {
     const [tasks, notes] = await Promise.all([
       api.get<PageOf<Task>>('/tasks', { tag: a.tag, limit: a.limit }),
       api.get<PageOf<Note>>('/notes', { tag: a.tag, limit: a.limit }),
     ]);
     return { tag: a.tag, tasks: tasks.items, notes: notes.items };
-  },
+  }),
   // Read, then write the whole list: workspace-api replaces tags as a whole.
-  tag_task: async (a, api) => {
+  defineTool(TOOL.tag_task, async (a, api) => {
     const task = await api.get<Task>(`/tasks/${a.taskId}`);
-    const tags = [...new Set([...task.tags, ...(a.tags as string[])])];
+    const tags = [...new Set([...task.tags, ...a.tags])];
     return tags.length === task.tags.length ? task : api.patch(`/tasks/${a.taskId}`, { tags });
-  },
-  untag_task: async (a, api) => {
+  }),
+  defineTool(TOOL.untag_task, async (a, api) => {
     const task = await api.get<Task>(`/tasks/${a.taskId}`);
-    const drop = new Set(a.tags as string[]);
+    const drop = new Set(a.tags);
     const tags = task.tags.filter((t) => !drop.has(t));
     return tags.length === task.tags.length ? task : api.patch(`/tasks/${a.taskId}`, { tags });
-  },
+  }),
   // comments and activity
-  list_comments: (a, api) => api.get('/comments', a),
-  add_comment: (a, api) => api.post('/comments', a),
-  delete_comment: (a, api) => deleted(api, `/comments/${a.commentId}`, a.commentId),
-  list_recent_activity: (a, api) => api.get('/activity', a),
+  defineTool(TOOL.list_comments, (a, api) => api.get('/comments', a)),
+  defineTool(TOOL.add_comment, (a, api) => api.post('/comments', a)),
+  defineTool(TOOL.delete_comment, (a, api) => deleted(api, `/comments/${a.commentId}`, a.commentId)),
+  defineTool(TOOL.list_recent_activity, (a, api) => api.get('/activity', a)),
   // workspace overview and stats
-  get_workspace_overview: (_a, api) => workspaceOverview(api),
-  get_agenda: async (a, api, now) => {
-    const date: string = a.date ?? day(now);
+  defineTool(TOOL.get_workspace_overview, (_a, api) => workspaceOverview(api)),
+  defineTool(TOOL.get_agenda, async (a, api, now) => {
+    const date = a.date ?? day(now);
     const [dueThatDay, overdue] = await Promise.all([
       span(api, date, date),
       api.get<PageOf<Task>>('/tasks', { status: OPEN, dueBefore: addDays(date, -1), sort: 'due_asc', limit: 100 }),
     ]);
     return { date, overdue: overdue.items, ...dueThatDay };
-  },
-  get_upcoming: async (a, api, now) => {
+  }),
+  defineTool(TOOL.get_upcoming, async (a, api, now) => {
     const from = day(now);
     const to = addDays(from, (a.days ?? 7) - 1);
     return { from, to, ...(await span(api, from, to)) };
-  },
+  }),
   // profile and preferences
-  get_profile: (_a, api) => api.get('/profile'),
-  update_profile: (a, api) => api.patch('/profile', a),
-  update_preferences: (a, api) => api.patch('/profile', a),
-};
+  defineTool(TOOL.get_profile, (_a, api) => api.get('/profile')),
+  defineTool(TOOL.update_profile, (a, api) => api.patch('/profile', a)),
+  defineTool(TOOL.update_preferences, (a, api) => api.patch('/profile', a)),
+]);

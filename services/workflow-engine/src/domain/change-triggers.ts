@@ -1,6 +1,39 @@
-import { MAX_TRIGGER_DEPTH, TRIGGER_TOPIC, entityEventMatches, type EntityChanged, type EventPublisher, type TriggerEvent } from '@flowdesk/contracts';
+import type { EventBus, Subscription } from '@flowdesk/bus';
+import {
+  ENTITY_CHANGED_TOPIC,
+  MAX_TRIGGER_DEPTH,
+  TRIGGER_TOPIC,
+  entityEventMatches,
+  type EntityChanged,
+  type EntityPayload,
+  type EventPublisher,
+  type NotePayload,
+  type TriggerEvent,
+} from '@flowdesk/contracts';
 import type { DefinitionCache } from './definitions.ts';
 import type { LogPort } from './ports.ts';
+import type { TriggerSource } from './trigger-source.ts';
+
+/**
+ * A note trigger's `{{trigger.*}}` for a change it matched (a note created or updated, so the action
+ * is one of those; entityEventMatches checked it).
+ */
+export const notePayload = (change: EntityChanged): NotePayload => ({
+  event: change.action as NotePayload['event'],
+  note: change.after,
+  previous: change.before,
+  changedAt: change.changedAt,
+});
+
+/** An entity trigger's `{{trigger.*}}` for a change it matched (a task, project or calendar entry). */
+export const entityPayload = (change: EntityChanged): EntityPayload => ({
+  entity: change.entity as EntityPayload['entity'],
+  event: change.action,
+  entityId: change.entityId,
+  before: change.before,
+  after: change.after,
+  changedAt: change.changedAt,
+});
 
 /**
  * Note and entity triggers (docs/triggers.md): one workspace.entity.changed event starts a run of each
@@ -31,10 +64,7 @@ export async function triggerOnChange(
       );
       continue;
     }
-    const payload: Record<string, unknown> =
-      wf.triggerType === 'note'
-        ? { event: change.action, note: change.after, previous: change.before, changedAt: change.changedAt }
-        : { entity: change.entity, event: change.action, entityId: change.entityId, before: change.before, after: change.after, changedAt: change.changedAt };
+    const payload = wf.triggerType === 'note' ? notePayload(change) : entityPayload(change);
     events.push({
       key: wf.id,
       value: {
@@ -52,4 +82,32 @@ export async function triggerOnChange(
   }
   if (events.length > 0) await deps.bus.publish(TRIGGER_TOPIC, events);
   return events.length;
+}
+
+/**
+ * The note and entity triggers as a TriggerSource: workspace-api's change events (outbox) → trigger
+ * events, one per matching workflow. Light work (no run here), keyed by entity, so one entity's
+ * changes stay in order. It reads the definitions from the engine's cache when a change arrives.
+ */
+export class ChangeTriggers implements TriggerSource {
+  readonly types = ['note', 'entity'] as const;
+  private subscription: Subscription | undefined;
+
+  constructor(private readonly o: { bus: EventBus; groupId: string; definitions: DefinitionCache; clock: () => Date; log: LogPort }) {}
+
+  async start(): Promise<void> {
+    this.subscription = await this.o.bus.subscribe<EntityChanged>({
+      topic: ENTITY_CHANGED_TOPIC,
+      groupId: this.o.groupId,
+      concurrency: 16,
+      handler: async (message) => {
+        await triggerOnChange(message.value, this.o);
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.close();
+    this.subscription = undefined;
+  }
 }

@@ -1,7 +1,16 @@
-import { TRIGGER_TOPIC, scheduleOf, tickerOf, type TriggerEvent, type WorkflowChanged, type WorkflowDefinition } from '@flowdesk/contracts';
+import {
+  TRIGGER_TOPIC,
+  scheduleOf,
+  tickerOf,
+  type SchedulePayload,
+  type TriggerEvent,
+  type WorkflowChanged,
+  type WorkflowDefinition,
+} from '@flowdesk/contracts';
 import type { EventPublisher } from '@flowdesk/contracts';
 import type { ScheduleStore, TickClaim } from '../adapters/schedule-store.ts';
 import type { LogPort } from './ports.ts';
+import type { TriggerSource } from './trigger-source.ts';
 
 export interface SchedulerOptions {
   store: ScheduleStore;
@@ -14,7 +23,21 @@ export interface SchedulerOptions {
   leaseMs?: number;
   /** Schedules handled per tick() (default 500). */
   batch?: number;
+  /** How often start() looks for due ticks (default 1000 ms; 0: never, this replica fires no schedules). */
+  pollMs?: number;
 }
+
+/**
+ * A schedule trigger's `{{trigger.*}}`: the tick, when it fired, the schedule, and the due ticks
+ * that got no run of their own (the engine was down, or behind).
+ */
+export const schedulePayload = (tick: Date, firedAt: Date, schedule: { cron: string; timezone: string }, missedTicks: number): SchedulePayload => ({
+  scheduledFor: tick.toISOString(),
+  firedAt: firedAt.toISOString(),
+  cron: schedule.cron,
+  timezone: schedule.timezone,
+  missedTicks,
+});
 
 /** A tick counted as far as this and no further (a schedule every minute, down for a week: 10,080). */
 const MAX_TICKS_COUNTED = 100_000;
@@ -28,10 +51,13 @@ const MAX_TICKS_COUNTED = 100_000;
  * Ticks missed while the engine was down: one run for all of them (`run_once`, the default) or none
  * (`skip`), per workflow; a tick up to `lateAfterMs` late is on time.
  */
-export class Scheduler {
+export class Scheduler implements TriggerSource {
+  readonly types = ['schedule'] as const;
   private readonly lateAfterMs: number;
   private readonly leaseMs: number;
   private readonly batch: number;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<unknown> | undefined;
 
   constructor(private readonly o: SchedulerOptions) {
     this.lateAfterMs = o.lateAfterMs ?? 60_000;
@@ -77,6 +103,24 @@ export class Scheduler {
     });
   }
 
+  /** Calls tick() every pollMs, one tick at a time (a slow one is not overlapped). */
+  async start(): Promise<void> {
+    const pollMs = this.o.pollMs ?? 1_000;
+    if (pollMs <= 0 || this.timer) return;
+    this.timer = setInterval(() => {
+      if (this.ticking) return; // the previous tick is still under way
+      this.ticking = this.tick()
+        .catch((err: unknown) => this.o.log.warn({ err }, 'schedule tick failed; retrying at the next one'))
+        .finally(() => (this.ticking = undefined));
+    }, pollMs);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.ticking;
+  }
+
   /** Fires what is due at the clock's now; returns the number of runs started. */
   async tick(): Promise<number> {
     const now = this.o.clock();
@@ -110,14 +154,8 @@ export class Scheduler {
             ownerId: s.ownerId,
             source: 'schedule',
             receivedAt: now.toISOString(),
-            payload: {
-              scheduledFor: latest.toISOString(),
-              firedAt: now.toISOString(),
-              cron: s.cron,
-              timezone: s.timezone,
-              // Due ticks that got no run of their own (the engine was down, or behind).
-              missedTicks: count - 1,
-            },
+            // count - 1: due ticks that got no run of their own (the engine was down, or behind).
+            payload: schedulePayload(latest, now, s, count - 1),
             headers: {},
           }
         : null;

@@ -6,26 +6,15 @@
  */
 import { Cron } from 'croner';
 import cronstrue from 'cronstrue';
-import type { Workflow } from '../api.ts';
+import { TRIGGER_TYPES, TRIGGER_TYPE_NAMES, type TriggerType } from '@flowdesk/contracts';
 import type { WorkflowRun } from '../workspace.ts';
 
-export type TriggerType = Workflow['triggerType'];
+export type { TriggerType };
 
-export const TRIGGER_LABEL: Record<TriggerType, string> = {
-  webhook: 'Webhook',
-  manual: 'Manual',
-  schedule: 'Schedule',
-  note: 'Note',
-  entity: 'Entity change',
-};
-
-export const TRIGGER_DESCRIPTION: Record<TriggerType, string> = {
-  webhook: 'An HTTP request to the workflow’s URL.',
-  manual: 'Run now, by hand (the console, the API or an MCP client).',
-  schedule: 'A cron schedule in a time zone.',
-  note: 'A note created or updated.',
-  entity: 'A task, project or calendar entry created, updated, completed or deleted.',
-};
+/** The trigger types' labels and descriptions, from the registry (libs/contracts trigger-types.ts). */
+const byType = <V>(of: (type: TriggerType) => V) => Object.fromEntries(TRIGGER_TYPE_NAMES.map((t) => [t, of(t)])) as Record<TriggerType, V>;
+export const TRIGGER_LABEL = byType((t) => TRIGGER_TYPES[t].label);
+export const TRIGGER_DESCRIPTION = byType((t) => TRIGGER_TYPES[t].description);
 
 // ---- schedule ----
 
@@ -175,68 +164,14 @@ export function parsePayload(text: string): PayloadCheck {
 // ---- variables per trigger type ----
 
 /**
- * What `{{trigger.*}}` holds for each type, as the engine builds it (scheduler.ts, change-triggers.ts,
- * runs.ts): an example shown until a run of that type gives the real thing.
+ * What `{{trigger.*}}` holds for each type: the registry's example (libs/contracts trigger-types.ts,
+ * the payload schema's shape, which the engine's payload builders are tested against), shown until a
+ * run of that type gives the real thing.
  */
 export function exampleTrigger(type: TriggerType, config: Record<string, unknown>): Record<string, unknown> {
   const now = new Date();
   now.setSeconds(0, 0);
-  switch (type) {
-    case 'schedule':
-      return {
-        scheduledFor: now.toISOString(),
-        firedAt: new Date(now.getTime() + 1_000).toISOString(),
-        cron: typeof config.cron === 'string' ? config.cron : '0 9 * * *',
-        timezone: typeof config.timezone === 'string' ? config.timezone : 'UTC',
-        missedTicks: 0,
-      };
-    case 'note': {
-      const note = {
-        id: '00000000-0000-4000-8000-000000000001',
-        title: 'Meeting notes',
-        content: 'Agenda…',
-        projectId: null,
-        tags: ['meeting'],
-        pinned: false,
-        createdAt: now.toISOString(),
-        updatedAt: now.toISOString(),
-      };
-      return { event: 'updated', note, previous: { ...note, title: 'Meeting' }, changedAt: now.toISOString() };
-    }
-    case 'entity': {
-      const kind = typeof config.entity === 'string' ? config.entity : 'task';
-      const entity =
-        kind === 'project'
-          ? { id: '00000000-0000-4000-8000-000000000002', name: 'Website', description: '', color: null, status: 'active' }
-          : kind === 'calendar_entry'
-            ? {
-                id: '00000000-0000-4000-8000-000000000003',
-                title: 'Review',
-                description: '',
-                location: null,
-                startsAt: now.toISOString(),
-                endsAt: null,
-                allDay: false,
-                projectId: null,
-              }
-            : {
-                id: '00000000-0000-4000-8000-000000000004',
-                title: 'Write report',
-                status: 'todo',
-                priority: 'none',
-                projectId: null,
-                dueDate: null,
-                notes: '',
-                tags: [],
-              };
-      const after = kind === 'task' ? { ...entity, status: 'done' } : entity;
-      return { entity: kind, event: 'updated', entityId: entity.id, before: entity, after, changedAt: now.toISOString() };
-    }
-    case 'manual':
-      return { message: 'Hello' };
-    case 'webhook':
-      return {};
-  }
+  return TRIGGER_TYPES[type].example(config, now);
 }
 
 /** A run whose payload the engine could not store keeps a placeholder (docs/workflow-engine.md), not a sample. */

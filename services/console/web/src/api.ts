@@ -1,4 +1,6 @@
 /** The console's only way to the server: the public API at /api/v1, with the session cookie. */
+// Type-only: the answers' shapes as the services declare them, with no runtime code in the bundle.
+import type { Credential, CredentialList } from '@flowdesk/contracts';
 import type { ApiGraph } from './workflows/graph.ts';
 // Type-only: no import cycle with workspace.ts, which imports this client.
 import type { RunStep, WorkflowRun } from './workspace.ts';
@@ -23,11 +25,7 @@ export interface SetupState {
 }
 
 /** A workflow credential as the API shows it: never its value (docs/credentials.md). */
-export interface Credential {
-  name: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { Credential };
 
 export interface ApiKey {
   id: string;
@@ -189,7 +187,7 @@ export class ApiClient {
   listApiKeys = () => this.request<{ items: ApiKey[] }>('GET', '/api-keys').then((r) => r.items);
   createApiKey = (name: string, scope: 'read' | 'write') => this.request<CreatedApiKey>('POST', '/api-keys', { name, scope });
   revokeApiKey = (id: string) => this.request<void>('DELETE', `/api-keys/${encodeURIComponent(id)}`);
-  listCredentials = () => this.request<{ credentials: Credential[] }>('GET', '/credentials').then((r) => r.credentials);
+  listCredentials = () => this.request<CredentialList>('GET', '/credentials').then((r) => r.credentials);
   createCredential = (name: string, value: string) => this.request<Credential>('POST', '/credentials', { name, value });
   replaceCredential = (name: string, value: string) => this.request<Credential>('PUT', `/credentials/${encodeURIComponent(name)}`, { value });
   deleteCredential = (name: string) => this.request<void>('DELETE', `/credentials/${encodeURIComponent(name)}`);
@@ -218,8 +216,8 @@ export class ApiClient {
   listProjects = () => this.request<PageOf<Project>>('GET', '/projects?limit=100').then((r) => r.items);
   /** Names of stored credentials, or null when this deployment has no credential store (not 200). */
   listCredentialNames = () =>
-    this.request<{ items: { name: string }[] }>('GET', '/credentials').then(
-      (r) => r.items.map((c) => c.name),
+    this.listCredentials().then(
+      (credentials) => credentials.map((c) => c.name),
       () => null,
     );
 

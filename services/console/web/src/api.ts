@@ -1,6 +1,6 @@
 /** The console's only way to the server: the public API at /api/v1, with the session cookie. */
 // Type-only: the answers' shapes as the services declare them, with no runtime code in the bundle.
-import type { Credential, CredentialList } from '@flowdesk/contracts';
+import type { Credential, CredentialList, ListedUser, SetupStatus, UserList } from '@flowdesk/contracts';
 import type { ApiGraph } from './workflows/graph.ts';
 // Type-only: no import cycle with workspace.ts, which imports this client.
 import type { RunStep, WorkflowRun } from './workspace.ts';
@@ -13,16 +13,17 @@ export interface User {
   role: string;
 }
 
+/** A person as the owner's Members list shows them (GET /users). */
+export type { ListedUser };
+
 export interface SessionInfo {
   user: User;
   session?: { id: string; createdAt: string; expiresAt: string; idleExpiresAt: string };
   csrfToken: string;
 }
 
-export interface SetupState {
-  needsOwner: boolean;
-  signup: 'open' | 'invite' | 'off';
-}
+/** GET /setup: whether the owner is still to be created, the sign-up mode, and (npm start) the demo account. */
+export type SetupState = SetupStatus;
 
 /** A workflow credential as the API shows it: never its value (docs/credentials.md). */
 export type { Credential };
@@ -193,7 +194,10 @@ export class ApiClient {
   deleteCredential = (name: string) => this.request<void>('DELETE', `/credentials/${encodeURIComponent(name)}`);
   listConnectedApps = () => this.request<{ items: ConnectedApp[] }>('GET', '/connected-apps').then((r) => r.items);
   revokeConnectedApp = (id: string) => this.request<void>('DELETE', `/connected-apps/${encodeURIComponent(id)}`);
-  listUsers = () => this.request<{ items: User[] }>('GET', '/users').then((r) => r.items);
+  listUsers = () => this.request<UserList>('GET', '/users').then((r) => r.items);
+  /** Owner only: signs the person out everywhere; their keys and apps stop working until enabled again. */
+  disableUser = (id: string) => this.request<void>('POST', `/users/${encodeURIComponent(id)}/disable`);
+  enableUser = (id: string) => this.request<void>('POST', `/users/${encodeURIComponent(id)}/enable`);
   invite = (email: string) => this.request<Invite>('POST', '/invites', { email });
 
   listWorkflows = () => this.request<PageOf<Workflow>>('GET', '/workflows?limit=100').then((r) => r.items);

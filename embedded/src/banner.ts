@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { DEMO_EMAIL } from './demo-account.ts';
 
 export interface BannerInfo {
   baseUrl: string;
@@ -32,7 +33,10 @@ export function banner(info: BannerInfo, cwd = process.cwd()): string {
     '',
     ...rows.map(([name, url]) => `    ${name.padEnd(18)}${url}`),
     '',
-    `  Demo login and API keys: ${shown(info.devFile)} (email, password, readKey, writeKey)`,
+    `  Demo account: ${DEMO_EMAIL} (a member with a welcome project). Its password and API keys`,
+    `  (readKey, writeKey) are in ${shown(info.devFile)}: the README's curl and MCP examples act on its workspace,`,
+    `  the one you see when you sign in with it. The first visit to the console offers that sign-in, or creating`,
+    `  the owner account (runs this installation, invites people; a workspace of its own).`,
     `  Data: ${info.database === 'pglite' ? `PGlite in ${shown(info.dataDir)}` : 'Postgres (DATABASE_URL)'}`,
     '  Stop with Ctrl+C.',
     '',

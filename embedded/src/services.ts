@@ -4,6 +4,7 @@ import type { Database } from '@flowdesk/db';
 import { listen, serviceTokenSource, userTokenSource, type Service } from '@flowdesk/service-kit';
 import { buildApp as buildWorkspaceApi } from '@flowdesk/workspace-api';
 import { buildApp as buildAuth } from '@flowdesk/auth';
+import { DEMO_EMAIL } from './demo-account.ts';
 import { buildApp as buildMcpGateway, withInProcessRevocations } from '@flowdesk/mcp-gateway';
 import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
 import { buildApp as buildWorkflowEngine, createGuardedHttpClient, SsrfPolicy, workspaceClient } from '@flowdesk/workflow-engine';
@@ -108,6 +109,8 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       corsOrigins: d.corsOrigins,
       signupMode: d.tuning?.signupMode,
       sessionPolicy: d.tuning?.sessionPolicy,
+      // The first-run and sign-in pages name the demo account while it is enabled (docs/console.md).
+      demoAccountEmail: DEMO_EMAIL,
     }),
   'mcp-gateway': (d, started) =>
     buildMcpGateway({

@@ -5,6 +5,8 @@
 // (UPDATE_SCREENSHOTS=1 writes them into docs/screenshots/). CSP is bypassed only so axe-core can be injected.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -55,6 +57,42 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${base}${MCP_PATH}`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
     return client;
   };
+
+  test("a fresh start names the demo account and signs in with dev.json's password: its workspace is the one dev.json's keys act on", async () => {
+    const dev = JSON.parse(await readFile(path.join(flowdesk.home, 'dev.json'), 'utf8')) as { email: string; password: string; writeKey: string };
+    assert.equal(dev.email, 'demo@flowdesk.local');
+    await page.goto(base);
+    await page.waitForURL(`${base}/setup`);
+    const demo = page.getByRole('region', { name: 'Demo account' });
+    assert.match(await demo.innerText(), /demo@flowdesk\.local[\s\S]*\.flowdesk\/dev\.json[\s\S]*README's curl and MCP examples act on its workspace/);
+    await demo.getByRole('button', { name: 'Sign in with the demo account' }).click();
+    assert.equal(await page.getByLabel('Demo email').inputValue(), 'demo@flowdesk.local');
+    await assertAccessible(page, 'setup with the demo sign-in open');
+    await screenshot(page, 'setup-demo');
+    await page.getByLabel('Demo password').and(page.locator('input')).fill(dev.password);
+    await page.getByRole('button', { name: 'Sign in as demo@flowdesk.local' }).click();
+    await page.waitForURL(`${base}/`);
+    // The README's curl, with dev.json's key: what it writes is in the workspace on screen.
+    const title = `From the README's curl ${randomBytes(3).toString('hex')}`;
+    const created = await fetch(`${base}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${dev.writeKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title }),
+    });
+    assert.equal(created.status, 201, await created.text());
+    await page.goto(`${base}/tasks`);
+    await page.getByText(title).waitFor();
+    await page.getByText('Connect your AI assistant to Flowdesk').waitFor(); // the demo's welcome task
+    // Signed in before anyone made the owner: a reload stays in the app, it does not fall back to the owner form.
+    await page.reload();
+    await page.getByText(title).waitFor();
+    assert.equal(page.url(), `${base}/tasks`);
+    // Signing out leads back to the first-run page: the owner is still to be created.
+    await page.getByRole('button', { name: /demo@flowdesk\.local/ }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.waitForURL(`${base}/setup`);
+    assert.equal(await heading().innerText(), 'Create the owner account');
+  });
 
   test('a fresh start asks for the owner account; creating it signs in, with an HttpOnly SameSite cookie', async () => {
     await page.goto(base);

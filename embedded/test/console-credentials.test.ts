@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { assertAccessible, launch, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
+import { assertAccessible, launch, saveWorkflow, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
 
 const owner = { name: 'Ada Lovelace', email: `ada-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
 const SECRET = `sk_live_${randomBytes(18).toString('base64url')}`;
@@ -110,7 +110,24 @@ describe('Settings → Credentials in chromium', { skip: skipWithoutChromium }, 
     assert.ok(!answers.some((a) => a.includes(REPLACED) || a.includes(SECRET)));
   });
 
+  test("the editor's variable picker lists the credential and inserts its reference (no page error on the editor's load)", async () => {
+    const session = await (await page.request.get(`${base}/api/v1/session`)).json();
+    const created = await page.request.post(`${base}/api/v1/workflows`, {
+      data: { name: 'Uses a credential', triggerType: 'webhook' },
+      headers: { origin: base, 'x-csrf-token': session.csrfToken },
+    });
+    assert.equal(created.status(), 201, await created.text());
+    await page.goto(`${base}/workflows/${(await created.json()).id}`);
+    await page.getByRole('button', { name: 'Add step' }).click();
+    await page.getByRole('menuitem', { name: 'HTTP Request' }).click();
+    await page.getByLabel('URL').fill('https://crm.example.com/orders?token=');
+    await page.getByRole('button', { name: 'Insert {{credentials.crm_token}}' }).click();
+    assert.equal(await page.getByLabel('URL').inputValue(), 'https://crm.example.com/orders?token={{credentials.crm_token}}');
+    await saveWorkflow(page);
+  });
+
   test('delete asks for confirmation, then the list is empty again', async () => {
+    await page.getByRole('link', { name: 'Credentials', exact: true }).click();
     await page.getByRole('button', { name: 'Delete crm_token' }).click();
     const confirm = page.getByRole('dialog');
     await confirm.waitFor();

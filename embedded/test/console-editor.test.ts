@@ -167,7 +167,16 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     assert.equal(await page.getByLabel('Value to check').inputValue(), '{{trigger.customer.email}}');
     // HTTP Request on the true branch, to the loopback receiver.
     await addStep('HTTP Request');
+    await page.getByLabel('URL').fill('https://crm.example.com/hooks');
+    assert.equal(await page.getByRole('status', { name: 'Private address' }).count(), 0, 'a public host: no warning');
     await page.getByLabel('URL').fill(receiverUrl);
+    // A loopback target: the editor says the SSRF guard refuses it unless SSRF_ALLOWLIST names it (this suite's does).
+    assert.match(
+      await page.getByRole('status', { name: 'Private address' }).innerText(),
+      new RegExp(
+        `127\\.0\\.0\\.1 is a loopback address: the SSRF guard refuses it when the workflow runs, unless the operator allows it with SSRF_ALLOWLIST \\(e\\.g\\. SSRF_ALLOWLIST=127\\.0\\.0\\.1:${new URL(receiverUrl).port}`,
+      ),
+    );
     // Create Task after it, titled from the picker, inserted at the caret.
     await addStep('Create Task');
     const title = page.getByLabel('Title');

@@ -92,6 +92,8 @@ test('`npm start` serves every service behind one base URL and stops cleanly on 
   assert.equal(page.status, 200);
   assert.match(await page.text(), /<script type="module" [^>]*src="\/assets\/index-[^"]+\.js"/);
   assert.match(output, new RegExp(`Console\\s+${base}/`));
+  // Whose credentials dev.json holds, and what the console's first visit offers (docs/console.md).
+  assert.match(output, /Demo account: demo@flowdesk\.local .*\n.*dev\.json: the README's curl and MCP examples act on its workspace/);
   // Where metrics are (docs/observability.md): a listener of its own, not the base URL.
   const metricsUrl = /Metrics\s+(http:\/\/\S+)\/metrics /.exec(output)?.[1];
   assert.ok(metricsUrl && metricsUrl !== base, `no metrics URL in the banner:\n${output}`);

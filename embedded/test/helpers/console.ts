@@ -6,8 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { afterEach } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type ConsoleMessage, type Page, type WebError } from 'playwright-core';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { loadConfig } from '../../src/config.ts';
 import { startEmbedded, type Embedded } from '../../src/start.ts';
@@ -51,8 +52,39 @@ export async function startFlowdesk(env: Record<string, string> = {}): Promise<F
   };
 }
 
+/**
+ * What went wrong in a page of a browser from `launch()` and no test has reported yet: uncaught
+ * errors and unhandled rejections (`weberror`), and console errors — React reports render errors,
+ * key warnings and the like there. The browser's own line for a failed request ("Failed to load
+ * resource: … 404") is not one: the tests provoke refusals on purpose and assert on them.
+ */
+const pageProblems: string[] = [];
+const NETWORK_ERROR = /^Failed to load resource: /;
+
+function watch(context: BrowserContext): BrowserContext {
+  context.on('weberror', (e: WebError) => pageProblems.push(`uncaught error on ${e.page()?.url() ?? 'a page'}: ${e.error().stack ?? e.error().message}`));
+  context.on('console', (m: ConsoleMessage) => {
+    if (m.type() === 'error' && !NETWORK_ERROR.test(m.text())) pageProblems.push(`console error on ${m.page()?.url() ?? 'a page'}: ${m.text()}`);
+  });
+  return context;
+}
+
+/** Fails the test (or the close) during which a page had an uncaught error or a console error. */
+export function assertNoPageProblems(where: string): void {
+  const seen = pageProblems.splice(0);
+  assert.deepEqual(seen, [], `${where}: the page had errors`);
+}
+
+// Every test of every file that uses these helpers: a page error fails the test it happened in (or
+// the next one, when it happened in a `before` hook).
+afterEach(() => assertNoPageProblems('after this test'));
+
+/**
+ * Debian's chromium, headless. Every context it opens (`newContext`, and `newPage`, which opens one)
+ * is watched for page errors: see `pageProblems`.
+ */
 export async function launch(): Promise<Browser> {
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: [
@@ -66,6 +98,14 @@ export async function launch(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => watch(await newContext(options));
+  const close = browser.close.bind(browser);
+  browser.close = async (options) => {
+    await close(options);
+    assertNoPageProblems('when the browser closed');
+  };
+  return browser;
 }
 
 const axeSource = readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');

@@ -43,7 +43,16 @@ const AnyPassword = Type.String({ minLength: 1, maxLength: MAX_PASSWORD_LENGTH }
 export const AccountUser = Type.Object({ id: Uuid, email: Type.String(), name: Type.String(), role: Role });
 export type AccountUser = Static<typeof AccountUser>;
 
-export const SetupStatus = Type.Object({ needsOwner: Type.Boolean(), signup: SignupMode });
+export const SetupStatus = Type.Object({
+  needsOwner: Type.Boolean(),
+  signup: SignupMode,
+  /**
+   * The embedded start's demo account (`npm start`, docs/console.md "First run and the demo account"),
+   * while it exists and is enabled: the first-run and sign-in pages offer to sign in with it. Never
+   * set in a deployment (there is no demo account there).
+   */
+  demoAccount: Type.Optional(Type.Object({ email: Type.String() })),
+});
 export type SetupStatus = Static<typeof SetupStatus>;
 
 export const CreateOwner = Type.Object({ email: Email, name: Name, password: NewPassword }, { additionalProperties: false });

@@ -50,6 +50,11 @@ export interface AuthDeps {
   sessionPolicy?: SessionPolicy;
   /** SIGNUP_MODE (default invite). */
   signupMode?: SignupMode;
+  /**
+   * The email of the embedded start's demo account (`npm start` only): `GET /setup` names it while
+   * that user exists and is enabled, so the console can offer to sign in with it. Unset elsewhere.
+   */
+  demoAccountEmail?: string;
   /** Login throttling per account and per address (default: docs/auth.md). */
   throttle?: ThrottlePolicies;
   /** TRUST_PROXY (fastify trustProxy): whose X-Forwarded-For to believe. Default: the environment's, else loopback. */
@@ -91,6 +96,7 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     revoked: revocationNotifier(deps.events, app.log),
     sessionPolicy: deps.sessionPolicy ?? DEFAULT_SESSION_POLICY,
     signupMode: deps.signupMode ?? 'invite',
+    demoAccountEmail: deps.demoAccountEmail,
     throttle: new LoginThrottle(prisma, deps.throttle ?? DEFAULT_THROTTLE),
   };
   app.addSchema(ErrorBody);

@@ -28,6 +28,8 @@ export interface AuthContext {
   sessionPolicy: SessionPolicy;
   /** SIGNUP_MODE: who may create an account. */
   signupMode: SignupMode;
+  /** AuthDeps.demoAccountEmail: the embedded start's demo account, named by GET /setup. */
+  demoAccountEmail?: string;
   /** Counts sign-in attempts per account and address before any password is checked. */
   throttle: LoginThrottle;
 }

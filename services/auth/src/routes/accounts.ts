@@ -23,7 +23,7 @@ import type { Service } from '@flowdesk/service-kit';
 import type { AuthContext } from '../context.ts';
 import { addUser, createInvite, createOwner, listUsers, liveCredentialsOf, needsOwner, setUserDisabled, signUp } from '../domain/accounts.ts';
 import { createSession, revokeSessions } from '../domain/sessions.ts';
-import { passwordOfUserMatches, setPassword, verifyPassword, type User } from '../domain/users.ts';
+import { findUserByEmail, passwordOfUserMatches, setPassword, verifyPassword, type User } from '../domain/users.ts';
 import { credentialOf, requireOwner, requireSession, sessionOf } from './user-credential.ts';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: ErrorBody } as const;
@@ -54,7 +54,8 @@ export function accountRoutes(ctx: AuthContext) {
   return async (app: Service) => {
     app.get('/setup', { schema: { response: { 200: SetupStatus } } }, async (_req, reply) => {
       reply.header('cache-control', 'no-store');
-      return { needsOwner: await needsOwner(ctx.prisma), signup: ctx.signupMode };
+      const demo = ctx.demoAccountEmail ? await findUserByEmail(ctx.prisma, ctx.demoAccountEmail) : null;
+      return { needsOwner: await needsOwner(ctx.prisma), signup: ctx.signupMode, ...(demo && !demo.disabled ? { demoAccount: { email: demo.email } } : {}) };
     });
 
     app.post('/setup', { schema: { body: CreateOwner, response: { 201: SessionCreated, ...errors } } }, async (req, reply) =>

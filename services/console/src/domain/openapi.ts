@@ -90,7 +90,18 @@ const ACCOUNT_PATHS: Json = {
       summary: 'Whether the owner account still has to be created, and how sign-up works',
       security: [],
       responses: {
-        200: json({ type: 'object', properties: { needsOwner: { type: 'boolean' }, signup: { type: 'string', enum: ['open', 'invite', 'off'] } } }),
+        200: json({
+          type: 'object',
+          properties: {
+            needsOwner: { type: 'boolean' },
+            signup: { type: 'string', enum: ['open', 'invite', 'off'] },
+            demoAccount: {
+              type: 'object',
+              description: '`npm start` only: the demo account, while it is enabled (its password and API keys are in .flowdesk/dev.json)',
+              properties: { email: { type: 'string' } },
+            },
+          },
+        }),
       },
     },
     post: {

@@ -36,7 +36,10 @@ export function App() {
   }, []);
 
   const signedIn = useCallback((session: SessionInfo) => {
-    setState((s) => (s.kind === 'ready' ? { setup: { ...s.setup, needsOwner: false }, session, kind: 'ready' } : s));
+    // The owner was created, or someone signed in: either way the owner form is done with for this tab.
+    setState((s) =>
+      s.kind === 'ready' ? { setup: { ...s.setup, needsOwner: s.setup.needsOwner && session.user.role !== 'owner' }, session, kind: 'ready' } : s,
+    );
     const next = new URLSearchParams(window.location.search).get('next');
     navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/', { replace: true });
   }, []);
@@ -49,7 +52,7 @@ export function App() {
   // Where someone belongs: the owner form on a fresh install, sign-in without a session, the app with one.
   useEffect(() => {
     if (state.kind !== 'ready') return;
-    if (state.setup.needsOwner) {
+    if (state.setup.needsOwner && !state.session) {
       if (path !== '/setup') navigate('/setup', { replace: true });
     } else if (!state.session) {
       if (!PUBLIC_PAGES.includes(path) || path === '/setup') {
@@ -75,10 +78,11 @@ export function App() {
       </Center>
     );
   }
-  if (state.setup.needsOwner) return <SetupPage onDone={signedIn} />;
   if (!state.session) {
+    // Signed in (the demo account, before anyone created the owner) is the app, not the owner form.
+    if (state.setup.needsOwner) return <SetupPage demoAccount={state.setup.demoAccount} onDone={signedIn} />;
     if (path === '/sign-up') return <SignUpPage signup={state.setup.signup} onDone={signedIn} />;
-    return <SignInPage signup={state.setup.signup} onDone={signedIn} />;
+    return <SignInPage signup={state.setup.signup} demoAccount={state.setup.demoAccount} onDone={signedIn} />;
   }
   return <Shell session={state.session} path={path} onSignedOut={signedOut} />;
 }

@@ -1,5 +1,5 @@
 /** The console's only way to the server: the public API at /api/v1, with the session cookie. */
-import type { TriggerType } from '@flowdesk/contracts';
+import type { Credential, CredentialList, ListedUser, SetupStatus, TriggerType, UserList } from '@flowdesk/contracts';
 import type { ApiGraph } from './workflows/graph.ts';
 // Type-only: no import cycle with workspace.ts, which imports this client.
 import type { RunStep, WorkflowRun } from './workspace.ts';
@@ -12,23 +12,20 @@ export interface User {
   role: string;
 }
 
+/** A person as the owner's Members list shows them (GET /users). */
+export type { ListedUser };
+
 export interface SessionInfo {
   user: User;
   session?: { id: string; createdAt: string; expiresAt: string; idleExpiresAt: string };
   csrfToken: string;
 }
 
-export interface SetupState {
-  needsOwner: boolean;
-  signup: 'open' | 'invite' | 'off';
-}
+/** GET /setup: whether the owner is still to be created, the sign-up mode, and (npm start) the demo account. */
+export type SetupState = SetupStatus;
 
 /** A workflow credential as the API shows it: never its value (docs/credentials.md). */
-export interface Credential {
-  name: string;
-  createdAt: string;
-  updatedAt: string;
-}
+export type { Credential };
 
 export interface ApiKey {
   id: string;
@@ -190,13 +187,16 @@ export class ApiClient {
   listApiKeys = () => this.request<{ items: ApiKey[] }>('GET', '/api-keys').then((r) => r.items);
   createApiKey = (name: string, scope: 'read' | 'write') => this.request<CreatedApiKey>('POST', '/api-keys', { name, scope });
   revokeApiKey = (id: string) => this.request<void>('DELETE', `/api-keys/${encodeURIComponent(id)}`);
-  listCredentials = () => this.request<{ credentials: Credential[] }>('GET', '/credentials').then((r) => r.credentials);
+  listCredentials = () => this.request<CredentialList>('GET', '/credentials').then((r) => r.credentials);
   createCredential = (name: string, value: string) => this.request<Credential>('POST', '/credentials', { name, value });
   replaceCredential = (name: string, value: string) => this.request<Credential>('PUT', `/credentials/${encodeURIComponent(name)}`, { value });
   deleteCredential = (name: string) => this.request<void>('DELETE', `/credentials/${encodeURIComponent(name)}`);
   listConnectedApps = () => this.request<{ items: ConnectedApp[] }>('GET', '/connected-apps').then((r) => r.items);
   revokeConnectedApp = (id: string) => this.request<void>('DELETE', `/connected-apps/${encodeURIComponent(id)}`);
-  listUsers = () => this.request<{ items: User[] }>('GET', '/users').then((r) => r.items);
+  listUsers = () => this.request<UserList>('GET', '/users').then((r) => r.items);
+  /** Owner only: signs the person out everywhere; their keys and apps stop working until enabled again. */
+  disableUser = (id: string) => this.request<void>('POST', `/users/${encodeURIComponent(id)}/disable`);
+  enableUser = (id: string) => this.request<void>('POST', `/users/${encodeURIComponent(id)}/enable`);
   invite = (email: string) => this.request<Invite>('POST', '/invites', { email });
 
   listWorkflows = () => this.request<PageOf<Workflow>>('GET', '/workflows?limit=100').then((r) => r.items);
@@ -219,8 +219,8 @@ export class ApiClient {
   listProjects = () => this.request<PageOf<Project>>('GET', '/projects?limit=100').then((r) => r.items);
   /** Names of stored credentials, or null when this deployment has no credential store (not 200). */
   listCredentialNames = () =>
-    this.request<{ items: { name: string }[] }>('GET', '/credentials').then(
-      (r) => r.items.map((c) => c.name),
+    this.listCredentials().then(
+      (credentials) => credentials.map((c) => c.name),
       () => null,
     );
 

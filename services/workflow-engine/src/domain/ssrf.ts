@@ -9,40 +9,13 @@
  * to every redirect hop.
  */
 import { isIP } from 'node:net';
+import { blockedReason } from '@flowdesk/contracts/ssrf';
 import { embeddedIpv4, formatIp, inCidr, parseCidr, parseIp, unbracket, type Cidr, type IpBytes } from './ip-address.ts';
 import { RequestRefusedError, SsrfBlockedError } from './errors.ts';
 
-const BLOCKED: Array<{ cidr: Cidr; what: string }> = [
-  ['0.0.0.0/8', 'unspecified ("this network")'],
-  ['10.0.0.0/8', 'private'],
-  ['100.64.0.0/10', 'carrier-grade NAT'],
-  ['127.0.0.0/8', 'loopback'],
-  ['169.254.0.0/16', 'link-local (cloud metadata)'],
-  ['172.16.0.0/12', 'private'],
-  ['192.0.0.0/24', 'IETF protocol assignment'],
-  ['192.168.0.0/16', 'private'],
-  ['198.18.0.0/15', 'benchmarking'],
-  ['224.0.0.0/4', 'multicast'],
-  ['240.0.0.0/4', 'reserved or broadcast'],
-  ['::/128', 'unspecified'],
-  ['::1/128', 'loopback'],
-  ['fe80::/10', 'link-local'],
-  ['fec0::/10', 'site-local'],
-  ['fc00::/7', 'unique-local'],
-  ['ff00::/8', 'multicast'],
-  ['100::/64', 'discard-only'],
-].map(([cidr, what]) => ({ cidr: parseCidr(cidr!), what: what! }));
-
-/** Why an address is refused, or null when it is a public address. */
-export function blockedReason(address: IpBytes): string | null {
-  for (const { cidr, what } of BLOCKED) if (inCidr(address, cidr)) return what;
-  const v4 = embeddedIpv4(address);
-  if (v4) {
-    const inner = blockedReason(v4);
-    if (inner) return `${inner} (IPv4 ${formatIp(v4)} embedded in IPv6)`;
-  }
-  return null;
-}
+// The blocked ranges and why (loopback, private, link-local …) live in libs/contracts, where the
+// console's editor reads them too: one table for the warning and the refusal.
+export { blockedReason };
 
 export interface SsrfAllowlist {
   /** Lower-cased host names and canonical IP literals, optionally as `host:port`. */

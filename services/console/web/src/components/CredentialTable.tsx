@@ -4,6 +4,7 @@ import { useState, type ReactNode } from 'react';
 import { accessOf, ago, exact } from '../format.ts';
 import { ConfirmDialog } from './Confirm.tsx';
 import { EmptyState, ErrorState } from './States.tsx';
+import { TableRegion } from './TableRegion.tsx';
 
 export interface Credential {
   id: string;
@@ -66,7 +67,7 @@ export function CredentialTable<T extends Credential>({
         </Paper>
       )}
       {items && items.length > 0 && (
-        <Paper withBorder radius="lg" className="fd-table-wrap" tabIndex={0} role="region" aria-label={`${label} table`}>
+        <TableRegion label={label}>
           <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label={label}>
             <Table.Thead>
               <Table.Tr>
@@ -106,7 +107,7 @@ export function CredentialTable<T extends Credential>({
               })}
             </Table.Tbody>
           </Table>
-        </Paper>
+        </TableRegion>
       )}
       <ConfirmDialog
         opened={removing !== null}

@@ -24,6 +24,7 @@ import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { ago, exact } from '../format.ts';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
+import { TableRegion } from '../components/TableRegion.tsx';
 
 const loadCredentials = () => api.listCredentials();
 /** The server's rule (libs/contracts CREDENTIAL_NAME_PATTERN), checked here for a quick hint. */
@@ -67,7 +68,7 @@ export function CredentialsPage() {
         </Paper>
       )}
       {items && items.length > 0 && (
-        <Paper withBorder radius="lg" className="fd-table-wrap" tabIndex={0} role="region" aria-label="Credentials table">
+        <TableRegion label="Credentials">
           <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label="Credentials">
             <Table.Thead>
               <Table.Tr>
@@ -107,7 +108,7 @@ export function CredentialsPage() {
               ))}
             </Table.Tbody>
           </Table>
-        </Paper>
+        </TableRegion>
       )}
       <CredentialModal
         opened={adding}

@@ -1,16 +1,31 @@
-import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Paper, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Paper, Skeleton, Stack, Table, Text, TextInput, VisuallyHidden } from '@mantine/core';
+import { darkText } from '../components/RunStatus.tsx';
 import { IconCheck, IconCopy, IconUserPlus } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
-import { api, type Invite, type SessionInfo, type User } from '../api.ts';
+import { notifications } from '@mantine/notifications';
+import { api, type Invite, type ListedUser, type SessionInfo } from '../api.ts';
+import { ConfirmDialog } from '../components/Confirm.tsx';
 import { ErrorState, PageHeader } from '../components/States.tsx';
 import { exact } from '../format.ts';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
+import { TableRegion } from '../components/TableRegion.tsx';
 
 const loadUsers = () => api.listUsers();
 
 export function MembersPage({ session }: { session: SessionInfo }) {
-  const { items, error, reload } = useList<User>(loadUsers);
+  const { items, error, reload } = useList<ListedUser>(loadUsers);
+  const [disabling, setDisabling] = useState<ListedUser | null>(null);
+  const who = (u: ListedUser) => u.name || u.email;
+  const enable = async (u: ListedUser) => {
+    try {
+      await api.enableUser(u.id);
+      notifications.show({ color: 'green', message: `Enabled “${who(u)}” again.` });
+    } catch (err) {
+      notifications.show({ color: 'red', title: 'That did not work', message: (err as Error).message });
+    }
+    await reload();
+  };
   const [inviting, setInviting] = useState(false);
   const [invite, setInvite] = useState<Invite | null>(null);
   const [email, setEmail] = useState('');
@@ -40,13 +55,17 @@ export function MembersPage({ session }: { session: SessionInfo }) {
       {error && <ErrorState title="Could not load the members" message={error} onRetry={() => void reload()} />}
       {!items && !error && <Skeleton role="status" height={120} radius="lg" aria-label="Loading members" />}
       {items && (
-        <Paper withBorder radius="lg" className="fd-table-wrap" tabIndex={0} role="region" aria-label="Members table">
+        <TableRegion label="Members">
           <Table verticalSpacing="sm" horizontalSpacing="md" aria-label="Members">
             <Table.Thead>
               <Table.Tr>
                 <Table.Th>Name</Table.Th>
                 <Table.Th>Email</Table.Th>
                 <Table.Th>Role</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th>
+                  <VisuallyHidden>Actions</VisuallyHidden>
+                </Table.Th>
               </Table.Tr>
             </Table.Thead>
             <Table.Tbody>
@@ -66,12 +85,47 @@ export function MembersPage({ session }: { session: SessionInfo }) {
                       {u.role}
                     </Badge>
                   </Table.Td>
+                  <Table.Td>
+                    <Badge variant="light" color={u.disabled ? 'red' : 'green'} styles={darkText(u.disabled ? 'red' : 'green')}>
+                      {u.disabled ? 'Disabled' : 'Active'}
+                    </Badge>
+                  </Table.Td>
+                  <Table.Td ta="right">
+                    {u.id !== session.user.id &&
+                      (u.disabled ? (
+                        <Button size="compact-sm" variant="default" aria-label={`Enable ${who(u)}`} onClick={() => void enable(u)}>
+                          Enable
+                        </Button>
+                      ) : (
+                        <Button size="compact-sm" variant="default" aria-label={`Disable ${who(u)}`} onClick={() => setDisabling(u)}>
+                          Disable
+                        </Button>
+                      ))}
+                  </Table.Td>
                 </Table.Tr>
               ))}
             </Table.Tbody>
           </Table>
-        </Paper>
+        </TableRegion>
       )}
+      <ConfirmDialog
+        opened={disabling !== null}
+        title={`Disable “${disabling ? who(disabling) : ''}”?`}
+        confirmLabel="Disable account"
+        onClose={() => setDisabling(null)}
+        onConfirm={async () => {
+          if (!disabling) return;
+          try {
+            await api.disableUser(disabling.id);
+            notifications.show({ color: 'green', message: `Disabled “${who(disabling)}”.` });
+          } catch (err) {
+            notifications.show({ color: 'red', title: 'That did not work', message: (err as Error).message });
+          }
+          await reload();
+        }}
+      >
+        They are signed out everywhere and cannot sign in; their API keys and connected apps stop working until you enable them again. Their data stays.
+      </ConfirmDialog>
       <Modal
         closeButtonProps={{ 'aria-label': 'Close' }}
         opened={inviting}

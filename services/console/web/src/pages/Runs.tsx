@@ -9,6 +9,7 @@ import { api } from '../api.ts';
 import { Link } from '../router.tsx';
 import { triggerLabel } from '../workflows/triggers.ts';
 import { RUN_STATUSES, subscribeRuns, workspace, type RunStatus, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
+import { TableRegion } from '../components/TableRegion.tsx';
 
 /** Runs per page of the list (and per "Show older runs"). */
 const PAGE = 50;
@@ -148,7 +149,7 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
         </EmptyState>
       )}
       {runs && runs.length > 0 && (
-        <Table.ScrollContainer minWidth={560}>
+        <TableRegion label="Runs">
           <Table verticalSpacing="sm" highlightOnHover aria-label="Runs">
             <Table.Thead>
               <Table.Tr>
@@ -198,7 +199,7 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </TableRegion>
       )}
       {runs && runs.length > 0 && (
         <Group justify="center" mt="md">

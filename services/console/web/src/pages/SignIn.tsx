@@ -1,11 +1,20 @@
-import { Alert, Anchor, Button, PasswordInput, Stack, TextInput } from '@mantine/core';
+import { Alert, Anchor, Button, Code, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { api, type SessionInfo, type SetupState } from '../api.ts';
 import { AuthCard } from '../components/AuthCard.tsx';
 import { Link } from '../router.tsx';
 import { useSubmit } from '../useSubmit.ts';
+import { DEV_FILE } from './Setup.tsx';
 
-export function SignInPage({ signup, onDone }: { signup: SetupState['signup']; onDone: (s: SessionInfo) => void }) {
+export function SignInPage({
+  signup,
+  demoAccount,
+  onDone,
+}: {
+  signup: SetupState['signup'];
+  demoAccount?: SetupState['demoAccount'];
+  onDone: (s: SessionInfo) => void;
+}) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const { busy, error, run } = useSubmit();
@@ -46,6 +55,11 @@ export function SignInPage({ signup, onDone }: { signup: SetupState['signup']; o
           </Button>
         </Stack>
       </form>
+      {demoAccount && (
+        <Text size="sm" c="dimmed" mt="md">
+          Demo account: <strong>{demoAccount.email}</strong>, its password in <Code>{DEV_FILE}</Code>.
+        </Text>
+      )}
     </AuthCard>
   );
 }

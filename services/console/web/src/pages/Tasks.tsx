@@ -26,6 +26,7 @@ import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { darkText } from '../components/RunStatus.tsx';
 import { workspace, type Project, type Task, type TaskPriority, type TaskStatus } from '../workspace.ts';
+import { TableRegion } from '../components/TableRegion.tsx';
 
 export const TASK_STATUSES: { value: TaskStatus; label: string }[] = [
   { value: 'todo', label: 'To do' },
@@ -60,6 +61,19 @@ export function DueBadge({ task }: { task: Task }) {
 }
 
 /** The projects for pickers and names (active ones). */
+const PRIORITY_COLOR: Record<TaskPriority, string> = { none: 'gray', low: 'gray', medium: 'blue', high: 'orange', urgent: 'red' };
+
+/** "High priority": a task's priority in the list and on the board (nothing for "No priority"). */
+export function PriorityBadge({ task }: { task: Task }) {
+  if (task.priority === 'none') return null;
+  const label = PRIORITIES.find((p) => p.value === task.priority)?.label ?? task.priority;
+  return (
+    <Badge variant="light" color={PRIORITY_COLOR[task.priority]} radius="sm" size="sm" styles={darkText(PRIORITY_COLOR[task.priority])}>
+      {label} priority
+    </Badge>
+  );
+}
+
 export function useProjects() {
   const load = useCallback(() => workspace.listProjects('active'), []);
   const { items } = useList<Project>(load);
@@ -265,7 +279,7 @@ export function TasksPage() {
         </EmptyState>
       )}
       {items && items.length > 0 && layout === 'list' && (
-        <Table.ScrollContainer minWidth={560}>
+        <TableRegion label="Tasks">
           <Table verticalSpacing="xs" highlightOnHover aria-label="Tasks">
             <Table.Thead>
               <Table.Tr>
@@ -289,6 +303,7 @@ export function TasksPage() {
                     <Text size="sm" fw={500} td={task.status === 'done' ? 'line-through' : undefined} style={{ overflowWrap: 'anywhere' }}>
                       {task.title}
                     </Text>
+                    <PriorityBadge task={task} />
                   </Table.Td>
                   <Table.Td>
                     <Text size="sm">{statusLabel(task.status)}</Text>
@@ -306,7 +321,7 @@ export function TasksPage() {
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </TableRegion>
       )}
       {items && layout === 'board' && (
         <div className="fd-board">
@@ -335,6 +350,7 @@ export function TasksPage() {
                         {actions(task)}
                       </Group>
                       <Group gap={6} mt={6}>
+                        <PriorityBadge task={task} />
                         <DueBadge task={task} />
                         {task.projectId && (
                           <Text size="xs" c="dimmed">

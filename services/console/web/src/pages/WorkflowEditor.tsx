@@ -60,6 +60,12 @@ import { VariablePicker, type PickerSource } from '../workflows/VariablePicker.t
 /** How often the open editor asks for a new sample payload and the last run (only while the tab is visible). */
 const POLL_MS = 2_000;
 const HISTORY_LIMIT = 100;
+/**
+ * Fitting the graph never zooms out below 0.8 (node text stays ≥ 9.6 px): with 4–5 steps a fit to
+ * the whole graph shrank it to ~7 px text; past that the canvas pans (and the zoom buttons still go
+ * further out for an overview).
+ */
+const FIT_VIEW = { maxZoom: 1, minZoom: 0.8, padding: 0.3 };
 
 interface Snapshot {
   nodes: AnyNode[];
@@ -132,6 +138,12 @@ function Editor({ initial }: { initial: Workflow }) {
   const target = useRef<InsertTarget | null>(null);
   const setTarget = useCallback((t: InsertTarget) => {
     target.current = t;
+  }, []);
+  // A newly selected node's first field takes over from a field no longer on screen (the last node's).
+  const offerTarget = useCallback((t: InsertTarget) => {
+    if (target.current?.el.isConnected) return;
+    target.current = t;
+    setTargetLabel(t.label);
   }, []);
   /** The node panel: at phone width it sits below the canvas, and choosing a node scrolls to it. */
   const panel = useRef<HTMLElement | null>(null);
@@ -266,7 +278,7 @@ function Editor({ initial }: { initial: Workflow }) {
     }
     setSelectedId(id);
     // Keep the whole graph in view as it grows (after React Flow measured the new node).
-    setTimeout(() => void flow.fitView({ padding: 0.3, maxZoom: 1, duration: 200 }), 50);
+    setTimeout(() => void flow.fitView({ ...FIT_VIEW, duration: 200 }), 50);
   };
 
   const deleteNode = (nodeId: string) => {
@@ -521,7 +533,7 @@ function Editor({ initial }: { initial: Workflow }) {
             }}
             deleteKeyCode={['Delete', 'Backspace']}
             fitView
-            fitViewOptions={{ maxZoom: 1, padding: 0.3 }}
+            fitViewOptions={FIT_VIEW}
             defaultEdgeOptions={{ style: { strokeWidth: 2 } }}
             proOptions={{ hideAttribution: true }}
           >
@@ -558,7 +570,7 @@ function Editor({ initial }: { initial: Workflow }) {
                   {selected.data.error}
                 </Alert>
               )}
-              <FieldsProvider value={{ setTarget, scope, onTarget: setTargetLabel }}>
+              <FieldsProvider value={{ setTarget, offerTarget, scope, onTarget: setTargetLabel }}>
                 {selected.data.kind === 'trigger' ? (
                   <TriggerPanel
                     workflow={workflow}

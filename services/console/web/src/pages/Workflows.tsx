@@ -32,6 +32,7 @@ import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
 import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
 import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
 import { workspace } from '../workspace.ts';
+import { TableRegion } from '../components/TableRegion.tsx';
 
 const loadWorkflows = () => api.listWorkflows();
 interface Summary {
@@ -121,7 +122,7 @@ export function WorkflowsPage() {
     <>
       <PageHeader
         title="Workflows"
-        description="A workflow starts when its webhook receives a request and runs its steps: conditions, HTTP requests, new tasks."
+        description="A workflow starts from its trigger — a webhook request, a schedule, a note, a change to a task, project or calendar entry, or Run now — and runs its steps: conditions, HTTP requests, new tasks."
         action={items && items.length > 0 ? createButton : undefined}
       />
       {error && <ErrorState title="Could not load your workflows" message={error} onRetry={() => void reload()} />}
@@ -134,11 +135,12 @@ export function WorkflowsPage() {
         </Paper>
       )}
       {items && items.length > 0 && (
-        <Paper withBorder radius="lg" className="fd-table-wrap" tabIndex={0} role="region" aria-label="Workflows table">
+        <TableRegion label="Workflows">
           <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label="Workflows">
             <Table.Thead>
               <Table.Tr>
-                <Table.Th>Name</Table.Th>
+                {/* The name is what a person reads the list by: it keeps 11 rem, the other columns scroll. */}
+                <Table.Th miw="11rem">Name</Table.Th>
                 <Table.Th>Trigger</Table.Th>
                 <Table.Th>Active</Table.Th>
                 <Table.Th>Last run</Table.Th>
@@ -212,7 +214,7 @@ export function WorkflowsPage() {
               })}
             </Table.Tbody>
           </Table>
-        </Paper>
+        </TableRegion>
       )}
       <CreateWorkflowModal opened={creating} onClose={() => setCreating(false)} />
       {runningNow && (

@@ -1,5 +1,6 @@
-import { ActionIcon, Button, Group, Select, Stack, Text, TextInput } from '@mantine/core';
-import { IconPlus, IconTrash } from '@tabler/icons-react';
+import { ActionIcon, Alert, Button, Group, Select, Stack, Text, TextInput } from '@mantine/core';
+import { privateUrlWarning } from '@flowdesk/contracts/ssrf';
+import { IconAlertTriangle, IconPlus, IconTrash } from '@tabler/icons-react';
 import type { Project } from '../api.ts';
 import type { ConditionForm, HttpForm, HttpMethod, StepData, TaskForm } from './graph.ts';
 import { TemplateField } from './fields.tsx';
@@ -28,6 +29,7 @@ export function StepForm({ data, onChange, projects }: { data: StepData; onChang
         <Stack gap="sm">
           <Select label="Method" data={METHODS} value={f.method} onChange={(v) => v && set({ method: v })} allowDeselect={false} />
           <TemplateField label="URL" required value={f.url} onChange={(url) => set({ url })} placeholder="https://api.example.com/orders" />
+          <PrivateUrlWarning url={f.url} />
           <div>
             <Text size="sm" fw={500} mb={4}>
               Headers
@@ -124,4 +126,15 @@ export function StepForm({ data, onChange, projects }: { data: StepData; onChang
       );
     }
   }
+}
+
+/** Under the URL: the run would be refused by the engine's SSRF guard (a loopback or private address). */
+function PrivateUrlWarning({ url }: { url: string }) {
+  const warning = privateUrlWarning(url);
+  if (!warning) return null;
+  return (
+    <Alert color="yellow" variant="light" role="status" aria-label="Private address" icon={<IconAlertTriangle size={18} />} p="xs">
+      <Text size="sm">{warning}</Text>
+    </Alert>
+  );
 }

@@ -1,5 +1,5 @@
 import { Box, Text, TextInput, Textarea } from '@mantine/core';
-import { createContext, useContext, useRef, type ReactNode } from 'react';
+import { createContext, useContext, useEffect, useRef, type ReactNode } from 'react';
 import { textOn } from '../components/RunStatus.tsx';
 import { insertAt, preview, segments, type PreviewScope } from './templates.ts';
 
@@ -17,6 +17,11 @@ export interface InsertTarget {
 export interface FieldsContext {
   /** A templated field got focus: picked variables go into it from now on. */
   setTarget: (target: InsertTarget) => void;
+  /**
+   * A templated field appeared: it becomes the target when there is none on screen (the first field
+   * of a node just selected), so the picker never names, nor inserts into, a field of another node.
+   */
+  offerTarget?: (target: InsertTarget) => void;
   scope: PreviewScope;
   onTarget: (label: string | null) => void;
 }
@@ -93,9 +98,19 @@ export function TemplateField({
 }) {
   const ctx = useFields();
   const ref = useRef<HTMLInputElement & HTMLTextAreaElement>(null);
+  // The target keeps the field's latest setter: a setter of an earlier render would put back the
+  // other fields of the step as they were then.
+  const latest = useRef(onChange);
+  useEffect(() => {
+    latest.current = onChange;
+  });
+  const offer = ctx?.offerTarget;
+  useEffect(() => {
+    if (offer && ref.current) offer({ el: ref.current, label, set: (v) => latest.current(v) });
+  }, [offer, label]);
   const onFocus = () => {
     if (!ctx || !ref.current) return;
-    ctx.setTarget({ el: ref.current, label, set: onChange });
+    ctx.setTarget({ el: ref.current, label, set: (v) => latest.current(v) });
     ctx.onTarget(label);
   };
   // A variable dragged from the picker goes in at the field's caret (its end if it never had focus):

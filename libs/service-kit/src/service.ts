@@ -84,7 +84,11 @@ export function createService(options: ServiceOptions): Service {
   // microtask per request (measured on the webhook endpoint, bench/webhook-ingest.ts).
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    done();
+    // A NUL character (only `%00` in a URL brings one) can be neither stored nor compared by
+    // Postgres (text refuses it): refused here, for every route of every service, with a 400 that
+    // names the parameter, rather than a database error (500) in each route that uses the value.
+    const nul = req.raw.url?.includes('%00') ? nulParameter(req.query, req.params) : undefined;
+    done(nul ? new HttpError('bad_request', `${nul} must not contain the NUL character (%00)`) : undefined);
   });
   // Request metrics (route template × status) and server spans (docs/observability.md).
   instrumentHttp(app, options.name);
@@ -127,6 +131,21 @@ export function createService(options: ServiceOptions): Service {
   return app;
 }
 
+/** `querystring.q`, `params.name`: the first query or path parameter (name or value) holding a NUL. */
+function nulParameter(query: unknown, params: unknown): string | undefined {
+  for (const [where, values] of [
+    ['querystring', query],
+    ['params', params],
+  ] as const) {
+    if (!values || typeof values !== 'object') continue;
+    for (const [name, value] of Object.entries(values)) {
+      const all: unknown[] = Array.isArray(value) ? value : [value];
+      if (name.includes('\0') || all.some((v) => typeof v === 'string' && v.includes('\0'))) return `${where}.${name.replaceAll('\0', '\\0')}`;
+    }
+  }
+  return undefined;
+}
+
 /**
  * TRUST_PROXY (docs/configuration.md): unset or empty → `loopback`; an integer → that many proxy hops
  * in front of the service; otherwise a comma-separated list of addresses and CIDRs. `true` (trust
@@ -143,6 +162,17 @@ export function parseTrustProxy(value: string | undefined): string | number {
     .map((s) => s.trim())
     .filter(Boolean);
   return [...new Set(['loopback', ...list])].join(',');
+}
+
+// Postgres refuses a NUL in text (22021, "invalid byte sequence for encoding UTF8: 0x00") and a
+// \u0000 or a lone surrogate escape in jsonb (22P05). Both come from what the client sent (a JSON
+// body's string): the client's error, not the server's. The code sits on the driver's error (pg,
+// PGlite) or, through Prisma, on its driver adapter error.
+const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
+function isUnstorableText(err: unknown): boolean {
+  const e = err as { code?: unknown; meta?: { driverAdapterError?: { cause?: { code?: unknown } } } } | null;
+  const code = e?.meta?.driverAdapterError?.cause?.code ?? e?.code;
+  return typeof code === 'string' && UNSTORABLE_TEXT.has(code);
 }
 
 /** Maps anything thrown in a request to the status and ErrorBody a client sees; 5xx details stay in the log. */
@@ -164,6 +194,10 @@ export function toErrorResponse(err: FastifyError | HttpError): { status: number
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { status: 400, body: { error: 'bad_request', message: fe.message }, headers: {} };
+  }
+  if (isUnstorableText(err)) {
+    const message = 'A value contains a character that cannot be stored: the NUL character (\\u0000) or an invalid Unicode escape';
+    return { status: 400, body: { error: 'bad_request', message }, headers: {} };
   }
   const status = fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 600 ? fe.statusCode : 500;
   if (status === 400 && err instanceof SyntaxError) {

@@ -139,15 +139,27 @@ function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
     headers: forwardedHeaders(req, hop.prefix, hop.client),
     agent: hop.agent,
   });
+  let bodyDropped = false;
   upstream.on('response', (answer) => {
     res.writeHead(answer.statusCode ?? 502, answer.statusMessage, withoutHopByHop(answer.headers));
     // Headers go out now: an event stream's client must see the response before the first event.
     res.flushHeaders();
     answer.pipe(res);
     answer.on('error', () => res.destroy());
+    // An early answer (a 413 for an oversized body) while the client is still sending: the backend
+    // stops reading once it has answered, the pipe then waits for a drain that never comes, and the
+    // client's keep-alive connection stalls (its next request is never read). So the front stops
+    // forwarding, drops the backend's connection, and reads the rest of the body itself.
+    answer.on('end', () => {
+      if (req.complete) return;
+      bodyDropped = true;
+      req.unpipe(upstream);
+      upstream.destroy();
+      dropRestOfBody(req);
+    });
   });
   upstream.on('error', (err) => {
-    if (res.destroyed) return; // the client left first and we cut the backend off ourselves
+    if (res.destroyed || bodyDropped) return; // the client left first, or we cut the backend off ourselves
     if (res.headersSent) {
       res.destroy(err);
       return;
@@ -160,6 +172,24 @@ function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
     if (!res.writableFinished) upstream.destroy();
   });
   req.pipe(upstream);
+}
+
+/** The most of a body the front reads and drops after an early answer before it cuts the connection. */
+const DROP_LIMIT = 64 * 1024 * 1024;
+
+/**
+ * Reads and discards the rest of a request body whose answer has gone out, so the connection stays
+ * usable for the client's next request (the service kit does the same behind the front:
+ * readRestOfBody). Past DROP_LIMIT the connection is cut instead.
+ */
+function dropRestOfBody(req: IncomingMessage): void {
+  let read = 0;
+  req.on('data', (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > DROP_LIMIT) req.socket.destroy();
+  });
+  req.on('error', () => {});
+  req.resume();
 }
 
 function forwardedHeaders(req: IncomingMessage, strippedPrefix: string | undefined, client: string): OutgoingHttpHeaders {

@@ -61,6 +61,19 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 // to `object` so this package compiles without it.
 const HIDDEN_FROM_DOCS = { hide: true } as object;
 
+/** A route as registered: method, URL template (`/api/v1/tasks/:id`), and whether the API document hides it. */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  hidden: boolean;
+}
+const ROUTES = new WeakMap<object, RegisteredRoute[]>();
+
+/** Every route registered on a service made by createService (HEAD routes fastify adds for GET excluded). */
+export function registeredRoutes(app: object): readonly RegisteredRoute[] {
+  return ROUTES.get(app) ?? [];
+}
+
 export function createService(options: ServiceOptions): Service {
   const app = Fastify({
     logger: loggerOptions(options.name, options.logLevel, options.logStream),
@@ -75,6 +88,13 @@ export function createService(options: ServiceOptions): Service {
     trustProxy: (options.trustProxy ?? parseTrustProxy(process.env.TRUST_PROXY)) as string,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler());
+  // What the service answers, for the test that every public route is in the OpenAPI document.
+  const routes: RegisteredRoute[] = [];
+  ROUTES.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    const hidden = (route.schema as { hide?: boolean } | undefined)?.hide === true;
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url, hidden });
+  });
 
   // JSON only: fastify also parses text/plain by default, which would turn a wrong content type
   // into a confusing validation error instead of 415.

@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { dropRestOfBody } from '@flowdesk/service-kit';
 import type { Logger } from './log.ts';
 import { resolve, type Route } from './routing.ts';
 
@@ -149,7 +150,8 @@ function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
     // An early answer (a 413 for an oversized body) while the client is still sending: the backend
     // stops reading once it has answered, the pipe then waits for a drain that never comes, and the
     // client's keep-alive connection stalls (its next request is never read). So the front stops
-    // forwarding, drops the backend's connection, and reads the rest of the body itself.
+    // forwarding, drops the backend's connection, and reads the rest of the body itself (at most
+    // 64 MiB, then the connection is cut: the service kit's dropRestOfBody).
     answer.on('end', () => {
       if (req.complete) return;
       bodyDropped = true;
@@ -172,24 +174,6 @@ function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
     if (!res.writableFinished) upstream.destroy();
   });
   req.pipe(upstream);
-}
-
-/** The most of a body the front reads and drops after an early answer before it cuts the connection. */
-const DROP_LIMIT = 64 * 1024 * 1024;
-
-/**
- * Reads and discards the rest of a request body whose answer has gone out, so the connection stays
- * usable for the client's next request (the service kit does the same behind the front:
- * readRestOfBody). Past DROP_LIMIT the connection is cut instead.
- */
-function dropRestOfBody(req: IncomingMessage): void {
-  let read = 0;
-  req.on('data', (chunk: Buffer) => {
-    read += chunk.length;
-    if (read > DROP_LIMIT) req.socket.destroy();
-  });
-  req.on('error', () => {});
-  req.resume();
 }
 
 function forwardedHeaders(req: IncomingMessage, strippedPrefix: string | undefined, client: string): OutgoingHttpHeaders {

@@ -41,6 +41,15 @@ const DRAIN_LIMIT = 64 * 1024 * 1024;
  */
 function readRestOfBody(raw: IncomingMessage, reply: { removeHeader(name: string): unknown }): void {
   reply.removeHeader('connection');
+  dropRestOfBody(raw);
+}
+
+/**
+ * Reads and discards the rest of a request body whose answer has gone (or is going) out, so the
+ * connection can carry the client's next request; past DRAIN_LIMIT (64 MiB) the connection is cut
+ * instead. Used here after an early 413, and by the embedded front after any early answer.
+ */
+export function dropRestOfBody(raw: IncomingMessage): void {
   let read = 0;
   raw.on('data', (chunk: Buffer) => {
     read += chunk.length;

@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { dropRestOfBody } from '@flowdesk/service-kit';
 import type { Logger } from './log.ts';
 import { resolve, type Route } from './routing.ts';
 
@@ -139,15 +140,28 @@ function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
     headers: forwardedHeaders(req, hop.prefix, hop.client),
     agent: hop.agent,
   });
+  let bodyDropped = false;
   upstream.on('response', (answer) => {
     res.writeHead(answer.statusCode ?? 502, answer.statusMessage, withoutHopByHop(answer.headers));
     // Headers go out now: an event stream's client must see the response before the first event.
     res.flushHeaders();
     answer.pipe(res);
     answer.on('error', () => res.destroy());
+    // An early answer (a 413 for an oversized body) while the client is still sending: the backend
+    // stops reading once it has answered, the pipe then waits for a drain that never comes, and the
+    // client's keep-alive connection stalls (its next request is never read). So the front stops
+    // forwarding, drops the backend's connection, and reads the rest of the body itself (at most
+    // 64 MiB, then the connection is cut: the service kit's dropRestOfBody).
+    answer.on('end', () => {
+      if (req.complete) return;
+      bodyDropped = true;
+      req.unpipe(upstream);
+      upstream.destroy();
+      dropRestOfBody(req);
+    });
   });
   upstream.on('error', (err) => {
-    if (res.destroyed) return; // the client left first and we cut the backend off ourselves
+    if (res.destroyed || bodyDropped) return; // the client left first, or we cut the backend off ourselves
     if (res.headersSent) {
       res.destroy(err);
       return;

@@ -89,3 +89,74 @@ test('a body within the limit still goes through', async () => {
   assert.match(answer, /^HTTP\/1\.1 200 /);
   assert.match(answer, /"ok":true/);
 });
+
+/**
+ * One keep-alive connection to the front, read as a stream of answers: `next()` resolves with the
+ * next complete answer (status line to the end of its Content-Length body), or rejects when the
+ * connection closes or no answer comes within `waitMs`.
+ */
+function keepAliveClient(waitMs = 10_000) {
+  const socket = net.connect(port, '127.0.0.1');
+  let buffered = Buffer.alloc(0);
+  let closed = false;
+  let wake = () => {};
+  socket.on('data', (d) => {
+    buffered = Buffer.concat([buffered, d]);
+    wake();
+  });
+  socket.on('error', () => {});
+  socket.on('close', () => {
+    closed = true;
+    wake();
+  });
+  const next = () =>
+    new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer on the kept-alive connection within ${waitMs} ms`)), waitMs);
+      wake = () => {
+        const text = buffered.toString('latin1');
+        const end = text.indexOf('\r\n\r\n');
+        const length = /\r\ncontent-length: (\d+)/i.exec(text.slice(0, end + 2));
+        if (end >= 0 && length !== null && buffered.length >= end + 4 + Number(length[1])) {
+          const size = end + 4 + Number(length[1]);
+          clearTimeout(timer);
+          resolve(buffered.subarray(0, size).toString('latin1'));
+          buffered = buffered.subarray(size);
+        } else if (closed) {
+          clearTimeout(timer);
+          reject(new Error(`the connection closed after ${JSON.stringify(text.slice(0, 100))}`));
+        }
+      };
+      wake();
+    });
+  return { socket, next, connected: new Promise((resolve) => socket.once('connect', resolve)) };
+}
+
+test('after an early 413 the same keep-alive connection serves the next request (chunked and Content-Length)', async () => {
+  const client = keepAliveClient();
+  await client.connected;
+  try {
+    for (const chunked of [true, false]) {
+      const head = `POST /hook HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n`;
+      if (chunked) {
+        client.socket.write(`${head}transfer-encoding: chunked\r\n\r\n`);
+        for (let i = 0; i < big.length; i += 64 * 1024) {
+          const part = big.subarray(i, i + 64 * 1024);
+          client.socket.write(`${part.length.toString(16)}\r\n`);
+          client.socket.write(part);
+          client.socket.write('\r\n');
+        }
+        client.socket.write('0\r\n\r\n');
+      } else {
+        client.socket.write(`${head}content-length: ${big.length}\r\n\r\n`);
+        client.socket.write(big);
+      }
+      assert.match(await client.next(), /^HTTP\/1\.1 413 /, chunked ? 'chunked' : 'content-length');
+      client.socket.write(`${head}content-length: 7\r\n\r\n{"a":1}`);
+      const answer = await client.next();
+      assert.match(answer, /^HTTP\/1\.1 200 /, `the request after the 413 (${chunked ? 'chunked' : 'content-length'}) was answered on the same connection`);
+      assert.match(answer, /"ok":true/);
+    }
+  } finally {
+    client.socket.destroy();
+  }
+});

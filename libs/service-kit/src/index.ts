@@ -1,4 +1,4 @@
-export { createService, parseTrustProxy, type Service, type ServiceOptions } from './service.ts';
+export { createService, dropRestOfBody, parseTrustProxy, registeredRoutes, type RegisteredRoute, type Service, type ServiceOptions } from './service.ts';
 export { internalAuth, VerifiedTokenCache, type InternalAuthOptions } from './internal-auth.ts';
 export { signInternalToken, generateSigningKeys, jwkThumbprint, type SigningKeys } from './internal-token.ts';
 export { loggerOptions } from './logger.ts';

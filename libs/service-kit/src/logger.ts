@@ -1,9 +1,15 @@
-import type { FastifyServerOptions } from 'fastify';
+import type { FastifyRequest, FastifyServerOptions } from 'fastify';
+import { maskUrlSecrets } from '@flowdesk/contracts';
 
 /**
  * Structured pino logs, one line per event, with the request id fastify attaches to every line of a
  * request. Credentials never reach a log: the headers that carry them are redacted wherever they
- * appear.
+ * appear, and so are the values of credential-looking query parameters of the request URL and a
+ * `user:password@` password (`maskUrlSecrets`: access_token, token, session, key, api_key, secret,
+ * signature, sig, code, password, auth…, SECRET_PARAM_NAME in libs/contracts), in the `req`
+ * serializer fastify uses for "incoming request" and every error logged with the request.
+ * Credentials do arrive in query strings (an OAuth redirect's `code`, a client that puts its key in
+ * `?access_token=`), and every request's URL is logged at info.
  */
 export function loggerOptions(
   service: string,
@@ -15,6 +21,7 @@ export function loggerOptions(
     level,
     ...(stream ? { stream } : {}),
     base: { service },
+    serializers: { req: requestForLog },
     redact: {
       paths: [
         ...['req.headers', 'headers'].flatMap((at) => [
@@ -34,5 +41,17 @@ export function loggerOptions(
       ],
       censor: '[redacted]',
     },
+  };
+}
+
+/** Fastify's own request serializer, with the URL redacted. */
+function requestForLog(req: FastifyRequest) {
+  return {
+    method: req.method,
+    url: typeof req.url === 'string' ? maskUrlSecrets(req.url) : req.url,
+    version: [req.headers?.['accept-version']].flat()[0],
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
   };
 }

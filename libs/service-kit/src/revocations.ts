@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import type { EventBus, Subscription } from '@flowdesk/bus';
+import { instanceGroupId, type EventBus, type Subscription } from '@flowdesk/bus';
 import { CREDENTIAL_REVOKED_TOPIC, type CredentialRevoked } from '@flowdesk/contracts';
 import type { AuthClient } from './auth-client.ts';
 
@@ -26,11 +25,12 @@ const isEvent = (v: unknown): v is CredentialRevoked => {
 
 /**
  * Every replica must see every revocation (each holds its own caches), so each is its own consumer
- * group: a fixed prefix plus a random id per process. With Kafka that means one group per replica
- * process; the group of a replica that is gone stays behind (Kafka expires its offsets; the embedded
- * bus keeps its rows, docs/mcp-gateway.md).
+ * group: `<service>-revocations.<host>.<uuid>` (instanceGroupId), a new one per process. With Kafka
+ * that means one group per replica process; the group of a replica that is gone stays behind (Kafka
+ * expires its offsets; the embedded bus keeps its rows, docs/mcp-gateway.md). Its metrics carry the
+ * stable `group="<service>-revocations.instance"` (groupLabel in libs/bus), never the random part.
  */
-export const revocationGroupId = (service: string): string => `${service}-revocations-${randomUUID()}`;
+export const revocationGroupId = (service: string): string => instanceGroupId(`${service}-revocations`);
 
 /**
  * Evicts the gateway's cached introspection results and internal tokens for each revoked credential

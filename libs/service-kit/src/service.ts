@@ -41,6 +41,15 @@ const DRAIN_LIMIT = 64 * 1024 * 1024;
  */
 function readRestOfBody(raw: IncomingMessage, reply: { removeHeader(name: string): unknown }): void {
   reply.removeHeader('connection');
+  dropRestOfBody(raw);
+}
+
+/**
+ * Reads and discards the rest of a request body whose answer has gone (or is going) out, so the
+ * connection can carry the client's next request; past DRAIN_LIMIT (64 MiB) the connection is cut
+ * instead. Used here after an early 413, and by the embedded front after any early answer.
+ */
+export function dropRestOfBody(raw: IncomingMessage): void {
   let read = 0;
   raw.on('data', (chunk: Buffer) => {
     read += chunk.length;
@@ -61,6 +70,19 @@ export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 // to `object` so this package compiles without it.
 const HIDDEN_FROM_DOCS = { hide: true } as object;
 
+/** A route as registered: method, URL template (`/api/v1/tasks/:id`), and whether the API document hides it. */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  hidden: boolean;
+}
+const ROUTES = new WeakMap<object, RegisteredRoute[]>();
+
+/** Every route registered on a service made by createService (HEAD routes fastify adds for GET excluded). */
+export function registeredRoutes(app: object): readonly RegisteredRoute[] {
+  return ROUTES.get(app) ?? [];
+}
+
 export function createService(options: ServiceOptions): Service {
   const app = Fastify({
     logger: loggerOptions(options.name, options.logLevel, options.logStream),
@@ -75,6 +97,13 @@ export function createService(options: ServiceOptions): Service {
     trustProxy: (options.trustProxy ?? parseTrustProxy(process.env.TRUST_PROXY)) as string,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler());
+  // What the service answers, for the test that every public route is in the OpenAPI document.
+  const routes: RegisteredRoute[] = [];
+  ROUTES.set(app, routes);
+  app.addHook('onRoute', (route) => {
+    const hidden = (route.schema as { hide?: boolean } | undefined)?.hide === true;
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url, hidden });
+  });
 
   // JSON only: fastify also parses text/plain by default, which would turn a wrong content type
   // into a confusing validation error instead of 415.
@@ -84,7 +113,11 @@ export function createService(options: ServiceOptions): Service {
   // microtask per request (measured on the webhook endpoint, bench/webhook-ingest.ts).
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
-    done();
+    // A NUL character (only `%00` in a URL brings one) can be neither stored nor compared by
+    // Postgres (text refuses it): refused here, for every route of every service, with a 400 that
+    // names the parameter, rather than a database error (500) in each route that uses the value.
+    const nul = req.raw.url?.includes('%00') ? nulParameter(req.query, req.params) : undefined;
+    done(nul ? new HttpError('bad_request', `${nul} must not contain the NUL character (%00)`) : undefined);
   });
   // Request metrics (route template × status) and server spans (docs/observability.md).
   instrumentHttp(app, options.name);
@@ -127,6 +160,21 @@ export function createService(options: ServiceOptions): Service {
   return app;
 }
 
+/** `querystring.q`, `params.name`: the first query or path parameter (name or value) holding a NUL. */
+function nulParameter(query: unknown, params: unknown): string | undefined {
+  for (const [where, values] of [
+    ['querystring', query],
+    ['params', params],
+  ] as const) {
+    if (!values || typeof values !== 'object') continue;
+    for (const [name, value] of Object.entries(values)) {
+      const all: unknown[] = Array.isArray(value) ? value : [value];
+      if (name.includes('\0') || all.some((v) => typeof v === 'string' && v.includes('\0'))) return `${where}.${name.replaceAll('\0', '\\0')}`;
+    }
+  }
+  return undefined;
+}
+
 /**
  * TRUST_PROXY (docs/configuration.md): unset or empty → `loopback`; an integer → that many proxy hops
  * in front of the service; otherwise a comma-separated list of addresses and CIDRs. `true` (trust
@@ -143,6 +191,17 @@ export function parseTrustProxy(value: string | undefined): string | number {
     .map((s) => s.trim())
     .filter(Boolean);
   return [...new Set(['loopback', ...list])].join(',');
+}
+
+// Postgres refuses a NUL in text (22021, "invalid byte sequence for encoding UTF8: 0x00") and a
+// \u0000 or a lone surrogate escape in jsonb (22P05). Both come from what the client sent (a JSON
+// body's string): the client's error, not the server's. The code sits on the driver's error (pg,
+// PGlite) or, through Prisma, on its driver adapter error.
+const UNSTORABLE_TEXT = new Set(['22021', '22P05']);
+function isUnstorableText(err: unknown): boolean {
+  const e = err as { code?: unknown; meta?: { driverAdapterError?: { cause?: { code?: unknown } } } } | null;
+  const code = e?.meta?.driverAdapterError?.cause?.code ?? e?.code;
+  return typeof code === 'string' && UNSTORABLE_TEXT.has(code);
 }
 
 /** Maps anything thrown in a request to the status and ErrorBody a client sees; 5xx details stay in the log. */
@@ -164,6 +223,10 @@ export function toErrorResponse(err: FastifyError | HttpError): { status: number
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return { status: 400, body: { error: 'bad_request', message: fe.message }, headers: {} };
+  }
+  if (isUnstorableText(err)) {
+    const message = 'A value contains a character that cannot be stored: the NUL character (\\u0000) or an invalid Unicode escape';
+    return { status: 400, body: { error: 'bad_request', message }, headers: {} };
   }
   const status = fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 600 ? fe.statusCode : 500;
   if (status === 400 && err instanceof SyntaxError) {

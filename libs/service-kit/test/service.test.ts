@@ -107,3 +107,28 @@ test('TRUST_PROXY: X-Forwarded-For decides request.ip only when the peer is a tr
   assert.equal(await ip('10.1.2.3', '6.6.6.6, 192.0.2.7, 10.4.4.4'), '192.0.2.7');
   await app.close();
 });
+
+test('credentials in query strings never reach the log: every logged request URL has them redacted', async () => {
+  const { lines, stream } = capture();
+  const app = createService({ name: 'svc', logLevel: 'info', logStream: stream });
+  app.get('/echo', async () => ({ ok: true }));
+  app.get('/boom', async () => {
+    throw new Error('kaput');
+  });
+  const base = await listen(app, 0);
+  const query =
+    'access_token=fdk_sekrit1&session=sekrit2&token=sekrit3&key=sekrit4&api_key=sekrit5&secret=sekrit6&signature=sekrit7&code=sekrit8&password=sekrit9&page=2';
+  try {
+    for (const path of ['/echo', '/boom', '/nope']) await (await fetch(`${base}${path}?${query}`)).arrayBuffer();
+    const incoming = lines.filter((l) => l.msg === 'incoming request');
+    assert.equal(incoming.length, 3);
+    assert.match(incoming[0]!.req.url, /^\/echo\?access_token=••••&session=••••&.*&page=2$/, 'the path and harmless parameters stay readable');
+    assert.ok(
+      lines.some((l) => l.level === 50),
+      'the 500 is logged',
+    );
+    assert.doesNotMatch(lines.map((l) => JSON.stringify(l)).join('\n'), /sekrit/);
+  } finally {
+    await app.close();
+  }
+});

@@ -56,3 +56,24 @@ test('protected resource metadata (RFC 9728) at the path-suffixed and the bare l
     });
   }
 });
+
+test('the metadata answers CORS only to the origins of MCP_CORS_ORIGINS: none configured, no Access-Control-Allow-Origin at all', async () => {
+  const path = '/.well-known/oauth-protected-resource/functions/v1/mcp-server-v2';
+  const origin = 'https://anywhere.example';
+  const unconfigured = await fetch(`${base}${path}`, { headers: { origin } });
+  assert.equal(unconfigured.status, 200);
+  assert.equal(unconfigured.headers.get('access-control-allow-origin'), null, 'no CORS origin is configured');
+  const listed = await buildApp(standaloneGatewayDeps(database.db, { publicBaseUrl: 'https://flowdesk.example.test', corsOrigins: [origin] }));
+  const listedBase = await listen(listed, 0, '127.0.0.1');
+  try {
+    for (const p of [path, '/.well-known/oauth-protected-resource']) {
+      const res = await fetch(`${listedBase}${p}`, { headers: { origin } });
+      assert.equal(res.headers.get('access-control-allow-origin'), origin, p);
+      assert.equal(res.headers.get('vary'), 'Origin', p);
+      const other = await fetch(`${listedBase}${p}`, { headers: { origin: 'https://evil.example' } });
+      assert.equal(other.headers.get('access-control-allow-origin'), null, p);
+    }
+  } finally {
+    await listed.close();
+  }
+});

@@ -72,3 +72,28 @@ test('Retry-After follows the measured drain rate', async () => {
   assert.ok(!d.allowed);
   assert.ok(d.retryAfterSeconds >= 1 && d.retryAfterSeconds < STALLED_RETRY_AFTER_SECONDS, `Retry-After ${d.retryAfterSeconds}`);
 });
+
+test('a slow but steady drain (one run every 1.5 s, read every 250 ms) gives the time it needs, never the stalled value', async () => {
+  const { gate, counts, deliver, tick } = setup(20);
+  for (let i = 0; i < 20; i++) deliver('slow');
+  const answers = new Set<number>();
+  // 12 s of a sender retrying every 250 ms while the engine finishes one run every 1.5 s.
+  for (let ms = 250; ms <= 12_000; ms += 250) {
+    tick(250);
+    if (ms % 1500 === 0) counts.set('slow', counts.get('slow')! - 1);
+    const d = deliver('slow');
+    await gate.settle();
+    if (!d.allowed && ms > 3000) answers.add(d.retryAfterSeconds); // after a few seconds of measuring
+  }
+  // One delivery over the bound at 2/3 run per second: ceil(1.5) = 2 s.
+  assert.deepEqual([...answers], [2], `Retry-After answers: ${[...answers].join(', ')}`);
+  const stalled = setup(20);
+  for (let i = 0; i < 25; i++) stalled.deliver('stuck');
+  for (let i = 0; i < 20; i++) {
+    stalled.tick(250);
+    stalled.deliver('stuck');
+    await stalled.gate.settle();
+  }
+  const d = stalled.gate.admit('stuck');
+  assert.ok(!d.allowed && d.retryAfterSeconds === STALLED_RETRY_AFTER_SECONDS, 'nothing drained in 5 s: the stalled value');
+});

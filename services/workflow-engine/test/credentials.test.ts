@@ -149,6 +149,22 @@ describe('the credentials API', () => {
     assert.equal((await fetch(`${engineUrl}/api/v1/credentials`)).status, 401);
   });
 
+  test('a NUL in a credential name (%00 in the path): 400 with the error body, nothing logged at error level', async () => {
+    const before = logs.length;
+    for (const [method, body] of [
+      ['PUT', { value: 'x' }],
+      ['DELETE', undefined],
+    ] as const) {
+      const res = await call(owner, method, '/api/v1/credentials/crm%00', body);
+      assert.equal(res.status, 400, `${method}: ${res.text}`);
+      assert.deepEqual(res.body, { error: 'bad_request', message: 'params.name must not contain the NUL character (%00)' });
+    }
+    const list = await call(owner, 'GET', '/api/v1/credentials?q=%00');
+    assert.equal(list.status, 400, list.text);
+    const errors = logs.slice(before).filter((l) => (JSON.parse(l) as { level: number }).level >= 50);
+    assert.deepEqual(errors, []);
+  });
+
   test('encrypted at rest: the stored column is AES-GCM ciphertext naming its key, not the value', async () => {
     const rows = await testDb.db.exec(`SELECT value_sealed FROM "engine"."credential" WHERE owner_id = $1`, [owner]);
     assert.equal(rows.rows.length, 1);

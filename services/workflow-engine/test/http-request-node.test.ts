@@ -219,3 +219,68 @@ test('backoff grows exponentially with jitter and is capped; Retry-After accepts
   assert.equal(retryAfterMs('999', { maxRetryAfterMs: 10_000, now: () => now }), 10_000);
   assert.equal(retryAfterMs('soon', { maxRetryAfterMs: 10_000, now: () => now }), null);
 });
+
+test('a redirect that leaves the origin drops credential-carrying and secret-looking headers; the same origin keeps them', async () => {
+  // Two servers on loopback = two origins (the port differs). The first redirects, the second records.
+  const elsewhere = await startServer((req, res) => res.end('landed'));
+  const first = await startServer((req, res) => {
+    const to = req.url.startsWith('/away') ? `${elsewhere.url}/landed` : '/landed';
+    if (req.url.startsWith('/away') || req.url.startsWith('/here')) return void res.writeHead(302, { location: to }).end();
+    res.end('landed');
+  });
+  try {
+    const headers = {
+      'X-Api-Key': '{{credentials.crm}}',
+      'X-Crm-Account': 'acct {{credentials.crm}}', // a harmless name, but its value is a credential
+      Authorization: 'Bearer {{credentials.crm}}',
+      Cookie: 'sid=abc',
+      'Proxy-Authorization': 'Basic eDp5',
+      'X-Auth-Token': 'literal-token',
+      'X-Client-Secret': 'literal-secret',
+      'X-Webhook-Signature': 'sha256=00',
+      'X-Key-Id': 'k1',
+      'X-Trace': 'plain',
+    };
+    const credentials = new Map([['crm', 'crm-secret-value']]);
+    const handler = httpRequestHandler({ sleep: async () => {}, random: () => 0.5 });
+    const ctx = {
+      ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog },
+      ownerId: 'u1',
+      signal: new AbortController().signal,
+      warn: () => {},
+    };
+    const renderer = new TemplateRenderer({ payload, headers: {}, nodes: new Map(), credentials });
+
+    const away = handler.render({ method: 'GET', url: `${first.url}/away`, headers }, renderer);
+    await handler.execute(away, ctx);
+    const sentFirst = first.received.at(-1)!.headers;
+    assert.equal(sentFirst['x-api-key'], 'crm-secret-value', 'the first origin gets every header');
+    assert.equal(sentFirst['x-crm-account'], 'acct crm-secret-value');
+    const landed = elsewhere.received.at(-1)!.headers;
+    for (const name of [
+      'x-api-key',
+      'x-crm-account',
+      'authorization',
+      'cookie',
+      'proxy-authorization',
+      'x-auth-token',
+      'x-client-secret',
+      'x-webhook-signature',
+      'x-key-id',
+    ])
+      assert.equal(landed[name], undefined, `${name} must not reach another origin`);
+    assert.equal(landed['x-trace'], 'plain', 'an ordinary header follows the redirect');
+    assert.ok(!JSON.stringify(landed).includes('crm-secret-value'), 'the credential value reached the other origin');
+    assert.ok(!('credentialHeaders' in (handler.mask(away) as object)), 'the recorded input does not carry the bookkeeping list');
+
+    const here = handler.render({ method: 'GET', url: `${first.url}/here`, headers }, renderer);
+    await handler.execute(here, ctx);
+    const sameOrigin = first.received.at(-1)!;
+    assert.equal(sameOrigin.url, '/landed');
+    assert.equal(sameOrigin.headers['x-api-key'], 'crm-secret-value', 'a same-origin redirect keeps the credential');
+    assert.equal(sameOrigin.headers['x-crm-account'], 'acct crm-secret-value');
+    assert.equal(sameOrigin.headers.authorization, 'Bearer crm-secret-value');
+  } finally {
+    await Promise.all([first.close(), elsewhere.close()]);
+  }
+});

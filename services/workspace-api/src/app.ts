@@ -30,6 +30,8 @@ export interface WorkspaceApiDeps {
   /** Clock port: "today" for due dates and overview figures. */
   clock?: () => Date;
   logLevel?: string;
+  /** Where log lines go (tests capture them); default stdout. */
+  logStream?: { write(line: string): void };
   bodyLimit?: number;
   /**
    * Where the outbox relay publishes workflow.changed events (the bus). Without it the events stay in
@@ -69,6 +71,7 @@ export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
   const app = createService({
     name: 'workspace-api',
     logLevel: deps.logLevel,
+    logStream: deps.logStream,
     bodyLimit: deps.bodyLimit,
     readiness: async () => {
       await deps.db.exec('SELECT 1');

@@ -4,15 +4,18 @@ import {
   CreateApiKey,
   CreateCredential,
   CreatedApiKey,
+  CreateUser,
   Credential,
   CredentialList,
   ErrorBody,
+  ListedUser,
   MAX_PAGE_SIZE,
   RunStatus,
   RunsHealth,
   RunsSummary,
   StartRun,
   UpdateCredential,
+  UserList,
   WorkflowRun,
 } from '@flowdesk/contracts';
 
@@ -244,7 +247,29 @@ const ACCOUNT_PATHS: Json = {
     get: {
       tags: ['members'],
       summary: 'The accounts of this Flowdesk (owner only)',
-      responses: { 200: json({ type: 'object', properties: { items: { type: 'array', items: User } } }), ...errors(401, 403) },
+      responses: { 200: json(ref('UserList')), ...errors(401, 403) },
+    },
+    post: {
+      tags: ['members'],
+      summary: 'Add a member with a first password (owner only; the CLI’s `flowdesk users create`)',
+      requestBody: body(ref('CreateUser')),
+      responses: { 201: json(ref('ListedUser'), 'Created'), ...errors(400, 401, 403, 409) },
+    },
+  },
+  '/api/v1/users/{id}/disable': {
+    post: {
+      tags: ['members'],
+      summary: 'Disable an account (owner only): its sessions end, its API keys and OAuth grants stop working while it is disabled',
+      parameters: idParam,
+      responses: { 204: noContent, ...errors(401, 403, 404, 409) },
+    },
+  },
+  '/api/v1/users/{id}/enable': {
+    post: {
+      tags: ['members'],
+      summary: 'Enable a disabled account again (owner only)',
+      parameters: idParam,
+      responses: { 204: noContent, ...errors(401, 403, 404) },
     },
   },
 };
@@ -417,6 +442,9 @@ export function publicOpenApi(workspace: OpenApiDocument, publicBaseUrl: string)
         WorkflowRun: strip(WorkflowRun),
         RunsSummary: strip(RunsSummary),
         RunsHealth: strip(RunsHealth),
+        ListedUser: strip(ListedUser),
+        UserList: strip(UserList),
+        CreateUser: strip(CreateUser),
       },
       securitySchemes: SECURITY_SCHEMES,
     },

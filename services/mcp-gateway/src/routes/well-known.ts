@@ -19,8 +19,8 @@ export function wellKnownRoutes(publicBaseUrl: string) {
     for (const path of [PROTECTED_RESOURCE_METADATA_PATH, '/.well-known/oauth-protected-resource']) {
       app.get(path, async (_req, reply) => {
         reply.header('cache-control', 'public, max-age=3600');
-        // Browser-based clients (MCP Inspector) read it cross-origin.
-        reply.header('access-control-allow-origin', '*');
+        // Browser-based clients (MCP Inspector) read it cross-origin: the origins of MCP_CORS_ORIGINS
+        // get their CORS headers from routes/cors.ts, like the MCP endpoint; no other origin does.
         return metadata;
       });
     }

@@ -22,17 +22,23 @@ export interface BacklogGateOptions {
 
 export type BacklogDecision = { allowed: true } | { allowed: false; backlog: number; retryAfterSeconds: number };
 
-/** Retry-After when the backlog is not draining at all (a stalled engine). */
+/** Retry-After when the backlog is not draining at all (a stalled engine), or no drain was seen yet. */
 export const STALLED_RETRY_AFTER_SECONDS = 10;
 const MAX_RETRY_AFTER_SECONDS = 60;
+/**
+ * The drain rate is measured over the reads of the last 10 s, not from one read to the next: a slow
+ * workflow (a run every 1.5 s) drains nothing in most 250 ms intervals and one run in some, which a
+ * per-interval estimate turns into "stalled" most of the time and 4 runs/s now and then.
+ */
+const DRAIN_WINDOW_MS = 10_000;
 
 interface KeyState {
   /** The bus's count at the last read. */
   counted: number;
   /** Accepted by this replica since that read was started. */
   acceptedSince: number;
-  /** Runs finished per second, smoothed (from consecutive reads). */
-  drainPerSecond: number | undefined;
+  /** Runs finished since the first read, by read: [when, cumulative drained], the last DRAIN_WINDOW_MS. */
+  drained: [number, number][];
   readAt: number | undefined;
   seenAt: number;
 }
@@ -69,12 +75,11 @@ export function backlogGate(options: BacklogGateOptions) {
       const at = now();
       for (const { k, s, accepted } of asked) {
         const counted = counts.get(k) ?? 0;
-        if (s.readAt !== undefined && at > s.readAt) {
-          // What went in (the last count plus what was accepted meanwhile) minus what is left.
-          const drained = Math.max(0, s.counted + accepted - counted);
-          const rate = (drained * 1000) / (at - s.readAt);
-          s.drainPerSecond = s.drainPerSecond === undefined ? rate : 0.5 * s.drainPerSecond + 0.5 * rate;
-        }
+        // What went in (the last count plus what was accepted meanwhile) minus what is left.
+        const drained = s.readAt === undefined ? 0 : Math.max(0, s.counted + accepted - counted);
+        s.drained.push([at, (s.drained.at(-1)?.[1] ?? 0) + drained]);
+        // Keep the newest sample older than the window as the window's start.
+        while (s.drained.length > 2 && at - s.drained[1]![0] >= DRAIN_WINDOW_MS) s.drained.shift();
         s.counted = counted;
         s.acceptedSince -= accepted; // those are in the count now
         s.readAt = at;
@@ -91,14 +96,15 @@ export function backlogGate(options: BacklogGateOptions) {
     admit(key: string): BacklogDecision {
       const t = now();
       let s = keys.get(key);
-      if (!s) keys.set(key, (s = { counted: 0, acceptedSince: 0, drainPerSecond: undefined, readAt: undefined, seenAt: t }));
+      if (!s) keys.set(key, (s = { counted: 0, acceptedSince: 0, drained: [], readAt: undefined, seenAt: t }));
       s.seenAt = t;
       if (!reading && t - lastRead >= refreshMs) void refresh();
       const backlog = s.counted + s.acceptedSince;
       if (backlog < options.limit) return { allowed: true };
       const excess = backlog - options.limit + 1;
-      const rate = s.drainPerSecond ?? 0;
-      const retryAfterSeconds = rate < 1 ? STALLED_RETRY_AFTER_SECONDS : Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(excess / rate)));
+      const rate = drainPerSecond(s);
+      // The time the backlog needs to fall under the bound at the measured rate, 1–60 s.
+      const retryAfterSeconds = rate <= 0 ? STALLED_RETRY_AFTER_SECONDS : Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(excess / rate)));
       return { allowed: false, backlog, retryAfterSeconds };
     },
     /** A delivery to `key` was handed over to the bus (counted until the next read sees it). */
@@ -111,4 +117,12 @@ export function backlogGate(options: BacklogGateOptions) {
       while (reading) await new Promise((r) => setTimeout(r, 5));
     },
   };
+}
+
+/** Runs finished per second over the reads of the window; 0 when none finished or fewer than two reads. */
+function drainPerSecond(s: KeyState): number {
+  const first = s.drained[0];
+  const last = s.drained.at(-1);
+  if (!first || !last || last[0] <= first[0]) return 0;
+  return ((last[1] - first[1]) * 1000) / (last[0] - first[0]);
 }

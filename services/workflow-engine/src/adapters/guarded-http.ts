@@ -57,7 +57,13 @@ export function createGuardedHttpClient(options: GuardedHttpOptions = {}): Guard
 
   async function send(request: OutboundRequest): Promise<OutboundResponse> {
     // Screened before the timer starts: a refused URL must not leave a timer behind.
-    let hop: Hop = { url: screenUrl(request.url, policy).url, method: request.method, headers: request.headers, body: request.body };
+    let hop: Hop = {
+      url: screenUrl(request.url, policy).url,
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      credentialHeaders: new Set((request.credentialHeaders ?? []).map((h) => h.toLowerCase())),
+    };
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new RequestTimeoutError(`no complete response within ${request.timeoutMs} ms`)), request.timeoutMs);
     const signal = request.signal ? AbortSignal.any([timeout.signal, request.signal]) : timeout.signal;

@@ -11,6 +11,11 @@ export interface OutboundRequest {
   method: HttpMethod;
   url: string;
   headers: Record<string, string>;
+  /**
+   * Names (any case) of headers whose value came from a credential (`{{credentials.<name>}}`):
+   * sent to the request's own origin only, dropped when a redirect leaves it, whatever the name.
+   */
+  credentialHeaders?: readonly string[];
   body?: string;
   /** For the whole exchange: every redirect hop and the body read. */
   timeoutMs: number;

@@ -4,19 +4,31 @@
  * is the classic way round a guard that only checks the first URL.
  */
 import { RequestRefusedError } from './errors.ts';
+import { isSensitiveName } from './mask.ts';
 import { ALLOWED_SCHEMES } from './ssrf.ts';
 import type { HttpMethod } from './ports.ts';
 
 export const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-// Credentials meant for one origin must not be handed to the next (as browsers and curl do).
-const ORIGIN_BOUND_HEADERS = new Set(['authorization', 'cookie', 'proxy-authorization']);
+// Credentials meant for one origin must not be handed to the next (browsers, undici and curl drop
+// Authorization; we go further). Dropped on a cross-origin hop: Authorization, Cookie,
+// Proxy-Authorization, every secret-looking name (the masking rule: *token*, *secret*, *-key,
+// api-key, *signature*, *session*, *credential*, password) and anything with "key" or "auth" in it
+// (X-Key-Id, X-Auth). Headers whose value came from a credential are dropped whatever their name.
+const ORIGIN_BOUND_NAME = /key|auth|sig/i;
+
+/** Whether a header must not follow a redirect that leaves the origin (by its name alone). */
+export function isOriginBoundHeader(name: string): boolean {
+  return isSensitiveName(name) || ORIGIN_BOUND_NAME.test(name);
+}
 
 export interface Hop {
   url: URL;
   method: HttpMethod;
   headers: Record<string, string>;
   body: string | undefined;
+  /** Lower-cased names of headers carrying a credential: sent to the first origin only. */
+  credentialHeaders?: ReadonlySet<string>;
 }
 
 export function isRedirect(status: number, location: string | undefined): boolean {
@@ -41,7 +53,7 @@ export function nextHop(current: Hop, status: number, location: string, hopsSoFa
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(current.headers)) {
     const name = k.toLowerCase();
-    if (!sameOrigin && ORIGIN_BOUND_HEADERS.has(name)) continue;
+    if (!sameOrigin && (isOriginBoundHeader(name) || current.credentialHeaders?.has(name))) continue;
     if (toGet && (name === 'content-type' || name === 'content-length')) continue;
     headers[k] = v;
   }
@@ -50,5 +62,6 @@ export function nextHop(current: Hop, status: number, location: string, hopsSoFa
     method: toGet ? 'GET' : current.method,
     headers,
     body: toGet ? undefined : current.body,
+    credentialHeaders: current.credentialHeaders,
   };
 }

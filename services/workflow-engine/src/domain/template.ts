@@ -33,6 +33,11 @@ export function credentialNames(graph: unknown): string[] {
   return [...names];
 }
 
+/** Whether a template refers to a credential (its rendered value then carries a secret). */
+export function refersToCredential(template: string): boolean {
+  return new RegExp(CREDENTIAL_REFERENCE.source).test(template);
+}
+
 // Whitespace inside the braces is allowed; braces cannot nest, so a value containing "{{" is inert.
 const VARIABLE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const EXACTLY_ONE_VARIABLE = /^\{\{\s*([^{}]*?)\s*\}\}$/;

@@ -30,7 +30,7 @@ export interface TestUser {
 }
 
 /** workspace-api on a fresh database, listening on loopback; requests go over real HTTP. */
-export async function startTestApi(options: { bodyLimit?: number } = {}): Promise<TestApi> {
+export async function startTestApi(options: { bodyLimit?: number; logStream?: { write(line: string): void } } = {}): Promise<TestApi> {
   const workspace = await openTestWorkspace();
   const keys = generateSigningKeys();
   let now: Date | undefined;
@@ -40,7 +40,8 @@ export async function startTestApi(options: { bodyLimit?: number } = {}): Promis
     webhookSecretKey: randomBytes(32),
     publicBaseUrl: PUBLIC_BASE_URL,
     clock: () => now ?? new Date(),
-    logLevel: 'silent',
+    logLevel: options.logStream ? 'info' : 'silent',
+    logStream: options.logStream,
     bodyLimit: options.bodyLimit,
   });
   const baseUrl = await listen(app, 0);

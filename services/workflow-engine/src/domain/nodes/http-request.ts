@@ -9,7 +9,7 @@ import type { HttpRequestNode } from '@flowdesk/contracts';
 import { NetworkError, NodeFailedError, RequestTimeoutError } from '../errors.ts';
 import { maskHeaders, maskJson, maskUrl } from '../mask.ts';
 import type { HttpMethod, OutboundResponse } from '../ports.ts';
-import type { TemplateRenderer } from '../template.ts';
+import { refersToCredential, type TemplateRenderer } from '../template.ts';
 import type { NodeContext, NodeHandler, NodeResult } from './node-handler.ts';
 
 export type HttpRequestParams = Static<typeof HttpRequestNode>['params'];
@@ -18,6 +18,8 @@ export interface HttpRequestInput {
   method: HttpMethod;
   url: string;
   headers: Record<string, string>;
+  /** Names of the headers whose template refers to a credential: never sent past the first origin. */
+  credentialHeaders: string[];
   body?: unknown;
   timeoutMs: number;
 }
@@ -72,7 +74,7 @@ export function httpRequestHandler(overrides: Partial<HttpNodeOptions> = {}): No
   return {
     isAction: true,
     render: (params, renderer) => renderHttpRequest(params, renderer, opts),
-    mask: (input) => ({ ...input, url: maskUrl(input.url), headers: maskHeaders(input.headers), body: maskJson(input.body) }),
+    mask: ({ credentialHeaders: _names, ...input }) => ({ ...input, url: maskUrl(input.url), headers: maskHeaders(input.headers), body: maskJson(input.body) }),
     execute: (input, ctx) => executeHttpRequest(input, ctx, opts),
   };
 }
@@ -82,6 +84,9 @@ export function renderHttpRequest(params: HttpRequestParams, renderer: TemplateR
     method: params.method,
     url: renderer.renderString(params.url).trim(),
     headers: renderer.renderMap(params.headers),
+    credentialHeaders: Object.entries(params.headers ?? {})
+      .filter(([, template]) => refersToCredential(template))
+      .map(([name]) => name),
     timeoutMs: Math.min(Math.max(params.timeoutMs ?? opts.defaultTimeoutMs, 100), opts.maxTimeoutMs),
   };
   if (params.body !== undefined && BODY_METHODS.has(params.method)) input.body = renderer.renderDeep(parseJsonText(params.body));
@@ -117,6 +122,7 @@ async function executeHttpRequest(input: HttpRequestInput, ctx: NodeContext, opt
         method: input.method,
         url: input.url,
         headers,
+        credentialHeaders: input.credentialHeaders,
         body,
         timeoutMs: input.timeoutMs,
         maxBodyBytes: opts.maxBodyBytes,

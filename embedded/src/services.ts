@@ -103,6 +103,8 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       logLevel: d.logLevel,
       events: revocationBus(d.bus),
       corsOrigins: d.corsOrigins,
+      // The same allowlist as the HTTP Request node: where Client ID Metadata Documents may come from besides public addresses.
+      ssrfAllowlist: d.ssrfAllowlist,
     }),
   'mcp-gateway': (d, started) =>
     buildMcpGateway({

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { auth as sdkAuth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { createGuardedHttpClient, parseAllowlist, SsrfPolicy, type GuardedHttpClient } from '@flowdesk/service-kit';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { CHROMIUM, launchChromium } from './helpers/browser.ts';
 import { CLIENT_METADATA_LIMITS, ClientMetadataError, fetchMetadata } from '../src/domain/oauth/client-metadata.ts';
 import { startTestAuth, type TestAuth } from './helpers/app.ts';
 import { MemoryProvider } from './helpers/memory-provider.ts';
@@ -24,7 +25,6 @@ import { authorizationCode, tokenRequest } from './helpers/oauth-flow.ts';
 // operator would write it (SSRF_ALLOWLIST). Everything else on loopback stays refused.
 
 const MCP_PATH = '/functions/v1/mcp-server-v2';
-const CHROMIUM = '/usr/bin/chromium';
 /** A 1×1 PNG: the client's logo. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 
@@ -314,30 +314,15 @@ describe(
   'the official MCP SDK client with a client metadata URL, consent in chromium',
   { skip: !existsSync(CHROMIUM) && `no ${CHROMIUM}: run scripts/install-chromium.sh` },
   () => {
+    let chromiumBrowser: Awaited<ReturnType<typeof launchChromium>>;
     let browser: BrowserContext;
-    let userDataDir: string;
     before(async () => {
-      userDataDir = await mkdtemp(path.join(tmpdir(), 'flowdesk-chromium-'));
-      browser = await chromium.launchPersistentContext(userDataDir, {
-        executablePath: CHROMIUM,
-        headless: true,
-        // The logo comes from the test's https server, whose certificate the browser does not know.
-        ignoreHTTPSErrors: true,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      });
+      // The logo comes from the test's https server, whose certificate the browser does not know.
+      chromiumBrowser = await launchChromium({ ignoreHTTPSErrors: true });
+      browser = chromiumBrowser.context;
     });
     after(async () => {
-      await browser?.close();
-      await rm(userDataDir, { recursive: true, force: true });
+      await chromiumBrowser?.close();
     });
 
     test('no registration: the SDK sends the URL as client_id; the page shows name, logo and host; the code carries iss; tokens work', async () => {

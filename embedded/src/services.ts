@@ -111,6 +111,8 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       sessionPolicy: d.tuning?.sessionPolicy,
       // The first-run and sign-in pages name the demo account while it is enabled (docs/console.md).
       demoAccountEmail: DEMO_EMAIL,
+      // The same allowlist as the HTTP Request node: where Client ID Metadata Documents may come from besides public addresses.
+      ssrfAllowlist: d.ssrfAllowlist,
     }),
   'mcp-gateway': (d, started) =>
     buildMcpGateway({

@@ -3,7 +3,7 @@
  * node may not reach unless the operator allows them with SSRF_ALLOWLIST, and IP parsing that sees
  * *through* IPv6 forms embedding an IPv4 address (`::ffff:127.0.0.1` is judged as 127.0.0.1).
  *
- * Pure code, no Node modules: the workflow engine applies it at connect time (its domain/ssrf.ts),
+ * Pure code, no Node modules: the SSRF guard applies it at connect time (libs/service-kit/src/outbound/ssrf.ts),
  * and the console's editor uses the same table to warn about a URL before it is ever run
  * (`privateUrlWarning`). Imported by the console as `@flowdesk/contracts/ssrf`, so the browser bundle
  * gets this file alone.

@@ -13,3 +13,14 @@ export { instrumentHttp, listenMetrics, routeLabel, type MetricsListenerOptions 
 export { serveService, type ServeOptions } from './serve.ts';
 export { createRateLimiter, RATE_LIMIT_MAX_KEYS, type RateLimit } from './rate-limit.ts';
 export { startTracing } from '@flowdesk/telemetry';
+export {
+  createGuardedHttpClient,
+  systemResolve,
+  type GuardedHttpClient,
+  type GuardedHttpOptions,
+  type ResolveHost,
+  type ResolvedAddress,
+} from './outbound/guarded-http.ts';
+export { SsrfPolicy, parseAllowlist, screenUrl, blockedReason, canonicalHost, EMPTY_ALLOWLIST, type SsrfAllowlist } from './outbound/ssrf.ts';
+export { findCause, NetworkError, RequestRefusedError, RequestTimeoutError, SsrfBlockedError } from './outbound/errors.ts';
+export type { HttpClient, HttpMethod, OutboundRequest, OutboundResponse } from './outbound/types.ts';

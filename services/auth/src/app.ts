@@ -1,6 +1,6 @@
 import { AUTH_API_PREFIX, ErrorBody, type EventPublisher } from '@flowdesk/contracts';
 import type { Database } from '@flowdesk/db';
-import { createService, type Service, type SigningKeys } from '@flowdesk/service-kit';
+import { createGuardedHttpClient, createService, SsrfPolicy, type HttpClient, type Service, type SigningKeys } from '@flowdesk/service-kit';
 import { createPrismaClient } from './adapters/db.ts';
 import type { AuthContext } from './context.ts';
 import type { ServiceClients } from './domain/service-clients.ts';
@@ -64,6 +64,13 @@ export interface AuthDeps {
    * endpoints such a client calls itself (discovery, registration, token, revocation; routes/cors.ts).
    */
   corsOrigins?: readonly string[];
+  /**
+   * SSRF_ALLOWLIST (the engine's syntax): private hosts or ranges Client ID Metadata Documents may be
+   * fetched from. Empty by default: only public addresses.
+   */
+  ssrfAllowlist?: string;
+  /** Replaces the guarded client that fetches Client ID Metadata Documents (tests: one trusting a test CA). */
+  clientMetadataHttp?: HttpClient;
 }
 
 export const DEFAULT_USER_ID_EXCHANGE_CLIENTS = ['workflow-engine'] as const;
@@ -80,8 +87,10 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
       await deps.db.exec('SELECT 1');
     },
   });
+  const guarded = deps.clientMetadataHttp ? undefined : createGuardedHttpClient({ policy: SsrfPolicy.fromEnv({ SSRF_ALLOWLIST: deps.ssrfAllowlist }) });
   app.addHook('onClose', async () => {
     await prisma.$disconnect();
+    await guarded?.close();
   });
   const ctx: AuthContext = {
     prisma,
@@ -98,6 +107,7 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     signupMode: deps.signupMode ?? 'invite',
     demoAccountEmail: deps.demoAccountEmail,
     throttle: new LoginThrottle(prisma, deps.throttle ?? DEFAULT_THROTTLE),
+    clientMetadataHttp: deps.clientMetadataHttp ?? guarded!,
   };
   app.addSchema(ErrorBody);
   // On the app itself (not a child context): the CORS headers go on every answer of those paths, errors included.

@@ -20,6 +20,8 @@ export interface AuthConfig {
   sessionPolicy: SessionPolicy;
   /** MCP_CORS_ORIGINS: browser MCP clients' origins, answered with CORS on the OAuth endpoints they call. */
   corsOrigins: string[];
+  /** SSRF_ALLOWLIST: private addresses Client ID Metadata Documents may come from (none by default). */
+  ssrfAllowlist: string | undefined;
 }
 
 /**
@@ -66,5 +68,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): AuthConfig {
     signupMode: parseSignupMode(env.SIGNUP_MODE),
     sessionPolicy: sessionPolicyFrom(env),
     corsOrigins: originList('MCP_CORS_ORIGINS', env.MCP_CORS_ORIGINS),
+    ssrfAllowlist: env.SSRF_ALLOWLIST,
   };
 }

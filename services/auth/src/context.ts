@@ -1,4 +1,4 @@
-import type { SigningKeys } from '@flowdesk/service-kit';
+import type { HttpClient, SigningKeys } from '@flowdesk/service-kit';
 import type { PrismaClient } from './adapters/db.ts';
 import type { OnRevoked } from './domain/revocations.ts';
 import type { ServiceClients } from './domain/service-clients.ts';
@@ -32,4 +32,6 @@ export interface AuthContext {
   demoAccountEmail?: string;
   /** Counts sign-in attempts per account and address before any password is checked. */
   throttle: LoginThrottle;
+  /** Fetches Client ID Metadata Documents: the SSRF-guarded client (service-kit), so only public addresses unless allowlisted. */
+  clientMetadataHttp: HttpClient;
 }

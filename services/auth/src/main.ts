@@ -24,6 +24,7 @@ const app = await buildApp({
   signupMode: config.signupMode,
   sessionPolicy: config.sessionPolicy,
   corsOrigins: config.corsOrigins,
+  ssrfAllowlist: config.ssrfAllowlist,
   logLevel: process.env.LOG_LEVEL,
   events: bus,
 });

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { auth as sdkAuth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
+import { launchChromium } from './helpers/browser.ts';
 import { startTestAuth, type Res, type TestAuth } from './helpers/app.ts';
 import { MemoryProvider } from './helpers/memory-provider.ts';
 
@@ -13,7 +13,6 @@ import { MemoryProvider } from './helpers/memory-provider.ts';
 // client drives discovery, registration, token and refresh; Debian's chromium drives the consent page.
 
 const MCP_PATH = '/functions/v1/mcp-server-v2';
-const CHROMIUM = '/usr/bin/chromium';
 
 let auth: TestAuth;
 let base: string;
@@ -172,29 +171,14 @@ describe('discovery (RFC 8414)', () => {
 });
 
 describe('the official MCP SDK client, with the consent approved in chromium', () => {
+  let chromiumBrowser: Awaited<ReturnType<typeof launchChromium>>;
   let browser: BrowserContext;
-  let userDataDir: string;
   before(async () => {
-    // A fresh profile each run (playwright passes it to chromium as --user-data-dir).
-    userDataDir = await mkdtemp(path.join(tmpdir(), 'flowdesk-chromium-'));
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    chromiumBrowser = await launchChromium();
+    browser = chromiumBrowser.context;
   });
   after(async () => {
-    await browser?.close();
-    await rm(userDataDir, { recursive: true, force: true });
+    await chromiumBrowser?.close();
   });
 
   test('discovery → registration → consent (write unticked) → token → refresh → revoke', async () => {

@@ -31,7 +31,7 @@ export interface WorkflowEngineDeps {
   workspace: WorkspaceClient;
   /** The definitions' cold start and misses; default workspace.definitions. */
   definitions?: DefinitionSource;
-  /** The SSRF-guarded client of the HTTP Request node (adapters/guarded-http.ts). */
+  /** The SSRF-guarded client of the HTTP Request node (@flowdesk/service-kit, outbound/guarded-http.ts). */
   http: HttpClient;
   /** Runs handled at once by this replica, all workflows together (ENGINE_CONCURRENCY, default 256: most of a run's time is waiting). */
   concurrency?: number;

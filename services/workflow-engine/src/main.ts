@@ -1,12 +1,10 @@
 import { instanceGroupId, openBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
-import { requiredEnv, serviceTokenSource, userTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
+import { createGuardedHttpClient, requiredEnv, serviceTokenSource, SsrfPolicy, userTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp, ENGINE_GROUP } from './app.ts';
 import { engineTuningFromEnv, positiveInteger } from './config.ts';
-import { createGuardedHttpClient } from './adapters/guarded-http.ts';
 import { migrateEngine } from './adapters/run-store.ts';
 import { workspaceClient } from './adapters/workspace-client.ts';
-import { SsrfPolicy } from './domain/ssrf.ts';
 
 // Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; off otherwise (docs/observability.md).
 const tracing = startTracing({ serviceName: 'workflow-engine' });

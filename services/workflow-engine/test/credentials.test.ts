@@ -10,7 +10,7 @@ import { TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
 import type { TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
-import type { GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import type { GuardedHttpClient } from '@flowdesk/service-kit';
 import type { WorkspaceClient } from '../src/adapters/workspace-client.ts';
 import { startEngineStack, type EngineStack, type TestServer, userCaller } from './support.ts';
 

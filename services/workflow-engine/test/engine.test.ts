@@ -11,9 +11,9 @@ import { TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/c
 import type { TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
-import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/service-kit';
 import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
-import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
+import { SsrfPolicy, parseAllowlist } from '@flowdesk/service-kit';
 import type { DefinitionSource } from '../src/domain/definitions.ts';
 import { startEngineStack, startServer, type EngineStack, type TestServer, userCaller } from './support.ts';
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TriggerEvent, WorkflowGraph } from '@flowdesk/contracts';
-import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/service-kit';
 import { executeWorkflow, planGraph, type ExecuteWorkflowInput } from '../src/domain/executor.ts';
 import type { CreateTaskInput, HttpClient } from '../src/domain/ports.ts';
-import { parseAllowlist, SsrfPolicy } from '../src/domain/ssrf.ts';
+import { parseAllowlist, SsrfPolicy } from '@flowdesk/service-kit';
 import { fixedClock, json, silentLog, startServer, type TestServer } from './support.ts';
 
 let server: TestServer;

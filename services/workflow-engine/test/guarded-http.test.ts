@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, afterEach, before, beforeEach, mock, test } from 'node:test';
-import { createGuardedHttpClient, type GuardedHttpOptions, type ResolveHost } from '../src/adapters/guarded-http.ts';
+import { createGuardedHttpClient, type GuardedHttpOptions, type ResolveHost } from '@flowdesk/service-kit';
 import { RequestRefusedError, RequestTimeoutError, SsrfBlockedError } from '../src/domain/errors.ts';
-import { parseAllowlist, SsrfPolicy } from '../src/domain/ssrf.ts';
+import { parseAllowlist, SsrfPolicy } from '@flowdesk/service-kit';
 import type { OutboundRequest } from '../src/domain/ports.ts';
 import { startServer, type TestServer } from './support.ts';
 

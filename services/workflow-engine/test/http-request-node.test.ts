@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/service-kit';
 import { NodeFailedError, SsrfBlockedError } from '../src/domain/errors.ts';
 import { backoff, httpRequestHandler, retryAfterMs, type HttpNodeOptions, type HttpRequestParams } from '../src/domain/nodes/http-request.ts';
-import { parseAllowlist, SsrfPolicy } from '../src/domain/ssrf.ts';
+import { parseAllowlist, SsrfPolicy } from '@flowdesk/service-kit';
 import { TemplateRenderer } from '../src/domain/template.ts';
 import { fixedClock, json, silentLog, startServer, type TestServer } from './support.ts';
 

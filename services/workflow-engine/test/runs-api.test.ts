@@ -9,7 +9,7 @@ import { TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/c
 import type { TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
-import type { GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import type { GuardedHttpClient } from '@flowdesk/service-kit';
 import type { WorkspaceClient } from '../src/adapters/workspace-client.ts';
 import { json, startEngineStack, type EngineStack, type TestServer, userCaller } from './support.ts';
 import { until } from '@flowdesk/service-kit/testing';

@@ -8,11 +8,11 @@ import { createTestDatabase, type Database, type TestDatabase } from '@flowdesk/
 import { listen, signInternalToken, type Service, type SigningKeys } from '@flowdesk/service-kit';
 import { callJson, type JsonAnswer } from '@flowdesk/service-kit/testing';
 import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
-import { createGuardedHttpClient, type GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/service-kit';
 import { migrateEngine } from '../src/adapters/run-store.ts';
 import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
 import type { EnginePorts, LogPort } from '../src/domain/ports.ts';
-import { SsrfPolicy, parseAllowlist } from '../src/domain/ssrf.ts';
+import { SsrfPolicy, parseAllowlist } from '@flowdesk/service-kit';
 
 export interface Received {
   method: string;

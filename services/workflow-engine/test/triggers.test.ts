@@ -10,7 +10,7 @@ import { MAX_TRIGGER_DEPTH } from '@flowdesk/contracts';
 import { APP_ROLE, type TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
-import type { GuardedHttpClient } from '../src/adapters/guarded-http.ts';
+import type { GuardedHttpClient } from '@flowdesk/service-kit';
 import type { WorkspaceClient } from '../src/adapters/workspace-client.ts';
 import { json, startEngineStack, type EngineStack, type TestServer, userCaller } from './support.ts';
 import { until } from '@flowdesk/service-kit/testing';

@@ -9,7 +9,8 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', 
 export const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'cache-control': 'no-store',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+  // Images: https only (a client's logo from its metadata document; never http, so no mixed content, never data:).
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src https:; frame-ancestors 'none'; base-uri 'none'",
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
@@ -33,6 +34,11 @@ const STYLE = `
   button[value=deny] { background: #fff; color: #1f4fd1; }
   .who { background: #eef2fd; border: 1px solid #c9d5f6; padding: .6rem .8rem; border-radius: 6px; }
   a { color: #1f4fd1; }
+  .client { display: flex; gap: .9rem; align-items: center; margin-bottom: .5rem; }
+  .logo { position: relative; flex: none; width: 48px; height: 48px; border-radius: 10px; background: #dfe5f3; color: #1f4fd1; font: 600 1.5rem/48px system-ui, sans-serif; text-align: center; overflow: hidden; }
+  .logo img { position: absolute; inset: 0; width: 48px; height: 48px; object-fit: contain; background: #fff; }
+  .origin { background: #fff8e6; border: 1px solid #f0d48a; padding: .6rem .8rem; border-radius: 6px; }
+  .origin strong { font-size: 1.1rem; }
   :focus-visible { outline: 3px solid #f0a500; outline-offset: 2px; }
 `;
 
@@ -58,7 +64,8 @@ const SCOPE_TEXT: Record<string, { label: string; hint: string }> = {
 };
 
 export interface ConsentView {
-  clientName: string;
+  /** The client: its name as it asserts it; for one identified by a metadata document also that URL and its https logo. */
+  client: { name: string; metadataUrl?: string; logoUri?: string | null };
   redirectUri: string;
   /** The scopes asked, normalised: one checkbox each. */
   scope: string;
@@ -87,8 +94,27 @@ const loginFields = (email: string | undefined) => `<fieldset>
 const signedInAs = (u: { userId: string; email: string; name: string }) => `<input type="hidden" name="signed_in_user" value="${escapeHtml(u.userId)}">
 <p class="who" id="signed-in-as">Signed in as <strong>${escapeHtml(u.name || u.email)}</strong>${u.name ? ` (${escapeHtml(u.email)})` : ''}. Not you? <a href="/">Sign out</a> in Flowdesk, then connect again.</p>`;
 
+/**
+ * Who the client is: the logo (https only, no referrer; the initial shows when there is none or it
+ * does not load, since an image with an empty alt renders nothing) and, for a client identified by a
+ * metadata document, that document's host — the one thing a look-alike name cannot fake.
+ */
+function clientHeader(client: ConsentView['client']): string {
+  const initial = escapeHtml(Array.from(client.name.trim())[0]?.toUpperCase() ?? '?');
+  const logo = client.logoUri
+    ? `<img src="${escapeHtml(client.logoUri)}" alt="" width="48" height="48" referrerpolicy="no-referrer" loading="eager" decoding="async">`
+    : '';
+  const name = escapeHtml(client.name);
+  const header = `<div class="client"><span class="logo" aria-hidden="true" id="client-logo">${initial}${logo}</span>
+<h1>Connect <span id="client-name">${name}</span> to Flowdesk</h1></div>`;
+  if (!client.metadataUrl) return header;
+  const host = escapeHtml(new URL(client.metadataUrl).host);
+  return `${header}
+<p class="origin" id="client-host">Published by <strong>${host}</strong><br><span class="hint">The name and logo above come from ${escapeHtml(client.metadataUrl)}. Continue only if you expect an application from ${host}.</span></p>`;
+}
+
 export function renderConsentPage(v: ConsentView): string {
-  const name = escapeHtml(v.clientName);
+  const name = escapeHtml(v.client.name);
   const boxes = v.scope
     .split(' ')
     .map((s) => {
@@ -98,8 +124,8 @@ export function renderConsentPage(v: ConsentView): string {
     })
     .join('\n');
   return layout(
-    `Connect ${v.clientName} to Flowdesk`,
-    `<h1>Connect <span id="client-name">${name}</span> to Flowdesk</h1>
+    `Connect ${v.client.name} to Flowdesk`,
+    `${clientHeader(v.client)}
 <p><strong>${name}</strong> wants access to your Flowdesk workspace. You will then return to <strong>${escapeHtml(destination(v.redirectUri))}</strong>.</p>
 ${v.error ? `<p class="error" role="alert">${escapeHtml(v.error)}</p>` : ''}
 <form method="post" action="/oauth/authorize">

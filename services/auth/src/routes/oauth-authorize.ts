@@ -92,7 +92,7 @@ export function authorizeRoutes(ctx: AuthContext) {
   return async (app: Service) => {
     app.get('/oauth/authorize', { schema: { querystring: AuthorizeQuerySchema } }, async (req, reply) =>
       handleErrors(reply, async () => {
-        const valid = await validateAuthorizeRequest(ctx.prisma, req.query, ctx.mcpResource);
+        const valid = await validateAuthorizeRequest(ctx.prisma, req.query, ctx.mcpResource, { http: ctx.clientMetadataHttp, now: ctx.now() });
         const known = cookieOf(req, BROWSER_COOKIE);
         const { csrfToken, browserToken } = await startConsent(ctx.prisma, valid, ctx.now(), looksLike('csrf', known) ? known : undefined);
         reply.header(
@@ -104,7 +104,7 @@ export function authorizeRoutes(ctx: AuthContext) {
           reply,
           200,
           renderConsentPage({
-            clientName: valid.client.name,
+            client: valid.client,
             redirectUri: valid.redirectUri,
             scope: valid.scope,
             csrfToken,
@@ -186,7 +186,7 @@ export function authorizeRoutes(ctx: AuthContext) {
         reply,
         status,
         renderConsentPage({
-          clientName: consent.client.name,
+          client: consent.client,
           redirectUri: consent.redirectUri,
           scope: consent.scope,
           csrfToken,

@@ -30,6 +30,8 @@ export function authorizationServerMetadata(ctx: Pick<AuthContext, 'publicBaseUr
     introspection_endpoint_auth_methods_supported: ['client_secret_basic'],
     // RFC 9207: the redirect carries `iss`, so a client talking to several servers can tell them apart.
     authorization_response_iss_parameter_supported: true,
+    // A client_id may be the https URL of the client's metadata document (domain/oauth/client-metadata.ts).
+    client_id_metadata_document_supported: true,
   };
 }
 

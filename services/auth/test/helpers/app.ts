@@ -73,8 +73,8 @@ export interface TestAuthOptions {
   events?: AuthDeps['events'];
   /** Extra routes on the same origin before listening (a stand-in for what the front routes elsewhere). */
   beforeListen?: (app: Service, baseUrl: string) => void | Promise<void>;
-  /** Anything else of AuthDeps (signup mode, session policy, throttle, trustProxy, corsOrigins). */
-  deps?: Partial<Pick<AuthDeps, 'signupMode' | 'sessionPolicy' | 'throttle' | 'trustProxy' | 'corsOrigins'>>;
+  /** Anything else of AuthDeps (signup mode, session policy, throttle, trustProxy, corsOrigins, the metadata documents' HTTP client). */
+  deps?: Partial<Pick<AuthDeps, 'signupMode' | 'sessionPolicy' | 'throttle' | 'trustProxy' | 'corsOrigins' | 'clientMetadataHttp'>>;
 }
 
 /**

@@ -1,28 +1,7 @@
 /** Errors the engine's domain raises; their messages are shown to users on the run's steps. */
 
-/** The SSRF guard refused a destination. Never retried: the answer will not change. */
-export class SsrfBlockedError extends Error {
-  override readonly name = 'SsrfBlockedError';
-  readonly code = 'ssrf_blocked';
-}
-
-/** A URL, scheme or redirect the HTTP client will not follow. Never retried. */
-export class RequestRefusedError extends Error {
-  override readonly name = 'RequestRefusedError';
-  readonly code = 'request_refused';
-}
-
-/** The connection failed or broke (refused, reset, DNS failure). Retried for idempotent methods. */
-export class NetworkError extends Error {
-  override readonly name = 'NetworkError';
-  readonly code = 'network_error';
-}
-
-/** No complete response within the node's timeout. Retried for idempotent methods. */
-export class RequestTimeoutError extends Error {
-  override readonly name = 'RequestTimeoutError';
-  readonly code = 'timeout';
-}
+// Outbound HTTP's errors live with the guarded client in service-kit (auth fetches client metadata documents through it too).
+export { findCause, NetworkError, RequestRefusedError, RequestTimeoutError, SsrfBlockedError } from '@flowdesk/service-kit';
 
 /** A node failed; `output` (e.g. the 500 response) is still recorded on the step. */
 export class NodeFailedError extends Error {
@@ -33,12 +12,4 @@ export class NodeFailedError extends Error {
   ) {
     super(message);
   }
-}
-
-/** Finds an error of the given class anywhere in a `cause` chain (undici wraps connector errors). */
-export function findCause<T extends Error>(err: unknown, type: abstract new (...args: never[]) => T): T | null {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 10; e = e.cause, depth++) {
-    if (e instanceof type) return e;
-  }
-  return null;
 }

@@ -5,42 +5,9 @@
  */
 import type { CreateTask } from '@flowdesk/contracts';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-export interface OutboundRequest {
-  method: HttpMethod;
-  url: string;
-  headers: Record<string, string>;
-  /**
-   * Names (any case) of headers whose value came from a credential (`{{credentials.<name>}}`):
-   * sent to the request's own origin only, dropped when a redirect leaves it, whatever the name.
-   */
-  credentialHeaders?: readonly string[];
-  body?: string;
-  /** For the whole exchange: every redirect hop and the body read. */
-  timeoutMs: number;
-  /** Bytes of response body kept; the rest is discarded unread and `truncated` is set. */
-  maxBodyBytes: number;
-  signal?: AbortSignal;
-}
-
-export interface OutboundResponse {
-  status: number;
-  /** Lower-cased names; repeated headers joined with ", ". */
-  headers: Record<string, string>;
-  body: Uint8Array;
-  truncated: boolean;
-  /** The URL that answered, after redirects. */
-  url: string;
-}
-
-/**
- * Sends one HTTP exchange, following redirects. Throws SsrfBlockedError, RequestRefusedError,
- * NetworkError or RequestTimeoutError (domain/errors.ts); any status is a response, not an error.
- */
-export interface HttpClient {
-  send(request: OutboundRequest): Promise<OutboundResponse>;
-}
+// The outbound HTTP port is service-kit's (the guarded client lives there, shared with auth).
+import type { HttpClient } from '@flowdesk/service-kit';
+export type { HttpClient, HttpMethod, OutboundRequest, OutboundResponse } from '@flowdesk/service-kit';
 
 /** What the Create Task node sends: the subset of the task contract it fills. */
 export type CreateTaskInput = Pick<CreateTask, 'title' | 'projectId' | 'dueDate' | 'notes'>;

@@ -1,6 +1,8 @@
 import type { PrismaClient } from '../../adapters/db.ts';
 import { OAuthError } from '../oauth-error.ts';
-import { findClient, type OAuthClient } from './clients.ts';
+import type { HttpClient } from '@flowdesk/service-kit';
+import { findClient, toClient, type OAuthClient } from './clients.ts';
+import { ClientMetadataError, isMetadataUrl, resolveMetadataClient } from './client-metadata.ts';
 import { upsertGrant } from './grants.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS, CONSENT_REQUEST_TTL_SECONDS, MAX_FAILED_LOGINS, normalizeRequestedScope } from './policy.ts';
 import { hashSecret, looksLike, newSecret, S256_CHALLENGE } from './secrets.ts';
@@ -54,8 +56,13 @@ export interface ValidAuthorizeRequest {
  * Checks an authorization request in the order RFC 6749 §4.1.2.1 needs: first whether we may redirect
  * at all (client and exact redirect_uri), then everything else as a redirect with `error`.
  */
-export async function validateAuthorizeRequest(prisma: PrismaClient, q: AuthorizeQuery, mcpResource: string): Promise<ValidAuthorizeRequest> {
-  const client = await findClient(prisma, q.client_id);
+export async function validateAuthorizeRequest(
+  prisma: PrismaClient,
+  q: AuthorizeQuery,
+  mcpResource: string,
+  metadata: { http: HttpClient; now: Date },
+): Promise<ValidAuthorizeRequest> {
+  const client = isMetadataUrl(q.client_id) ? await metadataClient(prisma, metadata.http, q.client_id, metadata.now) : await findClient(prisma, q.client_id);
   if (!client)
     throw new AuthorizePageError(400, 'This application is not registered with Flowdesk (unknown client_id). Go back to the application and connect again.');
   if (!q.redirect_uri) throw new AuthorizePageError(400, 'The request has no redirect_uri, so Flowdesk cannot send you back to the application.');
@@ -81,6 +88,17 @@ export async function validateAuthorizeRequest(prisma: PrismaClient, q: Authoriz
     throw err instanceof OAuthError ? fail(err.error, err.message) : err;
   }
   return { client, redirectUri: q.redirect_uri, codeChallenge: q.code_challenge, scope, resource, state: q.state };
+}
+
+/** A client_id that is an https URL: its metadata document (cached or fetched); a refused document is an error page. */
+async function metadataClient(prisma: PrismaClient, http: HttpClient, clientId: string, now: Date): Promise<OAuthClient> {
+  try {
+    return await resolveMetadataClient(prisma, http, clientId, now);
+  } catch (err) {
+    if (err instanceof ClientMetadataError)
+      throw new AuthorizePageError(400, `Flowdesk cannot use this application's client metadata document: ${err.message}`);
+    throw err;
+  }
 }
 
 export interface ConsentPage {
@@ -135,13 +153,7 @@ export async function findConsent(prisma: PrismaClient, csrfToken: string | unde
   }
   return {
     id: row.id,
-    client: {
-      id: row.client.id,
-      name: row.client.name,
-      redirectUris: row.client.redirectUris,
-      grantTypes: row.client.grantTypes,
-      tokenEndpointAuthMethod: row.client.tokenEndpointAuthMethod as OAuthClient['tokenEndpointAuthMethod'],
-    },
+    client: toClient(row.client),
     redirectUri: row.redirectUri,
     scope: row.scope,
     state: row.state ?? undefined,

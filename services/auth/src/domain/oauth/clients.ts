@@ -13,6 +13,10 @@ export interface OAuthClient {
   redirectUris: string[];
   grantTypes: string[];
   tokenEndpointAuthMethod: ClientAuthMethod;
+  /** Set for a client identified by a Client ID Metadata Document: the URL, which is its client_id (client-metadata.ts). */
+  metadataUrl?: string;
+  /** The document's https logo, for the consent page. */
+  logoUri?: string | null;
 }
 
 /** RFC 7591 §3.2.2 error (400). */
@@ -127,12 +131,21 @@ export async function findClient(prisma: PrismaClient, clientId: string | undefi
   return row && toClient(row);
 }
 
-const toClient = (row: { id: string; name: string; redirectUris: string[]; grantTypes: string[]; tokenEndpointAuthMethod: string }): OAuthClient => ({
+export const toClient = (row: {
+  id: string;
+  name: string;
+  redirectUris: string[];
+  grantTypes: string[];
+  tokenEndpointAuthMethod: string;
+  metadataUrl: string | null;
+  logoUri: string | null;
+}): OAuthClient => ({
   id: row.id,
   name: row.name,
   redirectUris: row.redirectUris,
   grantTypes: row.grantTypes,
   tokenEndpointAuthMethod: row.tokenEndpointAuthMethod as ClientAuthMethod,
+  ...(row.metadataUrl ? { metadataUrl: row.metadataUrl, logoUri: row.logoUri } : {}),
 });
 
 const clientAuthFailed = (why: string) =>
@@ -151,7 +164,13 @@ export async function authenticateClient(
   if (body.client_secret !== undefined) throw clientAuthFailed('client_secret_post is not supported; use HTTP Basic');
   const clientId = basic?.clientId ?? body.client_id;
   if (basic && body.client_id !== undefined && body.client_id !== basic.clientId) throw clientAuthFailed('client_id differs from the Basic credentials');
-  const row = UUID.test(clientId ?? '') ? await prisma.oAuthClient.findUnique({ where: { id: clientId! } }) : null;
+  // A client identified by its metadata document names itself by the URL; the row cached at authorize
+  // time is used (the code it redeems was bound to a redirect_uri checked against the document then).
+  const row = UUID.test(clientId ?? '')
+    ? await prisma.oAuthClient.findUnique({ where: { id: clientId! } })
+    : clientId?.startsWith('https://')
+      ? await prisma.oAuthClient.findUnique({ where: { metadataUrl: clientId } })
+      : null;
   if (!row) throw clientAuthFailed('unknown client');
   if (row.tokenEndpointAuthMethod === 'none') {
     if (basic) throw clientAuthFailed('this is a public client: send client_id, no secret');

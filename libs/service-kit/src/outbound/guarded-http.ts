@@ -10,10 +10,10 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector } from 'undici';
-import { findCause, NetworkError, RequestRefusedError, RequestTimeoutError, SsrfBlockedError } from '../domain/errors.ts';
-import { isRedirect, nextHop, type Hop } from '../domain/redirect.ts';
-import { screenUrl, SsrfPolicy } from '../domain/ssrf.ts';
-import type { HttpClient, OutboundRequest, OutboundResponse } from '../domain/ports.ts';
+import { findCause, NetworkError, RequestRefusedError, RequestTimeoutError, SsrfBlockedError } from './errors.ts';
+import { isRedirect, nextHop, type Hop } from './redirect.ts';
+import { screenUrl, SsrfPolicy } from './ssrf.ts';
+import type { HttpClient, OutboundRequest, OutboundResponse } from './types.ts';
 
 export interface ResolvedAddress {
   address: string;
@@ -36,6 +36,8 @@ export interface GuardedHttpOptions {
   resolve?: ResolveHost;
   /** TCP/TLS connect timeout; the overall timeout comes with each request. Default 10 s. */
   connectTimeoutMs?: number;
+  /** Certificate authorities to trust instead of Node's bundle (PEM): a private CA, or a test's. */
+  ca?: string;
 }
 
 export interface GuardedHttpClient extends HttpClient {
@@ -45,7 +47,7 @@ export interface GuardedHttpClient extends HttpClient {
 export function createGuardedHttpClient(options: GuardedHttpOptions = {}): GuardedHttpClient {
   const policy = options.policy ?? new SsrfPolicy();
   const resolve = options.resolve ?? systemResolve;
-  const agent = new Agent({ connect: guardedConnector(policy, resolve, options.connectTimeoutMs ?? 10_000) });
+  const agent = new Agent({ connect: guardedConnector(policy, resolve, options.connectTimeoutMs ?? 10_000, options.ca) });
 
   async function screen(url: URL): Promise<void> {
     const target = screenUrl(url, policy);
@@ -104,8 +106,9 @@ export function createGuardedHttpClient(options: GuardedHttpOptions = {}): Guard
  * host[:port] entries bypass address checks (the operator named them); literals are checked here
  * because Node performs no lookup for them; names go through the checking `lookup`.
  */
-function guardedConnector(policy: SsrfPolicy, resolve: ResolveHost, timeout: number): buildConnector.connector {
-  const direct = buildConnector({ timeout });
+function guardedConnector(policy: SsrfPolicy, resolve: ResolveHost, timeout: number, ca: string | undefined): buildConnector.connector {
+  const tls = ca === undefined ? {} : { ca };
+  const direct = buildConnector({ timeout, ...tls });
   // The checking lookup needs the port (for host:port allowlist entries); one connector per port
   // keeps undici's TLS session cache useful.
   const byPort = new Map<number, buildConnector.connector>();
@@ -123,7 +126,7 @@ function guardedConnector(policy: SsrfPolicy, resolve: ResolveHost, timeout: num
     }
     let checked = byPort.get(port);
     if (!checked) {
-      checked = buildConnector({ timeout, lookup: checkingLookup(policy, resolve, port) });
+      checked = buildConnector({ timeout, ...tls, lookup: checkingLookup(policy, resolve, port) });
       byPort.set(port, checked);
     }
     return checked(opts, callback);

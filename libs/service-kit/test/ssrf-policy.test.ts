@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { blockedReason, parseAllowlist, screenUrl, SsrfPolicy } from '../src/domain/ssrf.ts';
-import { parseIp } from '../src/domain/ip-address.ts';
-import { RequestRefusedError, SsrfBlockedError } from '../src/domain/errors.ts';
-import { nextHop } from '../src/domain/redirect.ts';
+import { blockedReason, parseAllowlist, screenUrl, SsrfPolicy } from '../src/outbound/ssrf.ts';
+import { parseIp } from '../src/outbound/ip-address.ts';
+import { RequestRefusedError, SsrfBlockedError } from '../src/outbound/errors.ts';
+import { nextHop } from '../src/outbound/redirect.ts';
 
 const policy = new SsrfPolicy();
 

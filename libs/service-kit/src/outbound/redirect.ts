@@ -6,7 +6,7 @@
 import { RequestRefusedError } from './errors.ts';
 import { isSensitiveName } from './mask.ts';
 import { ALLOWED_SCHEMES } from './ssrf.ts';
-import type { HttpMethod } from './ports.ts';
+import type { HttpMethod } from './types.ts';
 
 export const MAX_REDIRECTS = 5;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);

@@ -4,7 +4,7 @@
  * cloud metadata (169.254.169.254), the engine's own admin ports or anything on the private
  * network. The operator opens named targets with an allowlist (SSRF_ALLOWLIST).
  *
- * This module only decides; the adapter (adapters/guarded-http.ts) applies the decision to every
+ * This module only decides; the client (guarded-http.ts) applies the decision to every
  * address DNS returns at connect time, to IP-literal hosts (no DNS lookup happens for them) and
  * to every redirect hop.
  */

@@ -4,7 +4,7 @@
  * is the classic way round a guard that only checks the first URL.
  */
 import { RequestRefusedError } from './errors.ts';
-import { isSensitiveName } from './mask.ts';
+import { SECRET_HEADER_NAME } from '@flowdesk/contracts';
 import { ALLOWED_SCHEMES } from './ssrf.ts';
 import type { HttpMethod } from './types.ts';
 
@@ -19,7 +19,7 @@ const ORIGIN_BOUND_NAME = /key|auth|sig/i;
 
 /** Whether a header must not follow a redirect that leaves the origin (by its name alone). */
 export function isOriginBoundHeader(name: string): boolean {
-  return isSensitiveName(name) || ORIGIN_BOUND_NAME.test(name);
+  return SECRET_HEADER_NAME.test(name) || ORIGIN_BOUND_NAME.test(name);
 }
 
 export interface Hop {

@@ -22,7 +22,10 @@ function newest(dir) {
 }
 
 const force = process.argv.includes('--force');
-if (!force && existsSync(stamp) && statSync(stamp).mtimeMs >= Math.max(newest(web), statSync(fileURLToPath(import.meta.url)).mtimeMs)) process.exit(0);
+// The node registry (libs/contracts/src/nodes) is part of the front end: the editor's menu, cards and forms come from it.
+const nodes = path.resolve(here, '../../../libs/contracts/src/nodes');
+const sources = Math.max(newest(web), newest(nodes), statSync(fileURLToPath(import.meta.url)).mtimeMs);
+if (!force && existsSync(stamp) && statSync(stamp).mtimeMs >= sources) process.exit(0);
 
 const { build } = await import('vite');
 await build({ configFile: path.join(web, 'vite.config.ts'), logLevel: 'warn' });

@@ -9,12 +9,13 @@ import { FIELD_WIDGETS, nodeSchema, type FieldHint, type FieldWidget, type NodeD
 import { condition } from './condition.ts';
 import { createTask } from './create-task.ts';
 import { httpRequest } from './http-request.ts';
+import { setFields } from './set-fields.ts';
 
 export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
 export { ConditionOperator } from './condition.ts';
 
-export const NODE_TYPES = [httpRequest, createTask, condition] as const;
+export const NODE_TYPES = [httpRequest, createTask, condition, setFields] as const;
 
 type Definitions = typeof NODE_TYPES;
 export type NodeType = Definitions[number]['type'];

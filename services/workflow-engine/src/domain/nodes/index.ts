@@ -8,6 +8,7 @@ import { conditionHandler } from './condition.ts';
 import { createTaskHandler } from './create-task.ts';
 import { httpRequestHandler, type HttpNodeOptions } from './http-request.ts';
 import type { NodeHandler } from './node-handler.ts';
+import { setFieldsHandler } from './set-fields.ts';
 
 // The rendered input is each handler's own business; the executor only passes it from render to execute.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -22,5 +23,6 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     http_request: httpRequestHandler(options.httpNode),
     create_task: createTaskHandler,
     condition: conditionHandler,
+    set_fields: setFieldsHandler,
   };
 }

@@ -29,7 +29,10 @@ function mcpParams(): Record<string, TSchema> {
     for (const [key, schema] of Object.entries(definition.params.properties as Record<string, TSchema>)) {
       const hint = (definition.fields as Record<string, FieldHint>)[key]!;
       const own = `${definition.type}${required.has(key) ? ', required' : ''}`;
-      const mcp = hint.mcp ? { ...hint.mcp.schema, description: hint.mcp.description } : { ...schema, description: `${own}.` };
+      // A templated string's maxLength is left to workspace-api (its 400 names the field): tools/list
+      // stays under its 10,000-token budget as node types are added.
+      const { maxLength: _limit, ...open } = schema as TSchema & { maxLength?: number };
+      const mcp = hint.mcp ? { ...hint.mcp.schema, description: hint.mcp.description } : { ...(hint.template ? open : schema), description: `${own}.` };
       const existing = out[key];
       if (existing) {
         // Two types share a param name: one schema, both named in its description.
@@ -59,7 +62,7 @@ export const McpWorkflowNode = Type.Object(
     params: Type.Object(mcpParams(), {
       ...strict,
       description:
-        "The type's params (each says which). Strings may hold {{trigger.x}} or {{nodes.<id>.body.x}}; put secrets in credentials (console Settings → Credentials) and write {{credentials.<name>}}, never the secret itself.",
+        "Params of the node's type (each says which). Strings may hold {{trigger.x}}, {{nodes.<id>.x}}, {{credentials.<name>}} (a secret saved in Settings → Credentials; never the secret itself).",
     }),
   },
   strict,

@@ -23,18 +23,6 @@ test('the graph union, the MCP node schema and get_workflow are derived from the
   assert.equal(graph.Check({ nodes: [{ id: 'n1', type: 'no_such_type', params: {} }], edges: [] }), false);
 });
 
-test('every node type has a generated form: a hint per param, a widget that can edit it', () => {
-  for (const d of definitions) {
-    const fields = formFields(d);
-    assert.deepEqual(
-      fields.map((f) => f.key),
-      Object.keys(d.params.properties),
-      d.type,
-    );
-    for (const f of fields) assert.ok(f.hint.label, `${d.type}.${f.key} has a label`);
-  }
-});
-
 test('a param no widget can edit is refused by the form generator, naming the node type and param', () => {
   const broken = { ...definitions[0]!, fields: {} } as unknown as AnyNodeDefinition;
   assert.throws(() => formFields(broken), /param "method" has no field hint/);

@@ -7,6 +7,8 @@ export * from './entities/projects.ts';
 export * from './entities/tasks.ts';
 export * from './entities/calendar.ts';
 export * from './entities/notes.ts';
+export * from './nodes/index.ts';
+export * from './nodes/docs.ts';
 export * from './entities/workflows.ts';
 export * from './entities/workflow-runs.ts';
 export * from './entities/credentials.ts';

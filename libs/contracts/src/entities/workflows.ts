@@ -1,98 +1,26 @@
 import Type, { type Static } from 'typebox';
 import { DateTime, PageQuery, SearchText, StringEnum, Uuid } from '../common.ts';
 import { TriggerType } from '../trigger-types.ts';
+import { condition } from '../nodes/condition.ts';
+import { createTask } from '../nodes/create-task.ts';
+import { httpRequest } from '../nodes/http-request.ts';
+import { NodeId, nodeSchema, Position, WorkflowNode } from '../nodes/index.ts';
 
 // Defined in the trigger registry; re-exported for the modules that read it with the workflow schemas.
 export { TriggerType };
 
-/** Any string parameter of a node may hold {{trigger.a.b}} or {{nodes.<id>.body.x}} variables. */
-const Templated = (max = 10_000) => Type.String({ maxLength: max });
-const NodeId = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{0,63}$' });
-/** Where the console's editor draws a node; the engine ignores it. */
-const Position = Type.Object({ x: Type.Number(), y: Type.Number() }, { additionalProperties: false });
-
-export const HttpMethod = StringEnum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
-
-export const HttpRequestNode = Type.Object(
-  {
-    id: NodeId,
-    type: Type.Literal('http_request'),
-    name: Type.Optional(Type.String({ maxLength: 200 })),
-    position: Type.Optional(Position),
-    params: Type.Object(
-      {
-        method: HttpMethod,
-        url: Templated(2_000),
-        headers: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Templated(4_000))),
-        /** JSON body for POST, PUT and PATCH; string leaves are templated. */
-        body: Type.Optional(Type.Unknown()),
-        timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
-
-export const CreateTaskNode = Type.Object(
-  {
-    id: NodeId,
-    type: Type.Literal('create_task'),
-    name: Type.Optional(Type.String({ maxLength: 200 })),
-    position: Type.Optional(Position),
-    params: Type.Object(
-      {
-        title: Templated(500),
-        projectId: Type.Optional(Templated(200)),
-        dueDate: Type.Optional(Templated(200)),
-        notes: Type.Optional(Templated(20_000)),
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
-
-export const ConditionOperator = StringEnum([
-  'equals',
-  'not_equals',
-  'contains',
-  'not_contains',
-  'starts_with',
-  'exists',
-  'not_exists',
-  'greater_than',
-  'less_than',
-]);
-
-export const ConditionNode = Type.Object(
-  {
-    id: NodeId,
-    type: Type.Literal('condition'),
-    name: Type.Optional(Type.String({ maxLength: 200 })),
-    position: Type.Optional(Position),
-    params: Type.Object(
-      {
-        left: Templated(2_000),
-        operator: ConditionOperator,
-        right: Type.Optional(Templated(2_000)),
-        /** When false and no edge leaves the node on the false branch, the run ends here as skipped. */
-      },
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false },
-);
-
-export const WorkflowNode = Type.Union([HttpRequestNode, CreateTaskNode, ConditionNode]);
-export type WorkflowNode = Static<typeof WorkflowNode>;
+// The node types live in ../nodes/ (one module each, registered in nodes/index.ts); the graph's
+// union is derived from that registry.
+export const HttpRequestNode = nodeSchema(httpRequest);
+export const CreateTaskNode = nodeSchema(createTask);
+export const ConditionNode = nodeSchema(condition);
 
 export const WorkflowEdge = Type.Object(
   {
     /** `trigger` is the start of every graph. */
     from: Type.Union([Type.Literal('trigger'), NodeId]),
     to: NodeId,
-    /** Only on edges leaving a condition node. */
+    /** Only on edges leaving a node with branches (a condition: nodes/condition.ts), naming one of them. */
     branch: Type.Optional(StringEnum(['true', 'false'])),
   },
   { additionalProperties: false },

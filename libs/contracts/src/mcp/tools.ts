@@ -12,6 +12,7 @@ import { ActivityFeed, ActivityQuery, Comment, CreateComment, ListCommentsQuery 
 import { UpdateUserProfile, UserProfile } from '../entities/profile.ts';
 import { toJsonSchema, type JsonSchemaObject } from './json-schema.ts';
 import { McpCreateWorkflow } from './workflow-input.ts';
+import { nodeTypeList } from '../nodes/index.ts';
 
 export const TOOL_DOMAINS = [
   'projects',
@@ -453,8 +454,7 @@ export const TOOLS = [
     {
       name: 'get_workflow',
       title: 'Get a workflow',
-      description:
-        'Get a workflow with its node graph (http_request, create_task and condition nodes), trigger and webhook URL. Without mcp:write, secrets written inline in http_request nodes read ••••; {{credentials.<name>}} references show as written.',
+      description: `Get a workflow with its node graph (${nodeTypeList()} nodes), trigger and webhook URL. Without mcp:write, secrets written inline in http_request nodes read ••••; {{credentials.<name>}} references show as written.`,
       access: 'read',
       input: Type.Object({ ...workflowId }, strict),
       output: Workflow,

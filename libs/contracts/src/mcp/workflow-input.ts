@@ -1,6 +1,7 @@
-import Type from 'typebox';
+import Type, { type TSchema } from 'typebox';
 import { StringEnum } from '../common.ts';
-import { ConditionOperator, HttpMethod, TriggerType } from '../entities/workflows.ts';
+import { TriggerType } from '../entities/workflows.ts';
+import { NODE_TYPES, nodeDefinition, type AnyNodeDefinition, type FieldHint } from '../nodes/index.ts';
 
 /**
  * The workflow shapes as MCP tools take them. The REST API's graph has two open parts — an HTTP
@@ -13,49 +14,56 @@ import { ConditionOperator, HttpMethod, TriggerType } from '../entities/workflow
 const strict = { additionalProperties: false } as const;
 const NODE_ID = '^[A-Za-z][A-Za-z0-9_-]{0,63}$';
 const NodeId = (description: string) => Type.String({ pattern: NODE_ID, description });
-const tmpl = (maxLength: number, description: string) => Type.String({ maxLength, description });
 
 /**
  * One node object for all node types (a union of objects with optional fields does not convert to
  * strict mode): `type` says which params apply; workspace-api checks each type's required params.
+ * Derived from the node registry (../nodes/): each param once, described with the types it belongs
+ * to; a param whose API schema is not strict takes its hint's `mcp` form.
  */
+function mcpParams(): Record<string, TSchema> {
+  const out: Record<string, TSchema> = {};
+  const owners: Record<string, string[]> = {};
+  for (const definition of NODE_TYPES as readonly AnyNodeDefinition[]) {
+    const required = new Set((definition.params as { required?: string[] }).required ?? []);
+    for (const [key, schema] of Object.entries(definition.params.properties as Record<string, TSchema>)) {
+      const hint = (definition.fields as Record<string, FieldHint>)[key]!;
+      const own = `${definition.type}${required.has(key) ? ', required' : ''}`;
+      // A templated string's maxLength is left to workspace-api (its 400 names the field): tools/list
+      // stays under its 10,000-token budget as node types are added.
+      const { maxLength: _limit, ...open } = schema as TSchema & { maxLength?: number };
+      const mcp = hint.mcp ? { ...hint.mcp.schema, description: hint.mcp.description } : { ...(hint.template ? open : schema), description: `${own}.` };
+      const existing = out[key];
+      if (existing) {
+        // Two types share a param name: one schema, both named in its description.
+        const { description: _a, ...a } = existing as { description?: string };
+        const { description: _b, ...b } = mcp as { description?: string };
+        if (JSON.stringify(a) !== JSON.stringify(b))
+          throw new Error(`node param "${key}" has different schemas in ${owners[key]!.join(', ')} and ${definition.type}`);
+        owners[key]!.push(own);
+        out[key] = Type.Optional({ ...mcp, description: `${owners[key]!.join('; ')}.` });
+      } else {
+        owners[key] = [own];
+        out[key] = Type.Optional(mcp);
+      }
+    }
+  }
+  return out;
+}
+
 export const McpWorkflowNode = Type.Object(
   {
     id: NodeId('Unique node id.'),
-    type: StringEnum(['http_request', 'create_task', 'condition'], { description: 'Step kind.' }),
-    name: Type.Optional(Type.String({ maxLength: 200, description: 'Label.' })),
-    params: Type.Object(
-      {
-        method: Type.Optional({ ...HttpMethod, description: 'http_request.' }),
-        url: Type.Optional(tmpl(2_000, 'http_request, required.')),
-        headers: Type.Optional(
-          Type.Array(
-            Type.Object(
-              {
-                name: Type.String({ minLength: 1, maxLength: 200, description: 'Header name.' }),
-                value: Type.String({ maxLength: 4_000, description: 'Header value.' }),
-              },
-              strict,
-            ),
-            { maxItems: 50, description: 'http_request.' },
-          ),
-        ),
-        body: Type.Optional(Type.String({ maxLength: 100_000, description: 'http_request: JSON text of the body.' })),
-        timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000, description: 'http_request.' })),
-        title: Type.Optional(tmpl(500, 'create_task, required.')),
-        projectId: Type.Optional(tmpl(200, 'create_task.')),
-        dueDate: Type.Optional(tmpl(200, 'create_task.')),
-        notes: Type.Optional(tmpl(20_000, 'create_task.')),
-        left: Type.Optional(tmpl(2_000, 'condition, required.')),
-        operator: Type.Optional({ ...ConditionOperator, description: 'condition, required.' }),
-        right: Type.Optional(tmpl(2_000, 'condition.')),
-      },
-      {
-        ...strict,
-        description:
-          "The type's params (each says which). Strings may hold {{trigger.x}} or {{nodes.<id>.body.x}}; put secrets in credentials (console Settings → Credentials) and write {{credentials.<name>}}, never the secret itself.",
-      },
+    type: StringEnum(
+      NODE_TYPES.map((d) => d.type),
+      { description: 'Step kind.' },
     ),
+    name: Type.Optional(Type.String({ maxLength: 200, description: 'Label.' })),
+    params: Type.Object(mcpParams(), {
+      ...strict,
+      description:
+        "Params of the node's type (each says which). Strings may hold {{trigger.x}}, {{nodes.<id>.x}}, {{credentials.<name>}} (a secret saved in Settings → Credentials; never the secret itself).",
+    }),
   },
   strict,
 );
@@ -109,22 +117,20 @@ export class ToolArgumentError extends Error {
 
 type Args = Record<string, unknown>;
 
-/** create_workflow / update_workflow arguments → the workspace-api body (headers map, parsed body). */
+/** create_workflow / update_workflow arguments → the workspace-api body (each param's MCP form → the API's). */
 export function workflowArgsToApi(args: Args): Args {
   const graph = args.graph as { nodes: Args[]; edges: unknown[] } | undefined;
   if (!graph) return args;
   const nodes = graph.nodes.map((node, i) => {
-    if (node.type !== 'http_request') return node;
+    const definition = nodeDefinition(String(node.type));
+    if (!definition) return node;
     const params = { ...(node.params as Args) };
-    const at = `graph.nodes[${i}].params`;
-    if (params.headers !== undefined) {
-      params.headers = Object.fromEntries((params.headers as { name: string; value: string }[]).map((h) => [h.name, h.value]));
-    }
-    if (params.body !== undefined) {
+    for (const [key, hint] of Object.entries(definition.fields as Record<string, FieldHint>)) {
+      if (!hint.mcp || params[key] === undefined) continue;
       try {
-        params.body = JSON.parse(params.body as string);
-      } catch {
-        throw new ToolArgumentError(`${at}.body`, 'must be JSON text, e.g. "{\\"text\\": \\"{{trigger.message}}\\"}"');
+        params[key] = hint.mcp.toApi(params[key]);
+      } catch (err) {
+        throw new ToolArgumentError(`graph.nodes[${i}].params.${key}`, (err as Error).message);
       }
     }
     return { ...node, params };

@@ -15,9 +15,8 @@ import { nodeDuration, ssrfRefusals } from '../adapters/telemetry.ts';
 import { findCause, NodeFailedError, SsrfBlockedError } from './errors.ts';
 import type { EnginePorts } from './ports.ts';
 import { TemplateRenderer } from './template.ts';
-import { conditionHandler } from './nodes/condition.ts';
-import { createTaskHandler } from './nodes/create-task.ts';
-import { httpRequestHandler, type HttpNodeOptions } from './nodes/http-request.ts';
+import type { HttpNodeOptions } from './nodes/http-request.ts';
+import { nodeHandlers } from './nodes/index.ts';
 import type { NodeHandler, NodeResult } from './nodes/node-handler.ts';
 
 export interface RunLimits {
@@ -53,7 +52,7 @@ export interface ExecuteWorkflowInput {
   credentials?: ReadonlyMap<string, string>;
 }
 
-// Each handler is typed by its own node's params; the executor dispatches on node.type.
+// Each handler is typed by its own node's params (nodes/index.ts); the executor dispatches on node.type.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyHandler = NodeHandler<any, any>;
 
@@ -74,11 +73,7 @@ function planOf(graph: WorkflowGraph): ReturnType<typeof planGraph> {
 export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunRecord> {
   const { workflow, event, ports } = input;
   const limits = { ...DEFAULT_RUN_LIMITS, ...input.limits };
-  const handlers: Record<WorkflowNode['type'], AnyHandler> = {
-    http_request: httpRequestHandler(input.httpNode),
-    condition: conditionHandler,
-    create_task: createTaskHandler,
-  };
+  const handlers: Record<WorkflowNode['type'], AnyHandler> = nodeHandlers({ httpNode: input.httpNode });
   const started = ports.clock();
   const steps: RunStep[] = [];
   const warnings: string[] = [];

@@ -1,9 +1,10 @@
-import { HttpError, triggerConfigProblem, type TriggerType, type WorkflowGraph } from '@flowdesk/contracts';
+import { HttpError, nodeDefinition, triggerConfigProblem, type TriggerType, type WorkflowGraph } from '@flowdesk/contracts';
 
 /**
- * Checks what a JSON schema cannot: node ids are unique, edges join existing nodes, only condition
- * nodes have branches, every node is reachable from the trigger, and there is no cycle (a run must
- * end). The message names the offending node or edge, for the editor and for an assistant.
+ * Checks what a JSON schema cannot: node ids are unique, edges join existing nodes, only nodes whose
+ * type has branches (a condition) name one, every node is reachable from the trigger, and there is
+ * no cycle (a run must end). The message names the offending node or edge, for the editor and for
+ * an assistant.
  */
 export function validateGraph(graph: WorkflowGraph): void {
   const fail = (msg: string): never => {
@@ -23,9 +24,12 @@ export function validateGraph(graph: WorkflowGraph): void {
     seen.add(key);
     if (e.from !== 'trigger' && !nodes.has(e.from)) fail(`edge ${e.from} -> ${e.to} starts at an unknown node`);
     if (!nodes.has(e.to)) fail(`edge ${e.from} -> ${e.to} ends at an unknown node`);
-    const fromType = e.from === 'trigger' ? 'trigger' : nodes.get(e.from)!.type;
-    if (e.branch && fromType !== 'condition') fail(`edge ${e.from} -> ${e.to} has a branch but ${e.from} is not a condition`);
-    if (!e.branch && fromType === 'condition') fail(`edge ${e.from} -> ${e.to} leaves a condition without branch "true" or "false"`);
+    // A node type's branches come from its definition (libs/contracts/src/nodes): a condition's true/false.
+    const from = e.from === 'trigger' ? undefined : nodeDefinition(nodes.get(e.from)!.type);
+    const branches = from?.branches;
+    if (e.branch && !branches?.includes(e.branch)) fail(`edge ${e.from} -> ${e.to} has a branch but ${e.from} is not a condition`);
+    if (!e.branch && branches)
+      fail(`edge ${e.from} -> ${e.to} leaves a ${from.label.toLowerCase()} without branch ${branches.map((b) => `"${b}"`).join(' or ')}`);
     next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
   }
   // Depth-first from the trigger: grey = on the current path (a cycle if met again), black = done.

@@ -2,6 +2,7 @@ import { ActionIcon, Alert, Anchor, Badge, Button, Card, Code, CopyButton, Group
 import { notifications } from '@mantine/notifications';
 import { IconAlertTriangle, IconCheck, IconCopy, IconExternalLink, IconPlayerPlay } from '@tabler/icons-react';
 import { useCallback, useEffect, useState } from 'react';
+import { nodeLabel } from '@flowdesk/contracts/nodes';
 import { ErrorState, PageHeader } from '../components/States.tsx';
 import { RunStatusBadge, duration, textOn } from '../components/RunStatus.tsx';
 import { exact } from '../format.ts';
@@ -9,8 +10,6 @@ import { traceUrl, traceUrlTemplate } from '../pipeline.ts';
 import { Link, navigate } from '../router.tsx';
 import { subscribeRuns, workspace, type RunStep, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
 import { triggerOf } from './Runs.tsx';
-
-const NODE_TYPES: Record<string, string> = { http_request: 'HTTP Request', condition: 'Condition', create_task: 'Create Task' };
 
 function Json({ label, value }: { label: string; value: unknown }) {
   return (
@@ -46,7 +45,7 @@ function StepCard({ step, index, warnings }: { step: RunStep; index: number; war
             {step.nodeId}
           </Title>
           <Badge variant="outline" color="gray.7" size="sm" radius="sm">
-            {NODE_TYPES[step.type] ?? step.type}
+            {nodeLabel(step.type)}
           </Badge>
         </Group>
         <Group gap="sm">

@@ -36,14 +36,16 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } fr
 import { api, ApiError, type Project, type Workflow, type WorkflowRun } from '../api.ts';
 import { ErrorState } from '../components/States.tsx';
 import { Link, navigate, setNavigationBlocker } from '../router.tsx';
-import { KIND_ICON, nodeTypes, TRIGGER_ICON, type AnyNode } from '../workflows/canvas-nodes.tsx';
+import { kindIcon, nodeTypes, TRIGGER_ICON, type AnyNode } from '../workflows/canvas-nodes.tsx';
 import { FieldsProvider, insertIntoTarget, type InsertTarget } from '../workflows/fields.tsx';
 import {
   edgeId,
+  definitionOf,
   emptyForm,
   KIND_LABEL,
   nextId,
   nodeOfError,
+  STEP_KINDS,
   toApiGraph,
   toCanvas,
   TRIGGER_ID,
@@ -260,7 +262,7 @@ function Editor({ initial }: { initial: Workflow }) {
     [remember, setNodes],
   );
 
-  /** Adds a step after the selected node (connected to it, on a condition's free branch), as n8n does. */
+  /** Adds a step after the selected node (connected to it, on a condition's first free branch), as n8n does. */
   const addStep = (kind: StepKind) => {
     remember();
     const id = nextId(
@@ -271,9 +273,10 @@ function Editor({ initial }: { initial: Workflow }) {
     const outgoing = edges.filter((e) => e.source === from.id);
     const position = { x: from.position.x + 280, y: from.position.y + outgoing.length * 140 };
     const node = { id, type: 'step', position, data: emptyForm(kind), selected: true } as AnyNode;
-    const branch = from.data.kind === 'condition' ? (outgoing.some((e) => e.sourceHandle === 'true') ? 'false' : 'true') : null;
+    const branches = from.data.kind === 'trigger' ? undefined : definitionOf(from.data.kind).branches;
+    const branch = branches ? (branches.find((b) => !outgoing.some((e) => e.sourceHandle === b)) ?? branches.at(-1)!) : null;
     setNodes((ns) => [...ns.map((n) => ({ ...n, selected: false })), node]);
-    if (!(from.data.kind === 'condition' && outgoing.length >= 2)) {
+    if (!(branches && outgoing.length >= branches.length)) {
       setEdges((es) => [...es, { id: edgeId(from.id, id, branch), source: from.id, target: id, sourceHandle: branch }]);
     }
     setSelectedId(id);
@@ -489,8 +492,8 @@ function Editor({ initial }: { initial: Workflow }) {
             </Menu.Target>
             <Menu.Dropdown>
               <Menu.Label>After “{selected.data.name || (selected.id === TRIGGER_ID ? TRIGGER_LABEL[workflow.triggerType] : selected.id)}”</Menu.Label>
-              {(['condition', 'http_request', 'create_task'] as StepKind[]).map((k) => (
-                <Menu.Item key={k} leftSection={KIND_ICON[k]} onClick={() => addStep(k)}>
+              {STEP_KINDS.map((k) => (
+                <Menu.Item key={k} leftSection={kindIcon(k)} onClick={() => addStep(k)}>
                   {KIND_LABEL[k]}
                 </Menu.Item>
               ))}
@@ -546,7 +549,7 @@ function Editor({ initial }: { initial: Workflow }) {
           <Group px="md" py="sm" justify="space-between" wrap="nowrap" style={{ borderBottom: '1px solid var(--mantine-color-gray-2)' }}>
             <Group gap={8} wrap="nowrap">
               <span aria-hidden style={{ display: 'flex' }}>
-                {selected.data.kind === 'trigger' ? TRIGGER_ICON[workflow.triggerType] : KIND_ICON[selected.data.kind]}
+                {selected.data.kind === 'trigger' ? TRIGGER_ICON[workflow.triggerType] : kindIcon(selected.data.kind)}
               </span>
               <div>
                 <h2 style={{ margin: 0, fontSize: 16 }}>{stepTitle}</h2>

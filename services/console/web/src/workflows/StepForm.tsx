@@ -1,134 +1,54 @@
 import { ActionIcon, Alert, Button, Group, Select, Stack, Text, TextInput } from '@mantine/core';
 import { privateUrlWarning } from '@flowdesk/contracts/ssrf';
 import { IconAlertTriangle, IconPlus, IconTrash } from '@tabler/icons-react';
+import type { FieldWidget, FormField } from '@flowdesk/contracts/nodes';
+import type { ComponentType, ReactNode } from 'react';
 import type { Project } from '../api.ts';
-import type { ConditionForm, HttpForm, HttpMethod, StepData, TaskForm } from './graph.ts';
+import { definitionOf, fieldsOf, type FormRow, type FormValue, type StepData, type StepKind } from './graph.ts';
 import { TemplateField } from './fields.tsx';
 
-const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
-export const OPERATORS = [
-  { value: 'exists', label: 'exists' },
-  { value: 'not_exists', label: 'does not exist' },
-  { value: 'equals', label: 'equals' },
-  { value: 'not_equals', label: 'does not equal' },
-  { value: 'contains', label: 'contains' },
-  { value: 'not_contains', label: 'does not contain' },
-  { value: 'starts_with', label: 'starts with' },
-  { value: 'greater_than', label: 'is greater than' },
-  { value: 'less_than', label: 'is less than' },
-];
-
-/** The parameters of one step (docs/workflow-engine.md, "Nodes"). */
-export function StepForm({ data, onChange, projects }: { data: StepData; onChange: (d: StepData) => void; projects: Project[] | null }) {
-  switch (data.kind) {
-    case 'http_request': {
-      const f = data.form;
-      const set = (p: Partial<HttpForm>) => onChange({ ...data, form: { ...f, ...p } });
-      const setHeader = (i: number, p: Partial<{ name: string; value: string }>) => set({ headers: f.headers.map((h, j) => (j === i ? { ...h, ...p } : h)) });
-      return (
-        <Stack gap="sm">
-          <Select label="Method" data={METHODS} value={f.method} onChange={(v) => v && set({ method: v })} allowDeselect={false} />
-          <TemplateField label="URL" required value={f.url} onChange={(url) => set({ url })} placeholder="https://api.example.com/orders" />
-          <PrivateUrlWarning url={f.url} />
-          <div>
-            <Text size="sm" fw={500} mb={4}>
-              Headers
-            </Text>
-            <Stack gap={6}>
-              {f.headers.map((h, i) => (
-                <Group key={i} gap={6} wrap="nowrap" align="flex-start">
-                  <TextInput
-                    aria-label={`Header ${i + 1} name`}
-                    placeholder="Name"
-                    value={h.name}
-                    onChange={(e) => setHeader(i, { name: e.currentTarget.value })}
-                    style={{ flex: 1 }}
-                  />
-                  <div style={{ flex: 1.4 }}>
-                    <TemplateField label={`Header ${i + 1} value`} value={h.value} onChange={(value) => setHeader(i, { value })} placeholder="Value" />
-                  </div>
-                  <ActionIcon
-                    variant="subtle"
-                    color="red"
-                    mt={26}
-                    aria-label={`Remove header ${i + 1}`}
-                    onClick={() => set({ headers: f.headers.filter((_, j) => j !== i) })}
-                  >
-                    <IconTrash size={16} />
-                  </ActionIcon>
-                </Group>
-              ))}
-              <Button
-                size="xs"
-                variant="subtle"
-                leftSection={<IconPlus size={14} />}
-                onClick={() => set({ headers: [...f.headers, { name: '', value: '' }] })}
-                style={{ alignSelf: 'flex-start' }}
-              >
-                Add header
-              </Button>
-            </Stack>
-          </div>
-          {f.method !== 'GET' && f.method !== 'DELETE' && (
-            <TemplateField
-              label="Body (JSON)"
-              multiline
-              value={f.body}
-              onChange={(body) => set({ body })}
-              placeholder={'{\n  "name": "{{trigger.customer.name}}"\n}'}
-              description="A string that is exactly one variable keeps its type (a number stays a number)."
-            />
-          )}
-        </Stack>
-      );
-    }
-    case 'condition': {
-      const f = data.form;
-      const set = (p: Partial<ConditionForm>) => onChange({ ...data, form: { ...f, ...p } });
-      const unary = f.operator === 'exists' || f.operator === 'not_exists';
-      return (
-        <Stack gap="sm">
-          <TemplateField label="Value to check" required value={f.left} onChange={(left) => set({ left })} placeholder="{{trigger.customer.email}}" />
-          <Select label="Operator" data={OPERATORS} value={f.operator} onChange={(v) => v && set({ operator: v })} allowDeselect={false} />
-          {!unary && <TemplateField label="Compare with" value={f.right} onChange={(right) => set({ right })} />}
-          <Text size="xs" c="dimmed">
-            Connect the <b>true</b> and <b>false</b> handles to what runs in each case. A branch left unconnected ends the run there.
-          </Text>
-        </Stack>
-      );
-    }
-    case 'create_task': {
-      const f = data.form;
-      const set = (p: Partial<TaskForm>) => onChange({ ...data, form: { ...f, ...p } });
-      const options = [{ value: '', label: 'No project (inbox)' }, ...(projects ?? []).map((p) => ({ value: p.id, label: p.name }))];
-      if (f.projectId && !options.some((o) => o.value === f.projectId)) options.push({ value: f.projectId, label: f.projectId });
-      return (
-        <Stack gap="sm">
-          <TemplateField label="Title" required value={f.title} onChange={(title) => set({ title })} placeholder="Call {{trigger.customer.name}}" />
-          <Select
-            label="Project"
-            data={options}
-            value={f.projectId}
-            onChange={(v) => set({ projectId: v ?? '' })}
-            allowDeselect={false}
-            searchable
-            nothingFoundMessage="No such project"
-          />
-          <TemplateField
-            label="Due date"
-            value={f.dueDate}
-            onChange={(dueDate) => set({ dueDate })}
-            placeholder="2026-12-01 or {{trigger.dueDate}}"
-            description="A date (YYYY-MM-DD) or a variable holding one."
-          />
-          <TemplateField label="Notes" multiline value={f.notes} onChange={(notes) => set({ notes })} />
-        </Stack>
-      );
-    }
-  }
+interface FieldProps {
+  field: FormField;
+  value: FormValue;
+  set: (value: FormValue) => void;
+  projects: Project[] | null;
 }
 
-/** Under the URL: the run would be refused by the engine's SSRF guard (a loopback or private address). */
+const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/** A string field: templated (variables may be picked into it) or plain. */
+function TextWidget({ field, value, set }: FieldProps) {
+  const { hint } = field;
+  const text = typeof value === 'string' ? value : '';
+  if (hint.template || hint.multiline) {
+    return (
+      <>
+        <TemplateField
+          label={hint.label}
+          required={field.required}
+          multiline={hint.multiline}
+          value={text}
+          onChange={set}
+          placeholder={hint.placeholder}
+          description={hint.description}
+        />
+        {hint.outboundUrl && <PrivateUrlWarning url={text} />}
+      </>
+    );
+  }
+  return (
+    <TextInput
+      label={hint.label}
+      required={field.required}
+      value={text}
+      onChange={(e) => set(e.currentTarget.value)}
+      placeholder={hint.placeholder}
+      description={hint.description}
+    />
+  );
+}
+
+/** Under an outbound URL: the run would be refused by the SSRF guard (docs/workflow-engine.md), so say so while editing. */
 function PrivateUrlWarning({ url }: { url: string }) {
   const warning = privateUrlWarning(url);
   if (!warning) return null;
@@ -136,5 +56,136 @@ function PrivateUrlWarning({ url }: { url: string }) {
     <Alert color="yellow" variant="light" role="status" aria-label="Private address" icon={<IconAlertTriangle size={18} />} p="xs">
       <Text size="sm">{warning}</Text>
     </Alert>
+  );
+}
+
+function SelectWidget({ field, value, set }: FieldProps) {
+  return (
+    <Select
+      label={field.hint.label}
+      data={field.options!.map((o) => ({ ...o }))}
+      value={typeof value === 'string' ? value : null}
+      onChange={(v) => v && set(v)}
+      allowDeselect={false}
+      description={field.hint.description}
+    />
+  );
+}
+
+/** Rows of name → value (a map or a list of { name, value }); values are templated when the hint says so. */
+function KeyValueWidget({ field, value, set }: FieldProps) {
+  const rows = Array.isArray(value) ? value : [];
+  const noun = field.hint.noun ?? 'row';
+  const Noun = capital(noun);
+  const setRow = (i: number, p: Partial<FormRow>) => set(rows.map((r, j) => (j === i ? { ...r, ...p } : r)));
+  return (
+    <div>
+      <Text size="sm" fw={500} mb={4}>
+        {field.hint.label}
+      </Text>
+      <Stack gap={6}>
+        {rows.map((r, i) => (
+          <Group key={i} gap={6} wrap="nowrap" align="flex-start">
+            <TextInput
+              aria-label={`${Noun} ${i + 1} name`}
+              placeholder="Name"
+              value={r.name}
+              onChange={(e) => setRow(i, { name: e.currentTarget.value })}
+              style={{ flex: 1 }}
+            />
+            <div style={{ flex: 1.4 }}>
+              {field.hint.template ? (
+                <TemplateField label={`${Noun} ${i + 1} value`} value={r.value} onChange={(v) => setRow(i, { value: v })} placeholder="Value" />
+              ) : (
+                <TextInput
+                  aria-label={`${Noun} ${i + 1} value`}
+                  placeholder="Value"
+                  value={r.value}
+                  onChange={(e) => setRow(i, { value: e.currentTarget.value })}
+                />
+              )}
+            </div>
+            <ActionIcon variant="subtle" color="red" mt={26} aria-label={`Remove ${noun} ${i + 1}`} onClick={() => set(rows.filter((_, j) => j !== i))}>
+              <IconTrash size={16} />
+            </ActionIcon>
+          </Group>
+        ))}
+        <Button
+          size="xs"
+          variant="subtle"
+          leftSection={<IconPlus size={14} />}
+          onClick={() => set([...rows, { name: '', value: '' }])}
+          style={{ alignSelf: 'flex-start' }}
+        >
+          Add {noun}
+        </Button>
+      </Stack>
+    </div>
+  );
+}
+
+/** One of the user's projects, or none (the inbox). */
+function ProjectWidget({ field, value, set, projects }: FieldProps) {
+  const current = typeof value === 'string' ? value : '';
+  const options = [{ value: '', label: 'No project (inbox)' }, ...(projects ?? []).map((p) => ({ value: p.id, label: p.name }))];
+  if (current && !options.some((o) => o.value === current)) options.push({ value: current, label: current });
+  return (
+    <Select
+      label={field.hint.label}
+      data={options}
+      value={current}
+      onChange={(v) => set(v ?? '')}
+      allowDeselect={false}
+      searchable
+      nothingFoundMessage="No such project"
+    />
+  );
+}
+
+/** The widget per kind: a kind a node definition may name and this table lacks does not compile. */
+const WIDGETS: Record<FieldWidget, ComponentType<FieldProps> | null> = {
+  text: TextWidget,
+  // JSON is edited as text; graph.ts parses it on save and reports what does not parse.
+  json: TextWidget,
+  select: SelectWidget,
+  'key-value': KeyValueWidget,
+  project: ProjectWidget,
+  none: null,
+};
+
+/** A node type that needs more than the generated form registers its own here (none does yet). */
+const CUSTOM_FORMS: Partial<Record<StepKind, ComponentType<StepFormProps>>> = {};
+
+interface StepFormProps {
+  data: StepData;
+  onChange: (d: StepData) => void;
+  projects: Project[] | null;
+}
+
+/** `**x**` in a definition's note → bold. */
+function noteText(note: string): ReactNode[] {
+  return note.split(/\*\*(.+?)\*\*/).map((part, i) => (i % 2 ? <b key={i}>{part}</b> : part));
+}
+
+/** The parameters of one step: the form generated from its node type's params schema and hints (libs/contracts/src/nodes). */
+export function StepForm(props: StepFormProps) {
+  const { data, onChange, projects } = props;
+  const Custom = CUSTOM_FORMS[data.kind];
+  if (Custom) return <Custom {...props} />;
+  const definition = definitionOf(data.kind);
+  return (
+    <Stack gap="sm">
+      {fieldsOf(data.kind).map((field) => {
+        const Widget = WIDGETS[field.widget];
+        if (!Widget || field.hint.hiddenWhen?.(data.form)) return null;
+        const set = (value: FormValue) => onChange({ ...data, form: { ...data.form, [field.key]: value } });
+        return <Widget key={field.key} field={field} value={data.form[field.key]} set={set} projects={projects} />;
+      })}
+      {definition.note && (
+        <Text size="xs" c="dimmed">
+          {noteText(definition.note)}
+        </Text>
+      )}
+    </Stack>
   );
 }

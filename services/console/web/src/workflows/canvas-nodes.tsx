@@ -2,6 +2,8 @@ import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
 import { Group, Text, ThemeIcon } from '@mantine/core';
 import {
   IconAlertCircle,
+  IconBox,
+  IconBraces,
   IconClock,
   IconGitBranch,
   IconHandClick,
@@ -12,19 +14,23 @@ import {
   IconWorldUpload,
 } from '@tabler/icons-react';
 import type { ReactNode } from 'react';
-import { KIND_LABEL, type NodeData, type StepData, type TriggerData } from './graph.ts';
+import type { NodeIcon } from '@flowdesk/contracts/nodes';
+import { definitionOf, KIND_LABEL, toParams, type NodeData, type StepData, type StepKind, type TriggerData } from './graph.ts';
 import { TRIGGER_LABEL, type TriggerType } from './triggers.ts';
 
 export type StepNode = Node<StepData, 'step'>;
 export type TriggerNode = Node<TriggerData, 'trigger'>;
 export type AnyNode = StepNode | TriggerNode;
 
-export const KIND_ICON: Record<NodeData['kind'], ReactNode> = {
-  trigger: <IconWebhook size={18} />,
-  http_request: <IconWorldUpload size={18} />,
-  condition: <IconGitBranch size={18} />,
-  create_task: <IconListCheck size={18} />,
+/** The icons a node definition may name (libs/contracts/src/nodes/define.ts, NodeIcon). */
+const NODE_ICON: Record<NodeIcon, ReactNode> = {
+  'world-upload': <IconWorldUpload size={18} />,
+  'git-branch': <IconGitBranch size={18} />,
+  'list-check': <IconListCheck size={18} />,
+  braces: <IconBraces size={18} />,
+  box: <IconBox size={18} />,
 };
+export const kindIcon = (kind: StepKind): ReactNode => NODE_ICON[definitionOf(kind).icon] ?? NODE_ICON.box;
 /** The trigger node's icon per trigger type. */
 export const TRIGGER_ICON: Record<TriggerType, ReactNode> = {
   webhook: <IconWebhook size={18} />,
@@ -34,19 +40,15 @@ export const TRIGGER_ICON: Record<TriggerType, ReactNode> = {
   entity: <IconRefreshDot size={18} />,
 };
 const triggerTypeOf = (t: string): TriggerType => (t in TRIGGER_LABEL ? (t as TriggerType) : 'webhook');
-const KIND_COLOR: Record<NodeData['kind'], string> = { trigger: 'orange', http_request: 'blue', condition: 'grape', create_task: 'teal' };
+const colorOf = (d: NodeData): string => (d.kind === 'trigger' ? 'orange' : definitionOf(d.kind).color);
 
 /** One line under the node's name: what it does, at a glance. */
 export function summaryOf(d: NodeData): string {
   switch (d.kind) {
     case 'trigger':
       return d.summary ?? (d.triggerType === 'webhook' ? 'On webhook request' : TRIGGER_LABEL[triggerTypeOf(d.triggerType)]);
-    case 'http_request':
-      return `${d.form.method} ${d.form.url || '(no URL yet)'}`;
-    case 'condition':
-      return d.form.left ? `${d.form.left} ${d.form.operator.replace('_', ' ')} ${d.form.right}`.trim() : 'Set what to check';
-    case 'create_task':
-      return d.form.title || '(no title yet)';
+    default:
+      return definitionOf(d.kind).summary(toParams(d).params as never);
   }
 }
 
@@ -55,8 +57,8 @@ function Card({ data, id }: { data: NodeData; id: string }) {
   return (
     <div className="fd-node" data-error={data.error ? 'true' : 'false'} data-testid={`node-${id}`}>
       <Group gap={10} wrap="nowrap" align="flex-start">
-        <ThemeIcon variant="light" color={KIND_COLOR[data.kind]} radius="md" size={32} aria-hidden>
-          {data.kind === 'trigger' ? TRIGGER_ICON[triggerTypeOf(data.triggerType)] : KIND_ICON[data.kind]}
+        <ThemeIcon variant="light" color={colorOf(data)} radius="md" size={32} aria-hidden>
+          {data.kind === 'trigger' ? TRIGGER_ICON[triggerTypeOf(data.triggerType)] : kindIcon(data.kind)}
         </ThemeIcon>
         <div style={{ minWidth: 0, flex: 1 }}>
           <Text size="sm" fw={650} truncate>
@@ -96,22 +98,30 @@ export function StepNodeView({ id, data }: NodeProps<StepNode>) {
     <>
       <Handle type="target" position={Position.Left} />
       <Card data={data} id={id} />
-      {data.kind === 'condition' ? (
-        <>
-          <Handle type="source" id="true" position={Position.Right} style={{ top: '35%' }}>
-            <span className="fd-handle-label" style={{ top: -7, right: -34 }}>
-              true
-            </span>
-          </Handle>
-          <Handle type="source" id="false" position={Position.Right} style={{ top: '70%' }}>
-            <span className="fd-handle-label" style={{ top: -7, right: -38 }}>
-              false
-            </span>
-          </Handle>
-        </>
-      ) : (
-        <Handle type="source" position={Position.Right} />
-      )}
+      <SourceHandles data={data} />
+    </>
+  );
+}
+
+/** One labelled handle per branch of the node's type (a condition's true/false), or one plain handle. */
+function SourceHandles({ data }: { data: StepData }) {
+  const branches = definitionOf(data.kind).branches;
+  if (!branches?.length) return <Handle type="source" position={Position.Right} />;
+  return (
+    <>
+      {branches.map((b, i) => (
+        <Handle
+          key={b}
+          type="source"
+          id={b}
+          position={Position.Right}
+          style={{ top: `${branches.length === 2 ? [35, 70][i] : Math.round(((i + 1) * 100) / (branches.length + 1))}%` }}
+        >
+          <span className="fd-handle-label" style={{ top: -7, right: -(18 + 4 * b.length) }}>
+            {b}
+          </span>
+        </Handle>
+      ))}
     </>
   );
 }

@@ -1,9 +1,11 @@
+import { formFields, NODE_TYPES, nodeDefinition, type AnyNodeDefinition, type FormField, type NodeType, type WorkflowNode } from '@flowdesk/contracts/nodes';
+
 /**
  * The editor's canvas (React Flow nodes and edges, with form-friendly parameters) and the API's
  * workflow graph (libs/contracts WorkflowGraph), both ways; and which node a server error is about.
  */
 
-export type StepKind = 'http_request' | 'condition' | 'create_task';
+export type StepKind = NodeType;
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface Position {
@@ -12,16 +14,7 @@ export interface Position {
 }
 
 /** The API's shapes (the subset the editor writes). */
-export type ApiNode =
-  | {
-      id: string;
-      type: 'http_request';
-      name?: string;
-      position?: Position;
-      params: { method: HttpMethod; url: string; headers?: Record<string, string>; body?: unknown; timeoutMs?: number };
-    }
-  | { id: string; type: 'condition'; name?: string; position?: Position; params: { left: string; operator: string; right?: string } }
-  | { id: string; type: 'create_task'; name?: string; position?: Position; params: { title: string; projectId?: string; dueDate?: string; notes?: string } };
+export type ApiNode = Omit<WorkflowNode, 'position'> & { position?: Position };
 export interface ApiEdge {
   from: string;
   to: string;
@@ -33,30 +26,21 @@ export interface ApiGraph {
   triggerPosition?: Position;
 }
 
-/** Parameters as the node panel edits them: every field a string, headers as rows. */
-export interface HttpForm {
-  method: HttpMethod;
-  url: string;
-  headers: { name: string; value: string }[];
-  body: string;
-  timeoutMs?: number;
+/** One key-value row of the form (a header, a field). */
+export interface FormRow {
+  name: string;
+  value: string;
 }
-export interface ConditionForm {
-  left: string;
-  operator: string;
-  right: string;
-}
-export interface TaskForm {
-  title: string;
-  projectId: string;
-  dueDate: string;
-  notes: string;
-}
+/**
+ * Parameters as the node panel edits them (generated from the node type's params schema and hints,
+ * libs/contracts/src/nodes): text, selects, projects and JSON as strings, key-value lists as rows;
+ * a `none` field keeps the stored value.
+ */
+export type FormValue = string | FormRow[] | number | boolean | undefined;
+export type StepForm = Record<string, FormValue>;
 
-export type StepData =
-  | { kind: 'http_request'; name: string; form: HttpForm; error?: string }
-  | { kind: 'condition'; name: string; form: ConditionForm; error?: string }
-  | { kind: 'create_task'; name: string; form: TaskForm; error?: string };
+// A type, not an interface: React Flow's node data must be a plain record.
+export type StepData = { kind: StepKind; name: string; form: StepForm; error?: string };
 /** `summary`: the line under the trigger's name on the canvas (e.g. the schedule in words). */
 export type TriggerData = { kind: 'trigger'; name: string; triggerType: string; summary?: string; error?: string };
 export type NodeData = StepData | TriggerData;
@@ -75,26 +59,34 @@ export interface CanvasEdge {
 }
 
 export const TRIGGER_ID = 'trigger';
-export const KIND_LABEL: Record<StepKind, string> = { http_request: 'HTTP Request', condition: 'Condition', create_task: 'Create Task' };
-const ID_PREFIX: Record<StepKind, string> = { http_request: 'http', condition: 'condition', create_task: 'task' };
+/** The node types the editor offers, in the registry's order. */
+export const STEP_KINDS: readonly StepKind[] = NODE_TYPES.map((d) => d.type);
+export const KIND_LABEL = Object.fromEntries(NODE_TYPES.map((d) => [d.type, d.label])) as Record<StepKind, string>;
+export const definitionOf = (kind: StepKind): AnyNodeDefinition => nodeDefinition(kind)!;
 
 export const edgeId = (source: string, target: string, handle?: string | null) => `${source}->${target}${handle ? `:${handle}` : ''}`;
 
+const fieldsCache = new Map<string, FormField[]>();
+/** The generated form's fields of a node type (computed once per type). */
+export function fieldsOf(kind: StepKind): FormField[] {
+  let fields = fieldsCache.get(kind);
+  if (!fields) fieldsCache.set(kind, (fields = formFields(definitionOf(kind))));
+  return fields;
+}
+
 export function emptyForm(kind: StepKind): StepData {
-  switch (kind) {
-    case 'http_request':
-      return { kind, name: '', form: { method: 'POST', url: '', headers: [], body: '' } };
-    case 'condition':
-      return { kind, name: '', form: { left: '', operator: 'exists', right: '' } };
-    case 'create_task':
-      return { kind, name: '', form: { title: '', projectId: '', dueDate: '', notes: '' } };
+  const form: StepForm = {};
+  for (const f of fieldsOf(kind)) {
+    if (f.widget === 'none') continue;
+    form[f.key] = f.widget === 'key-value' ? [] : f.widget === 'select' ? (f.hint.default ?? f.options![0]!.value) : '';
   }
+  return { kind, name: '', form };
 }
 
 /** A node id not yet used on the canvas: `http_1`, `http_2`, … */
 export function nextId(kind: StepKind, taken: Iterable<string>): string {
   const used = new Set(taken);
-  for (let i = 1; ; i++) if (!used.has(`${ID_PREFIX[kind]}_${i}`)) return `${ID_PREFIX[kind]}_${i}`;
+  for (let i = 1; ; i++) if (!used.has(`${definitionOf(kind).idPrefix}_${i}`)) return `${definitionOf(kind).idPrefix}_${i}`;
 }
 
 export function toCanvas(graph: ApiGraph, triggerType: string): { nodes: CanvasNode[]; edges: CanvasEdge[] } {
@@ -137,31 +129,62 @@ function depths(graph: ApiGraph): Map<string, number> {
 }
 
 function toData(n: ApiNode): StepData {
-  const name = n.name ?? '';
-  switch (n.type) {
-    case 'http_request': {
-      const p = n.params;
-      return {
-        kind: 'http_request',
-        name,
-        form: {
-          method: p.method,
-          url: p.url,
-          headers: Object.entries(p.headers ?? {}).map(([k, v]) => ({ name: k, value: v })),
-          body: p.body === undefined ? '' : JSON.stringify(p.body, null, 2),
-          ...(p.timeoutMs !== undefined ? { timeoutMs: p.timeoutMs } : {}),
-        },
-      };
-    }
-    case 'condition':
-      return { kind: 'condition', name, form: { left: n.params.left, operator: n.params.operator, right: n.params.right ?? '' } };
-    case 'create_task':
-      return {
-        kind: 'create_task',
-        name,
-        form: { title: n.params.title, projectId: n.params.projectId ?? '', dueDate: n.params.dueDate ?? '', notes: n.params.notes ?? '' },
-      };
+  const params = n.params as Record<string, unknown>;
+  const form: StepForm = {};
+  for (const f of fieldsOf(n.type)) {
+    const v = params[f.key];
+    if (f.widget === 'none') {
+      if (v !== undefined) form[f.key] = v as FormValue;
+    } else if (f.widget === 'key-value') {
+      form[f.key] =
+        f.rows === 'list'
+          ? ((v as FormRow[] | undefined) ?? []).map((r) => ({ name: r.name, value: r.value }))
+          : Object.entries((v as Record<string, string> | undefined) ?? {}).map(([name, value]) => ({ name, value }));
+    } else if (f.widget === 'json') form[f.key] = v === undefined ? '' : JSON.stringify(v, null, 2);
+    else form[f.key] = (v as string | undefined) ?? '';
   }
+  return { kind: n.type, name: n.name ?? '', form };
+}
+
+/**
+ * A step's form → the params to save, and the problem found before sending (a JSON field that does
+ * not parse, a row with a value but no name). Empty optional fields are left out; a field hidden by
+ * its hint is left out when the hint says so.
+ */
+export function toParams(data: StepData): { params: Record<string, unknown>; problem?: string } {
+  const params: Record<string, unknown> = {};
+  let problem: string | undefined;
+  const form = data.form;
+  for (const f of fieldsOf(data.kind)) {
+    const v = form[f.key];
+    if (f.hint.dropWhenHidden && f.hint.hiddenWhen?.(form)) continue;
+    const noun = f.hint.noun ?? f.hint.label.toLowerCase();
+    if (f.widget === 'none') {
+      if (v !== undefined) params[f.key] = v;
+    } else if (f.widget === 'key-value') {
+      const rows: FormRow[] = [];
+      for (const r of (v as FormRow[] | undefined) ?? []) {
+        if (!r.name.trim() && !r.value.trim()) continue;
+        if (!r.name.trim()) problem = `A ${noun} has a value but no name`;
+        else rows.push({ name: r.name.trim(), value: r.value });
+      }
+      if (rows.length || f.required) params[f.key] = f.rows === 'list' ? rows : Object.fromEntries(rows.map((r) => [r.name, r.value]));
+    } else if (f.widget === 'json') {
+      const text = typeof v === 'string' ? v : '';
+      if (text.trim()) {
+        try {
+          params[f.key] = JSON.parse(text);
+        } catch {
+          problem = `The ${noun} is not valid JSON`;
+        }
+      }
+    } else {
+      const raw = typeof v === 'string' ? v : '';
+      const text = f.hint.trim ? raw.trim() : raw;
+      if (f.required || text !== '') params[f.key] = text;
+    }
+  }
+  return { params, ...(problem ? { problem } : {}) };
 }
 
 const round = (p: Position): Position => ({ x: Math.round(p.x), y: Math.round(p.y) });
@@ -182,53 +205,14 @@ export function toApiGraph(nodes: CanvasNode[], edges: CanvasEdge[]): { graph: A
       continue;
     }
     const base = { id: n.id, ...(d.name.trim() ? { name: d.name.trim() } : {}), position: round(n.position) };
-    if (d.kind === 'http_request') {
-      const f = d.form;
-      const headers: Record<string, string> = {};
-      for (const h of f.headers) {
-        if (!h.name.trim() && !h.value.trim()) continue;
-        if (!h.name.trim()) problems[n.id] = 'A header has a value but no name';
-        else headers[h.name.trim()] = h.value;
-      }
-      let body: unknown;
-      if (f.body.trim()) {
-        try {
-          body = JSON.parse(f.body);
-        } catch {
-          problems[n.id] = 'The body is not valid JSON';
-        }
-      }
-      out.push({
-        ...base,
-        type: 'http_request',
-        params: {
-          method: f.method,
-          url: f.url,
-          ...(Object.keys(headers).length ? { headers } : {}),
-          ...(body !== undefined ? { body } : {}),
-          ...(f.timeoutMs !== undefined ? { timeoutMs: f.timeoutMs } : {}),
-        },
-      });
-    } else if (d.kind === 'condition') {
-      const f = d.form;
-      const unary = f.operator === 'exists' || f.operator === 'not_exists';
-      out.push({ ...base, type: 'condition', params: { left: f.left, operator: f.operator, ...(!unary && f.right !== '' ? { right: f.right } : {}) } });
-    } else {
-      const f = d.form;
-      out.push({
-        ...base,
-        type: 'create_task',
-        params: {
-          title: f.title,
-          ...(f.projectId ? { projectId: f.projectId } : {}),
-          ...(f.dueDate.trim() ? { dueDate: f.dueDate.trim() } : {}),
-          ...(f.notes ? { notes: f.notes } : {}),
-        },
-      });
-    }
+    const { params, problem } = toParams(d);
+    if (problem) problems[n.id] = problem;
+    out.push({ ...base, type: d.kind, params } as ApiNode);
   }
   const apiEdges: ApiEdge[] = edges.map((e) => {
-    const branch = kinds.get(e.source) === 'condition' && (e.sourceHandle === 'true' || e.sourceHandle === 'false') ? e.sourceHandle : undefined;
+    const kind = kinds.get(e.source);
+    const branches = kind && kind !== 'trigger' ? definitionOf(kind).branches : undefined;
+    const branch = branches?.includes(e.sourceHandle ?? '') ? (e.sourceHandle as ApiEdge['branch']) : undefined;
     return { from: e.source, to: e.target, ...(branch ? { branch } : {}) };
   });
   return { graph: { nodes: out, edges: apiEdges, ...(triggerPosition ? { triggerPosition } : {}) }, problems };

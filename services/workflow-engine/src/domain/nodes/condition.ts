@@ -4,13 +4,12 @@
  * in case is a different value); `equals` and `not_equals` compare in constant time so a
  * Condition checking a signature header (docs/workflow-engine.md, "Checking a signature header") leaks nothing through timing.
  */
-import type { Static } from 'typebox';
-import type { ConditionNode } from '@flowdesk/contracts';
+import type { NodeParams } from '@flowdesk/contracts';
 import { constantTimeEqual } from '@flowdesk/service-kit';
 import type { TemplateRenderer } from '../template.ts';
 import type { NodeHandler } from './node-handler.ts';
 
-export type ConditionParams = Static<typeof ConditionNode>['params'];
+export type ConditionParams = NodeParams<'condition'>;
 export type ConditionOperator = ConditionParams['operator'];
 
 export interface ConditionInput {

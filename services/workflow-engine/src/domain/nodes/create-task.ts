@@ -3,14 +3,13 @@
  * CreateTaskPort as the workflow's owner (never as a service identity: the owner's permissions
  * and row-level security apply). The created task is the output: {{nodes.<id>.id}}.
  */
-import type { Static } from 'typebox';
-import type { CreateTaskNode } from '@flowdesk/contracts';
+import type { NodeParams } from '@flowdesk/contracts';
 import { NodeFailedError } from '../errors.ts';
 import type { CreateTaskInput } from '../ports.ts';
 import type { TemplateRenderer } from '../template.ts';
 import type { NodeHandler } from './node-handler.ts';
 
-export type CreateTaskParams = Static<typeof CreateTaskNode>['params'];
+export type CreateTaskParams = NodeParams<'create_task'>;
 
 export const createTaskHandler: NodeHandler<CreateTaskParams, CreateTaskInput> = {
   isAction: true,

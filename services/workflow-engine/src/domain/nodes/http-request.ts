@@ -4,15 +4,14 @@
  * repeat: idempotent methods (GET, PUT, DELETE) on network errors, timeouts, 5xx and 429. POST
  * and PATCH are sent once, since a retry after a lost answer could create a second order.
  */
-import type { Static } from 'typebox';
-import type { HttpRequestNode } from '@flowdesk/contracts';
+import type { NodeParams } from '@flowdesk/contracts';
 import { NetworkError, NodeFailedError, RequestTimeoutError } from '../errors.ts';
 import { maskHeaders, maskJson, maskUrl } from '../mask.ts';
 import type { HttpMethod, OutboundResponse } from '../ports.ts';
 import { refersToCredential, type TemplateRenderer } from '../template.ts';
 import type { NodeContext, NodeHandler, NodeResult } from './node-handler.ts';
 
-export type HttpRequestParams = Static<typeof HttpRequestNode>['params'];
+export type HttpRequestParams = NodeParams<'http_request'>;
 
 export interface HttpRequestInput {
   method: HttpMethod;

@@ -1,0 +1,98 @@
+/**
+ * What one node type is, written once (docs/development.md, "Adding a node type"): its type key,
+ * label, description, params schema (TypeBox) with a hint per param for the console's generated
+ * form, its branches and what its output holds. The graph union, the MCP tool schemas, the
+ * `get_workflow` text, the docs' node table and the console's menu, card, labels and form are
+ * derived from these definitions; the engine's handler map is typed over them.
+ */
+import Type, { type Static, type TObject, type TSchema } from 'typebox';
+
+/** Every string parameter of a node may hold {{trigger.a.b}} or {{nodes.<id>.body.x}} variables. */
+export const Templated = (max = 10_000) => Type.String({ maxLength: max });
+export const NODE_ID_PATTERN = '^[A-Za-z][A-Za-z0-9_-]{0,63}$';
+export const NodeId = Type.String({ pattern: NODE_ID_PATTERN });
+/** Where the console's editor draws a node; the engine ignores it. */
+export const Position = Type.Object({ x: Type.Number(), y: Type.Number() }, { additionalProperties: false });
+
+/** The icons the console has for node cards (an unknown one falls back to `box`). */
+export type NodeIcon = 'world-upload' | 'git-branch' | 'list-check' | 'braces' | 'box';
+
+/**
+ * How the generated form edits one param. `text` (the default for strings) and `select` (the default
+ * for an enum) hold a string; `key-value` edits a map (`Type.Record`) or a list of `{ name, value }`
+ * as rows; `json` edits any JSON value as text; `project` picks one of the user's projects; `none`
+ * is not shown and keeps the stored value.
+ */
+export type FieldWidget = 'text' | 'select' | 'key-value' | 'json' | 'project' | 'none';
+export const FIELD_WIDGETS: readonly FieldWidget[] = ['text', 'select', 'key-value', 'json', 'project', 'none'];
+
+export interface FieldHint<Params = Record<string, unknown>> {
+  label: string;
+  widget?: FieldWidget;
+  /** The value may hold {{…}} variables: the variable picker inserts into it, the preview renders it. */
+  template?: boolean;
+  multiline?: boolean;
+  placeholder?: string;
+  description?: string;
+  /** Labels of an enum's values, in the order the select shows them (default: the schema's order, as written). */
+  options?: readonly { value: string; label: string }[];
+  /** The value a new node starts with (selects). */
+  default?: string;
+  /** The field is not shown while this holds (e.g. the body of a GET). */
+  hiddenWhen?: (params: Partial<Params>) => boolean;
+  /** A hidden field is also left out of what is saved. */
+  dropWhenHidden?: boolean;
+  /** Sent trimmed. */
+  trim?: boolean;
+  /** What one row or the value is called in messages and buttons: `header` → "Add header", "A header has a value but no name". */
+  noun?: string;
+  /** A URL the engine will fetch: the editor warns when it names a private or loopback address (the SSRF guard refuses those unless SSRF_ALLOWLIST opens them). */
+  outboundUrl?: boolean;
+  /**
+   * MCP tools use strict schemas (no open objects, no `unknown`): a param whose schema is not strict
+   * gives the tools' form of it and how to turn that into the API's (throw an Error to refuse it).
+   */
+  mcp?: { schema: TSchema; description: string; toApi(value: unknown): unknown };
+}
+
+type HintsOf<Params> = { [K in keyof Params]-?: FieldHint<Params> };
+
+export interface NodeDefinition<T extends string = string, P extends TObject = TObject> {
+  type: T;
+  label: string;
+  /** One sentence: what the node does (docs table, add-step menu). */
+  description: string;
+  /** New node ids in the editor: `<prefix>_1`, `<prefix>_2`, … */
+  idPrefix: string;
+  icon: NodeIcon;
+  /** A Mantine colour name for the card's icon. */
+  color: string;
+  params: P;
+  /** One hint per param: the generated form renders from these and the schema. */
+  fields: HintsOf<Static<P>>;
+  /** The branches an edge leaving this node must name (Condition: true/false); absent: edges name none. */
+  branches?: readonly string[];
+  /** What {{nodes.<id>.…}} holds after the node ran. */
+  output: string;
+  /** A line under the form (e.g. how branches work). */
+  note?: string;
+  /** The card's line under the node's name, from the params as saved. */
+  summary(params: Static<P>): string;
+}
+
+/** Checks a definition against its params schema (one hint per param) and keeps its literal type. */
+export const defineNode = <const T extends string, P extends TObject>(definition: NodeDefinition<T, P>): NodeDefinition<T, P> => definition;
+
+/** The graph's node object for one definition: `{ id, type, name?, position?, params }`. */
+export function nodeSchema<const T extends string, P extends TObject>(definition: NodeDefinition<T, P>) {
+  return Type.Object(
+    {
+      id: NodeId,
+      type: Type.Literal(definition.type),
+      name: Type.Optional(Type.String({ maxLength: 200 })),
+      position: Type.Optional(Position),
+      params: definition.params,
+    },
+    { additionalProperties: false },
+  );
+}

@@ -1,0 +1,74 @@
+import Type from 'typebox';
+import { StringEnum } from '../common.ts';
+import { defineNode, Templated } from './define.ts';
+
+export const HttpMethod = StringEnum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+const hasBody = (method: string | undefined) => method !== 'GET' && method !== 'DELETE';
+
+export const httpRequest = defineNode({
+  type: 'http_request',
+  label: 'HTTP Request',
+  description: 'Sends an HTTP request (SSRF-guarded; idempotent methods retried on network errors, 5xx and 429).',
+  idPrefix: 'http',
+  icon: 'world-upload',
+  color: 'blue',
+  params: Type.Object(
+    {
+      method: HttpMethod,
+      url: Templated(2_000),
+      headers: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Templated(4_000))),
+      /** JSON body for POST, PUT and PATCH; string leaves are templated. */
+      body: Type.Optional(Type.Unknown()),
+      timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
+    },
+    { additionalProperties: false },
+  ),
+  fields: {
+    method: { label: 'Method', default: 'POST' },
+    url: { label: 'URL', template: true, outboundUrl: true, placeholder: 'https://api.example.com/orders' },
+    headers: {
+      label: 'Headers',
+      widget: 'key-value',
+      template: true,
+      noun: 'header',
+      mcp: {
+        schema: Type.Array(
+          Type.Object(
+            {
+              name: Type.String({ minLength: 1, maxLength: 200, description: 'Header name.' }),
+              value: Type.String({ maxLength: 4_000, description: 'Header value.' }),
+            },
+            { additionalProperties: false },
+          ),
+          { maxItems: 50 },
+        ),
+        description: 'http_request.',
+        toApi: (rows) => Object.fromEntries((rows as { name: string; value: string }[]).map((h) => [h.name, h.value])),
+      },
+    },
+    body: {
+      label: 'Body (JSON)',
+      widget: 'json',
+      template: true,
+      multiline: true,
+      noun: 'body',
+      placeholder: '{\n  "name": "{{trigger.customer.name}}"\n}',
+      description: 'A string that is exactly one variable keeps its type (a number stays a number).',
+      hiddenWhen: (p) => !hasBody(p.method),
+      mcp: {
+        schema: Type.String({ maxLength: 100_000 }),
+        description: 'http_request: JSON text of the body.',
+        toApi: (text) => {
+          try {
+            return JSON.parse(text as string) as unknown;
+          } catch {
+            throw new Error('must be JSON text, e.g. "{\\"text\\": \\"{{trigger.message}}\\"}"');
+          }
+        },
+      },
+    },
+    timeoutMs: { label: 'Timeout (ms)', widget: 'none' },
+  },
+  output: '`status`, `headers` and `body` (parsed when the answer is JSON): `{{nodes.<id>.body.x}}`. An answer of 400 or more fails the node.',
+  summary: (p) => `${p.method} ${p.url || '(no URL yet)'}`,
+});

@@ -1,0 +1,28 @@
+/**
+ * The engine's half of the node registry (libs/contracts/src/nodes): one handler per node type,
+ * registered by one line here. NodeHandlers is keyed by the registry's types, so a type without a
+ * handler (or a handler for no type) does not compile; each handler is typed by its node's params.
+ */
+import type { NodeParams, NodeType } from '@flowdesk/contracts';
+import { conditionHandler } from './condition.ts';
+import { createTaskHandler } from './create-task.ts';
+import { httpRequestHandler, type HttpNodeOptions } from './http-request.ts';
+import type { NodeHandler } from './node-handler.ts';
+import { setFieldsHandler } from './set-fields.ts';
+
+// The rendered input is each handler's own business; the executor only passes it from render to execute.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type NodeHandlers = { [T in NodeType]: NodeHandler<NodeParams<T>, any> };
+
+export interface NodeHandlerOptions {
+  httpNode?: Partial<HttpNodeOptions>;
+}
+
+export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
+  return {
+    http_request: httpRequestHandler(options.httpNode),
+    create_task: createTaskHandler,
+    condition: conditionHandler,
+    set_fields: setFieldsHandler,
+  };
+}

@@ -1,0 +1,52 @@
+// Walks the node registry (libs/contracts/src/nodes): every node type has an engine handler, a
+// console form (generated from its params schema and hints), a row in docs/workflow-engine.md's
+// generated node table and a place in the MCP tools' schemas. A new node type that misses one of
+// them fails here by name (the handler map also fails to compile without it).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { formFields, McpWorkflowNode, NODE_TYPES, TOOLS, withNodeTable, type AnyNodeDefinition } from '@flowdesk/contracts';
+import { nodeHandlers } from '../src/domain/nodes/index.ts';
+
+const definitions = NODE_TYPES as readonly AnyNodeDefinition[];
+const docs = await readFile(new URL('../../../docs/workflow-engine.md', import.meta.url), 'utf8');
+
+test('every node type has a handler, and every handler a node type', () => {
+  const handlers = nodeHandlers() as Record<string, { render?: unknown; mask?: unknown; execute?: unknown; isAction?: unknown }>;
+  assert.deepEqual(Object.keys(handlers).sort(), definitions.map((d) => d.type).sort());
+  for (const d of definitions) {
+    const h = handlers[d.type]!;
+    assert.ok(typeof h.render === 'function' && typeof h.mask === 'function' && typeof h.execute === 'function', `${d.type}: render, mask, execute`);
+    assert.equal(typeof h.isAction, 'boolean', `${d.type}: isAction`);
+  }
+});
+
+test('every node type has a form: one field per param, each with a label and a widget', () => {
+  for (const d of definitions) {
+    const fields = formFields(d);
+    assert.deepEqual(
+      fields.map((f) => f.key),
+      Object.keys(d.params.properties),
+      `${d.type}: a field per param`,
+    );
+    for (const f of fields) assert.ok(f.hint.label && f.widget, `${d.type}.${f.key}`);
+  }
+});
+
+test('every node type is in the generated node table of docs/workflow-engine.md', () => {
+  assert.equal(docs, withNodeTable(docs), 'the node table is stale: run `npm run docs:nodes`');
+  for (const d of definitions) assert.ok(docs.includes(`| **${d.label}** (\`${d.type}\`) |`), `${d.type} has a row`);
+});
+
+test('every node type and each of its params is in the MCP workflow schema, and create_workflow takes it', () => {
+  const mcp = McpWorkflowNode as unknown as { properties: { type: { enum: string[] }; params: { properties: Record<string, { description?: string }> } } };
+  const createWorkflow = JSON.stringify(TOOLS.find((t) => t.name === 'create_workflow')!.inputSchema);
+  for (const d of definitions) {
+    assert.ok(mcp.properties.type.enum.includes(d.type), `${d.type} in the type enum`);
+    assert.ok(createWorkflow.includes(`"${d.type}"`), `${d.type} in create_workflow`);
+    for (const key of Object.keys(d.params.properties)) {
+      const param = mcp.properties.params.properties[key];
+      assert.ok(param?.description?.includes(d.type), `${d.type}.${key} in the MCP params, described as ${d.type}'s`);
+    }
+  }
+});

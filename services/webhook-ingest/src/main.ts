@@ -1,9 +1,12 @@
 import { instanceGroupId, openBus } from '@flowdesk/bus';
 import { openDatabase, type Database } from '@flowdesk/db';
-import { requiredEnv, serviceTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
+import { exitOnConfigError, ConfigError, requiredEnv, serviceTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp, DEFAULT_MAX_BACKLOG, DEFAULT_RATE_LIMIT } from './app.ts';
 import { workspaceApiDirectory } from './adapters/workspace-directory.ts';
 
+// A missing or bad configuration value ends the process with one line naming it (exit 78), not a
+// stack trace; removed once the service listens.
+const configured = exitOnConfigError('webhook-ingest');
 // Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; off otherwise (docs/observability.md).
 const tracing = startTracing({ serviceName: 'webhook-ingest' });
 
@@ -11,33 +14,39 @@ const tracing = startTracing({ serviceName: 'webhook-ingest' });
 // (docs/configuration.md). Kafka when KAFKA_BROKERS is set, else the embedded bus on DATABASE_URL.
 const required = (name: string) => requiredEnv(process.env, name);
 
-let db: Database | undefined;
-const bus = await openBus('webhook-ingest', async () => (db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') })));
+const rate = (name: string, fallback: number) => {
+  const v = Number(process.env[name] || fallback);
+  if (!(v > 0)) throw new ConfigError(`${name} must be a positive number`);
+  return v;
+};
+const backlogBound = () => {
+  const raw = process.env.WEBHOOK_MAX_BACKLOG;
+  const v = raw ? Number(raw) : DEFAULT_MAX_BACKLOG;
+  if (!Number.isSafeInteger(v) || v < 0) throw new ConfigError('WEBHOOK_MAX_BACKLOG must be a whole number ≥ 0 (0 turns it off)');
+  return v;
+};
+// Every value read and checked before the first connection: a bad one stops the start at once.
+const rateLimit = {
+  perSecond: rate('WEBHOOK_RATE_LIMIT_PER_SECOND', DEFAULT_RATE_LIMIT.perSecond),
+  burst: rate('WEBHOOK_RATE_LIMIT_BURST', DEFAULT_RATE_LIMIT.burst),
+};
+const maxBacklog = backlogBound();
+const workspaceApiUrl = required('WORKSPACE_API_URL');
+if (!process.env.KAFKA_BROKERS) required('DATABASE_URL');
 const token = serviceTokenSource({
   authUrl: required('AUTH_URL'),
   clientId: 'webhook-ingest',
   clientSecret: required('WEBHOOK_INGEST_CLIENT_SECRET'),
   audience: 'workspace-api',
 });
-const rate = (name: string, fallback: number) => {
-  const v = Number(process.env[name] || fallback);
-  if (!(v > 0)) throw new Error(`${name} must be a positive number`);
-  return v;
-};
-const backlogBound = () => {
-  const raw = process.env.WEBHOOK_MAX_BACKLOG;
-  const v = raw ? Number(raw) : DEFAULT_MAX_BACKLOG;
-  if (!Number.isSafeInteger(v) || v < 0) throw new Error('WEBHOOK_MAX_BACKLOG must be a whole number ≥ 0 (0 turns it off)');
-  return v;
-};
+
+let db: Database | undefined;
+const bus = await openBus('webhook-ingest', async () => (db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') })));
 const app = await buildApp({
   bus,
-  rateLimit: {
-    perSecond: rate('WEBHOOK_RATE_LIMIT_PER_SECOND', DEFAULT_RATE_LIMIT.perSecond),
-    burst: rate('WEBHOOK_RATE_LIMIT_BURST', DEFAULT_RATE_LIMIT.burst),
-  },
-  backlog: { maxBacklog: backlogBound() },
-  directory: workspaceApiDirectory({ workspaceApiUrl: required('WORKSPACE_API_URL'), token }),
+  rateLimit,
+  backlog: { maxBacklog },
+  directory: workspaceApiDirectory({ workspaceApiUrl, token }),
   // Each replica keeps its own trigger cache, evicted by workflow.changed events: a group per process
   // (two on one host included), deleted when it closes.
   definitionEvents: { groupId: instanceGroupId('webhook-ingest.definitions') },
@@ -54,3 +63,4 @@ await serveService(app, {
   host: process.env.HOST || '0.0.0.0',
   closeAfter: [() => bus.close(), () => db?.close(), () => tracing.shutdown()],
 });
+configured();

@@ -187,7 +187,8 @@ fi
 
 # --- 5. the six images ---------------------------------------------------------------------------
 BUILD_ARGS=(--build-arg "NODE_IMAGE=$BASE" "${SECRET_ARGS[@]}")
-if [ "$ENGINE" = podman ]; then BUILD_ARGS+=(--network host --layers); fi
+# podman: the Docker image format, because the OCI format has no HEALTHCHECK and would drop it.
+if [ "$ENGINE" = podman ]; then BUILD_ARGS+=(--network host --layers --format docker); fi
 if [ "$ENGINE" = docker ]; then export DOCKER_BUILDKIT=1; fi
 total_started=$(date +%s)
 for s in "${SERVICES[@]}"; do

@@ -164,8 +164,17 @@ if (skipReason && process.env.CI === 'true' && !skipReason.startsWith(onceReason
           [],
           `${svc}: the process user can write the code`,
         );
-        const lock = JSON.parse(await inImage(svc, 'cat /app/package-lock.json')) as { packages: Record<string, { dependencies?: object }> };
-        const required = new Set(Object.values(lock.packages).flatMap((e) => Object.keys(e.dependencies ?? {})));
+        const lock = JSON.parse(await inImage(svc, 'cat /app/package-lock.json')) as {
+          packages: Record<string, { dependencies?: object; peerDependencies?: object; peerDependenciesMeta?: Record<string, { optional?: boolean }> }>;
+        };
+        // What a production package requires: its dependencies and its non-optional peer dependencies
+        // (npm installs those too; the console's @xyflow/react brings react and react-dom that way).
+        const required = new Set(
+          Object.values(lock.packages).flatMap((e) => [
+            ...Object.keys(e.dependencies ?? {}),
+            ...Object.keys(e.peerDependencies ?? {}).filter((n) => !e.peerDependenciesMeta?.[n]?.optional),
+          ]),
+        );
         const installed = pick('pkg');
         assert.ok(installed.length > 0, `${svc}: no node_modules`);
         const devInImage = installed.filter((n) => devOnly.includes(n) && !required.has(n));

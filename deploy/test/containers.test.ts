@@ -90,24 +90,30 @@ if (skipReason && process.env.CI === 'true' && !skipReason.startsWith(onceReason
     const startMs = new Map<ServiceName, number>();
     let apiKey: string;
 
-    before(async () => {
-      // The images of this checkout: the script reuses every cached layer, so a second run is quick.
-      const started = Date.now();
-      const built = await run(path.join(REPO_ROOT, 'deploy/docker/build-images.sh'), [], {
-        cwd: REPO_ROOT,
-        env: { ...process.env, CONTAINER_ENGINE: ENGINE, FLOWDESK_IMAGE_TAG: TAG },
-        maxBuffer: 256 << 20,
-      });
-      process.stderr.write(`# images built or reused in ${Math.round((Date.now() - started) / 1000)} s\n${built.stdout}`);
-      receiver = await startReceiver();
-      [kafka, database] = await Promise.all([startKafkaWithTopics(1, 3), freshDatabase()]);
-      stack = await defineStack({
-        databaseUrl: database.url,
-        kafkaBrokers: kafka.brokers.join(','),
-        ssrfAllowlist: receiver.hostPort,
-        graceMs: GRACE_MS,
-      });
-    });
+    before(
+      async () => {
+        // The images of this checkout: the script reuses every cached layer, so a second run is quick.
+        const started = Date.now();
+        const built = await run(path.join(REPO_ROOT, 'deploy/docker/build-images.sh'), [], {
+          cwd: REPO_ROOT,
+          env: { ...process.env, CONTAINER_ENGINE: ENGINE, FLOWDESK_IMAGE_TAG: TAG },
+          maxBuffer: 256 << 20,
+        });
+        // What the script did (sandbox adjustments, base image, each build's time) and each image's size.
+        const said = built.stderr.split('\n').filter((l) => l.startsWith('build-images: '));
+        process.stderr.write(`# images built or reused in ${Math.round((Date.now() - started) / 1000)} s\n${[...said, built.stdout].join('\n')}\n`);
+        receiver = await startReceiver();
+        [kafka, database] = await Promise.all([startKafkaWithTopics(1, 3), freshDatabase()]);
+        stack = await defineStack({
+          databaseUrl: database.url,
+          kafkaBrokers: kafka.brokers.join(','),
+          ssrfAllowlist: receiver.hostPort,
+          graceMs: GRACE_MS,
+        });
+        // Cold, the build takes minutes (CI builds the images before its test passes, so here it reuses them).
+      },
+      { timeout: 3_000_000 },
+    );
 
     after(async () => {
       await killAll(procs.values());

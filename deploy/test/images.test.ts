@@ -1,8 +1,8 @@
 // The services' images (services/<svc>/Dockerfile), checked without a Docker engine: the pruning
 // and assembling the Dockerfiles run (deploy/docker/production-tree.mjs, the same script) is run
 // here for real with the repository's turbo, and the Dockerfiles are parsed for what their final
-// stage promises. What only a real `docker build` shows (that npm ci and tsc succeed in the image)
-// is for CI with a Docker engine; see deploy/k8s/README.md.
+// stage promises. What only a real build shows (that npm ci and tsc succeed in the image, and what
+// the image then holds and does) is deploy/test/containers.test.ts's, with podman or a Docker engine.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';

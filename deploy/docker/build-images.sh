@@ -96,14 +96,18 @@ sandbox_adjustments() {
   if [ $rlimits = yes ]; then
     local wrapper
     wrapper="#!/bin/sh
-# Written by deploy/docker/build-images.sh: runc without process.rlimits (setrlimit is refused here).
+# Written by deploy/docker/build-images.sh: runc without rlimits (setrlimit is refused here), for
+# create/run (the bundle's config.json: process.rlimits) and exec (the --process file: rlimits).
 for a in \"\$@\"; do
   if [ \"\$prev\" = --bundle ] || [ \"\$prev\" = -b ]; then bundle=\$a; fi
+  if [ \"\$prev\" = --process ] || [ \"\$prev\" = -p ]; then processfile=\$a; fi
   prev=\$a
 done
-if [ -f \"\${bundle:-.}/config.json\" ]; then
-  $(command -v node) -e 'const f=process.argv[1],fs=require(\"fs\"),c=JSON.parse(fs.readFileSync(f,\"utf8\"));if(c.process)delete c.process.rlimits;fs.writeFileSync(f,JSON.stringify(c))' \"\${bundle:-.}/config.json\"
-fi
+strip() {
+  $(command -v node) -e 'const f=process.argv[1],fs=require(\"fs\"),c=JSON.parse(fs.readFileSync(f,\"utf8\"));if(c.process)delete c.process.rlimits;delete c.rlimits;fs.writeFileSync(f,JSON.stringify(c))' \"\$1\"
+}
+if [ -n \"\$processfile\" ] && [ -f \"\$processfile\" ]; then strip \"\$processfile\"; fi
+if [ -f \"\${bundle:-.}/config.json\" ]; then strip \"\${bundle:-.}/config.json\"; fi
 exec $(command -v runc) \"\$@\""
     if [ "$(cat "$WRAPPER" 2>/dev/null)" != "$wrapper" ]; then
       mkdir -p "$(dirname "$WRAPPER")"

@@ -14,6 +14,9 @@ export const dockerfilePath = (service: ServiceName): string => path.join(REPO, 
 /** The Dockerfile of one service: the template with its name and default port (read from its code). */
 export function renderDockerfile(service: ServiceName): string {
   return readFileSync(TEMPLATE, 'utf8')
+    .replaceAll('{{ALL_PACKAGES}}', SERVICES.map((s) => `@flowdesk/${s}`).join(' '))
+    .replaceAll('{{ALL_FILTERS}}', SERVICES.map((s) => `--filter=@flowdesk/${s}`).join(' '))
+    .replaceAll('{{ALL_SERVICES}}', SERVICES.join(' '))
     .replaceAll('{{SERVICE}}', service)
     .replaceAll('{{PORT}}', String(defaultPort(service)));
 }

@@ -7,6 +7,11 @@
 //     (devDependencies included), and <out-dir>/runtime, the build tree pruned again after strip-dev.
 //     The turbo binary is `turbo` on PATH, or TURBO_BIN.
 //
+//   node production-tree.mjs prune-all <repo> <out-dir> <package>...
+//     The same for several packages at once, as the Dockerfiles use it (one shared build of all six
+//     services): <out-dir>/build, the build tree of all of them together, and
+//     <out-dir>/runtime/<name>/ (name: the package without its scope), each one's runtime tree.
+//
 //   node production-tree.mjs strip-dev <repo>
 //     Deletes every devDependencies block from the root and workspace package.json files and from the
 //     matching entries of package-lock.json, in place. `turbo prune` follows devDependencies, so a
@@ -50,23 +55,37 @@ export function stripDev(root) {
   writeJson(lockFile, lock);
 }
 
-/** turbo prune twice: the build tree, then the runtime tree from a devDependency-free copy of it. */
-export function prune(pkg, repo, outDir, turbo = process.env.TURBO_BIN ?? 'turbo') {
-  const run = (cwd, out) =>
-    execFileSync(turbo, ['prune', pkg, '--docker', '--out-dir', out], {
-      cwd,
-      stdio: ['ignore', 'ignore', 'inherit'],
-      env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
-    });
+const turboPrune = (turbo, cwd, pkgs, out) =>
+  execFileSync(turbo, ['prune', ...pkgs, '--docker', '--out-dir', out], {
+    cwd,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
+  });
+
+/**
+ * turbo prune of `pkgs` together (the build tree), then, for each, a runtime tree pruned from a
+ * devDependency-free copy of it; `runtimeOut(pkg)` names each runtime tree's folder.
+ */
+function pruneTrees(pkgs, repo, outDir, runtimeOut, turbo) {
   const build = path.resolve(outDir, 'build');
   const stripped = path.resolve(outDir, 'stripped');
-  run(repo, build);
+  turboPrune(turbo, repo, pkgs, build);
   // The pruned full tree plus its lockfile is a repository of its own, small enough to copy and edit.
   cpSync(path.join(build, 'full'), stripped, { recursive: true });
   cpSync(path.join(build, 'package-lock.json'), path.join(stripped, 'package-lock.json'));
   stripDev(stripped);
-  run(stripped, path.resolve(outDir, 'runtime'));
+  for (const pkg of pkgs) turboPrune(turbo, stripped, [pkg], runtimeOut(pkg));
   rmSync(stripped, { recursive: true, force: true });
+}
+
+/** turbo prune twice: the build tree, then the runtime tree from a devDependency-free copy of it. */
+export function prune(pkg, repo, outDir, turbo = process.env.TURBO_BIN ?? 'turbo') {
+  pruneTrees([pkg], repo, outDir, () => path.resolve(outDir, 'runtime'), turbo);
+}
+
+/** The build tree of several packages together and each one's runtime tree (runtime/<name>). */
+export function pruneAll(pkgs, repo, outDir, turbo = process.env.TURBO_BIN ?? 'turbo') {
+  pruneTrees(pkgs, repo, outDir, (pkg) => path.resolve(outDir, 'runtime', pkg.replace(/^@[^/]+\//, '')), turbo);
 }
 
 export function assemble(runtimeJsonDir, builtRoot, outDir) {
@@ -92,9 +111,12 @@ const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileUR
 if (!isMain) {
   // imported: nothing to run
 } else if (command === 'prune' && args.length === 3) prune(args[0], args[1], args[2]);
+else if (command === 'prune-all' && args.length >= 3) pruneAll(args.slice(2), args[0], args[1]);
 else if (command === 'strip-dev' && args.length === 1) stripDev(args[0]);
 else if (command === 'assemble' && args.length === 3) console.log(assemble(args[0], args[1], args[2]).join('\n'));
 else {
-  console.error('usage: production-tree.mjs prune <package> <repo> <out-dir> | strip-dev <repo> | assemble <runtime-json-dir> <built-repo> <out-dir>');
+  console.error(
+    'usage: production-tree.mjs prune <package> <repo> <out-dir> | prune-all <repo> <out-dir> <package>... | strip-dev <repo> | assemble <runtime-json-dir> <built-repo> <out-dir>',
+  );
   process.exit(2);
 }

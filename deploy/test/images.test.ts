@@ -1,8 +1,8 @@
 // The services' images (services/<svc>/Dockerfile), checked without a Docker engine: the pruning
 // and assembling the Dockerfiles run (deploy/docker/production-tree.mjs, the same script) is run
 // here for real with the repository's turbo, and the Dockerfiles are parsed for what their final
-// stage promises. What only a real `docker build` shows (that npm ci and tsc succeed in the image)
-// is for CI with a Docker engine; see deploy/k8s/README.md.
+// stage promises. What only a real build shows (that npm ci and tsc succeed in the image, and what
+// the image then holds and does) is deploy/test/containers.test.ts's, with podman or a Docker engine.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -67,22 +67,16 @@ const filesUnder = (dir: string): string[] =>
     .filter((f) => statSync(path.join(dir, f)).isFile());
 
 const work = mkdtempSync(path.join(tmpdir(), 'flowdesk-images-'));
-const pruned = new Map<ServiceName, string>();
+/** The shared build tree of the six services (what the Dockerfiles' common build stage compiles). */
+const buildTree = path.join(work, 'build');
+/** One service's runtime tree (what its image installs and runs). */
+const runtimeTree = (svc: ServiceName) => path.join(work, 'runtime', svc);
 
 before(async () => {
-  // Two at a time: turbo prune only reads the repository and each writes its own folder, but the
-  // machines have two cores.
-  const queue = [...SERVICES];
-  const worker = async () => {
-    for (let svc = queue.shift(); svc; svc = queue.shift()) {
-      const out = path.join(work, svc);
-      await run(process.execPath, [TREE_SCRIPT, 'prune', `@flowdesk/${svc}`, REPO, out], {
-        env: { ...process.env, TURBO_BIN: TURBO, TURBO_TELEMETRY_DISABLED: '1' },
-      });
-      pruned.set(svc, out);
-    }
-  };
-  await Promise.all([worker(), worker()]);
+  // What every Dockerfile's prune stage runs: all six services at once.
+  await run(process.execPath, [TREE_SCRIPT, 'prune-all', REPO, work, ...SERVICES.map((s) => `@flowdesk/${s}`)], {
+    env: { ...process.env, TURBO_BIN: TURBO, TURBO_TELEMETRY_DISABLED: '1' },
+  });
 });
 after(() => rmSync(work, { recursive: true, force: true }));
 
@@ -101,6 +95,22 @@ test('every Dockerfile is the one deploy/docker/Dockerfile.template renders (npm
   }
 });
 
+test('the prune and build stages are the same in all six Dockerfiles, so six builds compile once (shared layers)', () => {
+  const shared = (svc: ServiceName) =>
+    parseDockerfile(readFileSync(path.join(REPO, 'services', svc, 'Dockerfile'), 'utf8'))
+      .stages.filter((s) => s.name === 'prune' || s.name === 'build')
+      .map((s) => JSON.stringify(s));
+  const first = shared(SERVICES[0]);
+  assert.equal(first.length, 2);
+  for (const svc of SERVICES.slice(1)) assert.deepEqual(shared(svc), first, `services/${svc}/Dockerfile's prune/build stages differ from ${SERVICES[0]}'s`);
+});
+
+test('the shared build tree: every service and what it needs to compile, but not embedded/ or deploy/', () => {
+  const workspaces = listWorkspaces(path.join(buildTree, 'json'));
+  for (const svc of SERVICES) for (const dir of productionWorkspaces(`@flowdesk/${svc}`)) assert.ok(workspaces.includes(dir), `build tree lacks ${dir}`);
+  assert.ok(!workspaces.includes('embedded') && !workspaces.includes('deploy'), workspaces.join(', '));
+});
+
 for (const svc of SERVICES) {
   describe(`${svc} image`, () => {
     const dockerfile = readFileSync(path.join(REPO, 'services', svc, 'Dockerfile'), 'utf8');
@@ -115,13 +125,13 @@ for (const svc of SERVICES) {
     const production = productionWorkspaces(`@flowdesk/${svc}`);
 
     test('runtime tree: exactly the service and the workspaces it needs at run time, production packages only', () => {
-      const out = pruned.get(svc)!;
-      const workspaces = listWorkspaces(path.join(out, 'runtime/json'));
+      const out = runtimeTree(svc);
+      const workspaces = listWorkspaces(path.join(out, 'json'));
       assert.deepEqual(workspaces, production);
       assert.ok(workspaces.includes(`services/${svc}`));
       for (const other of SERVICES.filter((s) => s !== svc)) assert.ok(!workspaces.includes(`services/${other}`), `runtime tree carries services/${other}`);
-      assert.ok(!existsSync(path.join(out, 'runtime/json/embedded')) && !existsSync(path.join(out, 'runtime/json/deploy')));
-      const lock = JSON.parse(readFileSync(path.join(out, 'runtime/json/package-lock.json'), 'utf8')) as {
+      assert.ok(!existsSync(path.join(out, 'json/embedded')) && !existsSync(path.join(out, 'json/deploy')));
+      const lock = JSON.parse(readFileSync(path.join(out, 'json/package-lock.json'), 'utf8')) as {
         packages: Record<string, { dev?: boolean; devDependencies?: object }>;
       };
       // Build and test tools must not be installable from the runtime lockfile at all. (@types/node
@@ -133,7 +143,7 @@ for (const svc of SERVICES) {
         assert.equal(entry.devDependencies, undefined, `${key || 'root'} still declares devDependencies`);
       // package.json files and lockfile agree, so npm ci accepts them.
       for (const dir of ['', ...workspaces]) {
-        const pkg = JSON.parse(readFileSync(path.join(out, 'runtime/json', dir, 'package.json'), 'utf8')) as {
+        const pkg = JSON.parse(readFileSync(path.join(out, 'json', dir, 'package.json'), 'utf8')) as {
           dependencies?: object;
           devDependencies?: object;
         };
@@ -146,24 +156,13 @@ for (const svc of SERVICES) {
       }
     });
 
-    test('build tree: what compiling needs, plus workspaces only tests use (never copied to the image)', () => {
-      const workspaces = listWorkspaces(path.join(pruned.get(svc)!, 'build/json'));
-      for (const dir of production) assert.ok(workspaces.includes(dir), `build tree lacks ${dir}`);
-      if (svc === 'mcp-gateway' || svc === 'console') {
-        // Their tests import auth and workspace-api: in the build tree, not in the runtime tree.
-        assert.ok(workspaces.includes('services/auth') && workspaces.includes('services/workspace-api'));
-      } else {
-        for (const other of SERVICES.filter((s) => s !== svc)) assert.ok(!workspaces.includes(`services/${other}`), `build tree carries services/${other}`);
-      }
-    });
-
     test('files the build needs from outside the pruned tree are copied in by the build stage', () => {
-      const full = path.join(pruned.get(svc)!, 'build/full');
+      const full = path.join(buildTree, 'full');
       const copied = stage('build')
         .instructions.filter((i) => i.op === 'COPY' && !i.args.startsWith('--from'))
         .map((i) => path.normalize(i.args.split(' ')[0]!));
       const available = (repoRelative: string) => existsSync(path.join(full, repoRelative)) || copied.includes(path.normalize(repoRelative));
-      for (const dir of listWorkspaces(path.join(pruned.get(svc)!, 'build/json'))) {
+      for (const dir of listWorkspaces(path.join(buildTree, 'json'))) {
         for (const file of readdirSync(path.join(full, dir)).filter((f) => /^tsconfig.*\.json$/.test(f))) {
           const ext = (JSON.parse(readFileSync(path.join(full, dir, file), 'utf8')) as { extends?: string }).extends;
           if (ext?.startsWith('.')) assert.ok(available(path.join(dir, ext)), `${dir}/${file} extends ${ext}, which the image does not have`);
@@ -176,14 +175,14 @@ for (const svc of SERVICES) {
     });
 
     test('runtime assets: dist and SQL migrations of the runtime tree only', async (t) => {
-      const out = pruned.get(svc)!;
+      const out = runtimeTree(svc);
       const missing = production.filter((dir) => !existsSync(path.join(REPO, dir, 'dist')));
       if (missing.length > 0) {
         t.skip(`not built here (${missing.join(', ')}): run \`npx turbo run build --filter=@flowdesk/${svc}\` to check the assembled image tree`);
         return;
       }
       const app = path.join(out, 'app');
-      await run(process.execPath, [TREE_SCRIPT, 'assemble', path.join(out, 'runtime/json'), REPO, app]);
+      await run(process.execPath, [TREE_SCRIPT, 'assemble', path.join(out, 'json'), REPO, app]);
       const files = filesUnder(app);
       for (const f of files) {
         assert.ok(
@@ -217,8 +216,8 @@ for (const svc of SERVICES) {
           .instructions.filter((i) => i.op === 'RUN')
           .map((i) => i.args);
       assert.ok(
-        runs('prune').some((r) => r.includes(`production-tree.mjs prune @flowdesk/${svc} `)),
-        'prune stage does not prune this service',
+        runs('prune').some((r) => r.includes(`production-tree.mjs prune-all /repo /prune ${SERVICES.map((s) => `@flowdesk/${s}`).join(' ')}`)),
+        'prune stage does not prune the six services',
       );
       // The same turbo as the repository's, so the image prunes exactly what this test pruned.
       const turbo = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies.turbo;
@@ -226,12 +225,15 @@ for (const svc of SERVICES) {
         runs('prune').some((r) => r.includes(`turbo@${turbo}`)),
         `prune stage does not install turbo@${turbo}`,
       );
-      assert.ok(runs('build').some((r) => r.includes(`turbo run build --filter=@flowdesk/${svc}`)));
-      assert.ok(runs('build').some((r) => /production-tree\.mjs assemble \/prune\/runtime\/json \/repo \/out/.test(r)));
+      assert.ok(runs('build').some((r) => r.includes(`turbo run build`) && r.includes(`--filter=@flowdesk/${svc}`)));
+      assert.ok(
+        runs('build').some((r) => r.split(/[ ;]+/).includes(svc) && r.includes('production-tree.mjs assemble /prune/runtime/$s/json /repo /out/$s')),
+        'the build stage does not assemble this service',
+      );
       const depsInstall = runs('deps').find((r) => /\bnpm ci\b/.test(r));
       assert.ok(depsInstall?.includes('--omit=dev'), 'the runtime dependencies are not a production-only install');
       assert.ok(
-        stage('deps').instructions.some((i) => i.op === 'COPY' && i.args === '--from=prune /prune/runtime/json/ ./'),
+        stage('deps').instructions.some((i) => i.op === 'COPY' && i.args === `--from=prune /prune/runtime/${svc}/json/ ./`),
         'deps stage installs from something else than the runtime tree',
       );
       const names = new Set(stages.map((s) => s.name));
@@ -245,7 +247,7 @@ for (const svc of SERVICES) {
       const copies = ins.filter((i) => i.op === 'COPY').map((i) => i.args.replace(/--chown=\S+ /, ''));
       assert.deepEqual(
         copies,
-        ['--from=deps /app/ ./', '--from=build /out/ ./'],
+        ['--from=deps /app/ ./', `--from=build /out/${svc}/ ./`],
         'the final stage copies something else than node_modules + the assembled tree',
       );
       assert.ok(!ins.some((i) => i.op === 'RUN'), 'no RUN in the final stage: nothing is installed or built there');

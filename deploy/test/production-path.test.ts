@@ -10,24 +10,13 @@
 // workspace-api.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { mcpListTasks, webhookToTask } from './support/scenarios.ts';
 import { dockerAnswers, NO_DOCKER, startPostgresAndKafka } from './support/docker.ts';
 import { startKafkaWithTopics, whenKafka } from './support/kafka.ts';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { Audience, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
-import {
-  createFirstUser,
-  createKeyViaApi,
-  createWebhookWorkflow,
-  deliver,
-  deliverTo,
-  exchangeForWorkspaceToken,
-  startReceiver,
-  waitForRuns,
-  workspaceApi,
-} from './support/flowdesk.ts';
+import { createFirstUser, createWebhookWorkflow, deliverTo, exchangeForWorkspaceToken, startReceiver, workspaceApi } from './support/flowdesk.ts';
 import { freePort, startService } from './support/processes.ts';
 import { freshDatabase, SERVICES, startStack, type Stack } from './support/stack.ts';
 
@@ -104,39 +93,7 @@ function productionPath(variant: string, infrastructure: () => Promise<Infrastru
     });
 
     test('webhook → HTTP Request to a loopback server → Create Task with {{trigger.customer.name}}; the run is recorded', async () => {
-      const api = await workspaceApi(stack!, apiKey);
-      const wf = await createWebhookWorkflow(api, 'New customer', {
-        nodes: [
-          { id: 'notify', type: 'http_request', params: { method: 'POST', url: `${receiver.url}/crm`, body: { name: '{{trigger.customer.name}}' } } },
-          { id: 'task', type: 'create_task', params: { title: 'Welcome {{trigger.customer.name}}', notes: 'ticket {{nodes.notify.body.ticket}}' } },
-        ],
-        edges: [
-          { from: 'trigger', to: 'notify' },
-          { from: 'notify', to: 'task' },
-        ],
-      });
-
-      const wrong = await deliver(stack!, wf.id, `${wf.secret}x`, { customer: { name: 'Eve' } });
-      assert.equal(wrong.status, 401, 'a wrong secret is refused');
-      const ok = await deliver(stack!, wf.id, wf.secret, { customer: { name: 'Ada' } });
-      assert.equal(ok.status, 200, JSON.stringify(ok.body));
-      assert.equal(ok.body.accepted, true);
-
-      const runs = await waitForRuns(api, [wf.id], (done) => done.length >= 1, 60_000);
-      assert.equal(runs.length, 1, `one run: ${JSON.stringify(runs)}`);
-      const [run] = runs;
-      assert.equal(run!.status, 'succeeded', JSON.stringify(run));
-      assert.equal(run!.eventId, ok.body.eventId, 'the run is the accepted delivery’s');
-      assert.deepEqual(
-        run!.steps.map((s) => s.nodeId),
-        ['notify', 'task'],
-      );
-      assert.deepEqual(receiver.received, [{ path: '/crm', body: { name: 'Ada' } }]);
-      const tasks = await api<{ items: { title: string; notes: string }[] }>('GET', '/api/v1/tasks?q=Welcome');
-      assert.deepEqual(
-        tasks.body.items.map((t) => [t.title, t.notes]),
-        [['Welcome Ada', 'ticket T-1']],
-      );
+      await webhookToTask(stack!, apiKey, receiver);
     });
 
     test('two engines and two webhook-ingests on one host: a definition change reaches every process; a stopped one leaves no consumer group behind', async () => {
@@ -186,26 +143,7 @@ function productionPath(variant: string, infrastructure: () => Promise<Infrastru
     });
 
     test('MCP through the gateway process with the SDK client: initialize, then tools/call', async () => {
-      // A read key made through auth's key API, as `npx flowdesk keys create --scope read` would.
-      const readKey = await createKeyViaApi(stack!, apiKey, 'mcp client', 'read');
-      const client = new Client({ name: 'production-path-test', version: '1.0.0' });
-      const transport = new StreamableHTTPClientTransport(new URL(`${stack!.url('mcp-gateway')}/functions/v1/mcp-server-v2`), {
-        requestInit: { headers: { authorization: `Bearer ${readKey}` } },
-      });
-      await client.connect(transport);
-      try {
-        assert.equal(client.getServerVersion()?.name, 'flowdesk');
-        const result = await client.callTool({ name: 'list_tasks', arguments: { q: 'Welcome' } });
-        assert.notEqual(result.isError, true, JSON.stringify(result));
-        const items = (result.structuredContent as { items?: { title: string }[] } | undefined)?.items;
-        assert.deepEqual(
-          items?.map((t) => t.title),
-          ['Welcome Ada'],
-          JSON.stringify(result),
-        );
-      } finally {
-        await client.close();
-      }
+      await mcpListTasks(stack!, apiKey);
     });
   });
 }

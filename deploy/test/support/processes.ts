@@ -85,7 +85,22 @@ const ECHO = process.env.FLOWDESK_TEST_ECHO === '1';
 
 /** Starts `node <script>` with exactly `env` (plus PATH/HOME); its output is collected line by line. */
 export function spawnNode(name: string, script: string, env: Record<string, string | undefined>, url = ''): ServiceProcess {
-  const child = spawn(process.execPath, [script], { cwd: REPO_ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnCommand(name, process.execPath, [script], env, url);
+}
+
+/**
+ * Starts `command args` with exactly `env` (plus PATH/HOME); its output is collected line by line.
+ * `stop` sends the signal to that process, or calls `options.signal` (e.g. a container engine's kill).
+ */
+export function spawnCommand(
+  name: string,
+  command: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  url = '',
+  options: { signal?: (signal: NodeJS.Signals) => void } = {},
+): ServiceProcess {
+  const child = spawn(command, args, { cwd: REPO_ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const stdout: string[] = [];
   const stderr: string[] = [];
   lines(child.stdout, stdout, ECHO, name);
@@ -100,7 +115,10 @@ export function spawnNode(name: string, script: string, env: Record<string, stri
     exited,
     async stop(signal = 'SIGTERM') {
       const sent = Date.now();
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null) {
+        if (options.signal) options.signal(signal);
+        else child.kill(signal);
+      }
       const exit = await exited;
       return { ...exit, ms: exit.at - sent };
     },

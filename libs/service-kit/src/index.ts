@@ -5,7 +5,7 @@ export { loggerOptions } from './logger.ts';
 export { listen, onShutdown, isDraining, runJob, type ShutdownOptions } from './lifecycle.ts';
 export { constantTimeEqual, hmacSha256Hex, verifyHmacSha256 } from './constant-time.ts';
 export { serviceTokenSource, userTokenSource, type ServiceTokenSource, type ServiceTokenSourceOptions, type UserTokenSource } from './service-token.ts';
-export { introspectionCacheMsFrom, originList, requiredEnv } from './env.ts';
+export { CONFIG_ERROR_EXIT_CODE, ConfigError, exitOnConfigError, introspectionCacheMsFrom, originList, readConfig, requiredEnv } from './env.ts';
 export { AuthClient, AuthUnavailableError, basicAuthorization, CredentialRejectedError, type AuthClientOptions, type Principal } from './auth-client.ts';
 export { subscribeToRevocations, revocationGroupId, IN_PROCESS_REVOCATION_ID, type RevocationLog } from './revocations.ts';
 export { SecretBox, type SecretBoxOptions } from './secret-box.ts';

@@ -1,15 +1,18 @@
 import { openBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
-import { startTracing, serveService } from '@flowdesk/service-kit';
+import { exitOnConfigError, readConfig, startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
 import { migrateGateway } from './adapters/db.ts';
 import { loadConfig } from './config.ts';
 
+// A missing or bad configuration value ends the process with one line naming it (exit 78), not a
+// stack trace; removed once the service listens.
+const configured = exitOnConfigError('mcp-gateway');
 // Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; off otherwise (docs/observability.md).
 const tracing = startTracing({ serviceName: 'mcp-gateway' });
 
 // The service's own process (its container's entrypoint): configuration from the environment.
-const config = loadConfig(process.env);
+const config = readConfig(() => loadConfig(process.env));
 const db = await openDatabase(config.database);
 if (config.migrateOnStart) await migrateGateway(db);
 // Revocation events from auth (docs/mcp-gateway.md): Kafka when KAFKA_BROKERS is set, else the
@@ -39,3 +42,4 @@ await serveService(app, {
   host: config.host,
   closeAfter: [() => bus.close(), () => db.close(), () => tracing.shutdown()],
 });
+configured();

@@ -1,10 +1,13 @@
 import { instanceGroupId, openBus } from '@flowdesk/bus';
 import { openDatabase, type Database } from '@flowdesk/db';
-import { requiredEnv, serviceTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
+import { exitOnConfigError, readConfig, requiredEnv, serviceTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
 import { admissionFromEnv } from './config.ts';
 import { workspaceApiDirectory } from './adapters/workspace-directory.ts';
 
+// A missing or bad configuration value ends the process with one line naming it (exit 78), not a
+// stack trace; removed once the service listens.
+const configured = exitOnConfigError('webhook-ingest');
 // Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; off otherwise (docs/observability.md).
 const tracing = startTracing({ serviceName: 'webhook-ingest' });
 
@@ -12,19 +15,24 @@ const tracing = startTracing({ serviceName: 'webhook-ingest' });
 // (docs/configuration.md). Kafka when KAFKA_BROKERS is set, else the embedded bus on DATABASE_URL.
 const required = (name: string) => requiredEnv(process.env, name);
 
-let db: Database | undefined;
-const bus = await openBus('webhook-ingest', async () => (db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') })));
+// Every value read and checked before the first connection: a bad one stops the start at once.
+const admission = readConfig(() => admissionFromEnv(process.env));
+const workspaceApiUrl = required('WORKSPACE_API_URL');
+if (!process.env.KAFKA_BROKERS) required('DATABASE_URL');
 const token = serviceTokenSource({
   authUrl: required('AUTH_URL'),
   clientId: 'webhook-ingest',
   clientSecret: required('WEBHOOK_INGEST_CLIENT_SECRET'),
   audience: 'workspace-api',
 });
+
+let db: Database | undefined;
+const bus = await openBus('webhook-ingest', async () => (db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL') })));
 const app = await buildApp({
   bus,
   // WEBHOOK_RATE_LIMIT_PER_SECOND, WEBHOOK_RATE_LIMIT_BURST, WEBHOOK_MAX_BACKLOG.
-  ...admissionFromEnv(process.env),
-  directory: workspaceApiDirectory({ workspaceApiUrl: required('WORKSPACE_API_URL'), token }),
+  ...admission,
+  directory: workspaceApiDirectory({ workspaceApiUrl, token }),
   // Each replica keeps its own trigger cache, evicted by workflow.changed events: a group per process
   // (two on one host included), deleted when it closes.
   definitionEvents: { groupId: instanceGroupId('webhook-ingest.definitions') },
@@ -41,3 +49,4 @@ await serveService(app, {
   host: process.env.HOST || '0.0.0.0',
   closeAfter: [() => bus.close(), () => db?.close(), () => tracing.shutdown()],
 });
+configured();

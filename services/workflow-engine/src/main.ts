@@ -1,11 +1,25 @@
 import { instanceGroupId, openBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
-import { createGuardedHttpClient, requiredEnv, serviceTokenSource, SsrfPolicy, userTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
+import {
+  ConfigError,
+  createGuardedHttpClient,
+  exitOnConfigError,
+  readConfig,
+  requiredEnv,
+  serviceTokenSource,
+  SsrfPolicy,
+  userTokenSource,
+  startTracing,
+  serveService,
+} from '@flowdesk/service-kit';
 import { buildApp, ENGINE_GROUP } from './app.ts';
 import { engineTuningFromEnv, positiveInteger } from './config.ts';
 import { migrateEngine } from './adapters/run-store.ts';
 import { workspaceClient } from './adapters/workspace-client.ts';
 
+// A missing or bad configuration value ends the process with one line naming it (exit 78), not a
+// stack trace; removed once the service listens.
+const configured = exitOnConfigError('workflow-engine');
 // Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; off otherwise (docs/observability.md).
 const tracing = startTracing({ serviceName: 'workflow-engine' });
 
@@ -19,30 +33,41 @@ function credentialsKey() {
   if (!raw) return undefined;
   const decode = (name: string, v: string) => {
     const key = Buffer.from(v, 'base64');
-    if (key.length !== 32) throw new Error(`${name} must be 32 bytes, base64`);
+    if (key.length !== 32) throw new ConfigError(`${name} must be 32 bytes, base64`);
     return key;
   };
   const previous: Record<string, Buffer> = {};
   for (const entry of (process.env.CREDENTIALS_PREVIOUS_KEYS ?? '').split(',').filter(Boolean)) {
     const [id, value] = entry.split(':');
-    if (!id || !value) throw new Error('CREDENTIALS_PREVIOUS_KEYS must be id:base64[,id:base64…]');
+    if (!id || !value) throw new ConfigError('CREDENTIALS_PREVIOUS_KEYS must be id:base64[,id:base64…]');
     previous[id.trim()] = decode('CREDENTIALS_PREVIOUS_KEYS', value.trim());
   }
   return { key: decode('CREDENTIALS_KEY', raw), keyId: process.env.CREDENTIALS_KEY_ID || 'k1', previous };
 }
 
-const db = await openDatabase({ kind: 'postgres', url: required('DATABASE_URL'), poolMax: positiveInteger(process.env, 'DATABASE_POOL_MAX', 10) });
-if (process.env.MIGRATE_ON_START === 'true') await migrateEngine(db);
-const bus = await openBus('workflow-engine', async () => db);
-const http = createGuardedHttpClient({ policy: SsrfPolicy.fromEnv(process.env) });
+// Every value read and checked before the first connection: a bad one stops the start at once.
+const databaseUrl = required('DATABASE_URL');
+const poolMax = readConfig(() => positiveInteger(process.env, 'DATABASE_POOL_MAX', 10));
+// ENGINE_CONCURRENCY, ENGINE_WORKFLOW_CONCURRENCY, and SCHEDULER_POLL_MS: how often this replica looks
+// for due schedule ticks (docs/triggers.md); 0 turns it off.
+const tuning = readConfig(() => engineTuningFromEnv(process.env));
+const ssrfPolicy = readConfig(() => SsrfPolicy.fromEnv(process.env));
+const credentials = credentialsKey();
+const jwtPublicKeyPem = required('INTERNAL_JWT_PUBLIC_KEY');
 const tokenOptions = {
   authUrl: required('AUTH_URL'),
   clientId: 'workflow-engine',
   clientSecret: required('WORKFLOW_ENGINE_CLIENT_SECRET'),
   audience: 'workspace-api',
 };
+const workspaceApiUrl = required('WORKSPACE_API_URL');
+
+const db = await openDatabase({ kind: 'postgres', url: databaseUrl, poolMax });
+if (process.env.MIGRATE_ON_START === 'true') await migrateEngine(db);
+const bus = await openBus('workflow-engine', async () => db);
+const http = createGuardedHttpClient({ policy: ssrfPolicy });
 const workspace = workspaceClient({
-  workspaceApiUrl: required('WORKSPACE_API_URL'),
+  workspaceApiUrl,
   userToken: userTokenSource(tokenOptions),
   serviceToken: serviceTokenSource(tokenOptions),
 });
@@ -51,11 +76,9 @@ const app = await buildApp({
   db,
   http,
   workspace,
-  jwtPublicKeyPem: required('INTERNAL_JWT_PUBLIC_KEY'),
-  credentialsKey: credentialsKey(),
-  // ENGINE_CONCURRENCY, ENGINE_WORKFLOW_CONCURRENCY, and SCHEDULER_POLL_MS: how often this replica looks
-  // for due schedule ticks (docs/triggers.md); 0 turns it off.
-  ...engineTuningFromEnv(process.env),
+  jwtPublicKeyPem,
+  credentialsKey: credentials,
+  ...tuning,
   // Every replica keeps its own definition cache, so each process follows workflow.changed in a group
   // of its own (two engines on one host included); app.ts subscribes with it as ephemeral.
   definitionsGroup: instanceGroupId(`${ENGINE_GROUP}.definitions`),
@@ -72,3 +95,4 @@ await serveService(app, {
   host: process.env.HOST || '0.0.0.0',
   closeAfter: [() => bus.close(), () => http.close(), () => workspace.close(), () => db.close(), () => tracing.shutdown()],
 });
+configured();

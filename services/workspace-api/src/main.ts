@@ -1,15 +1,18 @@
 import { openBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
-import { startTracing, serveService } from '@flowdesk/service-kit';
+import { exitOnConfigError, readConfig, startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
 import { migrateWorkspace } from './adapters/db.ts';
 import { loadConfig } from './config.ts';
 
+// A missing or bad configuration value ends the process with one line naming it (exit 78), not a
+// stack trace; removed once the service listens.
+const configured = exitOnConfigError('workspace-api');
 // Traces by OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; off otherwise (docs/observability.md).
 const tracing = startTracing({ serviceName: 'workspace-api' });
 
 // The service's own process (its container's entrypoint): configuration from the environment.
-const config = loadConfig(process.env);
+const config = readConfig(() => loadConfig(process.env));
 const db = await openDatabase(config.database);
 if (config.migrateOnStart) await migrateWorkspace(db);
 // workflow.changed events leave through the outbox relay onto the bus (Kafka, or the embedded bus here).
@@ -31,3 +34,4 @@ await serveService(app, {
   host: config.host,
   closeAfter: [() => bus.close(), () => db.close(), () => tracing.shutdown()],
 });
+configured();

@@ -176,12 +176,23 @@ describe('what a newcomer trips on in the console', { skip: skipWithoutChromium 
   test('the variable picker follows the selected node: it names that node’s field and inserts into it', async () => {
     await page.goto(`${base}/workflows/${fiveSteps}`);
     // The middle of five steps: the fitted canvas shows them (the ends may be past its edges).
-    await page.getByTestId('node-http_2').click();
+    // The canvas fits the graph with a short animation after loading: a click that lands while a node
+    // is still moving hits the canvas instead, as a person's would, and is simply repeated.
+    const select = (node: string, field: string) =>
+      until(
+        `${node} selected`,
+        async () => {
+          await page.getByTestId(`node-${node}`).click();
+          return (await page.getByLabel(field).isVisible()) ? true : undefined;
+        },
+        20_000,
+        500,
+      );
+    await select('http_2', 'URL');
     await page.getByLabel('URL').click();
     const picker = page.getByText(/Inserts into “/);
     assert.equal(await picker.innerText(), 'Inserts into “URL”');
-    await page.getByTestId('node-task_1').click();
-    await page.getByLabel('Title').waitFor();
+    await select('task_1', 'Title');
     assert.equal(await picker.innerText(), 'Inserts into “Title”', 'not the previous node’s field');
     const variable = page.getByRole('button', { name: /Insert \{\{trigger\./ }).first();
     const text = (await variable.getAttribute('title'))!.replace(/^Insert /, '');

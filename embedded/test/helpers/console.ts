@@ -13,8 +13,9 @@ import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { loadConfig } from '../../src/config.ts';
 import { startEmbedded, type Embedded } from '../../src/start.ts';
 
-/** Debian's chromium, installed by scripts/install-chromium.sh (never a downloaded browser). */
-export const CHROMIUM = '/usr/bin/chromium';
+import { CHROMIUM, CHROMIUM_ARGS } from '@flowdesk/auth/testing';
+
+export { CHROMIUM };
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const SCREENSHOTS = path.join(REPO, 'docs/screenshots');
 
@@ -87,16 +88,7 @@ export async function launch(): Promise<Browser> {
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
+    args: CHROMIUM_ARGS,
   });
   const newContext = browser.newContext.bind(browser);
   browser.newContext = async (options) => watch(await newContext(options));

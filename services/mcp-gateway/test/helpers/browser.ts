@@ -1,41 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { launchChromium, type LaunchedChromium } from '@flowdesk/auth/testing';
 
-/** Debian's chromium, installed by scripts/install-chromium.sh (never a downloaded browser). */
-export const CHROMIUM = '/usr/bin/chromium';
-
-export interface Browser {
-  context: BrowserContext;
-  close(): Promise<void>;
-}
-
-/** Headless chromium on a fresh profile (the same flags as auth's consent-page test). */
-export async function launchChromium(): Promise<Browser> {
-  const userDataDir = await mkdtemp(path.join(tmpdir(), 'flowdesk-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  return {
-    context,
-    async close() {
-      await context.close().catch(() => {});
-      await rm(userDataDir, { recursive: true, force: true });
-    },
-  };
-}
+/** Headless chromium on a fresh profile: auth's launcher, the same for both packages' consent-page tests. */
+export { launchChromium };
+export type Browser = LaunchedChromium;
 
 export interface ConsentResult {
   /** The `<h1>` of the consent page. */

@@ -352,15 +352,18 @@ export class RunStore {
   async queueManual(
     userId: string,
     run: { workflowId: string; eventId: string; payload: Record<string, unknown>; rerunOf: string | null },
-  ): Promise<WorkflowRun> {
+  ): Promise<WorkflowRun | null> {
+    // ON CONFLICT: requests with the same Idempotency-Key at once (a double click, a client's retry)
+    // race here; the unique (owner, workflow, event id) key lets one insert and tells the others.
     const { rows } = await this.asUser(userId, (exec) =>
       exec(
         `INSERT INTO "engine"."run" (owner_id, workflow_id, event_id, status, trigger_payload, started_by, rerun_of, trigger_type)
-         VALUES ($1, $2, $3, 'queued', $4::jsonb, $1, $5, 'manual') RETURNING ${COLUMNS}`,
+         VALUES ($1, $2, $3, 'queued', $4::jsonb, $1, $5, 'manual')
+         ON CONFLICT (owner_id, workflow_id, event_id) DO NOTHING RETURNING ${COLUMNS}`,
         [userId, run.workflowId, run.eventId, JSON.stringify(run.payload), run.rerunOf],
       ),
     );
-    return toRun(rows[0]!);
+    return rows[0] ? toRun(rows[0]) : null;
   }
 
   /** Deletes a workflow's runs (the workflow was deleted), as its owner. */

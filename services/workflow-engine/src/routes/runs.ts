@@ -280,6 +280,13 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
       eventId: string,
     ): Promise<WorkflowRun> {
       const run = await store.queueManual(userId, { workflowId: wf.id, eventId, payload, rerunOf });
+      if (!run) {
+        // Another request with the same Idempotency-Key queued this run a moment ago: answer with it
+        // and publish nothing (its event is that request's to publish).
+        const existing = await store.getByEvent(userId, wf.id, eventId);
+        if (existing) return existing;
+        throw new HttpError('conflict', 'A run with this Idempotency-Key was started and removed at the same time; try again');
+      }
       const event: TriggerEvent = {
         eventId,
         workflowId: wf.id,

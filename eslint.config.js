@@ -64,6 +64,25 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
+    // The layers of a service (docs/development.md, "Layers"): domain/ declares the ports it needs
+    // (domain/ports.ts) and adapters/ implement them; app.ts wires the two. embedded/test/layering.test.ts
+    // checks that this rule is on and fires.
+    files: ['services/workflow-engine/src/domain/**/*.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)adapters(/|$)',
+              message: 'domain/ never imports adapters/: declare a port in domain/ (ports.ts), implement it in adapters/, wire it in app.ts.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['services/console/web/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     languageOptions: { globals: { ...globals.browser } },

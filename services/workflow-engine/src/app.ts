@@ -5,7 +5,9 @@ import type { Database } from '@flowdesk/db';
 import { createService, internalAuth, SecretBox, type Service } from '@flowdesk/service-kit';
 import { CredentialStore } from './adapters/credential-store.ts';
 import { credentialRoutes } from './routes/credentials.ts';
-import { DEAD_LETTER_ERROR_PREFIX, RunStore, isUnstorable, unstorablePayload, writeErrorText } from './adapters/run-store.ts';
+import { DEAD_LETTER_ERROR_PREFIX, RunStore } from './adapters/run-store.ts';
+import { runMetrics } from './adapters/telemetry.ts';
+import { recordRun, unstorablePayload } from './domain/run-recording.ts';
 import type { WorkspaceClient } from './adapters/workspace-client.ts';
 import { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';
 import type { HttpClient } from './domain/ports.ts';
@@ -130,16 +132,13 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
       triggerType: e.source,
     };
     app.log.warn({ workflowId: e.workflowId, eventId: e.eventId, reason }, 'trigger event dead-lettered; recorded as a failed run');
-    await runs.record({ ...base, payload: e.payload, error }).catch(async (err: unknown) => {
-      // The payload may be what could not be stored all along (a write that can never succeed):
-      // the run keeps a placeholder and its error says so. Anything else throws (retried).
-      if (!isUnstorable(err)) throw err;
-      await runs.record({
-        ...base,
-        payload: unstorablePayload(err),
-        error: `${error}; the trigger payload could not be stored (${writeErrorText(err)}) and was replaced by a placeholder`,
-      });
-    });
+    // The payload may be what could not be stored all along (a write that can never succeed):
+    // the run keeps a placeholder and its error says so. Anything else throws (retried).
+    await recordRun(runs, { ...base, payload: e.payload, error }, (writeError, err) => ({
+      ...base,
+      payload: unstorablePayload(err),
+      error: `${error}; the trigger payload could not be stored (${writeError}) and was replaced by a placeholder`,
+    }));
   };
 
   let closing = false;
@@ -196,6 +195,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
             http: deps.http,
             clock,
             log: app.log,
+            metrics: runMetrics,
             limits: deps.limits,
           });
         },

@@ -8,7 +8,8 @@ import { after, before, test } from 'node:test';
 import type { TriggerEvent } from '@flowdesk/contracts';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { migrateEngine } from '../src/adapters/run-store.ts';
-import { ScheduleStore, type TickClaim } from '../src/adapters/schedule-store.ts';
+import { ScheduleStore } from '../src/adapters/schedule-store.ts';
+import type { TickClaim } from '../src/domain/ports.ts';
 
 let testDb: TestDatabase;
 let replicaA: ScheduleStore;

@@ -1,6 +1,7 @@
 import { HttpError, MAX_CREDENTIALS_PER_USER, notFound, type Credential } from '@flowdesk/contracts';
 import type { Database } from '@flowdesk/db';
 import type { SecretBox } from '@flowdesk/service-kit';
+import type { CredentialResolver } from '../domain/ports.ts';
 
 interface Row {
   name: string;
@@ -25,7 +26,7 @@ export class CredentialsUnavailableError extends Error {
  * Values are sealed with the SecretBox before they reach the database and opened only by `resolve`,
  * which the executor calls at run time; nothing here returns a value to an API caller.
  */
-export class CredentialStore {
+export class CredentialStore implements CredentialResolver {
   constructor(
     private readonly db: Database,
     private readonly box: SecretBox | undefined,

@@ -2,12 +2,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { APP_ROLE, migrate, type Database } from '@flowdesk/db';
 
+import type { RunRecorder, RunWrite } from '../domain/ports.ts';
+
 type Exec = Database['exec'];
 import {
   DEFAULT_PAGE_SIZE,
   HttpError,
   type PageOf,
-  type TriggerEvent,
   type RunStatus,
   type RunStep,
   type RunsHealth,
@@ -15,8 +16,6 @@ import {
   type WorkflowRun,
   type WorkflowRunsSummary,
 } from '@flowdesk/contracts';
-
-type TriggerSource = TriggerEvent['source'];
 
 /**
  * How the engine words a run it recorded for a dead-lettered trigger event (app.ts, the DLQ
@@ -38,45 +37,11 @@ export function isUnstorable(err: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('22') || code.startsWith('54'));
 }
 
-/** The short reason of a failed write, for a run's error and its placeholder payload. */
-export const writeErrorText = (err: unknown): string => (err instanceof Error ? err.message : String(err)).slice(0, 500);
-
-/**
- * What a run keeps instead of a trigger payload the database refused (docs/workflow-engine.md,
- * "Never lost silently"): `{"_unstorable": "<reason>"}`.
- */
-export const unstorablePayload = (err: unknown): Record<string, unknown> => ({ _unstorable: writeErrorText(err) });
-
-/**
- * True for a payload recorded as the placeholder above, or as the older `{"unstorablePayload": true}`
- * that runs recorded before it still hold (such a run cannot be run again).
- */
-export const isUnstorablePayload = (payload: Record<string, unknown>): boolean => payload.unstorablePayload === true || typeof payload._unstorable === 'string';
-
 export const ENGINE_SCHEMA = 'engine';
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');
 
 /** Applies the engine's pending migrations (its `engine` schema: runs and their steps). */
 export const migrateEngine = (db: Database) => migrate(db, MIGRATIONS_DIR, ENGINE_SCHEMA);
-
-/** One write of a run: its claim (status running), or its outcome. */
-export interface RunWrite {
-  ownerId: string;
-  workflowId: string;
-  eventId: string;
-  status: RunStatus;
-  /** Sent with the claim (or with an outcome that had no claim); omitted keeps the stored one. */
-  payload?: Record<string, unknown>;
-  steps?: RunStep[];
-  warnings?: string[];
-  error?: string | null;
-  startedAt?: string | null;
-  finishedAt?: string | null;
-  /** The run's W3C trace id (docs/observability.md); omitted keeps the stored one. */
-  traceId?: string;
-  /** What started the run (TriggerEvent.source), taken when the row is created; default webhook. */
-  triggerType?: TriggerSource;
-}
 
 export interface RunListFilter {
   workflowId?: string;
@@ -101,7 +66,7 @@ interface Pending {
  * applied per owner inside it. A batch that fails is retried one write at a time, so one bad run (a
  * payload Postgres refuses) fails alone.
  */
-export class RunStore {
+export class RunStore implements RunRecorder {
   private queue: Pending[] = [];
   private scheduled = false;
   private inFlight = 0;
@@ -128,6 +93,11 @@ export class RunStore {
       this.queue.push({ write, resolve, reject });
       this.schedule();
     });
+  }
+
+  /** The RunRecorder port's isUnstorable: the function below. */
+  isUnstorable(err: unknown): boolean {
+    return isUnstorable(err);
   }
 
   /**
@@ -395,7 +365,7 @@ function toRun(r: Record<string, unknown>): WorkflowRun {
     startedAt,
     finishedAt,
     durationMs: startedAt && finishedAt ? Date.parse(finishedAt) - Date.parse(startedAt) : null,
-    triggerType: (r.trigger_type as TriggerSource | undefined) ?? 'webhook',
+    triggerType: (r.trigger_type as RunWrite['triggerType']) ?? 'webhook',
     startedBy: (r.started_by as string | null | undefined) ?? null,
     rerunOf: (r.rerun_of as string | null | undefined) ?? null,
     traceId: (r.trace_id as string | null | undefined) ?? null,

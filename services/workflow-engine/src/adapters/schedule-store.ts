@@ -1,38 +1,6 @@
 import type { Database } from '@flowdesk/db';
 import type { MissedTicks, TriggerEvent } from '@flowdesk/contracts';
-
-/** A schedule as the engine keeps it (engine.schedule, migration 20261231000000_triggers). */
-export interface ScheduleRow {
-  workflowId: string;
-  ownerId: string;
-  cron: string;
-  timezone: string;
-  missed: MissedTicks;
-  nextTick: Date;
-}
-
-/** The settings of one workflow's schedule at one definition version; `enabled: false` records that it has none. */
-export interface ScheduleState {
-  workflowId: string;
-  ownerId: string;
-  version: number;
-  enabled: boolean;
-  cron: string;
-  timezone: string;
-  missed: MissedTicks;
-  /** The first tick after now: used when the schedule is new or its cron or zone changed. */
-  nextTick: Date;
-}
-
-/** A due tick moved on: the new next tick, and the event to publish when the tick fires a run. */
-export interface TickClaim {
-  workflowId: string;
-  /** The next_tick this replica read: the compare-and-set holds only if nobody moved it since. */
-  due: Date;
-  next: Date;
-  lastTick: Date | null;
-  event: TriggerEvent | null;
-}
+import type { ScheduleRow, ScheduleState, ScheduleStorePort, TickClaim } from '../domain/ports.ts';
 
 const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
 
@@ -40,7 +8,7 @@ const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
  * engine.schedule: engine bookkeeping across owners, read and written by the engine's own login only
  * (not a user's data: no payloads, no grant to flowdesk_app). Every statement is one round trip.
  */
-export class ScheduleStore {
+export class ScheduleStore implements ScheduleStorePort {
   constructor(private readonly db: Database) {}
 
   /** Records a definition's schedule; an older version than the stored one changes nothing. */

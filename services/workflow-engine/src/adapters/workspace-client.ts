@@ -8,17 +8,14 @@ import {
 } from '@flowdesk/contracts';
 import type { ServiceTokenSource, UserTokenSource } from '@flowdesk/service-kit';
 import type { DefinitionSource } from '../domain/definitions.ts';
-import type { CreateTaskInput } from '../domain/ports.ts';
+import type { CreateTaskInput, WorkspaceWrites } from '../domain/ports.ts';
 
 /**
  * The engine's view of workspace-api: the workspace writes of a run, as the workflow's owner (a token
  * obtained by user id), and the definitions' cold start as the engine itself. Runs are not here:
  * they are the engine's own data (adapters/run-store.ts).
  */
-export interface WorkspaceClient {
-  setSamplePayload(ownerId: string, workflowId: string, payload: Record<string, unknown>): Promise<void>;
-  /** `origin`: the run's workflow and chain depth, kept with the task (the loop guard, docs/triggers.md). */
-  createTask(ownerId: string, input: CreateTaskInput, signal?: AbortSignal, origin?: TriggerOrigin): Promise<Record<string, unknown>>;
+export interface WorkspaceClient extends WorkspaceWrites {
   /** Present when a service token source was given. */
   definitions?: DefinitionSource;
   close(): Promise<void>;

@@ -11,7 +11,6 @@
  */
 import type { RunStep, TriggerEvent, WorkflowGraph, WorkflowNode } from '@flowdesk/contracts';
 import { withSpan } from '@flowdesk/telemetry';
-import { nodeDuration, ssrfRefusals } from '../adapters/telemetry.ts';
 import { findCause, NodeFailedError, SsrfBlockedError } from './errors.ts';
 import type { EnginePorts } from './ports.ts';
 import { TemplateRenderer } from './template.ts';
@@ -188,7 +187,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       step.output = result.recorded ?? result.output;
       return result;
     } catch (err) {
-      if (findCause(err, SsrfBlockedError)) ssrfRefusals.inc();
+      if (findCause(err, SsrfBlockedError)) ports.metrics?.ssrfRefused();
       step.status = 'failed';
       step.error = (err as Error).message || String(err);
       if (err instanceof NodeFailedError) step.output = err.output;
@@ -197,7 +196,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       return null;
     } finally {
       step.durationMs = ports.clock().getTime() - stepStart.getTime();
-      nodeDuration.observe({ type: node.type, status: step.status }, step.durationMs / 1000);
+      ports.metrics?.nodeFinished(node.type, step.status, step.durationMs / 1000);
     }
   }
 

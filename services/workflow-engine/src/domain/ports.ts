@@ -1,9 +1,10 @@
 /**
  * The engine domain's ports: everything it needs from the outside world, as small interfaces.
- * Adapters (the guarded undici client, the workspace-api client, the bus consumer) implement them;
- * tests pass fakes.
+ * Adapters (the guarded undici client, the workspace-api client, the run and schedule stores, the
+ * metrics) implement them and app.ts wires them in; tests pass fakes. domain/ never imports adapters/
+ * (eslint.config.js refuses it).
  */
-import type { CreateTask } from '@flowdesk/contracts';
+import type { CreateTask, MissedTicks, RunStatus, RunStep, TriggerEvent, TriggerOrigin } from '@flowdesk/contracts';
 
 // The outbound HTTP port is service-kit's (the guarded client lives there, shared with auth).
 import type { HttpClient } from '@flowdesk/service-kit';
@@ -29,4 +30,108 @@ export interface EnginePorts {
   createTask: CreateTaskPort;
   clock: Clock;
   log: LogPort;
+  metrics?: RunMetrics;
+}
+
+/**
+ * The run's counters and timings (docs/observability.md). adapters/telemetry.ts implements it with the
+ * engine's Prometheus metrics; left out (unit tests of the executor), nothing is counted.
+ */
+export interface RunMetrics {
+  runStarted(): void;
+  runFinished(status: RunStatus, seconds: number): void;
+  nodeFinished(type: string, status: RunStep['status'], seconds: number): void;
+  ssrfRefused(): void;
+}
+
+/** One write of a run: its claim (status running), or its outcome. */
+export interface RunWrite {
+  ownerId: string;
+  workflowId: string;
+  eventId: string;
+  status: RunStatus;
+  /** Sent with the claim (or with an outcome that had no claim); omitted keeps the stored one. */
+  payload?: Record<string, unknown>;
+  steps?: RunStep[];
+  warnings?: string[];
+  error?: string | null;
+  startedAt?: string | null;
+  finishedAt?: string | null;
+  /** The run's W3C trace id (docs/observability.md); omitted keeps the stored one. */
+  traceId?: string;
+  /** What started the run (TriggerEvent.source), taken when the row is created; default webhook. */
+  triggerType?: TriggerEvent['source'];
+}
+
+/** Where runs are recorded (adapters/run-store.ts, the engine's own schema). */
+export interface RunRecorder {
+  /**
+   * Records a run. Resolves true when the row was written, false when the run had already finished
+   * (a finished run is never changed: for a claim, the event was handled before).
+   */
+  record(write: RunWrite): Promise<boolean>;
+  /**
+   * True when a write failed because of the data it carries, not the store (writing the same data
+   * again can never succeed); anything else (the database unreachable) may, so the bus retries it.
+   */
+  isUnstorable(err: unknown): boolean;
+}
+
+/** The owner's credentials, read only for a graph that refers to some (docs/credentials.md). */
+export interface CredentialResolver {
+  resolve(ownerId: string, names: readonly string[]): Promise<Map<string, string>>;
+}
+
+/** The workspace writes of a run, as the workflow's owner (adapters/workspace-client.ts). */
+export interface WorkspaceWrites {
+  setSamplePayload(ownerId: string, workflowId: string, payload: Record<string, unknown>): Promise<void>;
+  /** `origin`: the run's workflow and chain depth, kept with the task (the loop guard, docs/triggers.md). */
+  createTask(ownerId: string, input: CreateTaskInput, signal?: AbortSignal, origin?: TriggerOrigin): Promise<Record<string, unknown>>;
+}
+
+/** A schedule as the engine keeps it (engine.schedule, migration 20261231000000_triggers). */
+export interface ScheduleRow {
+  workflowId: string;
+  ownerId: string;
+  cron: string;
+  timezone: string;
+  missed: MissedTicks;
+  nextTick: Date;
+}
+
+/** The settings of one workflow's schedule at one definition version; `enabled: false` records that it has none. */
+export interface ScheduleState {
+  workflowId: string;
+  ownerId: string;
+  version: number;
+  enabled: boolean;
+  cron: string;
+  timezone: string;
+  missed: MissedTicks;
+  /** The first tick after now: used when the schedule is new or its cron or zone changed. */
+  nextTick: Date;
+}
+
+/** A due tick moved on: the new next tick, and the event to publish when the tick fires a run. */
+export interface TickClaim {
+  workflowId: string;
+  /** The next_tick this replica read: the compare-and-set holds only if nobody moved it since. */
+  due: Date;
+  next: Date;
+  lastTick: Date | null;
+  event: TriggerEvent | null;
+}
+
+/** Where the scheduler keeps its schedules and claims their ticks (adapters/schedule-store.ts). */
+export interface ScheduleStorePort {
+  /** Records a definition's schedule; an older version than the stored one changes nothing. */
+  sync(s: ScheduleState): Promise<void>;
+  /** Enabled schedules whose next tick is due at `now`, oldest first. */
+  due(now: Date, limit: number): Promise<ScheduleRow[]>;
+  /** Moves due ticks on, each only if its next_tick is still the one read; returns the workflow ids this replica claimed. */
+  claim(claims: TickClaim[], pendingUntil: Date): Promise<Set<string>>;
+  /** The claimed ticks' events are published: no longer pending. */
+  published(workflowIds: string[]): Promise<void>;
+  /** Pending events whose claimer did not publish them in time, taken over by this replica until `leaseUntil`. */
+  takeOverStale(now: Date, leaseUntil: Date, limit: number): Promise<{ workflowId: string; event: TriggerEvent }[]>;
 }

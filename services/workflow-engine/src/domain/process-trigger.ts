@@ -1,25 +1,23 @@
 import type { TriggerEvent } from '@flowdesk/contracts';
-import { isUnstorable, unstorablePayload, writeErrorText, type RunStore } from '../adapters/run-store.ts';
-import type { CredentialStore } from '../adapters/credential-store.ts';
 import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
-import type { WorkspaceClient } from '../adapters/workspace-client.ts';
 import type { DefinitionCache } from './definitions.ts';
 import { currentTraceId, withSpan } from '@flowdesk/telemetry';
-import { runDuration, runsFinished, runsStarted } from '../adapters/telemetry.ts';
 import { executeWorkflow, type RunLimits } from './executor.ts';
-import type { Clock, HttpClient, LogPort } from './ports.ts';
+import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, WorkspaceWrites } from './ports.ts';
+import { recordRun, unstorablePayload } from './run-recording.ts';
 
 export interface ProcessDeps {
-  runs: RunStore;
+  runs: RunRecorder;
   /** The owner's credentials, read only for a graph that refers to some (docs/credentials.md). */
-  credentials?: Pick<CredentialStore, 'resolve'>;
+  credentials?: CredentialResolver;
   definitions: DefinitionCache;
-  workspace: Pick<WorkspaceClient, 'createTask' | 'setSamplePayload'>;
+  workspace: Pick<WorkspaceWrites, 'createTask'>;
   samples: SampleKeeper;
   http: HttpClient;
   clock: Clock;
   log: LogPort;
+  metrics: RunMetrics;
   limits?: Partial<RunLimits>;
 }
 
@@ -51,36 +49,40 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   // The run keeps its trace's id (the bus handler's span continues the webhook request's trace).
   const traceId = currentTraceId();
   const triggerType = event.source;
-  const claimed = await runs
-    .record({ ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) })
-    .catch(async (err: unknown) => {
-      // A data error (Postgres class 22 or 54, a payload nested deeper than the stack): the payload, not
-      // the database, is the problem. Anything else (the database unreachable) throws, and the bus
-      // retries the event (and, after its retries, the dead-letter subscriber records a failed run).
-      if (!isUnstorable(err)) throw err;
-      // Retrying a write that can never succeed would only delay the dead letter: record the run as
-      // failed now, with a placeholder instead of the payload, and say so.
-      const reason = `the trigger payload could not be stored (${writeErrorText(err)}); the run was not executed and keeps a placeholder payload`;
-      const stored = await runs.record({
-        ...key,
-        status: 'failed',
-        payload: unstorablePayload(err),
-        error: reason,
-        startedAt,
-        finishedAt: clock().toISOString(),
-        triggerType,
-      });
-      if (stored) log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its payload could not be stored');
-      return null;
-    });
-  if (claimed === null) return 'ran';
-  if (!claimed) return 'duplicate';
+  // A data error (Postgres class 22 or 54, a payload nested deeper than the stack): the payload, not
+  // the database, is the problem. Retrying a write that can never succeed would only delay the dead
+  // letter: the run is recorded as failed now, with a placeholder instead of the payload, and says so.
+  // Anything else (the database unreachable) throws, and the bus retries the event (and, after its
+  // retries, the dead-letter subscriber records a failed run).
+  const claim = await recordRun(
+    runs,
+    { ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) },
+    (reason, err) => ({
+      ...key,
+      status: 'failed',
+      payload: unstorablePayload(err),
+      error: `the trigger payload could not be stored (${reason}); the run was not executed and keeps a placeholder payload`,
+      startedAt,
+      finishedAt: clock().toISOString(),
+      triggerType,
+    }),
+  );
+  if (claim.replaced) {
+    if (claim.written) log.warn({ workflowId: workflow.id, eventId: event.eventId, err: claim.err }, 'run recorded as failed: its payload could not be stored');
+    return 'ran';
+  }
+  if (!claim.written) return 'duplicate';
 
   deps.samples.keep(event.ownerId, workflow.id, event.payload);
 
   if (!workflow.active && !manual) {
     // Deactivated between the webhook's acceptance and now: inactive workflows do not run.
-    await runs.record({ ...key, status: 'skipped', error: 'The workflow was deactivated before this event was processed', finishedAt: clock().toISOString() });
+    await recordRun(runs, {
+      ...key,
+      status: 'skipped',
+      error: 'The workflow was deactivated before this event was processed',
+      finishedAt: clock().toISOString(),
+    });
     return 'inactive';
   }
 
@@ -94,7 +96,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
       credentials = await deps.credentials.resolve(event.ownerId, names);
     } catch (err) {
       const error = `credentials could not be read: ${(err as Error).message}`;
-      await runs.record({ ...key, status: 'failed', error, finishedAt: clock().toISOString() });
+      await recordRun(runs, { ...key, status: 'failed', error, finishedAt: clock().toISOString() });
       return 'ran';
     }
   }
@@ -108,7 +110,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
           warn: (obj: object, msg?: string) => log.warn(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
           error: (obj: object, msg?: string) => log.error(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
         };
-  runsStarted.inc();
+  deps.metrics.runStarted();
   const executed = await withSpan(
     'workflow-engine',
     'workflow run',
@@ -122,6 +124,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
           http: deps.http,
           clock,
           log: runLog,
+          metrics: deps.metrics,
           // The task carries this run's origin: its change event never starts this workflow again, and
           // a chain across workflows ends at MAX_TRIGGER_DEPTH (docs/triggers.md, "Loops").
           createTask: (ownerId, input, { signal }) =>
@@ -139,9 +142,8 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
           warnings: redactSecrets(executed.warnings, secrets),
           error: redactSecrets(executed.error, secrets),
         };
-  runsFinished.inc({ status: record.status });
-  runDuration.observe({ status: record.status }, record.durationMs / 1000);
-  const outcome = {
+  deps.metrics.runFinished(record.status, record.durationMs / 1000);
+  const outcome: RunWrite = {
     ...key,
     status: record.status,
     steps: record.steps,
@@ -150,13 +152,13 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
     startedAt: record.startedAt,
     finishedAt: record.finishedAt,
   };
-  await runs.record(outcome).catch(async (err: unknown) => {
-    if (!isUnstorable(err)) throw err;
-    // A value the run produced (an HTTP response with a \u0000, a body nested too deep) cannot be
-    // stored. Throwing would have the bus run the workflow again (its requests sent again) and fail
-    // the same way: record the run as failed with the reason, its steps without their inputs and outputs.
-    const reason = `the run finished as ${record.status} but its record could not be stored (${writeErrorText(err)}); its steps are kept without their inputs, outputs and errors`;
-    const steps = record.steps.map((s) => ({
+  // A value the run produced (an HTTP response with a \u0000, a body nested too deep) cannot be
+  // stored. Throwing would have the bus run the workflow again (its requests sent again) and fail
+  // the same way: the run is recorded as failed with the reason, its steps without their inputs and outputs.
+  const stored = await recordRun(runs, outcome, (reason) => ({
+    ...outcome,
+    status: 'failed',
+    steps: record.steps.map((s) => ({
       nodeId: s.nodeId,
       type: s.type,
       status: s.status,
@@ -165,10 +167,12 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
       error: null,
       startedAt: s.startedAt,
       durationMs: s.durationMs,
-    }));
-    log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its outcome could not be stored');
-    await runs.record({ ...outcome, status: 'failed', steps, warnings: [], error: reason });
-  });
+    })),
+    warnings: [],
+    error: `the run finished as ${record.status} but its record could not be stored (${reason}); its steps are kept without their inputs, outputs and errors`,
+  }));
+  if (stored.replaced)
+    log.warn({ workflowId: workflow.id, eventId: event.eventId, err: stored.err }, 'run recorded as failed: its outcome could not be stored');
   return 'ran';
 }
 
@@ -180,7 +184,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
 export class SampleKeeper {
   private readonly last = new Map<string, number>();
   constructor(
-    private readonly workspace: Pick<WorkspaceClient, 'setSamplePayload'>,
+    private readonly workspace: Pick<WorkspaceWrites, 'setSamplePayload'>,
     private readonly log: LogPort,
     private readonly intervalMs = 1_000,
     private readonly now: () => number = Date.now,

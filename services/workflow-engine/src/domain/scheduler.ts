@@ -8,12 +8,11 @@ import {
   type WorkflowDefinition,
 } from '@flowdesk/contracts';
 import type { EventPublisher } from '@flowdesk/contracts';
-import type { ScheduleStore, TickClaim } from '../adapters/schedule-store.ts';
-import type { LogPort } from './ports.ts';
+import type { LogPort, ScheduleStorePort, TickClaim } from './ports.ts';
 import type { TriggerSource } from './trigger-source.ts';
 
 export interface SchedulerOptions {
-  store: ScheduleStore;
+  store: ScheduleStorePort;
   bus: EventPublisher;
   clock: () => Date;
   log: LogPort;

@@ -20,7 +20,9 @@ import {
   type TriggerEvent,
   type WorkflowDefinition,
 } from '@flowdesk/contracts';
-import { isUnstorablePayload, type RunStore, type RunWrite } from '../adapters/run-store.ts';
+import type { RunStore } from '../adapters/run-store.ts';
+import type { RunWrite } from '../domain/ports.ts';
+import { isUnstorablePayload } from '../domain/run-recording.ts';
 import type { DefinitionCache } from '../domain/definitions.ts';
 
 const errorResponses = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody } as const;

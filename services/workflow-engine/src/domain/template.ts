@@ -94,14 +94,19 @@ export class TemplateRenderer {
       this.warnings.splice(warnings);
     }
     if (sources.size === 0) return;
-    const scope = {
+    const scope = this.data();
+    for (const source of sources) this.evaluated.set(source, await evaluateExpression(source, scope));
+  }
+
+  /** The data an expression or the Code node sees: trigger, headers, earlier outputs, the item, `now`. */
+  data(): { trigger: Record<string, unknown>; headers: Record<string, string>; nodes: Record<string, unknown>; item?: unknown; index?: number; now: string } {
+    return {
       trigger: this.scope.payload,
       headers: this.scope.headers,
       nodes: Object.fromEntries(this.scope.nodes),
       ...(this.scope.item !== undefined && { item: this.scope.item, index: this.scope.index }),
       now: (this.scope.clock?.() ?? new Date()).toISOString(),
     };
-    for (const source of sources) this.evaluated.set(source, await evaluateExpression(source, scope));
   }
 
   /** Renders every variable and expression of a string; values are stringified (objects and arrays as JSON). */

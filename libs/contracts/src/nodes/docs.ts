@@ -102,6 +102,9 @@ export function renderNodeCatalogue(): string {
     '`"trigger"` or a node id; an edge leaving a node with branches names one. Nodes run in the order of the edges from the trigger.',
     "Templated strings may hold `{{trigger.a.b}}` (the trigger payload), `{{nodes.<id>.x}}` (an earlier node's output) and",
     '`{{credentials.<name>}}` (a secret saved in Settings → Credentials; never write the secret itself).',
+    'To compute, write a JSONata expression: `{{= trigger.qty * trigger.price }}`, `{{= $sum(trigger.lines.(qty * price)) }}`,',
+    '`{{= $fromMillis($toMillis(now) + 3 * 86400000) }}`, `{{= "vip" in trigger.labels }}` (in scope: trigger, headers, nodes, item, index,',
+    'now). A string that is exactly one expression keeps its JSON type (a number stays a number); a syntax error is refused on save.',
     '',
     'Example node: `{ "id": "notify", "type": "http_request", "params": "{\\"method\\":\\"POST\\",\\"url\\":\\"https://example.com/hook\\",\\"body\\":{\\"text\\":\\"{{trigger.title}}\\"}}" }`',
   ];

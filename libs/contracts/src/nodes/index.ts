@@ -6,6 +6,7 @@
 import Type, { type Static } from 'typebox';
 import { StringEnum } from '../common.ts';
 import { FIELD_WIDGETS, nodeSchema, type FieldHint, type FieldWidget, type NodeDefinition } from './define.ts';
+import { code } from './code.ts';
 import { condition } from './condition.ts';
 import { createTask } from './create-task.ts';
 import { httpRequest } from './http-request.ts';
@@ -15,7 +16,7 @@ export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
 export { ConditionOperator } from './condition.ts';
 
-export const NODE_TYPES = [httpRequest, createTask, condition, setFields] as const;
+export const NODE_TYPES = [httpRequest, createTask, condition, setFields, code] as const;
 
 type Definitions = typeof NODE_TYPES;
 export type NodeType = Definitions[number]['type'];

@@ -4,6 +4,7 @@
  * handler (or a handler for no type) does not compile; each handler is typed by its node's params.
  */
 import type { NodeParams, NodeType } from '@flowdesk/contracts';
+import { codeHandler } from './code.ts';
 import { conditionHandler } from './condition.ts';
 import { createTaskHandler } from './create-task.ts';
 import { httpRequestHandler, type HttpNodeOptions } from './http-request.ts';
@@ -24,5 +25,6 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     create_task: createTaskHandler,
     condition: conditionHandler,
     set_fields: setFieldsHandler,
+    code: codeHandler,
   };
 }

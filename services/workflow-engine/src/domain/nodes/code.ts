@@ -1,0 +1,23 @@
+/**
+ * Code node: runs the node's JavaScript in the QuickJS sandbox (../code-sandbox.ts) with JSON copies
+ * of the trigger, the headers, earlier outputs and the For each item; outputs what the code returns.
+ * The code is not templated (a `{{…}}` in it is text): it reads its data as variables instead.
+ */
+import type { NodeParams } from '@flowdesk/contracts';
+import { runCode, type CodeInput } from '../code-sandbox.ts';
+import type { TemplateRenderer } from '../template.ts';
+import type { NodeHandler } from './node-handler.ts';
+
+export type CodeParams = NodeParams<'code'>;
+export interface CodeNodeInput {
+  code: string;
+  data: CodeInput;
+}
+
+export const codeHandler: NodeHandler<CodeParams, CodeNodeInput> = {
+  isAction: false,
+  render: (params: CodeParams, renderer: TemplateRenderer) => ({ code: params.code, data: renderer.data() }),
+  // The data is already in the run (trigger, earlier steps): the step records the code's size, not a copy of everything.
+  mask: (input) => ({ codeChars: input.code.length }),
+  execute: async (input) => ({ output: await runCode(input.code, input.data) }),
+};

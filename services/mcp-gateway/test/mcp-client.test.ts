@@ -224,7 +224,7 @@ describe('errors', () => {
       (e: McpError) => e.code === -32602 && /Unknown tool: launch_rockets/.test(e.message),
     );
   });
-  test('bad arguments are -32602 saying what was wrong, before anything reaches workspace-api', async () => {
+  test('bad arguments are a tool error (isError, MCP 2025-11-25) saying what was wrong, before anything reaches workspace-api', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['create_task', {}, /title/],
       ['create_task', { title: 'x', dueDate: 'tomorrow' }, /dueDate.*date/],
@@ -233,11 +233,10 @@ describe('errors', () => {
       ['list_tasks', { limit: 1000 }, /limit/],
     ];
     for (const [name, args, message] of cases) {
-      await assert.rejects(
-        client.callTool({ name, arguments: args }),
-        (e: McpError) => e.code === -32602 && message.test(e.message) && e.message.includes(name),
-        `${name} ${JSON.stringify(args)}`,
-      );
+      const res = await client.callTool({ name, arguments: args });
+      assert.equal(res.isError, true, `${name} ${JSON.stringify(args)}`);
+      const text = (res.content as { text: string }[])[0]!.text;
+      assert.ok(message.test(text) && text.startsWith(`Invalid arguments for tool ${name}: `), text);
     }
   });
   test('a failure in workspace-api is a tool result with isError and a useful message', async () => {

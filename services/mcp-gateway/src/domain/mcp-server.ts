@@ -27,7 +27,7 @@ export const RESOURCE_NOT_FOUND = -32002;
 /**
  * Flowdesk's mark (the console's favicon) as a data: URI, so it needs no second request and no
  * public route (MCP 2025-11-25 icons). On the server, every resource, template and prompt; not on
- * tools: 52 copies would not fit tools/list's 10,000-token budget (docs/mcp-gateway.md, "Icons").
+ * tools: 52 copies would not fit tools/list's 10,000-token budget (docs/mcp-gateway.md, "Protocol version").
  */
 const FLOWDESK_SVG =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="8" fill="#4c6ef5"/><path d="M9 10h14M9 16h10M9 22h6" stroke="#fff" stroke-width="3" stroke-linecap="round"/></svg>';

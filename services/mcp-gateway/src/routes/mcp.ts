@@ -104,7 +104,9 @@ export function mcpRoutes(ctx: McpRouteContext) {
   const anonymousInitializes = createRateLimiter(ctx.anonymousInitializeLimit, ctx.now);
 
   const checkOrigin = (req: FastifyRequest) => {
-    if (!originAllowed(req.headers.origin, ctx.allowedOrigins)) throw new Refusal(403, { error: 'forbidden', message: 'Origin not allowed' });
+    const origin = req.headers.origin;
+    if (!originAllowed(origin, ctx.allowedOrigins) && !(origin && ctx.conformance?.originAllowed(origin)))
+      throw new Refusal(403, { error: 'forbidden', message: 'Origin not allowed' });
   };
 
   /** The caller behind the bearer token; `required` false lets initialize go without one. */
@@ -211,7 +213,11 @@ export function mcpRoutes(ctx: McpRouteContext) {
       if (problem) throw new Refusal(200, { jsonrpc: '2.0', id: requestId, error: { code: -32602, message: problem } });
     }
     const onError = (err: unknown) => req.log.error({ err }, 'MCP handler failed');
-    modernServers.set(request, () => buildModernMcpServer({ principal: caller?.principal, now: ctx.now, api: callerApi(req, caller) }, onError));
+    modernServers.set(request, () =>
+      ctx.conformance
+        ? ctx.conformance.buildModernServer(onError)
+        : buildModernMcpServer({ principal: caller?.principal, now: ctx.now, api: callerApi(req, caller) }, onError),
+    );
     const response = await modern.fetch(request, { parsedBody: parsed });
     return sendWebResponse(reply, response, () => {});
   }
@@ -230,7 +236,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
     } catch {
       throw new Refusal(400, jsonRpcError(-32700, 'Parse error: the body is not valid JSON'));
     }
-    if (mightBeModern(req) && !ctx.conformance) {
+    if (mightBeModern(req)) {
       const request = webRequest(req);
       if (!(await isLegacyRequest(request, parsed))) return postModern(req, reply, request, parsed);
     }

@@ -116,8 +116,9 @@ const plan = (ids: Ids): [string, Record<string, unknown>][] => [
   ['delete_project', { projectId: ids.project }],
 ];
 
-test('initialize answers 2025-06-18 with tools, resources and prompts; lists every catalogue tool, 4 + 1 resources, 4 prompts', async () => {
+test('initialize answers 2025-11-25 (what the SDK 1.x client asks) with tools, resources and prompts; lists every catalogue tool, 4 + 1 resources, 4 prompts', async () => {
   assert.equal(client.getServerVersion()?.name, 'flowdesk');
+  assert.equal((client.transport as { protocolVersion?: string } | undefined)?.protocolVersion, '2025-11-25');
   const caps = client.getServerCapabilities();
   assert.ok(caps?.tools && caps.resources && caps.prompts);
   const { tools } = await client.listTools();

@@ -25,7 +25,7 @@ async function connectModern(key: string, mode: 'auto' | { pin: string }) {
     const res = await fetch(input, init);
     let rpc: string | undefined;
     try {
-      rpc = (JSON.parse(String(init?.body)) as { method?: string }).method;
+      rpc = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string }).method : undefined;
     } catch {
       rpc = undefined;
     }

@@ -1,7 +1,8 @@
 // Gateway overhead of one MCP read tool call: the official SDK client calls a read tool through the
 // MCP gateway and, alternating with it, the same workspace-api route is called directly as the same
 // user, so background noise hits both alike. A third series sends the same JSON-RPC to the gateway
-// without the SDK client, to tell the gateway's cost from the client library's. Boots the embedded
+// without the SDK client, to tell the gateway's cost from the client library's, and a fourth sends it
+// as MCP 2026-07-28 (the per-request `_meta` envelope, no session: the SDK 2.x server's path). Boots the embedded
 // stack as `npm start` does (PGlite in a temporary home; with DATABASE_URL=postgres://... a fresh
 // database on that server, dropped at the end), all on loopback; bounded in calls and time.
 // Both sides call the service's own loopback URL, not the front: `/api/v1` at the front is the public
@@ -140,17 +141,46 @@ try {
     if (res.statusCode !== 200 || !body.result || body.result.isError) throw new Error(`raw ${call.name} answered ${res.statusCode}`);
     return body.result.structuredContent;
   };
-  // All three answer the same thing, or the comparison is meaningless.
+  // The same call on the 2026-07-28 path: no session, the envelope in params._meta, the standard headers.
+  const modernHeaders = {
+    authorization: `Bearer ${dev.readKey}`,
+    accept: 'application/json, text/event-stream',
+    'content-type': 'application/json',
+    'mcp-protocol-version': '2026-07-28',
+    'mcp-method': 'tools/call',
+    'mcp-name': call.name,
+  };
+  const envelope = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientInfo': { name: 'flowdesk-bench', version: '1.0.0' },
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  const viaGatewayModern = async () => {
+    const res = await gatewayPool.request({
+      method: 'POST',
+      path: MCP_PATH,
+      headers: modernHeaders,
+      body: JSON.stringify({ jsonrpc: '2.0', id: rpcId++, method: 'tools/call', params: { name: call.name, arguments: call.arguments, _meta: envelope } }),
+    });
+    const body = (await res.body.json()) as { result?: { isError?: boolean; structuredContent?: unknown } };
+    if (res.statusCode !== 200 || !body.result || body.result.isError) throw new Error(`2026-07-28 ${call.name} answered ${res.statusCode}`);
+    return body.result.structuredContent;
+  };
+  // All four answer the same thing, or the comparison is meaningless.
   const a = await viaGateway();
   const b = await direct(call.route);
-  if (JSON.stringify(a) !== JSON.stringify(b) || JSON.stringify(await viaGatewayRaw()) !== JSON.stringify(b)) {
+  if (
+    JSON.stringify(a) !== JSON.stringify(b) ||
+    JSON.stringify(await viaGatewayRaw()) !== JSON.stringify(b) ||
+    JSON.stringify(await viaGatewayModern()) !== JSON.stringify(b)
+  ) {
     throw new Error('the gateway and workspace-api answered differently');
   }
 
   // Wall time, and the CPU time this process spent meanwhile (client, gateway, workspace-api and PGlite
   // all run in it): on a loaded machine the wall time waits for cores other processes hold, while
   // the CPU time is what the call itself costs, so the CPU overhead is the figure that survives noise.
-  const cpuMs: Record<string, number[]> = { gateway: [], direct: [], raw: [] };
+  const cpuMs: Record<string, number[]> = { gateway: [], direct: [], raw: [], modern: [] };
   const timed = async (fn: () => Promise<unknown>, cpu: number[]) => {
     const c0 = process.cpuUsage();
     const t0 = performance.now();
@@ -163,16 +193,19 @@ try {
   const gatewayMs: number[] = [];
   const directMs: number[] = [];
   const rawMs: number[] = [];
+  const modernMs: number[] = [];
   for (let i = 0; i < WARMUP; i++) {
     await viaGateway();
     await direct(call.route);
     await viaGatewayRaw();
+    await viaGatewayModern();
   }
   // Rotate the order each round, so none of the three always runs right after another's GC or timer work.
   const kinds = [
     { ms: gatewayMs, cpu: cpuMs.gateway!, run: viaGateway },
     { ms: directMs, cpu: cpuMs.direct!, run: () => direct(call.route) },
     { ms: rawMs, cpu: cpuMs.raw!, run: viaGatewayRaw },
+    { ms: modernMs, cpu: cpuMs.modern!, run: viaGatewayModern },
   ];
   const started = performance.now();
   for (let i = 0; i < N; i++) {
@@ -204,6 +237,7 @@ try {
     console.log(`  ${label.padEnd(44)} ${f(q(ms, 0.5))} ${f(q(ms, 0.99))} ${f(mean(ms))} ${f(q(cpu, 0.5))}`);
   row(`via gateway: SDK callTool ${call.name}`, gatewayMs, cpuMs.gateway!);
   row(`  same JSON-RPC without the SDK client`, rawMs, cpuMs.raw!);
+  row(`  same call as 2026-07-28 (no session)`, modernMs, cpuMs.modern!);
   row(`direct to workspace-api: GET ${call.route.replace(/[0-9a-f-]{36}/, ':id')}`, directMs, cpuMs.direct!);
   const overhead50 = q(gatewayMs, 0.5) - q(directMs, 0.5);
   const overhead99 = q(gatewayMs, 0.99) - q(directMs, 0.99);
@@ -215,6 +249,14 @@ try {
       `of which the SDK client ${(q(cpuMs.gateway!, 0.5) - q(cpuMs.raw!, 0.5)).toFixed(2)} ms`,
   );
   console.log(`  target p50 overhead ≤ ${TARGET_MS} ms: ${overhead50 <= TARGET_MS ? 'met' : 'NOT met'}`);
+  // Both without a client library: the sessionful 2025 path (raw JSON-RPC) and the 2026-07-28 path, each − direct.
+  const rawOverhead = q(rawMs, 0.5) - q(directMs, 0.5);
+  const modernOverhead = q(modernMs, 0.5) - q(directMs, 0.5);
+  console.log(
+    `  gateway overhead without a client library (− direct), p50: 2025 sessionful ${rawOverhead.toFixed(2)} ms, 2026-07-28 ${modernOverhead.toFixed(2)} ms ` +
+      `(CPU ${(q(cpuMs.raw!, 0.5) - q(cpuMs.direct!, 0.5)).toFixed(2)} / ${(q(cpuMs.modern!, 0.5) - q(cpuMs.direct!, 0.5)).toFixed(2)} ms); ` +
+      `2026-07-28 target ≤ 1 ms: ${modernOverhead <= 1 ? 'met' : 'NOT met'}`,
+  );
 } finally {
   // DELETE the MCP session, as a well-behaved client does, then close.
   await (client?.transport as StreamableHTTPClientTransport | undefined)?.terminateSession().catch(() => {});

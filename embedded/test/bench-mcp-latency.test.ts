@@ -31,6 +31,8 @@ test('bench:mcp-latency runs on the embedded stack and reports the three series 
   assert.equal(code, 0, out);
   assert.match(out, /via gateway: SDK callTool get_task +\d+\.\d+ ms/);
   assert.match(out, /same JSON-RPC without the SDK client +\d+\.\d+ ms/);
+  assert.match(out, /same call as 2026-07-28 \(no session\) +\d+\.\d+ ms/);
+  assert.match(out, /2025 sessionful -?\d+\.\d+ ms, 2026-07-28 -?\d+\.\d+ ms/);
   assert.match(out, /direct to workspace-api: GET \/tasks\/:id +\d+\.\d+ ms/);
   assert.match(out, /gateway overhead \(SDK client via gateway − direct\): p50 -?\d+\.\d+ ms/);
 });

@@ -116,8 +116,13 @@ const plan = (ids: Ids): [string, Record<string, unknown>][] => [
   ['delete_project', { projectId: ids.project }],
 ];
 
+<<<<<<< HEAD
 test('initialize answers 2025-06-18 with tools, resources and prompts; lists every catalogue tool, 5 + 1 resources (the fifth: the node catalogue), 4 prompts', async () => {
+=======
+test('initialize answers 2025-11-25 (what the SDK 1.x client asks) with tools, resources and prompts; lists every catalogue tool, 4 + 1 resources, 4 prompts', async () => {
+>>>>>>> mcp-revisions
   assert.equal(client.getServerVersion()?.name, 'flowdesk');
+  assert.equal((client.transport as { protocolVersion?: string } | undefined)?.protocolVersion, '2025-11-25');
   const caps = client.getServerCapabilities();
   assert.ok(caps?.tools && caps.resources && caps.prompts);
   const { tools } = await client.listTools();
@@ -230,7 +235,7 @@ describe('errors', () => {
       (e: McpError) => e.code === -32602 && /Unknown tool: launch_rockets/.test(e.message),
     );
   });
-  test('bad arguments are -32602 saying what was wrong, before anything reaches workspace-api', async () => {
+  test('bad arguments are a tool error (isError, MCP 2025-11-25) saying what was wrong, before anything reaches workspace-api', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['create_task', {}, /title/],
       ['create_task', { title: 'x', dueDate: 'tomorrow' }, /dueDate.*date/],
@@ -239,11 +244,10 @@ describe('errors', () => {
       ['list_tasks', { limit: 1000 }, /limit/],
     ];
     for (const [name, args, message] of cases) {
-      await assert.rejects(
-        client.callTool({ name, arguments: args }),
-        (e: McpError) => e.code === -32602 && message.test(e.message) && e.message.includes(name),
-        `${name} ${JSON.stringify(args)}`,
-      );
+      const res = await client.callTool({ name, arguments: args });
+      assert.equal(res.isError, true, `${name} ${JSON.stringify(args)}`);
+      const text = (res.content as { text: string }[])[0]!.text;
+      assert.ok(message.test(text) && text.startsWith(`Invalid arguments for tool ${name}: `), text);
     }
   });
   test('a failure in workspace-api is a tool result with isError and a useful message', async () => {

@@ -50,9 +50,10 @@ describe('Streamable HTTP', () => {
     assert.equal(res.body.result.protocolVersion, '2025-06-18');
     assert.equal(res.body.result.serverInfo.name, 'flowdesk');
   });
-  test('a newer requested version gets 2025-06-18; an older supported one is echoed', async () => {
-    assert.equal((await rawMcp(url, initializeBody('2099-01-01'))).body.result.protocolVersion, '2025-06-18');
-    assert.equal((await rawMcp(url, initializeBody('2025-11-25'))).body.result.protocolVersion, '2025-06-18');
+  test('a newer or unknown requested version gets 2025-11-25; a supported one is echoed', async () => {
+    assert.equal((await rawMcp(url, initializeBody('2099-01-01'))).body.result.protocolVersion, '2025-11-25');
+    assert.equal((await rawMcp(url, initializeBody('2025-11-25'))).body.result.protocolVersion, '2025-11-25');
+    assert.equal((await rawMcp(url, initializeBody('2025-06-18'))).body.result.protocolVersion, '2025-06-18');
     assert.equal((await rawMcp(url, initializeBody('2025-03-26'))).body.result.protocolVersion, '2025-03-26');
   });
   test('Accept preferring SSE gets text/event-stream', async () => {
@@ -310,7 +311,7 @@ describe('requests without a token', () => {
     const session = await openRawSession(url);
     const list = (id = 3) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: {} });
     for (const [what, body, headers] of [
-      ['an unsupported MCP-Protocol-Version', list(), { 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' }],
+      ['an unsupported MCP-Protocol-Version', list(), { 'mcp-session-id': session, 'mcp-protocol-version': '2024-10-07' }],
       ['a nonsense MCP-Protocol-Version', list(), { 'mcp-session-id': session, 'mcp-protocol-version': 'x' }],
       ['no MCP-Protocol-Version', list(), { 'mcp-session-id': session, 'mcp-protocol-version': null }],
       ['a batch under 2025-06-18', [list(3), list(4)], { 'mcp-session-id': session }],
@@ -323,7 +324,7 @@ describe('requests without a token', () => {
       assert.equal(res.body.error, 'unauthorized', what);
     }
     // With a token the same requests still meet those checks.
-    assert.equal((await rawMcp(url, list(), { ...withSession(user.readKey, session), 'mcp-protocol-version': '2025-11-25' })).status, 400);
+    assert.equal((await rawMcp(url, list(), { ...withSession(user.readKey, session), 'mcp-protocol-version': '2024-10-07' })).status, 400);
     const batch = await rawMcp(url, [list(3), list(4)], withSession(user.readKey, session));
     assert.equal(batch.status, 400);
     assert.equal(batch.body.error.code, -32600);
@@ -442,19 +443,15 @@ describe('JSON-RPC edge cases', () => {
     assert.equal((await rawMcp(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, withSession(user.readKey, 'x'.repeat(43)))).body.id, null);
   });
 
-  test('validation messages name the property', async () => {
+  test('validation messages name the property (a tool error from 2025-11-25 on, which the SDK 1.x client negotiates)', async () => {
     const { client } = await connectClient(url, user.writeKey);
     try {
       const call = async (name: string, args: Record<string, unknown>) => {
-        try {
-          await client.callTool({ name, arguments: args });
-        } catch (err) {
-          return err as Error & { code?: number };
-        }
-        assert.fail(`${name} succeeded`);
+        const res = await client.callTool({ name, arguments: args });
+        assert.equal(res.isError, true, `${name} succeeded`);
+        return { message: (res.content as { text: string }[])[0]!.text };
       };
       const extra = await call('create_project', { name: 'p', colour: '#ff0000' });
-      assert.equal(extra.code, -32602);
       assert.match(extra.message, /colour is not a known property/);
       assert.match((await call('create_task', {})).message, /title is required/);
       assert.match((await call('update_task', { taskId: '00000000-0000-4000-8000-000000000000', status: 'someday' })).message, /status must be one of: "todo"/);
@@ -465,7 +462,7 @@ describe('JSON-RPC edge cases', () => {
     }
   });
 
-  test('NUL or a lone surrogate in any argument → -32602 naming the field, nothing stored', async () => {
+  test('NUL or a lone surrogate in any argument → a tool error naming the field (2025-11-25), nothing stored', async () => {
     const { client } = await connectClient(url, user.writeKey);
     try {
       const cases: [string, Record<string, unknown>, RegExp][] = [
@@ -484,7 +481,9 @@ describe('JSON-RPC edge cases', () => {
         ['update_profile', { displayName: 'ok', 'k\u0000': 1 }, /property name "k\\\\u0000" in arguments must not contain the NUL character/],
       ];
       for (const [name, args, expected] of cases) {
-        await assert.rejects(client.callTool({ name, arguments: args }), (e: Error & { code?: number }) => e.code === -32602 && expected.test(e.message), name);
+        const res = await client.callTool({ name, arguments: args });
+        assert.equal(res.isError, true, name);
+        assert.match((res.content as { text: string }[])[0]!.text, expected, name);
       }
       const projects = await client.callTool({ name: 'list_projects', arguments: {} });
       assert.deepEqual((projects.structuredContent as { items: unknown[] }).items, []);
@@ -495,7 +494,7 @@ describe('JSON-RPC edge cases', () => {
 });
 
 describe('workflow tools in strict-schema shape', () => {
-  test("a node's params as JSON text are stored as the API's object (what get_workflow returns); params that are not an object's JSON text → -32602 naming the node and the catalogue", async () => {
+  test("a node's params as JSON text are stored as the API's object (what get_workflow returns); params that are not an object's JSON text → a tool error naming the node and the catalogue", async () => {
     const { client } = await connectClient(url, user.writeKey);
     try {
       const params = { method: 'POST', url: 'https://hooks.example/x', headers: { 'x-team': '{{trigger.team}}' }, body: { text: '{{trigger.message}}', n: 1 } };
@@ -516,13 +515,11 @@ describe('workflow tools in strict-schema shape', () => {
       assert.equal(updated.graph.nodes[0]!.params.url, 'https://hooks.example/y');
       for (const text of ['{method: oops', '[1]', '"text"', 'null']) {
         const bad = { ...graph, nodes: [{ ...graph.nodes[0]!, params: text }] };
-        await assert.rejects(
-          client.callTool({ name: 'update_workflow', arguments: { workflowId: created.id, graph: bad } }),
-          (e: Error & { code?: number }) =>
-            e.code === -32602 &&
-            /graph\.nodes\[0\]\.params must be the JSON text of an object \(the params of http_request: see flowdesk:\/\/docs\/workflow-nodes\)/.test(
-              e.message,
-            ),
+        const result = await client.callTool({ name: 'update_workflow', arguments: { workflowId: created.id, graph: bad } });
+        assert.equal(result.isError, true, text);
+        assert.match(
+          (result.content as { text: string }[])[0]!.text,
+          /graph\.nodes\[0\]\.params must be the JSON text of an object \(the params of http_request: see flowdesk:\/\/docs\/workflow-nodes\)/,
           text,
         );
       }

@@ -73,7 +73,70 @@ const TOOLS = [
     description: 'Asks the user (through the client) for a username and an email',
     inputSchema: { type: 'object' as const, properties: { message: { type: 'string', description: 'What to ask the user' } }, required: ['message'] },
   },
+  { name: 'test_elicitation_sep1034_defaults', description: 'Asks the user for a form whose fields carry default values (SEP-1034)', inputSchema: noArgs },
+  { name: 'test_elicitation_sep1330_enums', description: 'Asks the user for a form with every kind of enum field (SEP-1330)', inputSchema: noArgs },
 ];
+
+/** The forms of the 2025-11-25 elicitation scenarios (SEP-1034 defaults, SEP-1330 enums), as each scenario checks them. */
+const ELICITATION_FORMS: Record<string, { message: string; requestedSchema: { type: 'object'; properties: Record<string, object> } }> = {
+  test_elicitation_sep1034_defaults: {
+    message: 'Please review and update the form fields with defaults',
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        name: { type: 'string', description: 'User name', default: 'John Doe' },
+        age: { type: 'integer', description: 'User age', default: 30 },
+        score: { type: 'number', description: 'User score', default: 95.5 },
+        status: { type: 'string', description: 'User status', enum: ['active', 'inactive', 'pending'], default: 'active' },
+        verified: { type: 'boolean', description: 'Verification status', default: true },
+      },
+    },
+  },
+  test_elicitation_sep1330_enums: {
+    message: 'Please select options from the enum fields',
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        untitledSingle: { type: 'string', description: 'Select one option', enum: ['option1', 'option2', 'option3'] },
+        titledSingle: {
+          type: 'string',
+          description: 'Select one option with titles',
+          oneOf: [
+            { const: 'value1', title: 'First Option' },
+            { const: 'value2', title: 'Second Option' },
+            { const: 'value3', title: 'Third Option' },
+          ],
+        },
+        legacyEnum: {
+          type: 'string',
+          description: 'Select one option (legacy)',
+          enum: ['opt1', 'opt2', 'opt3'],
+          enumNames: ['Option One', 'Option Two', 'Option Three'],
+        },
+        untitledMulti: {
+          type: 'array',
+          description: 'Select multiple options',
+          minItems: 1,
+          maxItems: 3,
+          items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+        },
+        titledMulti: {
+          type: 'array',
+          description: 'Select multiple options with titles',
+          minItems: 1,
+          maxItems: 3,
+          items: {
+            anyOf: [
+              { const: 'value1', title: 'First Choice' },
+              { const: 'value2', title: 'Second Choice' },
+              { const: 'value3', title: 'Third Choice' },
+            ],
+          },
+        },
+      },
+    },
+  },
+};
 
 const RESOURCES = [
   { uri: 'test://static-text', name: 'static-text', title: 'Static text', description: 'A static text resource', mimeType: 'text/plain' },
@@ -268,6 +331,11 @@ export function buildFixtureServer(state: FixtureState, sessionId: string, onErr
           ElicitResultSchema,
         );
         return text(`User response: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
+      }
+      case 'test_elicitation_sep1034_defaults':
+      case 'test_elicitation_sep1330_enums': {
+        const answer = await extra.sendRequest({ method: 'elicitation/create', params: ELICITATION_FORMS[req.params.name]! }, ElicitResultSchema);
+        return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
       }
       default:
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);

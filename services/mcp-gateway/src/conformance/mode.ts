@@ -4,7 +4,9 @@ import { SCOPES } from '@flowdesk/contracts';
 import type { Service } from '@flowdesk/service-kit';
 import type { JsonRpcMessage } from '../domain/http-protocol.ts';
 import type { Principal } from '../domain/sessions.ts';
+import type { Server as ModernServer } from '@modelcontextprotocol/server';
 import { buildFixtureServer, FixtureState } from './fixtures.ts';
+import { buildModernFixtureServer } from './modern.ts';
 import { ResponseRelay } from './relay.ts';
 
 /**
@@ -38,6 +40,10 @@ export function isLoopbackHost(host: string | undefined): boolean {
 export interface ConformanceRouting {
   principal: Readonly<Principal>;
   buildServer(sessionId: string, onError: (err: unknown) => void): Server;
+  /** A browser page served from loopback (any port) may call the mode: its clients are all on loopback. */
+  originAllowed(origin: string): boolean;
+  /** The same fixtures for a 2026-07-28 request (no session: log level and subscriptions do not apply). */
+  buildModernServer(onError: (err: unknown) => void): ModernServer;
   /** True when the POST carried only answers to requests the fixtures sent, now delivered. */
   deliverResponses(sessionId: string, messages: readonly JsonRpcMessage[]): boolean;
   sessionEnded(sessionId: string): void;
@@ -49,6 +55,15 @@ export function conformanceRouting(): ConformanceRouting {
   return {
     principal: CONFORMANCE_PRINCIPAL,
     buildServer: (sessionId, onError) => buildFixtureServer(state, sessionId, onError),
+    originAllowed: (origin) => {
+      try {
+        const url = new URL(origin);
+        return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.host);
+      } catch {
+        return false;
+      }
+    },
+    buildModernServer: (onError) => buildModernFixtureServer(buildFixtureServer(state, '', onError), onError),
     deliverResponses: (sessionId, messages) => relay.deliver(sessionId, messages),
     sessionEnded: (sessionId) => state.forget(sessionId),
   };

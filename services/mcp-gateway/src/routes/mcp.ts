@@ -3,11 +3,13 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { Audience, MCP_PATH, TOOLS_BY_NAME, allows, insufficientScopeMessage, type Access } from '@flowdesk/contracts';
+import { Audience, MCP_PATH, MCP_STATELESS_PROTOCOL_VERSION, TOOLS_BY_NAME, allows, insufficientScopeMessage, type Access } from '@flowdesk/contracts';
 import type { Service } from '@flowdesk/service-kit';
 import { AuthUnavailableError, CredentialRejectedError, createRateLimiter, type AuthClient, type RateLimit } from '@flowdesk/service-kit';
 import type { WorkspaceClient } from '../adapters/workspace-client.ts';
+import { createMcpHandler, isLegacyRequest, type Server as ModernServer } from '@modelcontextprotocol/server';
 import { buildMcpServer } from '../domain/mcp-server.ts';
+import { buildModernMcpServer } from '../domain/mcp-server-modern.ts';
 import { hashSessionId, newSessionId, useSession, type Principal, type SessionStore } from '../domain/sessions.ts';
 import {
   acceptsBoth,
@@ -102,7 +104,9 @@ export function mcpRoutes(ctx: McpRouteContext) {
   const anonymousInitializes = createRateLimiter(ctx.anonymousInitializeLimit, ctx.now);
 
   const checkOrigin = (req: FastifyRequest) => {
-    if (!originAllowed(req.headers.origin, ctx.allowedOrigins)) throw new Refusal(403, { error: 'forbidden', message: 'Origin not allowed' });
+    const origin = req.headers.origin;
+    if (!originAllowed(origin, ctx.allowedOrigins) && !(origin && ctx.conformance?.originAllowed(origin)))
+      throw new Refusal(403, { error: 'forbidden', message: 'Origin not allowed' });
   };
 
   /** The caller behind the bearer token; `required` false lets initialize go without one. */
@@ -159,6 +163,65 @@ export function mcpRoutes(ctx: McpRouteContext) {
 
   const send = (reply: FastifyReply, r: Refusal) => reply.code(r.status).headers(r.headers).send(r.body);
 
+  /** workspace-api as the caller, resolved on first use (token exchange); a rejected credential drops its caches. */
+  function callerApi(req: FastifyRequest, caller: { principal: Principal; token: string } | undefined) {
+    let api: ReturnType<WorkspaceClient['as']> | undefined;
+    return async () => {
+      if (!caller) throw new CredentialRejectedError('no credential');
+      try {
+        api ??= ctx.workspace.as(await ctx.auth.internalToken(caller.token), req.id, async () => {
+          try {
+            return await ctx.auth.internalToken(caller.token, Audience.workflowEngine);
+          } catch (err) {
+            if (err instanceof CredentialRejectedError) ctx.auth.forget(caller.token);
+            throw err;
+          }
+        });
+      } catch (err) {
+        if (err instanceof CredentialRejectedError) ctx.auth.forget(caller.token);
+        throw err;
+      }
+      return api;
+    };
+  }
+
+  // The 2026-07-28 path: the official SDK 2.x entry, strict (its legacy serving off: 2025 traffic is
+  // this file's sessionful path). It owns the envelope, server/discover, the standard headers and the
+  // cache hints; the gateway checks Origin, Accept, Content-Type, the token and the scope before it.
+  // The factory gets the per-request Server the route built for that Request.
+  const modernServers = new WeakMap<Request, () => ModernServer>();
+  const modern = createMcpHandler(
+    ({ requestInfo }) => {
+      const build = requestInfo && modernServers.get(requestInfo);
+      if (!build) throw new Error('no server built for this request');
+      return build();
+    },
+    { legacy: 'reject' },
+  );
+
+  async function postModern(req: FastifyRequest, reply: FastifyReply, request: Request, parsed: unknown) {
+    const caller = await authenticate(req, true);
+    const messages = asMessages(parsed);
+    const requestId = requestIdOf(parsed);
+    for (const m of messages ?? []) {
+      const tool = m.method === 'tools/call' ? TOOLS_BY_NAME.get(String(m.params?.name)) : undefined;
+      if (tool && !allows(caller!.principal.scope, tool.access)) {
+        await recordStepUp(req, caller!, tool.access);
+        throw forbidden(caller!.principal, tool.access);
+      }
+      const problem = toolCallParamsProblem(m);
+      if (problem) throw new Refusal(200, { jsonrpc: '2.0', id: requestId, error: { code: -32602, message: problem } });
+    }
+    const onError = (err: unknown) => req.log.error({ err }, 'MCP handler failed');
+    modernServers.set(request, () =>
+      ctx.conformance
+        ? ctx.conformance.buildModernServer(onError)
+        : buildModernMcpServer({ principal: caller?.principal, now: ctx.now, api: callerApi(req, caller) }, onError),
+    );
+    const response = await modern.fetch(request, { parsedBody: parsed });
+    return sendWebResponse(reply, response, () => {});
+  }
+
   async function post(req: FastifyRequest, reply: FastifyReply) {
     checkOrigin(req);
     if (!acceptsBoth(req.headers.accept)) {
@@ -173,6 +236,10 @@ export function mcpRoutes(ctx: McpRouteContext) {
     } catch {
       throw new Refusal(400, jsonRpcError(-32700, 'Parse error: the body is not valid JSON'));
     }
+    if (mightBeModern(req)) {
+      const request = webRequest(req);
+      if (!(await isLegacyRequest(request, parsed))) return postModern(req, reply, request, parsed);
+    }
     const requestId = requestIdOf(parsed);
     const messages = asMessages(parsed);
     if (!messages) throw new Refusal(400, jsonRpcError(-32600, `Invalid Request: ${invalidMessageReason(parsed)}`, requestId));
@@ -182,7 +249,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
     // 401 challenge (and start OAuth), not a 400 that sends an OAuth-capable client down the wrong
     // path. initialize alone goes without one (docs/mcp-gateway.md, "Authentication").
     const caller = await authenticate(req, !init);
-    const version = init ? undefined : requestProtocolVersion(headerOf(req, 'mcp-protocol-version'));
+    let version = init ? undefined : requestProtocolVersion(headerOf(req, 'mcp-protocol-version'));
     if (!init && version === undefined) {
       throw badRequest(`Unsupported MCP-Protocol-Version: ${headerOf(req, 'mcp-protocol-version')}`, requestId);
     }
@@ -203,6 +270,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
     let sessionId: string;
     if (init) {
       sessionId = await openSession(init, caller?.principal);
+      version = (init.params as { protocolVersion: string }).protocolVersion;
     } else {
       sessionId = await requireSession(req, caller!.principal, requestId);
       if (ctx.conformance?.deliverResponses(sessionId, messages)) return reply.code(202).send();
@@ -219,7 +287,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
         if (problem) throw new Refusal(messages.length === 1 ? 200 : 400, { jsonrpc: '2.0', id: m.id ?? null, error: { code: -32602, message: problem } });
       }
     }
-    await dispatch(req, reply, messages, caller, init ? sessionId : undefined, sessionId);
+    await dispatch(req, reply, messages, caller, init ? sessionId : undefined, sessionId, version!);
   }
 
   async function openSession(init: JsonRpcMessage, principal: Principal | undefined): Promise<string> {
@@ -248,31 +316,16 @@ export function mcpRoutes(ctx: McpRouteContext) {
     caller: { principal: Principal; token: string } | undefined,
     newSession: string | undefined,
     sessionId: string,
+    protocolVersion: string,
   ) {
-    let api: ReturnType<WorkspaceClient['as']> | undefined;
     const server =
       ctx.conformance?.buildServer(sessionId, (err) => req.log.error({ err }, 'MCP handler failed')) ??
       buildMcpServer(
         {
           principal: caller?.principal,
           now: ctx.now,
-          api: async () => {
-            if (!caller) throw new CredentialRejectedError('no credential');
-            try {
-              api ??= ctx.workspace.as(await ctx.auth.internalToken(caller.token), req.id, async () => {
-                try {
-                  return await ctx.auth.internalToken(caller.token, Audience.workflowEngine);
-                } catch (err) {
-                  if (err instanceof CredentialRejectedError) ctx.auth.forget(caller.token);
-                  throw err;
-                }
-              });
-            } catch (err) {
-              if (err instanceof CredentialRejectedError) ctx.auth.forget(caller.token);
-              throw err;
-            }
-            return api;
-          },
+          protocolVersion,
+          api: callerApi(req, caller),
         },
         (err) => req.log.error({ err }, 'MCP handler failed'),
       );
@@ -282,20 +335,27 @@ export function mcpRoutes(ctx: McpRouteContext) {
       enableJsonResponse: !ctx.conformance && !prefersSse(req.headers.accept),
     });
     await server.connect(transport);
+    const response = await transport.handleRequest(webRequest(req), { parsedBody: messages.length === 1 ? messages[0] : messages });
+    if (newSession && response.status === 200) reply.header('mcp-session-id', newSession);
+    return sendWebResponse(reply, response, () => void server.close().catch(() => {}));
+  }
+
+  /** The request as a web-standard Request (headers only: the body is passed parsed). */
+  function webRequest(req: FastifyRequest): Request {
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) {
       if (typeof v === 'string') headers.set(k, v);
       else if (Array.isArray(v)) headers.set(k, v.join(', '));
     }
-    const response = await transport.handleRequest(new Request(`${ctx.publicBaseUrl}${MCP_PATH}`, { method: 'POST', headers }), {
-      parsedBody: messages.length === 1 ? messages[0] : messages,
-    });
+    return new Request(`${ctx.publicBaseUrl}${MCP_PATH}`, { method: 'POST', headers });
+  }
+
+  /** Copies an SDK transport's web Response to the reply (SSE streamed); `close` runs when it is done. */
+  async function sendWebResponse(reply: FastifyReply, response: Response, close: () => void) {
     reply.code(response.status);
     response.headers.forEach((value, key) => {
       if (key !== 'mcp-session-id' && key !== 'connection') reply.header(key, value);
     });
-    if (newSession && response.status === 200) reply.header('mcp-session-id', newSession);
-    const close = () => void server.close().catch(() => {});
     if (!response.body) {
       close();
       return reply.send();
@@ -346,6 +406,14 @@ export function mcpRoutes(ctx: McpRouteContext) {
     );
   };
 }
+
+/**
+ * A cheap pre-filter before the SDK's classifier (isLegacyRequest): only a request that names a
+ * 2026 revision in its header, or carries the envelope's protocol-version key, can be 2026-07-28.
+ */
+const mightBeModern = (req: FastifyRequest) =>
+  (headerOf(req, 'mcp-protocol-version') ?? '') >= MCP_STATELESS_PROTOCOL_VERSION ||
+  (typeof req.body === 'string' && req.body.includes('io.modelcontextprotocol/protocolVersion'));
 
 const headerOf = (req: FastifyRequest, name: string) => {
   const v = req.headers[name];

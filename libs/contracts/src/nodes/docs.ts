@@ -112,6 +112,7 @@ export function renderNodeCatalogue(): string {
       const notes = [f.required ? 'required' : 'optional', f.hint.template ? 'templated' : ''].filter(Boolean).join(', ');
       const about = [f.hint.label, f.hint.description, f.hint.default !== undefined ? `default ${JSON.stringify(f.hint.default)}` : '']
         .filter(Boolean)
+        .map((part) => part.replace(/\.$/, ''))
         .join('. ');
       out.push(`- \`${f.key}\` (${notes}): ${shapeOf(properties[f.key] ?? {})}. ${about}.`);
     }

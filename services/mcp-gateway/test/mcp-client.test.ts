@@ -116,11 +116,7 @@ const plan = (ids: Ids): [string, Record<string, unknown>][] => [
   ['delete_project', { projectId: ids.project }],
 ];
 
-<<<<<<< HEAD
-test('initialize answers 2025-06-18 with tools, resources and prompts; lists every catalogue tool, 5 + 1 resources (the fifth: the node catalogue), 4 prompts', async () => {
-=======
-test('initialize answers 2025-11-25 (what the SDK 1.x client asks) with tools, resources and prompts; lists every catalogue tool, 4 + 1 resources, 4 prompts', async () => {
->>>>>>> mcp-revisions
+test('initialize answers 2025-11-25 (what the SDK 1.x client asks) with tools, resources and prompts; lists every catalogue tool, 5 + 1 resources (the fifth: the node catalogue), 4 prompts', async () => {
   assert.equal(client.getServerVersion()?.name, 'flowdesk');
   assert.equal((client.transport as { protocolVersion?: string } | undefined)?.protocolVersion, '2025-11-25');
   const caps = client.getServerCapabilities();

@@ -307,6 +307,16 @@ describe('Standard Webhooks signatures (opt-in)', () => {
     assert.equal(event!.headers['webhook-signature'], undefined);
   });
 
+  test('a signed workflow needs no x-webhook-secret even with requireSecret on: the signature authenticates, and a bad one is still 401', async () => {
+    const t = addTrigger({ requireSecret: true, signature: 'standard-webhooks' });
+    const raw = '{"type":"invoice.paid"}';
+    const res = await post(t.workflowId, raw, signed(t, raw));
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    const unsigned = await post(t.workflowId, raw, { 'x-webhook-secret': SECRET });
+    assert.equal(unsigned.status, 401, 'the header alone does not replace the signature');
+    assert.match(unsigned.body.message, /Missing webhook-id/);
+  });
+
   test('a rotated secret: any of several v1 signatures may match', async () => {
     const t = addTrigger({ requireSecret: false, signature: 'standard-webhooks' });
     const raw = '{"a":1}';

@@ -510,6 +510,17 @@ describe('graph validation', () => {
       message: /fetch -> t has a branch but fetch is not a condition/,
     },
     {
+      name: "a switch's branch on an edge leaving a condition",
+      graph: {
+        nodes: [condition('check'), task('t')],
+        edges: [
+          { from: 'trigger', to: 'check' },
+          { from: 'check', to: 't', branch: 'default' },
+        ],
+      },
+      message: /check -> t names branch "default", which a condition does not have \("true", "false"\)/,
+    },
+    {
       name: 'an edge leaving a condition without branch',
       graph: {
         nodes: [condition('check'), task('t')],

@@ -4,7 +4,7 @@ import { TriggerType } from '../trigger-types.ts';
 import { condition } from '../nodes/condition.ts';
 import { createTask } from '../nodes/create-task.ts';
 import { httpRequest } from '../nodes/http-request.ts';
-import { NodeId, nodeSchema, Position, WorkflowNode } from '../nodes/index.ts';
+import { BRANCH_NAMES, NodeId, nodeSchema, Position, WorkflowNode } from '../nodes/index.ts';
 
 // Defined in the trigger registry; re-exported for the modules that read it with the workflow schemas.
 export { TriggerType };
@@ -20,8 +20,8 @@ export const WorkflowEdge = Type.Object(
     /** `trigger` is the start of every graph. */
     from: Type.Union([Type.Literal('trigger'), NodeId]),
     to: NodeId,
-    /** Only on edges leaving a node with branches (a condition: nodes/condition.ts), naming one of them. */
-    branch: Type.Optional(StringEnum(['true', 'false'])),
+    /** Only on edges leaving a node with branches (a condition's true/false, a switch's 1–4/default), naming one of its own. */
+    branch: Type.Optional(StringEnum(BRANCH_NAMES())),
   },
   { additionalProperties: false },
 );

@@ -114,7 +114,8 @@ export function renderNodeCatalogue(): string {
     for (const f of formFields(d)) {
       const notes = [f.required ? 'required' : 'optional', f.hint.template ? 'templated' : ''].filter(Boolean).join(', ');
       const about = [f.hint.label, f.hint.description, f.hint.default !== undefined ? `default ${JSON.stringify(f.hint.default)}` : '']
-        .filter(Boolean)
+        .filter((part): part is string => Boolean(part))
+        .map((part) => part.replace(/\.$/, ''))
         .join('. ');
       out.push(`- \`${f.key}\` (${notes}): ${shapeOf(properties[f.key] ?? {})}. ${about}.`);
     }

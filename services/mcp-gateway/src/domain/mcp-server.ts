@@ -150,6 +150,9 @@ export function mcpHandlers(ctx: CallContext, onError: (err: unknown) => void) {
     listResources: () => ({ resources: LISTED_RESOURCES }),
     listResourceTemplates: () => ({ resourceTemplates: LISTED_RESOURCE_TEMPLATES }),
     readResource: async ({ uri }: { uri: string }) => {
+      // The same for every caller (the node catalogue): no workspace-api call.
+      const fixed = staticResource(uri);
+      if (fixed) return { contents: [{ uri, ...fixed }] };
       try {
         const data = await readResource(uri, await ctx.api(), ctx.now());
         return { contents: [{ uri, mimeType: 'application/json', text: asText(data) }] };
@@ -191,85 +194,6 @@ export function buildMcpServer(ctx: CallContext, onError: (err: unknown) => void
     // (about a third of a millisecond each, the largest CPU cost of a call before this was shared).
     jsonSchemaValidator: validatorFactory,
   });
-<<<<<<< HEAD
-
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: LISTED_TOOLS }));
-
-  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
-    const { name } = req.params;
-    const tool = TOOL_HANDLERS.get(name);
-    if (!tool) {
-      countToolCall(name, 'invalid_params');
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-    }
-    const args = req.params.arguments ?? {};
-    const check = INPUT_VALIDATORS.get(name)!(args);
-    if (!check.valid) {
-      countToolCall(name, 'invalid_params');
-      throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${check.message}`);
-    }
-    if (!allows(ctx.principal?.scope, tool.spec.access)) {
-      countToolCall(name, 'forbidden');
-      return { isError: true, content: [{ type: 'text', text: `${name} requires the mcp:${tool.spec.access} scope` }] };
-    }
-    // A span per call (its workspace-api request is its child, docs/observability.md).
-    return withSpan(
-      'mcp-gateway',
-      `tools/call ${name}`,
-      async () => {
-        try {
-          const result = await tool.handler(args, await ctx.api(), ctx.now());
-          countToolCall(name, 'ok');
-          return { content: [{ type: 'text', text: asText(result) }], structuredContent: result as Record<string, unknown> };
-        } catch (err) {
-          if (err instanceof ToolArgumentError) {
-            countToolCall(name, 'invalid_params');
-            throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${err.message}`);
-          }
-          if (!(err instanceof UpstreamError) || err.status >= 500) onError(err);
-          countToolCall(name, 'tool_error');
-          return toolError(err);
-        }
-      },
-      { attributes: { 'flowdesk.mcp.tool': name } },
-    );
-  });
-
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [...RESOURCES] }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [...RESOURCE_TEMPLATES] }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
-    const { uri } = req.params;
-    const fixed = staticResource(uri);
-    if (fixed) return { contents: [{ uri, ...fixed }] };
-    try {
-      const data = await readResource(uri, await ctx.api(), ctx.now());
-      return { contents: [{ uri, mimeType: 'application/json', text: asText(data) }] };
-    } catch (err) {
-      if (err instanceof UnknownResourceError || (err instanceof UpstreamError && err.status === 404)) {
-        throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
-      }
-      onError(err);
-      throw new McpError(ErrorCode.InternalError, 'Flowdesk could not read the resource; try again shortly');
-    }
-  });
-
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS.map((p) => ({ ...p, arguments: [...p.arguments] })) }));
-  server.setRequestHandler(GetPromptRequestSchema, async (req) => {
-    const { name } = req.params;
-    const render = PROMPT_RENDERERS[name];
-    if (!render) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`);
-    try {
-      const rendered = await render(req.params.arguments ?? {}, await ctx.api(), ctx.now());
-      return { description: rendered.description, messages: rendered.messages };
-    } catch (err) {
-      if (err instanceof PromptArgumentError) throw new McpError(ErrorCode.InvalidParams, err.message);
-      if (err instanceof UpstreamError && err.status < 500) throw new McpError(ErrorCode.InvalidParams, `${err.message} (${err.code})`);
-      onError(err);
-      throw new McpError(ErrorCode.InternalError, 'Flowdesk could not render the prompt; try again shortly');
-    }
-  });
-
-=======
   const h = mcpHandlers(ctx, onError);
   server.setRequestHandler(ListToolsRequestSchema, h.listTools);
   server.setRequestHandler(CallToolRequestSchema, (req) => h.callTool(req.params));
@@ -278,6 +202,5 @@ export function buildMcpServer(ctx: CallContext, onError: (err: unknown) => void
   server.setRequestHandler(ReadResourceRequestSchema, (req) => h.readResource(req.params));
   server.setRequestHandler(ListPromptsRequestSchema, h.listPrompts);
   server.setRequestHandler(GetPromptRequestSchema, (req) => h.getPrompt(req.params));
->>>>>>> mcp-revisions
   return server;
 }

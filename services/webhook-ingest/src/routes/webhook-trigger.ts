@@ -91,7 +91,9 @@ export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync
       }
 
       const now = deps.now();
-      if (trigger.requireSecret) {
+      // A signed workflow is authenticated by its signature (keyed with the same secret, over the body):
+      // the sender needs no x-webhook-secret header beside it, whatever requireSecret says.
+      if (trigger.requireSecret && trigger.signature !== 'standard-webhooks') {
         const v = checkSecretHeader(trigger.secret, single(req.headers['x-webhook-secret']));
         if (!v.ok) throw new HttpError('unauthorized', v.reason);
       }

@@ -117,7 +117,10 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
         });
         if (!result) break; // the step failed: stop at the first failure
         if (handler.isAction) actionsRun++;
-        if (result.branch === 'false' && !out.some((i) => workflow.graph.edges[i]!.branch === 'false') && actionsRun === 0) conditionStopped = true;
+        // A condition's false or a switch's branch with no edge, before any action: the run is skipped.
+        if (result.branch !== undefined && result.branch !== 'true' && !out.some((i) => workflow.graph.edges[i]!.branch === result.branch) && actionsRun === 0)
+          conditionStopped = true;
+        if (result.end) break; // a Stop node: nothing else runs
         for (const i of out) {
           const edge = workflow.graph.edges[i]!;
           edgeState[i] = edge.branch === undefined || edge.branch === result.branch ? 'taken' : 'not_taken';

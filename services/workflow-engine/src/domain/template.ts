@@ -252,3 +252,10 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 function structuredCloneJson(value: unknown): unknown {
   return value !== null && typeof value === 'object' ? JSON.parse(JSON.stringify(value)) : value;
 }
+
+/** The value at a dotted path inside a value (`customer.email`, `lines.0.qty`), or undefined; the same rules as a variable's path. */
+export function valueAtPath(value: unknown, path: string): unknown {
+  if (path === '') return value;
+  const found = walk(value, path.split('.'));
+  return found.found ? found.value : undefined;
+}

@@ -3,9 +3,9 @@ import { templateExpressionProblem, templateStrings } from '@flowdesk/contracts/
 
 /**
  * Checks what a JSON schema cannot: node ids are unique, edges join existing nodes, only nodes whose
- * type has branches (a condition) name one, every node is reachable from the trigger, and there is
- * no cycle (a run must end), and every `{{= … }}` expression compiles. The message names the
- * offending node, edge or field, for the editor and for an assistant.
+ * type has branches (a condition, a switch) name one of its own, every node is reachable from the
+ * trigger, there is no cycle (a run must end), and every `{{= … }}` expression compiles. The message
+ * names the offending node, edge or field, for the editor and for an assistant.
  */
 export function validateGraph(graph: WorkflowGraph): void {
   const fail = (msg: string): never => {
@@ -32,7 +32,11 @@ export function validateGraph(graph: WorkflowGraph): void {
     // A node type's branches come from its definition (libs/contracts/src/nodes): a condition's true/false.
     const from = e.from === 'trigger' ? undefined : nodeDefinition(nodes.get(e.from)!.type);
     const branches = from?.branches;
-    if (e.branch && !branches?.includes(e.branch)) fail(`edge ${e.from} -> ${e.to} has a branch but ${e.from} is not a condition`);
+    if (e.branch && !branches) fail(`edge ${e.from} -> ${e.to} has a branch but ${e.from} is not a condition or switch`);
+    if (e.branch && !branches!.includes(e.branch))
+      fail(
+        `edge ${e.from} -> ${e.to} names branch "${e.branch}", which a ${from!.label.toLowerCase()} does not have (${branches!.map((b) => `"${b}"`).join(', ')})`,
+      );
     if (!e.branch && branches)
       fail(`edge ${e.from} -> ${e.to} leaves a ${from.label.toLowerCase()} without branch ${branches.map((b) => `"${b}"`).join(' or ')}`);
     next.set(e.from, [...(next.get(e.from) ?? []), e.to]);

@@ -18,7 +18,8 @@ export type ApiNode = Omit<WorkflowNode, 'position'> & { position?: Position };
 export interface ApiEdge {
   from: string;
   to: string;
-  branch?: 'true' | 'false';
+  /** A branch of the source node's type (a condition's true/false, a switch's 1–4/default). */
+  branch?: string;
 }
 export interface ApiGraph {
   nodes: ApiNode[];

@@ -10,6 +10,9 @@ import { createTaskHandler } from './create-task.ts';
 import { httpRequestHandler, type HttpNodeOptions } from './http-request.ts';
 import type { NodeHandler } from './node-handler.ts';
 import { setFieldsHandler } from './set-fields.ts';
+import { switchHandler } from './switch.ts';
+import { filterHandler } from './filter.ts';
+import { stopHandler } from './stop.ts';
 
 // The rendered input is each handler's own business; the executor only passes it from render to execute.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -26,5 +29,8 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     condition: conditionHandler,
     set_fields: setFieldsHandler,
     code: codeHandler,
+    switch: switchHandler,
+    filter: filterHandler,
+    stop: stopHandler,
   };
 }

@@ -20,8 +20,10 @@ export interface NodeResult {
   output: unknown;
   /** What the step records, when it must differ from `output` (masked headers). */
   recorded?: unknown;
-  /** For condition nodes: the branch to follow. */
-  branch?: 'true' | 'false';
+  /** For nodes with branches (condition, switch): the branch to follow. */
+  branch?: string;
+  /** The run ends after this node (Stop); nothing else runs. */
+  end?: boolean;
 }
 
 export interface NodeHandler<Params, Input> {

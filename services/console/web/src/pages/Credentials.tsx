@@ -25,6 +25,7 @@ import { ago, exact } from '../format.ts';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { TableRegion } from '../components/TableRegion.tsx';
+import { useConfirmAction } from '../useConfirmAction.ts';
 
 const loadCredentials = () => api.listCredentials();
 /** The server's rule (libs/contracts CREDENTIAL_NAME_PATTERN), checked here for a quick hint. */
@@ -38,7 +39,12 @@ export function CredentialsPage() {
   const { items, error, reload } = useList<Credential>(loadCredentials);
   const [adding, setAdding] = useState(false);
   const [replacing, setReplacing] = useState<Credential | null>(null);
-  const [deleting, setDeleting] = useState<Credential | null>(null);
+  const deleting = useConfirmAction<Credential>({
+    run: (c) => api.deleteCredential(c.name),
+    done: (c) => `Deleted “${c.name}”.`,
+    failed: 'Could not delete the credential',
+    reload,
+  });
 
   const addButton = (
     <Button leftSection={<IconPlus size={16} />} onClick={() => setAdding(true)}>
@@ -98,7 +104,7 @@ export function CredentialsPage() {
                         </ActionIcon>
                       </Tooltip>
                       <Tooltip label="Delete">
-                        <ActionIcon variant="subtle" color="red" aria-label={`Delete ${c.name}`} onClick={() => setDeleting(c)}>
+                        <ActionIcon variant="subtle" color="red" aria-label={`Delete ${c.name}`} onClick={() => deleting.ask(c)}>
                           <IconTrash size={16} />
                         </ActionIcon>
                       </Tooltip>
@@ -129,23 +135,8 @@ export function CredentialsPage() {
           void reload();
         }}
       />
-      <ConfirmDialog
-        opened={deleting !== null}
-        title={`Delete “${deleting?.name ?? ''}”?`}
-        confirmLabel="Delete credential"
-        onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          if (!deleting) return;
-          try {
-            await api.deleteCredential(deleting.name);
-            notifications.show({ color: 'green', message: `Deleted “${deleting.name}”.` });
-          } catch (err) {
-            notifications.show({ color: 'red', title: 'Could not delete the credential', message: (err as Error).message });
-          }
-          await reload();
-        }}
-      >
-        Workflows that use <Code>{`{{credentials.${deleting?.name ?? ''}}}`}</Code> fail on their next run until you add it again. This cannot be undone.
+      <ConfirmDialog {...deleting.dialog} title={`Delete “${deleting.target?.name ?? ''}”?`} confirmLabel="Delete credential">
+        Workflows that use <Code>{`{{credentials.${deleting.target?.name ?? ''}}}`}</Code> fail on their next run until you add it again. This cannot be undone.
       </ConfirmDialog>
     </>
   );

@@ -1,9 +1,9 @@
-import { ActionIcon, Badge, Paper, Skeleton, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
+import { ActionIcon, Badge, Paper, Skeleton, Table, Text, Tooltip } from '@mantine/core';
 import type { ReactNode } from 'react';
 import { accessOf, ago, exact } from '../format.ts';
 import { ConfirmDialog } from './Confirm.tsx';
 import { EmptyState, ErrorState } from './States.tsx';
-import { TableRegion } from './TableRegion.tsx';
+import { TableHead, TableRegion } from './TableRegion.tsx';
 import { useConfirmAction } from '../useConfirmAction.ts';
 
 export interface Credential {
@@ -74,18 +74,7 @@ export function CredentialTable<T extends Credential>({
       {items && items.length > 0 && (
         <TableRegion label={label}>
           <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label={label}>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>{extra.header}</Table.Th>
-                <Table.Th>Access</Table.Th>
-                <Table.Th>{createdHeader}</Table.Th>
-                <Table.Th>Last used</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
+            <TableHead columns={['Name', extra.header, 'Access', createdHeader, 'Last used']} />
             <Table.Tbody>
               {items.map((item) => {
                 const a = removeAction(item);

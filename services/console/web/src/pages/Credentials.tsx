@@ -1,20 +1,4 @@
-import {
-  VisuallyHidden,
-  ActionIcon,
-  Alert,
-  Button,
-  Code,
-  Group,
-  Modal,
-  Paper,
-  PasswordInput,
-  Skeleton,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Tooltip,
-} from '@mantine/core';
+import { ActionIcon, Alert, Button, Code, Group, Modal, Paper, PasswordInput, Skeleton, Stack, Table, Text, TextInput, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconLock, IconPencil, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
@@ -24,7 +8,7 @@ import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { ago, exact } from '../format.ts';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
-import { TableRegion } from '../components/TableRegion.tsx';
+import { TableHead, TableRegion } from '../components/TableRegion.tsx';
 import { useConfirmAction } from '../useConfirmAction.ts';
 
 const loadCredentials = () => api.listCredentials();
@@ -76,17 +60,7 @@ export function CredentialsPage() {
       {items && items.length > 0 && (
         <TableRegion label="Credentials">
           <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label="Credentials">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Use as</Table.Th>
-                <Table.Th>Created</Table.Th>
-                <Table.Th>Updated</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
+            <TableHead columns={['Name', 'Use as', 'Created', 'Updated']} />
             <Table.Tbody>
               {items.map((c) => (
                 <Table.Tr key={c.name}>

@@ -1,4 +1,4 @@
-import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Paper, Skeleton, Stack, Table, Text, TextInput, VisuallyHidden } from '@mantine/core';
+import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Paper, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
 import { darkText } from '../components/RunStatus.tsx';
 import { IconCheck, IconCopy, IconUserPlus } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
@@ -8,7 +8,7 @@ import { ErrorState, PageHeader } from '../components/States.tsx';
 import { exact } from '../format.ts';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
-import { TableRegion } from '../components/TableRegion.tsx';
+import { TableHead, TableRegion } from '../components/TableRegion.tsx';
 import { actAndReload, useConfirmAction } from '../useConfirmAction.ts';
 
 const loadUsers = () => api.listUsers();
@@ -54,17 +54,7 @@ export function MembersPage({ session }: { session: SessionInfo }) {
       {items && (
         <TableRegion label="Members">
           <Table verticalSpacing="sm" horizontalSpacing="md" aria-label="Members">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Email</Table.Th>
-                <Table.Th>Role</Table.Th>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
+            <TableHead columns={['Name', 'Email', 'Role', 'Status']} />
             <Table.Tbody>
               {items.map((u) => (
                 <Table.Tr key={u.id}>

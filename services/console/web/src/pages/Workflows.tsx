@@ -1,21 +1,4 @@
-import {
-  ActionIcon,
-  Alert,
-  Badge,
-  Button,
-  Group,
-  Menu,
-  Modal,
-  Paper,
-  Radio,
-  Skeleton,
-  Stack,
-  Switch,
-  Table,
-  Text,
-  TextInput,
-  VisuallyHidden,
-} from '@mantine/core';
+import { ActionIcon, Alert, Badge, Button, Group, Menu, Modal, Paper, Radio, Skeleton, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconCopy, IconDots, IconPlayerPlay, IconPlus, IconSitemap, IconTrash } from '@tabler/icons-react';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
@@ -32,7 +15,7 @@ import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
 import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
 import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
 import { workspace } from '../workspace.ts';
-import { TableRegion } from '../components/TableRegion.tsx';
+import { TableHead, TableRegion } from '../components/TableRegion.tsx';
 import { actAndReload, useConfirmAction } from '../useConfirmAction.ts';
 
 const loadWorkflows = () => api.listWorkflows();
@@ -141,19 +124,8 @@ export function WorkflowsPage() {
       {items && items.length > 0 && (
         <TableRegion label="Workflows">
           <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label="Workflows">
-            <Table.Thead>
-              <Table.Tr>
-                {/* The name is what a person reads the list by: it keeps 11 rem, the other columns scroll. */}
-                <Table.Th miw="11rem">Name</Table.Th>
-                <Table.Th>Trigger</Table.Th>
-                <Table.Th>Active</Table.Th>
-                <Table.Th>Last run</Table.Th>
-                <Table.Th>Runs (24 h)</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
+            {/* The name is what a person reads the list by: it keeps 11 rem, the other columns scroll. */}
+            <TableHead columns={['Name', 'Trigger', 'Active', 'Last run', 'Runs (24 h)']} nameMinWidth="11rem" />
             <Table.Tbody>
               {items.map((w) => {
                 const s = summaries[w.id];

@@ -116,24 +116,15 @@ export const defaultTriggerConfig = (type: TriggerType) => TRIGGER_EDITORS[type]
  * saved at once; schedule, note and entity settings (a draft) and the execution order are saved with
  * the workflow.
  */
-export function TriggerPanel({
-  workflow,
-  secret,
-  onSecret,
-  onChanged,
-  executionOrder,
-  onExecutionOrder,
-  draft,
-  onDraft,
-  projects,
-  onRunNow,
-  onTypeChange,
-}: Omit<TriggerSettingsProps, 'config'> & {
-  executionOrder: Workflow['executionOrder'];
-  onExecutionOrder: (o: Workflow['executionOrder']) => void;
-  draft: TriggerDraft | null;
-  onTypeChange: (type: TriggerType) => Promise<void>;
-}) {
+export function TriggerPanel(
+  props: Omit<TriggerSettingsProps, 'config'> & {
+    executionOrder: Workflow['executionOrder'];
+    onExecutionOrder: (o: Workflow['executionOrder']) => void;
+    draft: TriggerDraft | null;
+    onTypeChange: (type: TriggerType) => Promise<void>;
+  },
+) {
+  const { workflow, executionOrder, onExecutionOrder, draft, onTypeChange } = props;
   const [confirmingType, setConfirmingType] = useState<TriggerType | null>(null);
   const type = workflow.triggerType;
   const config = draft?.config ?? workflow.triggerConfig;
@@ -165,16 +156,7 @@ export function TriggerPanel({
         </Text>
         {type !== 'manual' && <Text size="xs">Switch it with “Active” at the top of the editor.</Text>}
       </Alert>
-      <Settings
-        workflow={workflow}
-        config={config}
-        onDraft={onDraft}
-        secret={secret}
-        onSecret={onSecret}
-        onChanged={onChanged}
-        projects={projects}
-        onRunNow={onRunNow}
-      />
+      <Settings {...props} config={config} />
       {order}
       <ConfirmDialog
         opened={confirmingType !== null}

@@ -12,9 +12,9 @@ export const CONSOLE_CSP =
 const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Flowdesk</title></head><body><main><h1>The console is not built</h1><p>Run <code>npm run build:web -w @flowdesk/console</code> (npm start does it for you).</p></main></body></html>`;
 
 /**
- * The front end's pages (web/src/App.tsx, components/Shell.tsx, views/routes.tsx), each with what is
- * under it (/workflows/:id, /workflows/:id/runs, /runs/:id): they answer 200, anything else the app's
- * "Page not found" with 404.
+ * The front end's top-level page paths (its route table, web/src/routes.tsx, which routes.test.ts
+ * checks against this list), each with what is under it (/workflows/:id, /workflows/:id/runs,
+ * /runs/:id): they answer 200, anything else the app's "Page not found" with 404.
  */
 export const PAGES = ['/sign-in', '/sign-up', '/setup', '/settings', '/workflows', '/runs', '/projects', '/tasks', '/calendar', '/notes'];
 const isConsolePage = (pathname: string) => PAGES.some((p) => pathname === p || pathname.startsWith(`${p}/`));

@@ -3,14 +3,10 @@ import { useCallback, useEffect, useState } from 'react';
 import { api, type SessionInfo, type SetupState } from './api.ts';
 import { Shell } from './components/Shell.tsx';
 import { navigate, usePath } from './router.tsx';
-import { SetupPage } from './pages/Setup.tsx';
-import { SignInPage } from './pages/SignIn.tsx';
-import { SignUpPage } from './pages/SignUp.tsx';
 import { ErrorState } from './components/States.tsx';
+import { PUBLIC_PATHS, PUBLIC_ROUTES } from './routes.tsx';
 
 type State = { kind: 'loading' } | { kind: 'failed'; message: string } | { kind: 'ready'; setup: SetupState; session: SessionInfo | null };
-
-const PUBLIC_PAGES = ['/sign-in', '/sign-up', '/setup'];
 
 export function App() {
   const path = usePath();
@@ -55,11 +51,11 @@ export function App() {
     if (state.setup.needsOwner && !state.session) {
       if (path !== '/setup') navigate('/setup', { replace: true });
     } else if (!state.session) {
-      if (!PUBLIC_PAGES.includes(path) || path === '/setup') {
-        const next = path !== '/' && !PUBLIC_PAGES.includes(path) ? `?next=${encodeURIComponent(path)}` : '';
+      if (!PUBLIC_PATHS.includes(path) || path === '/setup') {
+        const next = path !== '/' && !PUBLIC_PATHS.includes(path) ? `?next=${encodeURIComponent(path)}` : '';
         navigate(`/sign-in${next}`, { replace: true });
       }
-    } else if (PUBLIC_PAGES.includes(path)) {
+    } else if (PUBLIC_PATHS.includes(path)) {
       navigate('/', { replace: true });
     }
   }, [state, path]);
@@ -80,9 +76,10 @@ export function App() {
   }
   if (!state.session) {
     // Signed in (the demo account, before anyone created the owner) is the app, not the owner form.
-    if (state.setup.needsOwner) return <SetupPage demoAccount={state.setup.demoAccount} onDone={signedIn} />;
-    if (path === '/sign-up') return <SignUpPage signup={state.setup.signup} onDone={signedIn} />;
-    return <SignInPage signup={state.setup.signup} demoAccount={state.setup.demoAccount} onDone={signedIn} />;
+    // Without an owner: setup; else the public page asked for (sign-up), sign-in for any other path.
+    const at = state.setup.needsOwner ? '/setup' : path === '/setup' ? '/sign-in' : path;
+    const route = PUBLIC_ROUTES.find((r) => r.path === at) ?? PUBLIC_ROUTES.find((r) => r.path === '/sign-in')!;
+    return route.page({ setup: state.setup, onDone: signedIn });
   }
   return <Shell session={state.session} path={path} onSignedOut={signedOut} />;
 }

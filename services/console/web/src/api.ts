@@ -1,92 +1,42 @@
 /** The console's only way to the server: the public API at /api/v1, with the session cookie. */
-import type { Credential, CredentialList, ListedUser, SetupStatus, TriggerType, UserList } from '@flowdesk/contracts';
-import type { ApiGraph } from './workflows/graph.ts';
-// Type-only: no import cycle with workspace.ts, which imports this client.
-import type { RunStep, WorkflowRun } from './workspace.ts';
+import type {
+  AccountUser,
+  ApiKey,
+  ApiKeyList,
+  ConnectedApp,
+  ConnectedAppList,
+  CreatedApiKey,
+  CreatedInvite,
+  CreatedWorkflow,
+  CreateWorkflow,
+  Credential,
+  CredentialList,
+  CurrentSession,
+  KeyAccess,
+  ListedUser,
+  PageOf,
+  Project,
+  SetupStatus,
+  UpdateWorkflow,
+  UserList,
+  WebhookSecret,
+  Workflow,
+  WorkflowRun,
+} from '@flowdesk/contracts';
 
-export interface User {
-  id: string;
-  email: string;
-  name: string;
-  /** 'owner' or 'member'; kept open for roles a newer auth service may add. */
-  role: string;
-}
+// The API's shapes are the contracts' (libs/contracts), imported as types only: nothing is added to
+// the bundle, and a change of a contract is a compile error here rather than a page that breaks.
+export type { ApiKey, ConnectedApp, CreatedApiKey, Credential, ListedUser, PageOf, Project, Workflow };
+export type { RunStep, WorkflowRun } from '@flowdesk/contracts';
 
-/** A person as the owner's Members list shows them (GET /users). */
-export type { ListedUser };
-
-export interface SessionInfo {
-  user: User;
-  session?: { id: string; createdAt: string; expiresAt: string; idleExpiresAt: string };
-  csrfToken: string;
-}
-
+export type User = AccountUser;
+/** GET /session: the signed-in user and session, plus the CSRF token the edge adds (docs/console.md). */
+export type SessionInfo = Pick<CurrentSession, 'user'> & Partial<Pick<CurrentSession, 'session'>> & { csrfToken: string };
 /** GET /setup: whether the owner is still to be created, the sign-up mode, and (npm start) the demo account. */
 export type SetupState = SetupStatus;
-
-/** A workflow credential as the API shows it: never its value (docs/credentials.md). */
-export type { Credential };
-
-export interface ApiKey {
-  id: string;
-  name: string;
-  scope: string;
-  prefix: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-
-export interface CreatedApiKey extends ApiKey {
-  secret: string;
-}
-
-export interface ConnectedApp {
-  id: string;
-  type: 'api_key' | 'oauth_client';
-  name: string;
-  scope: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-
-export interface Invite {
-  token: string;
-  email: string;
-  expiresAt: string;
-}
-
-export interface Workflow {
-  id: string;
-  name: string;
-  description: string;
-  triggerType: TriggerType;
-  active: boolean;
-  graph: ApiGraph;
-  triggerConfig: Record<string, unknown>;
-  executionOrder: 'parallel' | 'ordered';
-  webhook: { url: string; requireSecret: boolean } | null;
-  samplePayload: Record<string, unknown> | null;
-  samplePayloadAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type WorkflowChange = Partial<Pick<Workflow, 'name' | 'description' | 'triggerType' | 'active' | 'graph' | 'triggerConfig' | 'executionOrder'>> & {
-  requireWebhookSecret?: boolean;
-};
-
-// One definition of a run, with the runs panel's client (workspace.ts).
-export type { RunStep, WorkflowRun };
-
-export interface Project {
-  id: string;
-  name: string;
-}
-
-export interface PageOf<T> {
-  items: T[];
-  nextCursor: string | null;
-}
+export type Invite = CreatedInvite;
+/** PATCH /workflows/:id. */
+export type WorkflowChange = UpdateWorkflow;
 
 /** An answer that was not a success, with the server's `{error, message}`. */
 export class ApiError extends Error {
@@ -184,14 +134,14 @@ export class ApiClient {
   }
 
   changePassword = (currentPassword: string, newPassword: string) => this.request<void>('POST', '/account/password', { currentPassword, newPassword });
-  listApiKeys = () => this.request<{ items: ApiKey[] }>('GET', '/api-keys').then((r) => r.items);
-  createApiKey = (name: string, scope: 'read' | 'write') => this.request<CreatedApiKey>('POST', '/api-keys', { name, scope });
+  listApiKeys = () => this.request<ApiKeyList>('GET', '/api-keys').then((r) => r.items);
+  createApiKey = (name: string, scope: KeyAccess) => this.request<CreatedApiKey>('POST', '/api-keys', { name, scope });
   revokeApiKey = (id: string) => this.request<void>('DELETE', `/api-keys/${encodeURIComponent(id)}`);
   listCredentials = () => this.request<CredentialList>('GET', '/credentials').then((r) => r.credentials);
   createCredential = (name: string, value: string) => this.request<Credential>('POST', '/credentials', { name, value });
   replaceCredential = (name: string, value: string) => this.request<Credential>('PUT', `/credentials/${encodeURIComponent(name)}`, { value });
   deleteCredential = (name: string) => this.request<void>('DELETE', `/credentials/${encodeURIComponent(name)}`);
-  listConnectedApps = () => this.request<{ items: ConnectedApp[] }>('GET', '/connected-apps').then((r) => r.items);
+  listConnectedApps = () => this.request<ConnectedAppList>('GET', '/connected-apps').then((r) => r.items);
   revokeConnectedApp = (id: string) => this.request<void>('DELETE', `/connected-apps/${encodeURIComponent(id)}`);
   listUsers = () => this.request<UserList>('GET', '/users').then((r) => r.items);
   /** Owner only: signs the person out everywhere; their keys and apps stop working until enabled again. */
@@ -201,13 +151,11 @@ export class ApiClient {
 
   listWorkflows = () => this.request<PageOf<Workflow>>('GET', '/workflows?limit=100').then((r) => r.items);
   getWorkflow = (id: string) => this.request<Workflow>('GET', `/workflows/${encodeURIComponent(id)}`);
-  createWorkflow = (input: WorkflowChange & { name: string; triggerType: Workflow['triggerType'] }) =>
-    this.request<Workflow & { webhookSecret: string | null }>('POST', '/workflows', input);
+  createWorkflow = (input: CreateWorkflow) => this.request<CreatedWorkflow>('POST', '/workflows', input);
   updateWorkflow = (id: string, change: WorkflowChange) => this.request<Workflow>('PATCH', `/workflows/${encodeURIComponent(id)}`, change);
   deleteWorkflow = (id: string) => this.request<void>('DELETE', `/workflows/${encodeURIComponent(id)}`);
-  webhookSecret = (id: string) => this.request<{ secret: string; url: string }>('GET', `/workflows/${encodeURIComponent(id)}/webhook-secret`);
-  regenerateWebhookSecret = (id: string) =>
-    this.request<{ secret: string; url: string }>('POST', `/workflows/${encodeURIComponent(id)}/webhook-secret/regenerate`);
+  webhookSecret = (id: string) => this.request<WebhookSecret>('GET', `/workflows/${encodeURIComponent(id)}/webhook-secret`);
+  regenerateWebhookSecret = (id: string) => this.request<WebhookSecret>('POST', `/workflows/${encodeURIComponent(id)}/webhook-secret/regenerate`);
   listRuns = (workflowId: string, limit = 100) =>
     this.request<PageOf<WorkflowRun>>('GET', `/workflows/${encodeURIComponent(workflowId)}/runs?limit=${limit}`).then((r) => r.items);
   /**

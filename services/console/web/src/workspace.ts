@@ -2,115 +2,29 @@
  * The workspace's data through the public API (/api/v1), the same routes the MCP tools use: runs
  * (served by the workflow engine), projects, tasks, calendar entries and notes (workspace-api).
  */
-import type { TriggerType } from '@flowdesk/contracts';
+import type {
+  CalendarEntry,
+  Note,
+  PageOf,
+  ProjectWithCounts,
+  RunsHealth,
+  RunsSummary,
+  RunStatus,
+  Task,
+  TaskStatus,
+  Workflow,
+  WorkflowRun,
+} from '@flowdesk/contracts';
 import { api } from './api.ts';
 
-export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped';
+// The API's shapes are the contracts' (libs/contracts), imported as types only.
+export type { CalendarEntry, Note, RunsHealth, RunsSummary, RunStatus, RunStep, Task, TaskPriority, TaskStatus, WorkflowRun } from '@flowdesk/contracts';
 export const RUN_STATUSES: RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'skipped'];
 
-export interface RunStep {
-  nodeId: string;
-  type: string;
-  status: 'succeeded' | 'failed' | 'skipped';
-  input: unknown;
-  output: unknown;
-  error: string | null;
-  startedAt: string;
-  durationMs: number;
-}
-
-export interface WorkflowRun {
-  id: string;
-  workflowId: string;
-  eventId: string;
-  status: RunStatus;
-  triggerPayload: Record<string, unknown>;
-  steps: RunStep[];
-  warnings: string[];
-  error: string | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  durationMs: number | null;
-  /** What started it (docs/triggers.md); runs recorded before trigger types existed are webhook runs. */
-  triggerType?: TriggerType;
-  /** The user who started a manual run (Run now, run again). */
-  startedBy?: string | null;
-  rerunOf?: string | null;
-  /** The W3C trace id of the run's trace; null when tracing was off (docs/observability.md). */
-  traceId?: string | null;
-}
-
-export interface RunsSummary {
-  since: string;
-  runs: number;
-  failed: number;
-  workflows: { workflowId: string; runs: number; failed: number; lastRun: { id: string; status: RunStatus; createdAt: string } | null }[];
-}
-
-/** GET /workflow-runs/health (libs/contracts RunsHealth): the run pipeline for this user's workflows. */
-export interface RunsHealth {
-  checkedAt: string;
-  since: string;
-  byStatus: Record<RunStatus, number>;
-  failingWorkflows: { workflowId: string; runs: number; failed: number; lastFailure: { runId: string; at: string; error: string | null } }[];
-  backlog: { waitingEvents: number | null; oldestWaitingAt: string | null; unfinishedRuns: number; oldestUnfinishedAt: string | null };
-  deadLettered: { count: number; last: { runId: string; at: string; error: string } | null };
-}
-
-export interface WorkflowItem {
-  id: string;
-  name: string;
-  triggerType: string;
-  active: boolean;
-}
-
-export type TaskStatus = 'todo' | 'in_progress' | 'done' | 'cancelled';
-export type TaskPriority = 'none' | 'low' | 'medium' | 'high' | 'urgent';
-export interface Task {
-  id: string;
-  title: string;
-  projectId: string | null;
-  dueDate: string | null;
-  notes: string;
-  status: TaskStatus;
-  priority: TaskPriority;
-  tags: string[];
-  completedAt: string | null;
-  createdAt: string;
-}
-export interface Project {
-  id: string;
-  name: string;
-  description: string;
-  color: string | null;
-  status: 'active' | 'archived';
-  taskCounts?: { open: number; done: number; total: number };
-}
-export interface CalendarEntry {
-  id: string;
-  title: string;
-  description: string;
-  location: string | null;
-  startsAt: string;
-  endsAt: string | null;
-  allDay: boolean;
-  projectId: string | null;
-}
-export interface Note {
-  id: string;
-  title: string;
-  content: string;
-  projectId: string | null;
-  tags: string[];
-  pinned: boolean;
-  updatedAt: string;
-}
-
-interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
+/** A project as the lists show it: with its task counts where the listing adds them. */
+export type Project = Omit<ProjectWithCounts, 'taskCounts'> & Partial<Pick<ProjectWithCounts, 'taskCounts'>>;
+/** What the runs panel and the overview need of a workflow. */
+export type WorkflowItem = Pick<Workflow, 'id' | 'name' | 'triggerType' | 'active'>;
 
 /** A query string; arrays repeat their key (status=todo&status=done). */
 function qs(query: Record<string, string | number | boolean | string[] | undefined>): string {
@@ -129,7 +43,7 @@ async function all<T>(path: string, query: Record<string, string | number | bool
   const items: T[] = [];
   let cursor: string | undefined;
   do {
-    const page = await api.request<Page<T>>('GET', `${path}${qs({ ...query, limit: 100, cursor })}`);
+    const page = await api.request<PageOf<T>>('GET', `${path}${qs({ ...query, limit: 100, cursor })}`);
     items.push(...page.items);
     cursor = page.nextCursor ?? undefined;
   } while (cursor && items.length < max);
@@ -141,7 +55,7 @@ const id = encodeURIComponent;
 export const workspace = {
   listRuns: (opts: { workflowId?: string; status?: RunStatus; limit?: number }) =>
     api
-      .request<Page<WorkflowRun>>(
+      .request<PageOf<WorkflowRun>>(
         'GET',
         `${opts.workflowId ? `/workflows/${id(opts.workflowId)}/runs` : '/workflow-runs'}${qs({ status: opts.status, limit: opts.limit ?? 50 })}`,
       )
@@ -154,7 +68,7 @@ export const workspace = {
     const items: WorkflowRun[] = [];
     let cursor: string | undefined;
     do {
-      const page = await api.request<Page<WorkflowRun>>(
+      const page = await api.request<PageOf<WorkflowRun>>(
         'GET',
         `${opts.workflowId ? `/workflows/${id(opts.workflowId)}/runs` : '/workflow-runs'}${qs({ status: opts.status, limit: Math.min(100, opts.count - items.length), cursor })}`,
       );

@@ -1,10 +1,10 @@
-import { ActionIcon, Badge, Paper, Skeleton, Table, Text, Tooltip, VisuallyHidden } from '@mantine/core';
-import { notifications } from '@mantine/notifications';
-import { useState, type ReactNode } from 'react';
+import { ActionIcon, Badge, Paper, Skeleton, Table, Text, Tooltip } from '@mantine/core';
+import type { ReactNode } from 'react';
 import { accessOf, ago, exact } from '../format.ts';
 import { ConfirmDialog } from './Confirm.tsx';
 import { EmptyState, ErrorState } from './States.tsx';
-import { TableRegion } from './TableRegion.tsx';
+import { TableHead, TableRegion } from './TableRegion.tsx';
+import { useConfirmAction } from '../useConfirmAction.ts';
 
 export interface Credential {
   id: string;
@@ -53,8 +53,13 @@ export function CredentialTable<T extends Credential>({
   removeAction: (item: T) => RemoveAction;
   remove: (item: T) => Promise<void>;
 }) {
-  const [removing, setRemoving] = useState<T | null>(null);
-  const action = removing ? removeAction(removing) : null;
+  const removing = useConfirmAction<T>({
+    run: remove,
+    done: (item) => `${removeAction(item).done} “${item.name}”.`,
+    failed: 'That did not work',
+    reload,
+  });
+  const action = removing.target ? removeAction(removing.target) : null;
   return (
     <>
       {error && <ErrorState title={`Could not load your ${noun}`} message={error} onRetry={() => void reload()} />}
@@ -69,18 +74,7 @@ export function CredentialTable<T extends Credential>({
       {items && items.length > 0 && (
         <TableRegion label={label}>
           <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label={label}>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>{extra.header}</Table.Th>
-                <Table.Th>Access</Table.Th>
-                <Table.Th>{createdHeader}</Table.Th>
-                <Table.Th>Last used</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
+            <TableHead columns={['Name', extra.header, 'Access', createdHeader, 'Last used']} />
             <Table.Tbody>
               {items.map((item) => {
                 const a = removeAction(item);
@@ -97,7 +91,7 @@ export function CredentialTable<T extends Credential>({
                     <Table.Td title={exact(item.lastUsedAt)}>{ago(item.lastUsedAt)}</Table.Td>
                     <Table.Td ta="right">
                       <Tooltip label={a.verb}>
-                        <ActionIcon variant="subtle" color="red" aria-label={`${a.verb} ${item.name}`} onClick={() => setRemoving(item)}>
+                        <ActionIcon variant="subtle" color="red" aria-label={`${a.verb} ${item.name}`} onClick={() => removing.ask(item)}>
                           {a.icon}
                         </ActionIcon>
                       </Tooltip>
@@ -109,22 +103,7 @@ export function CredentialTable<T extends Credential>({
           </Table>
         </TableRegion>
       )}
-      <ConfirmDialog
-        opened={removing !== null}
-        title={`${action?.verb ?? ''} “${removing?.name ?? ''}”?`}
-        confirmLabel={action?.confirmLabel ?? ''}
-        onClose={() => setRemoving(null)}
-        onConfirm={async () => {
-          if (!removing || !action) return;
-          try {
-            await remove(removing);
-            notifications.show({ color: 'green', message: `${action.done} “${removing.name}”.` });
-          } catch (err) {
-            notifications.show({ color: 'red', title: 'That did not work', message: (err as Error).message });
-          }
-          await reload();
-        }}
-      >
+      <ConfirmDialog {...removing.dialog} title={`${action?.verb ?? ''} “${removing.target?.name ?? ''}”?`} confirmLabel={action?.confirmLabel ?? ''}>
         <Text span size="sm">
           {action?.consequence}
         </Text>

@@ -1,56 +1,33 @@
 import { AppShell, Avatar, Burger, Group, NavLink, ScrollArea, Stack, Text, UnstyledButton, Menu, Divider } from '@mantine/core';
 import { useDisclosure, useMediaQuery } from '@mantine/hooks';
 import { notifications } from '@mantine/notifications';
-import { IconApi, IconApps, IconChevronDown, IconHome, IconKey, IconLock, IconLogout, IconSitemap, IconUser, IconUsers } from '@tabler/icons-react';
-import { useEffect, type ReactNode } from 'react';
+import { IconApi, IconChevronDown, IconLogout, IconUser } from '@tabler/icons-react';
+import { Fragment, useEffect } from 'react';
 import { api, type SessionInfo } from '../api.ts';
 import { onLinkClick } from '../router.tsx';
-import { ApiKeysPage } from '../pages/ApiKeys.tsx';
-import { ConnectedAppsPage } from '../pages/ConnectedApps.tsx';
-import { CredentialsPage } from '../pages/Credentials.tsx';
-import { MembersPage } from '../pages/Members.tsx';
 import { NotFoundPage } from '../pages/NotFound.tsx';
-import { OverviewPage } from '../pages/Overview.tsx';
-import { ProfilePage } from '../pages/Profile.tsx';
-import { WorkflowsPage } from '../pages/Workflows.tsx';
-import { WorkflowEditorPage } from '../pages/WorkflowEditor.tsx';
+import { matchRoute, navEntries, type ConsoleRoute, type NavSection } from '../routes.tsx';
 import { Logo } from './Logo.tsx';
-import { VIEW_NAV, viewFor } from '../views/routes.tsx';
 
-interface Page {
-  path: string;
-  label: string;
-  icon: ReactNode;
-  title: string;
-  ownerOnly?: boolean;
-}
+const SECTION_TITLE: Record<NavSection, string | null> = { main: null, workspace: 'Workspace', settings: 'Settings' };
 
-const MAIN: Page[] = [{ path: '/', label: 'Overview', icon: <IconHome size={18} stroke={1.6} />, title: 'Overview' }];
-const WORKSPACE: Page[] = [{ path: '/workflows', label: 'Workflows', icon: <IconSitemap size={18} stroke={1.6} />, title: 'Workflows' }];
-const SETTINGS: Page[] = [
-  { path: '/settings/profile', label: 'Profile', icon: <IconUser size={18} stroke={1.6} />, title: 'Profile' },
-  { path: '/settings/api-keys', label: 'API keys', icon: <IconKey size={18} stroke={1.6} />, title: 'API keys' },
-  { path: '/settings/credentials', label: 'Credentials', icon: <IconLock size={18} stroke={1.6} />, title: 'Credentials' },
-  { path: '/settings/connected-apps', label: 'Connected Apps', icon: <IconApps size={18} stroke={1.6} />, title: 'Connected Apps' },
-  { path: '/settings/members', label: 'Members', icon: <IconUsers size={18} stroke={1.6} />, title: 'Members', ownerOnly: true },
-];
-
+/** The signed-in console: the navigation, the document title and the page, all from the route table (routes.tsx). */
 export function Shell({ session, path, onSignedOut }: { session: SessionInfo; path: string; onSignedOut: () => void }) {
   const [opened, { toggle, close }] = useDisclosure(false);
   const desktop = useMediaQuery('(min-width: 48em)', true);
   const isOwner = session.user.role === 'owner';
-  const settings = SETTINGS.filter((p) => !p.ownerOnly || isOwner);
-  const current = [...MAIN, ...WORKSPACE, ...settings].find((p) => p.path === path);
-  // The editor (/workflows/:id) has its own title and fills the main area; /workflows/:id/runs is a view.
-  const editing = /^\/workflows\/([^/]+)$/.exec(path)?.[1];
-  const view = current || editing ? null : viewFor(path);
-  const title = current?.title ?? view?.title;
+  const match = matchRoute(path, isOwner);
+  const route = match?.route;
+  // A route without a title (the editor) sets its own.
+  const ownTitle = route !== undefined && route.title === undefined;
+  const title = route?.title;
+  const active = route?.highlight ?? route?.path;
 
   useEffect(() => {
-    if (editing) return close();
+    if (ownTitle) return close();
     document.title = title ? `${title} · Flowdesk` : 'Flowdesk';
     close();
-  }, [title, editing, path, close]);
+  }, [title, ownTitle, path, close]);
 
   const signOut = async () => {
     try {
@@ -62,49 +39,19 @@ export function Shell({ session, path, onSignedOut }: { session: SessionInfo; pa
     onSignedOut();
   };
 
-  const link = (p: Pick<Page, 'path' | 'label' | 'icon'>) => (
+  const link = (r: ConsoleRoute & Required<Pick<ConsoleRoute, 'nav'>>) => (
     <NavLink
-      key={p.path}
-      href={p.path}
-      onClick={onLinkClick(p.path)}
-      label={p.label}
-      leftSection={p.icon}
-      active={p.path === path || view?.nav === p.path || (p.path === '/workflows' && editing !== undefined)}
-      aria-current={p.path === path ? 'page' : undefined}
+      key={r.path}
+      href={r.path}
+      onClick={onLinkClick(r.path)}
+      label={r.nav.label}
+      leftSection={r.nav.icon}
+      active={r.path === active}
+      aria-current={r.path === path ? 'page' : undefined}
       variant="light"
       style={{ borderRadius: 8 }}
     />
   );
-
-  let page: ReactNode;
-  switch (editing ? '/workflows/:id' : current?.path) {
-    case '/workflows':
-      page = <WorkflowsPage />;
-      break;
-    case '/workflows/:id':
-      page = <WorkflowEditorPage key={editing} id={decodeURIComponent(editing!)} />;
-      break;
-    case '/':
-      page = <OverviewPage session={session} />;
-      break;
-    case '/settings/profile':
-      page = <ProfilePage session={session} onSignedOut={onSignedOut} />;
-      break;
-    case '/settings/api-keys':
-      page = <ApiKeysPage />;
-      break;
-    case '/settings/credentials':
-      page = <CredentialsPage />;
-      break;
-    case '/settings/connected-apps':
-      page = <ConnectedAppsPage />;
-      break;
-    case '/settings/members':
-      page = <MembersPage session={session} />;
-      break;
-    default:
-      page = view?.page ?? <NotFoundPage />;
-  }
 
   return (
     <AppShell header={{ height: 56, collapsed: desktop }} navbar={{ width: 256, breakpoint: 'sm', collapsed: { mobile: !opened } }} padding={0}>
@@ -121,16 +68,16 @@ export function Shell({ session, path, onSignedOut }: { session: SessionInfo; pa
         <AppShell.Section grow component={ScrollArea}>
           <nav aria-label="Console">
             <Stack gap={2}>
-              {MAIN.map(link)}
-              <Text size="xs" fw={600} c="dimmed" tt="uppercase" px={12} pt="md" pb={4}>
-                Workspace
-              </Text>
-              {WORKSPACE.map(link)}
-              {VIEW_NAV.map(link)}
-              <Text size="xs" fw={600} c="dimmed" tt="uppercase" px={12} pt="md" pb={4}>
-                Settings
-              </Text>
-              {settings.map(link)}
+              {(Object.keys(SECTION_TITLE) as NavSection[]).map((section) => (
+                <Fragment key={section}>
+                  {SECTION_TITLE[section] && (
+                    <Text size="xs" fw={600} c="dimmed" tt="uppercase" px={12} pt="md" pb={4}>
+                      {SECTION_TITLE[section]}
+                    </Text>
+                  )}
+                  {navEntries(section, isOwner).map(link)}
+                </Fragment>
+              ))}
               <Divider my="sm" />
               <NavLink href="/api/v1/docs" target="_blank" label="API reference" leftSection={<IconApi size={18} stroke={1.6} />} style={{ borderRadius: 8 }} />
             </Stack>
@@ -168,8 +115,8 @@ export function Shell({ session, path, onSignedOut }: { session: SessionInfo; pa
         </AppShell.Section>
       </AppShell.Navbar>
       <AppShell.Main>
-        <div className={editing ? 'fd-page-full' : 'fd-page'} id="main">
-          {page}
+        <div className={route?.layout === 'full' ? 'fd-page-full' : 'fd-page'} id="main">
+          {match ? match.route.page({ session, onSignedOut, id: match.id }) : <NotFoundPage />}
         </div>
       </AppShell.Main>
     </AppShell>

@@ -1,4 +1,4 @@
-import { Paper, Text } from '@mantine/core';
+import { Paper, Table, Text, VisuallyHidden } from '@mantine/core';
 import { IconArrowsHorizontal } from '@tabler/icons-react';
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 
@@ -56,5 +56,26 @@ export function TableRegion({ label, children }: { label: string; children: Reac
         </Text>
       )}
     </div>
+  );
+}
+
+/**
+ * A list table's header: its columns, then the row actions' column (named for screen readers only).
+ * `nameMinWidth` keeps the first column readable at phone width (Workflows: the name, 11 rem).
+ */
+export function TableHead({ columns, nameMinWidth }: { columns: ReactNode[]; nameMinWidth?: string }) {
+  return (
+    <Table.Thead>
+      <Table.Tr>
+        {columns.map((c, i) => (
+          <Table.Th key={i} miw={i === 0 ? nameMinWidth : undefined}>
+            {c}
+          </Table.Th>
+        ))}
+        <Table.Th>
+          <VisuallyHidden>Actions</VisuallyHidden>
+        </Table.Th>
+      </Table.Tr>
+    </Table.Thead>
   );
 }

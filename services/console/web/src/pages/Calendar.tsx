@@ -8,6 +8,7 @@ import { ErrorState, PageHeader } from '../components/States.tsx';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { workspace, type CalendarEntry } from '../workspace.ts';
+import { useConfirmAction } from '../useConfirmAction.ts';
 
 const DAY = 86_400_000;
 const startOfDay = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate());
@@ -118,10 +119,15 @@ export function CalendarPage() {
   const to = addDays(days[days.length - 1]!, 1).toISOString();
   const load = useCallback(() => workspace.listEntries(from, to), [from, to]);
   const { items, error, reload } = useList<CalendarEntry>(load);
+  const deleting = useConfirmAction<CalendarEntry>({
+    run: (x) => workspace.deleteEntry(x.id),
+    done: () => 'Event deleted.',
+    failed: 'Could not delete the event',
+    reload,
+  });
   const [editing, setEditing] = useState<CalendarEntry | null>(null);
   const [formDay, setFormDay] = useState(anchor);
   const [formOpen, setFormOpen] = useState(false);
-  const [deleting, setDeleting] = useState<CalendarEntry | null>(null);
   const today = startOfDay(new Date());
 
   const open = (entry: CalendarEntry | null, day: Date) => {
@@ -230,21 +236,11 @@ export function CalendarPage() {
         onSaved={() => void reload()}
         onDelete={(e) => {
           setFormOpen(false);
-          setDeleting(e);
+          deleting.ask(e);
         }}
       />
-      <ConfirmDialog
-        opened={deleting !== null}
-        title="Delete this event?"
-        confirmLabel="Delete event"
-        onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          await workspace.deleteEntry(deleting!.id);
-          notifications.show({ message: 'Event deleted.' });
-          await reload();
-        }}
-      >
-        “{deleting?.title}” is deleted. This cannot be undone.
+      <ConfirmDialog {...deleting.dialog} title="Delete this event?" confirmLabel="Delete event">
+        “{deleting.target?.title}” is deleted. This cannot be undone.
       </ConfirmDialog>
     </>
   );

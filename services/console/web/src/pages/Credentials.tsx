@@ -1,20 +1,4 @@
-import {
-  VisuallyHidden,
-  ActionIcon,
-  Alert,
-  Button,
-  Code,
-  Group,
-  Modal,
-  Paper,
-  PasswordInput,
-  Skeleton,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Tooltip,
-} from '@mantine/core';
+import { ActionIcon, Alert, Button, Code, Group, Modal, Paper, PasswordInput, Skeleton, Stack, Table, Text, TextInput, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconLock, IconPencil, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
@@ -24,7 +8,8 @@ import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { ago, exact } from '../format.ts';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
-import { TableRegion } from '../components/TableRegion.tsx';
+import { TableHead, TableRegion } from '../components/TableRegion.tsx';
+import { useConfirmAction } from '../useConfirmAction.ts';
 
 const loadCredentials = () => api.listCredentials();
 /** The server's rule (libs/contracts CREDENTIAL_NAME_PATTERN), checked here for a quick hint. */
@@ -38,7 +23,12 @@ export function CredentialsPage() {
   const { items, error, reload } = useList<Credential>(loadCredentials);
   const [adding, setAdding] = useState(false);
   const [replacing, setReplacing] = useState<Credential | null>(null);
-  const [deleting, setDeleting] = useState<Credential | null>(null);
+  const deleting = useConfirmAction<Credential>({
+    run: (c) => api.deleteCredential(c.name),
+    done: (c) => `Deleted “${c.name}”.`,
+    failed: 'Could not delete the credential',
+    reload,
+  });
 
   const addButton = (
     <Button leftSection={<IconPlus size={16} />} onClick={() => setAdding(true)}>
@@ -70,17 +60,7 @@ export function CredentialsPage() {
       {items && items.length > 0 && (
         <TableRegion label="Credentials">
           <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label="Credentials">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Use as</Table.Th>
-                <Table.Th>Created</Table.Th>
-                <Table.Th>Updated</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
+            <TableHead columns={['Name', 'Use as', 'Created', 'Updated']} />
             <Table.Tbody>
               {items.map((c) => (
                 <Table.Tr key={c.name}>
@@ -98,7 +78,7 @@ export function CredentialsPage() {
                         </ActionIcon>
                       </Tooltip>
                       <Tooltip label="Delete">
-                        <ActionIcon variant="subtle" color="red" aria-label={`Delete ${c.name}`} onClick={() => setDeleting(c)}>
+                        <ActionIcon variant="subtle" color="red" aria-label={`Delete ${c.name}`} onClick={() => deleting.ask(c)}>
                           <IconTrash size={16} />
                         </ActionIcon>
                       </Tooltip>
@@ -129,23 +109,8 @@ export function CredentialsPage() {
           void reload();
         }}
       />
-      <ConfirmDialog
-        opened={deleting !== null}
-        title={`Delete “${deleting?.name ?? ''}”?`}
-        confirmLabel="Delete credential"
-        onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          if (!deleting) return;
-          try {
-            await api.deleteCredential(deleting.name);
-            notifications.show({ color: 'green', message: `Deleted “${deleting.name}”.` });
-          } catch (err) {
-            notifications.show({ color: 'red', title: 'Could not delete the credential', message: (err as Error).message });
-          }
-          await reload();
-        }}
-      >
-        Workflows that use <Code>{`{{credentials.${deleting?.name ?? ''}}}`}</Code> fail on their next run until you add it again. This cannot be undone.
+      <ConfirmDialog {...deleting.dialog} title={`Delete “${deleting.target?.name ?? ''}”?`} confirmLabel="Delete credential">
+        Workflows that use <Code>{`{{credentials.${deleting.target?.name ?? ''}}}`}</Code> fail on their next run until you add it again. This cannot be undone.
       </ConfirmDialog>
     </>
   );

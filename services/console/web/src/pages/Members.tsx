@@ -1,31 +1,28 @@
-import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Paper, Skeleton, Stack, Table, Text, TextInput, VisuallyHidden } from '@mantine/core';
+import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Paper, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
 import { darkText } from '../components/RunStatus.tsx';
 import { IconCheck, IconCopy, IconUserPlus } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
-import { notifications } from '@mantine/notifications';
 import { api, type Invite, type ListedUser, type SessionInfo } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { ErrorState, PageHeader } from '../components/States.tsx';
 import { exact } from '../format.ts';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
-import { TableRegion } from '../components/TableRegion.tsx';
+import { TableHead, TableRegion } from '../components/TableRegion.tsx';
+import { actAndReload, useConfirmAction } from '../useConfirmAction.ts';
 
 const loadUsers = () => api.listUsers();
 
 export function MembersPage({ session }: { session: SessionInfo }) {
   const { items, error, reload } = useList<ListedUser>(loadUsers);
-  const [disabling, setDisabling] = useState<ListedUser | null>(null);
   const who = (u: ListedUser) => u.name || u.email;
-  const enable = async (u: ListedUser) => {
-    try {
-      await api.enableUser(u.id);
-      notifications.show({ color: 'green', message: `Enabled “${who(u)}” again.` });
-    } catch (err) {
-      notifications.show({ color: 'red', title: 'That did not work', message: (err as Error).message });
-    }
-    await reload();
-  };
+  const disabling = useConfirmAction<ListedUser>({
+    run: (u) => api.disableUser(u.id),
+    done: (u) => `Disabled “${who(u)}”.`,
+    failed: 'That did not work',
+    reload,
+  });
+  const enable = (u: ListedUser) => actAndReload(() => api.enableUser(u.id), `Enabled “${who(u)}” again.`, 'That did not work', reload);
   const [inviting, setInviting] = useState(false);
   const [invite, setInvite] = useState<Invite | null>(null);
   const [email, setEmail] = useState('');
@@ -57,17 +54,7 @@ export function MembersPage({ session }: { session: SessionInfo }) {
       {items && (
         <TableRegion label="Members">
           <Table verticalSpacing="sm" horizontalSpacing="md" aria-label="Members">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Name</Table.Th>
-                <Table.Th>Email</Table.Th>
-                <Table.Th>Role</Table.Th>
-                <Table.Th>Status</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
+            <TableHead columns={['Name', 'Email', 'Role', 'Status']} />
             <Table.Tbody>
               {items.map((u) => (
                 <Table.Tr key={u.id}>
@@ -97,7 +84,7 @@ export function MembersPage({ session }: { session: SessionInfo }) {
                           Enable
                         </Button>
                       ) : (
-                        <Button size="compact-sm" variant="default" aria-label={`Disable ${who(u)}`} onClick={() => setDisabling(u)}>
+                        <Button size="compact-sm" variant="default" aria-label={`Disable ${who(u)}`} onClick={() => disabling.ask(u)}>
                           Disable
                         </Button>
                       ))}
@@ -108,22 +95,7 @@ export function MembersPage({ session }: { session: SessionInfo }) {
           </Table>
         </TableRegion>
       )}
-      <ConfirmDialog
-        opened={disabling !== null}
-        title={`Disable “${disabling ? who(disabling) : ''}”?`}
-        confirmLabel="Disable account"
-        onClose={() => setDisabling(null)}
-        onConfirm={async () => {
-          if (!disabling) return;
-          try {
-            await api.disableUser(disabling.id);
-            notifications.show({ color: 'green', message: `Disabled “${who(disabling)}”.` });
-          } catch (err) {
-            notifications.show({ color: 'red', title: 'That did not work', message: (err as Error).message });
-          }
-          await reload();
-        }}
-      >
+      <ConfirmDialog {...disabling.dialog} title={`Disable “${disabling.target ? who(disabling.target) : ''}”?`} confirmLabel="Disable account">
         They are signed out everywhere and cannot sign in; their API keys and connected apps stop working until you enable them again. Their data stays.
       </ConfirmDialog>
       <Modal

@@ -25,6 +25,7 @@ import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { darkText } from '../components/RunStatus.tsx';
 import { workspace, type Project } from '../workspace.ts';
+import { useConfirmAction } from '../useConfirmAction.ts';
 
 function ProjectForm({ opened, project, onClose, onSaved }: { opened: boolean; project: Project | null; onClose: () => void; onSaved: () => void }) {
   return (
@@ -75,9 +76,14 @@ export function ProjectsPage() {
   const [status, setStatus] = useState<'active' | 'archived'>('active');
   const load = useCallback(() => workspace.listProjects(status), [status]);
   const { items, error, reload } = useList<Project>(load);
+  const deleting = useConfirmAction<Project>({
+    run: (x) => workspace.deleteProject(x.id),
+    done: () => 'Project deleted.',
+    failed: 'Could not delete the project',
+    reload,
+  });
   const [editing, setEditing] = useState<Project | null>(null);
   const [formOpen, setFormOpen] = useState(false);
-  const [deleting, setDeleting] = useState<Project | null>(null);
   const open = (p: Project | null) => {
     setEditing(p);
     setFormOpen(true);
@@ -149,7 +155,7 @@ export function ProjectsPage() {
                       {p.status === 'active' ? 'Archive' : 'Restore'}
                     </Menu.Item>
                     <Menu.Divider />
-                    <Menu.Item color="red.8" leftSection={<IconTrash size={14} />} onClick={() => setDeleting(p)}>
+                    <Menu.Item color="red.8" leftSection={<IconTrash size={14} />} onClick={() => deleting.ask(p)}>
                       Delete
                     </Menu.Item>
                   </Menu.Dropdown>
@@ -175,19 +181,9 @@ export function ProjectsPage() {
         </SimpleGrid>
       )}
       <ProjectForm opened={formOpen} project={editing} onClose={() => setFormOpen(false)} onSaved={() => void reload()} />
-      <ConfirmDialog
-        opened={deleting !== null}
-        title="Delete this project?"
-        confirmLabel="Delete project"
-        onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          await workspace.deleteProject(deleting!.id);
-          notifications.show({ message: 'Project deleted.' });
-          await reload();
-        }}
-      >
-        “{deleting?.name}” and all of its tasks are deleted; its notes and calendar entries stay, without a project. Archive it instead to keep everything. This
-        cannot be undone.
+      <ConfirmDialog {...deleting.dialog} title="Delete this project?" confirmLabel="Delete project">
+        “{deleting.target?.name}” and all of its tasks are deleted; its notes and calendar entries stay, without a project. Archive it instead to keep
+        everything. This cannot be undone.
       </ConfirmDialog>
     </>
   );

@@ -27,6 +27,7 @@ import { useSubmit } from '../useSubmit.ts';
 import { darkText } from '../components/RunStatus.tsx';
 import { workspace, type Project, type Task, type TaskPriority, type TaskStatus } from '../workspace.ts';
 import { TableRegion } from '../components/TableRegion.tsx';
+import { useConfirmAction } from '../useConfirmAction.ts';
 
 export const TASK_STATUSES: { value: TaskStatus; label: string }[] = [
   { value: 'todo', label: 'To do' },
@@ -184,9 +185,9 @@ export function TasksPage() {
     [layout, status, projectId, q],
   );
   const { items, error, reload } = useList<Task>(load);
+  const deleting = useConfirmAction<Task>({ run: (x) => workspace.deleteTask(x.id), done: () => 'Task deleted.', failed: 'Could not delete the task', reload });
   const [editing, setEditing] = useState<Task | null>(null);
   const [formOpen, setFormOpen] = useState(false);
-  const [deleting, setDeleting] = useState<Task | null>(null);
 
   const open = (task: Task | null) => {
     setEditing(task);
@@ -218,7 +219,7 @@ export function TasksPage() {
           </Menu.Item>
         ))}
         <Menu.Divider />
-        <Menu.Item color="red.8" leftSection={<IconTrash size={14} />} onClick={() => setDeleting(task)}>
+        <Menu.Item color="red.8" leftSection={<IconTrash size={14} />} onClick={() => deleting.ask(task)}>
           Delete
         </Menu.Item>
       </Menu.Dropdown>
@@ -367,18 +368,8 @@ export function TasksPage() {
         </div>
       )}
       <TaskForm opened={formOpen} task={editing} projects={projects} onClose={() => setFormOpen(false)} onSaved={() => void reload()} />
-      <ConfirmDialog
-        opened={deleting !== null}
-        title="Delete this task?"
-        confirmLabel="Delete task"
-        onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          await workspace.deleteTask(deleting!.id);
-          notifications.show({ message: 'Task deleted.' });
-          await reload();
-        }}
-      >
-        “{deleting?.title}” and its comments are deleted. This cannot be undone.
+      <ConfirmDialog {...deleting.dialog} title="Delete this task?" confirmLabel="Delete task">
+        “{deleting.target?.title}” and its comments are deleted. This cannot be undone.
       </ConfirmDialog>
     </>
   );

@@ -32,10 +32,10 @@ import {
 } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconArrowBackUp, IconArrowForwardUp, IconChevronDown, IconDeviceFloppy, IconPlayerPlay, IconPlus, IconTrash } from '@tabler/icons-react';
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, ApiError, type Project, type Workflow, type WorkflowRun } from '../api.ts';
 import { ErrorState } from '../components/States.tsx';
-import { Link, navigate, setNavigationBlocker } from '../router.tsx';
+import { Link, navigate } from '../router.tsx';
 import { kindIcon, nodeTypes, TRIGGER_ICON, type AnyNode } from '../workflows/canvas-nodes.tsx';
 import { FieldsProvider, insertIntoTarget, type InsertTarget } from '../workflows/fields.tsx';
 import {
@@ -44,9 +44,7 @@ import {
   emptyForm,
   KIND_LABEL,
   nextId,
-  nodeOfError,
   STEP_KINDS,
-  toApiGraph,
   toCanvas,
   TRIGGER_ID,
   upstreamOf,
@@ -58,21 +56,14 @@ import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
 import { defaultTriggerConfig, TriggerPanel, type TriggerDraft } from '../workflows/TriggerPanel.tsx';
 import { checkSchedule, TRIGGER_LABEL, triggerSample, type TriggerType } from '../workflows/triggers.ts';
 import { VariablePicker, type PickerSource } from '../workflows/VariablePicker.tsx';
+import { useEditorShortcuts, useHistory, useLeaveGuard, useSave, useWorkflowPolling } from '../workflows/editor-hooks.ts';
 
-/** How often the open editor asks for a new sample payload and the last run (only while the tab is visible). */
-const POLL_MS = 2_000;
-const HISTORY_LIMIT = 100;
 /**
  * Fitting the graph never zooms out below 0.8 (node text stays ≥ 9.6 px): with 4–5 steps a fit to
  * the whole graph shrank it to ~7 px text; past that the canvas pans (and the zoom buttons still go
  * further out for an overview).
  */
 const FIT_VIEW = { maxZoom: 1, minZoom: 0.8, padding: 0.3 };
-
-interface Snapshot {
-  nodes: AnyNode[];
-  edges: Edge[];
-}
 
 export function WorkflowEditorPage({ id }: { id: string }) {
   const [workflow, setWorkflow] = useState<Workflow | null>(null);
@@ -126,8 +117,6 @@ function Editor({ initial }: { initial: Workflow }) {
   const [name, setName] = useState(initial.name);
   const [executionOrder, setExecutionOrder] = useState(initial.executionOrder);
   const [dirty, setDirty] = useState(false);
-  const [saving, setSaving] = useState(false);
-  const [saveError, setSaveError] = useState<string | null>(null);
   const [selectedId, setSelectedId] = useState<string>(TRIGGER_ID);
   const [secret, setSecret] = useState<string | null>(null);
   const [lastRun, setLastRun] = useState<WorkflowRun | null>(null);
@@ -159,64 +148,8 @@ function Editor({ initial }: { initial: Workflow }) {
     setWorkflow((w) => ({ ...w, ...change }));
   }, []);
 
-  // ---- history (undo/redo): a snapshot of the canvas before each change ----
-  const past = useRef<Snapshot[]>([]);
-  const future = useRef<Snapshot[]>([]);
-  /** How many steps Undo and Redo have (the stacks are refs: they change with no render of their own). */
-  const [historySize, setHistorySize] = useState({ past: 0, future: 0 });
-  const lastEdit = useRef<{ key: string; at: number } | null>(null);
-  const current = useRef<Snapshot>({ nodes, edges });
-  useLayoutEffect(() => {
-    current.current = { nodes, edges };
-  }, [nodes, edges]);
-  /** Records the canvas before a change; typing in one field within a second is one step. */
-  const remember = useCallback((key?: string) => {
-    const now = Date.now();
-    if (key && lastEdit.current?.key === key && now - lastEdit.current.at < 1000) {
-      lastEdit.current.at = now;
-    } else {
-      past.current = [...past.current.slice(-HISTORY_LIMIT + 1), current.current];
-      future.current = [];
-      lastEdit.current = key ? { key, at: now } : null;
-      setHistorySize({ past: past.current.length, future: future.current.length });
-    }
-    setDirty(true);
-  }, []);
-  const restore = useCallback(
-    (from: React.MutableRefObject<Snapshot[]>, to: React.MutableRefObject<Snapshot[]>) => {
-      const snap = from.current.at(-1);
-      if (!snap) return;
-      from.current = from.current.slice(0, -1);
-      to.current = [...to.current, current.current];
-      lastEdit.current = null;
-      setNodes(snap.nodes);
-      setEdges(snap.edges);
-      setDirty(true);
-      setHistorySize({ past: past.current.length, future: future.current.length });
-    },
-    [setNodes, setEdges],
-  );
-  const undo = useCallback(() => restore(past, future), [restore]);
-  const redo = useCallback(() => restore(future, past), [restore]);
-
-  // ---- unsaved-changes guard ----
-  const dirtyRef = useRef(dirty);
-  useLayoutEffect(() => {
-    dirtyRef.current = dirty;
-  }, [dirty]);
-  useEffect(() => {
-    setNavigationBlocker(() => !dirtyRef.current || window.confirm('Leave without saving? Your changes to this workflow will be lost.'));
-    const onUnload = (e: BeforeUnloadEvent) => {
-      if (!dirtyRef.current) return;
-      e.preventDefault();
-      e.returnValue = '';
-    };
-    window.addEventListener('beforeunload', onUnload);
-    return () => {
-      setNavigationBlocker(null);
-      window.removeEventListener('beforeunload', onUnload);
-    };
-  }, []);
+  const { remember, undo, redo, historySize } = useHistory(nodes, edges, setNodes, setEdges, setDirty);
+  useLeaveGuard(dirty);
 
   // ---- what the panel needs from elsewhere ----
   useEffect(() => {
@@ -224,32 +157,7 @@ function Editor({ initial }: { initial: Workflow }) {
     void api.listCredentialNames().then(setCredentials);
   }, []);
 
-  // Live: a new sample payload and the last run, polled while the tab is visible (no SSE endpoint exists).
-  useEffect(() => {
-    let stop = false;
-    const tick = async () => {
-      if (document.visibilityState !== 'visible') return;
-      const version = metaVersion.current;
-      try {
-        const [fresh, runs] = await Promise.all([api.getWorkflow(initial.id), api.listRuns(initial.id, 1).catch(() => null)]);
-        if (stop) return;
-        const meta = version === metaVersion.current ? { active: fresh.active, webhook: fresh.webhook, triggerConfig: fresh.triggerConfig } : {};
-        setWorkflow((w) => ({ ...w, samplePayload: fresh.samplePayload, samplePayloadAt: fresh.samplePayloadAt, ...meta }));
-        if (runs) setLastRun(runs[0] ?? null);
-      } catch {
-        // the next tick tries again
-      }
-    };
-    void tick();
-    const timer = setInterval(() => void tick(), POLL_MS);
-    const onVisible = () => void tick();
-    document.addEventListener('visibilitychange', onVisible);
-    return () => {
-      stop = true;
-      clearInterval(timer);
-      document.removeEventListener('visibilitychange', onVisible);
-    };
-  }, [initial.id]);
+  useWorkflowPolling(initial.id, metaVersion, setWorkflow, setLastRun);
 
   // ---- editing the canvas ----
   const selected = nodes.find((n) => n.id === selectedId) ?? nodes.find((n) => n.id === TRIGGER_ID)!;
@@ -301,48 +209,22 @@ function Editor({ initial }: { initial: Workflow }) {
     [remember, setEdges],
   );
 
-  // ---- save ----
-  const markErrors = (errors: Record<string, string>) => setNodes((ns) => ns.map((n) => ({ ...n, data: { ...n.data, error: errors[n.id] } }) as AnyNode));
-
-  const save = async (): Promise<boolean> => {
-    const { graph, problems } = toApiGraph(nodes, edges);
-    setSaveError(null);
-    if (triggerDraft?.problem) problems[TRIGGER_ID] = triggerDraft.problem;
-    if (Object.keys(problems).length) {
-      markErrors(problems);
-      setSelectedId(Object.keys(problems)[0]!);
-      setSaveError('Fix the marked steps, then save again.');
-      return false;
-    }
-    setSaving(true);
-    try {
-      const saved = await api.updateWorkflow(workflow.id, {
-        name: name.trim() || workflow.name,
-        graph,
-        executionOrder,
-        ...(triggerDraft ? { triggerConfig: triggerDraft.config } : {}),
-      });
+  const { save, saving, saveError } = useSave({
+    workflow,
+    nodes,
+    edges,
+    name,
+    executionOrder,
+    triggerDraft,
+    setNodes,
+    select: setSelectedId,
+    onSaved: (saved) => {
       metaVersion.current++;
       setWorkflow(saved);
       setTriggerDraft(null);
-      markErrors({});
       setDirty(false);
-      notifications.show({ color: 'green', message: 'Workflow saved.' });
-      return true;
-    } catch (err) {
-      const message = (err as Error).message;
-      // The trigger's settings (body.triggerConfig.cron: …) are the trigger node's.
-      const nodeId = err instanceof ApiError && err.status === 400 ? (/triggerConfig/.test(message) ? TRIGGER_ID : nodeOfError(message, graph)) : null;
-      if (nodeId) {
-        markErrors({ [nodeId]: message.replace(/^body\.graph(\.nodes\.\d+)?\s*/, '').replace(/^body\./, '') });
-        setSelectedId(nodeId);
-        setSaveError(`Not saved: a step has a problem (${nodeId}).`);
-      } else setSaveError(`Not saved: ${message}`);
-      return false;
-    } finally {
-      setSaving(false);
-    }
-  };
+    },
+  });
 
   const setActive = async (active: boolean) => {
     if (active && dirty && !(await save())) return;
@@ -358,27 +240,7 @@ function Editor({ initial }: { initial: Workflow }) {
     }
   };
 
-  // ---- keyboard: undo/redo and save outside text fields (fields keep their own undo) ----
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      const t = e.target as HTMLElement | null;
-      if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
-      if (!(e.ctrlKey || e.metaKey)) return;
-      const k = e.key.toLowerCase();
-      if (k === 's') {
-        e.preventDefault();
-        void save();
-      } else if (k === 'z' && !e.shiftKey) {
-        e.preventDefault();
-        undo();
-      } else if ((k === 'z' && e.shiftKey) || k === 'y') {
-        e.preventDefault();
-        redo();
-      }
-    };
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  });
+  useEditorShortcuts({ save, undo, redo });
 
   /** Another trigger type: saved at once with its default settings (a draft of the old type is dropped). */
   const changeType = async (triggerType: TriggerType) => {

@@ -1,21 +1,4 @@
-import {
-  ActionIcon,
-  Alert,
-  Badge,
-  Button,
-  Group,
-  Menu,
-  Modal,
-  Paper,
-  Radio,
-  Skeleton,
-  Stack,
-  Switch,
-  Table,
-  Text,
-  TextInput,
-  VisuallyHidden,
-} from '@mantine/core';
+import { ActionIcon, Alert, Badge, Button, Group, Menu, Modal, Paper, Radio, Skeleton, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconCopy, IconDots, IconPlayerPlay, IconPlus, IconSitemap, IconTrash } from '@tabler/icons-react';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
@@ -32,7 +15,8 @@ import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
 import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
 import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
 import { workspace } from '../workspace.ts';
-import { TableRegion } from '../components/TableRegion.tsx';
+import { TableHead, TableRegion } from '../components/TableRegion.tsx';
+import { actAndReload, useConfirmAction } from '../useConfirmAction.ts';
 
 const loadWorkflows = () => api.listWorkflows();
 interface Summary {
@@ -66,8 +50,13 @@ function useSummaries(workflows: Workflow[] | null) {
 export function WorkflowsPage() {
   const { items, error, reload } = useList<Workflow>(loadWorkflows);
   const summaries = useSummaries(items);
+  const deleting = useConfirmAction<Workflow>({
+    run: (w) => api.deleteWorkflow(w.id),
+    done: (w) => `Deleted “${w.name}”.`,
+    failed: 'Could not delete the workflow',
+    reload,
+  });
   const [creating, setCreating] = useState(false);
-  const [deleting, setDeleting] = useState<Workflow | null>(null);
   /** The workflow whose Run now dialog is open (from its row's menu, as in the editor). */
   const [runningNow, setRunningNow] = useState<Workflow | null>(null);
   /** Active switches flipped and not yet confirmed by the server: shown at once, put back if refused (as in the editor). */
@@ -80,37 +69,35 @@ export function WorkflowsPage() {
   const setActive = useCallback(
     async (w: Workflow, active: boolean) => {
       setSwitching((s) => ({ ...s, [w.id]: active }));
-      try {
-        await api.updateWorkflow(w.id, { active });
-        notifications.show({ color: 'green', message: `“${w.name}” is ${active ? 'active' : 'inactive'}.` });
-      } catch (err) {
-        notifications.show({ color: 'red', title: `Could not ${active ? 'activate' : 'deactivate'} “${w.name}”`, message: (err as Error).message });
-      }
-      await reload();
+      await actAndReload(
+        () => api.updateWorkflow(w.id, { active }),
+        `“${w.name}” is ${active ? 'active' : 'inactive'}.`,
+        `Could not ${active ? 'activate' : 'deactivate'} “${w.name}”`,
+        reload,
+      );
       setSwitching(({ [w.id]: _done, ...rest }) => rest);
     },
     [reload],
   );
 
-  const duplicate = async (w: Workflow) => {
-    try {
-      // A copy starts inactive, with its own webhook URL and secret.
-      await api.createWorkflow({
-        name: `${w.name} (copy)`.slice(0, 200),
-        description: w.description,
-        triggerType: w.triggerType,
-        graph: w.graph,
-        triggerConfig: w.triggerConfig,
-        executionOrder: w.executionOrder,
-        requireWebhookSecret: w.webhook?.requireSecret ?? true,
-        active: false,
-      });
-      notifications.show({ color: 'green', message: `Duplicated “${w.name}”.` });
-    } catch (err) {
-      notifications.show({ color: 'red', title: 'Could not duplicate the workflow', message: (err as Error).message });
-    }
-    await reload();
-  };
+  // A copy starts inactive, with its own webhook URL and secret.
+  const duplicate = (w: Workflow) =>
+    actAndReload(
+      () =>
+        api.createWorkflow({
+          name: `${w.name} (copy)`.slice(0, 200),
+          description: w.description,
+          triggerType: w.triggerType,
+          graph: w.graph,
+          triggerConfig: w.triggerConfig,
+          executionOrder: w.executionOrder,
+          requireWebhookSecret: w.webhook?.requireSecret ?? true,
+          active: false,
+        }),
+      `Duplicated “${w.name}”.`,
+      'Could not duplicate the workflow',
+      reload,
+    );
 
   const createButton = (
     <Button leftSection={<IconPlus size={16} />} onClick={() => setCreating(true)}>
@@ -137,19 +124,8 @@ export function WorkflowsPage() {
       {items && items.length > 0 && (
         <TableRegion label="Workflows">
           <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label="Workflows">
-            <Table.Thead>
-              <Table.Tr>
-                {/* The name is what a person reads the list by: it keeps 11 rem, the other columns scroll. */}
-                <Table.Th miw="11rem">Name</Table.Th>
-                <Table.Th>Trigger</Table.Th>
-                <Table.Th>Active</Table.Th>
-                <Table.Th>Last run</Table.Th>
-                <Table.Th>Runs (24 h)</Table.Th>
-                <Table.Th>
-                  <VisuallyHidden>Actions</VisuallyHidden>
-                </Table.Th>
-              </Table.Tr>
-            </Table.Thead>
+            {/* The name is what a person reads the list by: it keeps 11 rem, the other columns scroll. */}
+            <TableHead columns={['Name', 'Trigger', 'Active', 'Last run', 'Runs (24 h)']} nameMinWidth="11rem" />
             <Table.Tbody>
               {items.map((w) => {
                 const s = summaries[w.id];
@@ -203,7 +179,7 @@ export function WorkflowsPage() {
                           <Menu.Item leftSection={<IconCopy size={16} />} onClick={() => void duplicate(w)}>
                             Duplicate
                           </Menu.Item>
-                          <Menu.Item leftSection={<IconTrash size={16} />} color="red" onClick={() => setDeleting(w)}>
+                          <Menu.Item leftSection={<IconTrash size={16} />} color="red" onClick={() => deleting.ask(w)}>
                             Delete
                           </Menu.Item>
                         </Menu.Dropdown>
@@ -228,22 +204,7 @@ export function WorkflowsPage() {
           }}
         />
       )}
-      <ConfirmDialog
-        opened={deleting !== null}
-        title={`Delete “${deleting?.name ?? ''}”?`}
-        confirmLabel="Delete workflow"
-        onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          if (!deleting) return;
-          try {
-            await api.deleteWorkflow(deleting.id);
-            notifications.show({ color: 'green', message: `Deleted “${deleting.name}”.` });
-          } catch (err) {
-            notifications.show({ color: 'red', title: 'Could not delete the workflow', message: (err as Error).message });
-          }
-          await reload();
-        }}
-      >
+      <ConfirmDialog {...deleting.dialog} title={`Delete “${deleting.target?.name ?? ''}”?`} confirmLabel="Delete workflow">
         Its webhook URL stops answering and its runs are deleted with it. This cannot be undone.
       </ConfirmDialog>
     </>

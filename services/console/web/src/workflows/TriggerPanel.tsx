@@ -1,7 +1,7 @@
 import { Alert, Button, Checkbox, Code, CopyButton, Group, List, NativeSelect, NumberInput, Radio, Stack, Switch, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconCheck, IconCopy, IconEye, IconEyeOff, IconPlayerPlay, IconRefresh } from '@tabler/icons-react';
-import { useMemo, useState } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import { api, type Project, type Workflow } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import {
@@ -43,32 +43,70 @@ export interface TriggerDraft {
   problem: string | null;
 }
 
-/** The settings a new trigger of this type starts with (valid, so an active workflow can switch). */
-export function defaultTriggerConfig(type: TriggerType): Record<string, unknown> {
-  switch (type) {
-    case 'schedule':
-      return { cron: '0 9 * * *', timezone: browserTimeZone(), missed: 'run_once' };
-    case 'entity':
-      return { entity: 'task' };
-    default:
-      return {};
-  }
+/** What a trigger type's settings component gets from the panel. */
+export interface TriggerSettingsProps {
+  workflow: Workflow;
+  /** The settings as edited (the draft), else as saved. */
+  config: Record<string, unknown>;
+  onDraft: (d: TriggerDraft) => void;
+  secret: string | null;
+  onSecret: (s: string | null) => void;
+  /** Trigger settings changed (shown at once, before the server answers; put back if it refuses). */
+  onChanged: (w: Pick<Workflow, 'webhook' | 'triggerConfig'>) => void;
+  projects: Project[] | null;
+  onRunNow: () => void;
 }
 
-function activationText(type: TriggerType, active: boolean): string {
-  if (type === 'manual') return 'Runs only when someone starts it (Run now), active or not.';
-  if (!active) return type === 'webhook' ? 'Inactive: requests to this URL get 404 and start nothing.' : 'Inactive: nothing starts it but Run now.';
-  switch (type) {
-    case 'webhook':
-      return 'Active: requests to this URL start the workflow.';
-    case 'schedule':
-      return 'Active: it runs on this schedule.';
-    case 'note':
-      return 'Active: matching note changes start it.';
-    case 'entity':
-      return 'Active: matching changes start it.';
-  }
+/** One trigger type in the editor: its settings component, the settings a new trigger starts with, and what "active" means for it. */
+export interface TriggerEditor {
+  Settings: (props: TriggerSettingsProps) => ReactNode;
+  /** Valid, so an active workflow can switch to this type. */
+  defaultConfig: () => Record<string, unknown>;
+  active: string;
+  inactive: string;
 }
+
+const INACTIVE = 'Inactive: nothing starts it but Run now.';
+
+/**
+ * The editor's part of the trigger registry (libs/contracts trigger-types.ts), keyed by its
+ * TriggerType: a type added there without an entry here does not compile.
+ */
+export const TRIGGER_EDITORS: { readonly [T in TriggerType]: TriggerEditor } = {
+  webhook: {
+    Settings: ({ workflow, secret, onSecret, onChanged }) => <WebhookSettings workflow={workflow} secret={secret} onSecret={onSecret} onChanged={onChanged} />,
+    defaultConfig: () => ({}),
+    active: 'Active: requests to this URL start the workflow.',
+    inactive: 'Inactive: requests to this URL get 404 and start nothing.',
+  },
+  manual: {
+    Settings: ({ onRunNow }) => <ManualSettings onRunNow={onRunNow} />,
+    defaultConfig: () => ({}),
+    active: 'Runs only when someone starts it (Run now), active or not.',
+    inactive: 'Runs only when someone starts it (Run now), active or not.',
+  },
+  schedule: {
+    Settings: ({ workflow, config, onDraft }) => <ScheduleSettings key={JSON.stringify(workflow.triggerConfig)} config={config} onDraft={onDraft} />,
+    defaultConfig: () => ({ cron: '0 9 * * *', timezone: browserTimeZone(), missed: 'run_once' }),
+    active: 'Active: it runs on this schedule.',
+    inactive: INACTIVE,
+  },
+  note: {
+    Settings: ({ config, onDraft, projects }) => <NoteSettings config={config} onDraft={onDraft} projects={projects} />,
+    defaultConfig: () => ({}),
+    active: 'Active: matching note changes start it.',
+    inactive: INACTIVE,
+  },
+  entity: {
+    Settings: ({ config, onDraft }) => <EntitySettings config={config} onDraft={onDraft} />,
+    defaultConfig: () => ({ entity: 'task' }),
+    active: 'Active: matching changes start it.',
+    inactive: INACTIVE,
+  },
+};
+
+/** The settings a new trigger of this type starts with (valid, so an active workflow can switch). */
+export const defaultTriggerConfig = (type: TriggerType) => TRIGGER_EDITORS[type].defaultConfig();
 
 /**
  * Trigger settings: the trigger type, then per type — webhook: the URL, the secret (revealed on
@@ -78,35 +116,19 @@ function activationText(type: TriggerType, active: boolean): string {
  * saved at once; schedule, note and entity settings (a draft) and the execution order are saved with
  * the workflow.
  */
-export function TriggerPanel({
-  workflow,
-  secret,
-  onSecret,
-  onChanged,
-  executionOrder,
-  onExecutionOrder,
-  draft,
-  onDraft,
-  projects,
-  onRunNow,
-  onTypeChange,
-}: {
-  workflow: Workflow;
-  secret: string | null;
-  onSecret: (s: string | null) => void;
-  /** Trigger settings changed (shown at once, before the server answers; put back if it refuses). */
-  onChanged: (w: Pick<Workflow, 'webhook' | 'triggerConfig'>) => void;
-  executionOrder: Workflow['executionOrder'];
-  onExecutionOrder: (o: Workflow['executionOrder']) => void;
-  draft: TriggerDraft | null;
-  onDraft: (d: TriggerDraft) => void;
-  projects: Project[] | null;
-  onRunNow: () => void;
-  onTypeChange: (type: TriggerType) => Promise<void>;
-}) {
+export function TriggerPanel(
+  props: Omit<TriggerSettingsProps, 'config'> & {
+    executionOrder: Workflow['executionOrder'];
+    onExecutionOrder: (o: Workflow['executionOrder']) => void;
+    draft: TriggerDraft | null;
+    onTypeChange: (type: TriggerType) => Promise<void>;
+  },
+) {
+  const { workflow, executionOrder, onExecutionOrder, draft, onTypeChange } = props;
   const [confirmingType, setConfirmingType] = useState<TriggerType | null>(null);
   const type = workflow.triggerType;
   const config = draft?.config ?? workflow.triggerConfig;
+  const Settings = TRIGGER_EDITORS[type].Settings;
   const order = (
     <Radio.Group label="Execution order" description="Saved with the workflow." value={executionOrder} onChange={(v) => onExecutionOrder(v)}>
       <Stack gap={6} mt={6}>
@@ -130,26 +152,11 @@ export function TriggerPanel({
       />
       <Alert color={workflow.active || type === 'manual' ? 'green' : 'gray'} variant="light" radius="md" p="sm" data-testid="activation-state">
         <Text size="sm" fw={600}>
-          {activationText(type, workflow.active)}
+          {workflow.active ? TRIGGER_EDITORS[type].active : TRIGGER_EDITORS[type].inactive}
         </Text>
         {type !== 'manual' && <Text size="xs">Switch it with “Active” at the top of the editor.</Text>}
       </Alert>
-      {type === 'webhook' && <WebhookSettings workflow={workflow} secret={secret} onSecret={onSecret} onChanged={onChanged} />}
-      {type === 'schedule' && <ScheduleSettings key={JSON.stringify(workflow.triggerConfig)} config={config} onDraft={onDraft} />}
-      {type === 'note' && <NoteSettings config={config} onDraft={onDraft} projects={projects} />}
-      {type === 'entity' && <EntitySettings config={config} onDraft={onDraft} />}
-      {type === 'manual' && (
-        <Stack gap="xs">
-          <Text size="sm">
-            A manual workflow runs when you start it: with <b>Run now</b> here or at the top of the editor, from a script (
-            <Code>POST /api/v1/workflows/{'{id}'}/runs</Code>) or from an AI assistant (MCP <Code>set_workflow_active</Code> with <Code>runNow</Code>). The JSON
-            payload you give becomes <Code>{'{{trigger.…}}'}</Code>.
-          </Text>
-          <Button leftSection={<IconPlayerPlay size={16} />} onClick={onRunNow} style={{ alignSelf: 'flex-start' }}>
-            Run now
-          </Button>
-        </Stack>
-      )}
+      <Settings {...props} config={config} />
       {order}
       <ConfirmDialog
         opened={confirmingType !== null}
@@ -162,6 +169,23 @@ export function TriggerPanel({
       >
         This workflow is active: from now on only the new trigger starts it{type === 'webhook' ? ', and requests to its webhook URL get 404' : ''}.
       </ConfirmDialog>
+    </Stack>
+  );
+}
+
+// ---- manual ----
+
+function ManualSettings({ onRunNow }: { onRunNow: () => void }) {
+  return (
+    <Stack gap="xs">
+      <Text size="sm">
+        A manual workflow runs when you start it: with <b>Run now</b> here or at the top of the editor, from a script (
+        <Code>POST /api/v1/workflows/{'{id}'}/runs</Code>) or from an AI assistant (MCP <Code>set_workflow_active</Code> with <Code>runNow</Code>). The JSON
+        payload you give becomes <Code>{'{{trigger.…}}'}</Code>.
+      </Text>
+      <Button leftSection={<IconPlayerPlay size={16} />} onClick={onRunNow} style={{ alignSelf: 'flex-start' }}>
+        Run now
+      </Button>
     </Stack>
   );
 }

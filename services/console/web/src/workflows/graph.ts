@@ -1,3 +1,4 @@
+import type { WorkflowEdge, WorkflowGraph } from '@flowdesk/contracts';
 import { formFields, NODE_TYPES, nodeDefinition, type AnyNodeDefinition, type FormField, type NodeType, type WorkflowNode } from '@flowdesk/contracts/nodes';
 
 /**
@@ -6,26 +7,12 @@ import { formFields, NODE_TYPES, nodeDefinition, type AnyNodeDefinition, type Fo
  */
 
 export type StepKind = NodeType;
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-export interface Position {
-  x: number;
-  y: number;
-}
-
-/** The API's shapes (the subset the editor writes). */
-export type ApiNode = Omit<WorkflowNode, 'position'> & { position?: Position };
-export interface ApiEdge {
-  from: string;
-  to: string;
-  /** A branch of the source node's type (a condition's true/false, a switch's 1–4/default). */
-  branch?: string;
-}
-export interface ApiGraph {
-  nodes: ApiNode[];
-  edges: ApiEdge[];
-  triggerPosition?: Position;
-}
+/** The API's workflow graph (libs/contracts WorkflowGraph), its nodes and edges. */
+export type ApiGraph = WorkflowGraph;
+export type ApiNode = WorkflowNode;
+export type ApiEdge = WorkflowEdge;
+export type Position = NonNullable<WorkflowGraph['triggerPosition']>;
 
 /** One key-value row of the form (a header, a field). */
 export interface FormRow {

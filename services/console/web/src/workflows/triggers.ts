@@ -195,7 +195,11 @@ export function triggerSample(
 // ---- runs ----
 
 /** How a run was started: "Schedule", "Manual by ada@example.com", "Run again". */
-export function triggerLabel(run: Pick<WorkflowRun, 'triggerType' | 'startedBy' | 'rerunOf' | 'eventId'>, me?: { id: string; email: string } | null): string {
+export function triggerLabel(
+  // triggerType may be absent in runs recorded before trigger types existed: webhook (or manual, by its event id) runs.
+  run: Pick<WorkflowRun, 'startedBy' | 'rerunOf' | 'eventId'> & Partial<Pick<WorkflowRun, 'triggerType'>>,
+  me?: { id: string; email: string } | null,
+): string {
   if (run.rerunOf) return 'Run again';
   const type: TriggerType = run.triggerType ?? (run.eventId.startsWith('rerun_') || run.eventId.startsWith('manual_') ? 'manual' : 'webhook');
   if (type === 'manual' && run.startedBy) return `Manual by ${me && me.id === run.startedBy ? me.email : 'another user'}`;

@@ -13,9 +13,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { withSpan } from '@flowdesk/telemetry';
-import { countToolCall } from '../adapters/telemetry.ts';
 import { PROMPTS, RESOURCES, RESOURCE_TEMPLATES, ToolArgumentError, allows, listedTools } from '@flowdesk/contracts';
-import { UpstreamError, type WorkspaceApi } from '../adapters/workspace-client.ts';
+import { UpstreamError, type CountToolCall, type WorkspaceApi } from './ports.ts';
 import { TOOL_HANDLERS } from './tool-handlers.ts';
 import { readResource, UnknownResourceError } from './resources.ts';
 import { PROMPT_RENDERERS, PromptArgumentError } from './prompts.ts';
@@ -44,6 +43,8 @@ export interface CallContext {
   /** workspace-api as the caller; resolved lazily (token exchange) on the first call that needs it. */
   api: () => Promise<WorkspaceApi>;
   now: () => Date;
+  /** Counts each tools/call by its result (the metrics adapter). */
+  countToolCall: CountToolCall;
 }
 
 // Compact JSON: the text block goes into the model's context, where indentation costs tokens (about a
@@ -84,17 +85,17 @@ export function buildMcpServer(ctx: CallContext, onError: (err: unknown) => void
     const { name } = req.params;
     const tool = TOOL_HANDLERS.get(name);
     if (!tool) {
-      countToolCall(name, 'invalid_params');
+      ctx.countToolCall(name, 'invalid_params');
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
     }
     const args = req.params.arguments ?? {};
     const check = INPUT_VALIDATORS.get(name)!(args);
     if (!check.valid) {
-      countToolCall(name, 'invalid_params');
+      ctx.countToolCall(name, 'invalid_params');
       throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${check.message}`);
     }
     if (!allows(ctx.principal?.scope, tool.spec.access)) {
-      countToolCall(name, 'forbidden');
+      ctx.countToolCall(name, 'forbidden');
       return { isError: true, content: [{ type: 'text', text: `${name} requires the mcp:${tool.spec.access} scope` }] };
     }
     // A span per call (its workspace-api request is its child, docs/observability.md).
@@ -104,15 +105,15 @@ export function buildMcpServer(ctx: CallContext, onError: (err: unknown) => void
       async () => {
         try {
           const result = await tool.handler(args, await ctx.api(), ctx.now());
-          countToolCall(name, 'ok');
+          ctx.countToolCall(name, 'ok');
           return { content: [{ type: 'text', text: asText(result) }], structuredContent: result as Record<string, unknown> };
         } catch (err) {
           if (err instanceof ToolArgumentError) {
-            countToolCall(name, 'invalid_params');
+            ctx.countToolCall(name, 'invalid_params');
             throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${err.message}`);
           }
           if (!(err instanceof UpstreamError) || err.status >= 500) onError(err);
-          countToolCall(name, 'tool_error');
+          ctx.countToolCall(name, 'tool_error');
           return toolError(err);
         }
       },

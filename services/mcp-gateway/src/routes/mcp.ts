@@ -1,4 +1,4 @@
-import { sessionsClosed, sessionsOpened } from '../adapters/telemetry.ts';
+import { countToolCall, sessionsClosed, sessionsOpened } from '../adapters/telemetry.ts';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -256,6 +256,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
         {
           principal: caller?.principal,
           now: ctx.now,
+          countToolCall,
           api: async () => {
             if (!caller) throw new CredentialRejectedError('no credential');
             try {

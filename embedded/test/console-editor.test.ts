@@ -188,6 +188,19 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     const previewBox = page.getByTestId('variable-preview').first();
     assert.equal(await previewBox.locator('mark').first().innerText(), '{{trigger.customer.name}}');
     assert.equal(await page.getByTestId('preview-text').first().innerText(), 'Call Ada Lovelace about the order');
+    // An expression previews against the sample the same way, computed; a broken one shows the engine's error.
+    const notes = page.getByLabel('Notes');
+    await notes.fill('Twice {{= trigger.order.total * 2 }} for {{= $uppercase(trigger.customer.name) }}');
+    const notesPreview = page.getByTestId('variable-preview').nth(1);
+    await until('the expression preview', async () =>
+      (await notesPreview.getByTestId('preview-text').innerText()) === 'Twice 84 for ADA LOVELACE' ? true : undefined,
+    );
+    await notes.fill('Twice {{= trigger.order.total * }}');
+    assert.match(await notesPreview.getByTestId('preview-error').innerText(), /^expression \{\{= trigger\.order\.total \* \}\} is not valid: /);
+    await notes.fill('Order {{= trigger.order.id }}');
+    await until('the fixed expression preview', async () =>
+      (await notesPreview.getByTestId('preview-text').innerText()) === 'Order A-1001' ? true : undefined,
+    );
     // Nodes after an HTTP Request can pick its outputs.
     await page.getByRole('button', { name: 'Insert {{nodes.http_1.status}}' }).waitFor();
     await assertAccessible(page, 'editor');

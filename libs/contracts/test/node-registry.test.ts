@@ -2,7 +2,18 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { Compile } from 'typebox/compile';
-import { formFields, McpWorkflowNode, NODE_TYPES, nodeTypeList, TOOLS, withNodeTable, WorkflowGraph, type AnyNodeDefinition } from '../src/index.ts';
+import {
+  formFields,
+  McpWorkflowNode,
+  NODE_CATALOGUE_URI,
+  NODE_TYPES,
+  RESOURCES,
+  renderNodeCatalogue,
+  TOOLS,
+  withNodeTable,
+  WorkflowGraph,
+  type AnyNodeDefinition,
+} from '../src/index.ts';
 
 const definitions = NODE_TYPES as readonly AnyNodeDefinition[];
 
@@ -12,13 +23,20 @@ test('docs/workflow-engine.md has the node table generated from the registry (np
   for (const d of definitions) assert.ok(committed.includes(`**${d.label}** (\`${d.type}\`)`), `${d.type} is in the node table`);
 });
 
-test('the graph union, the MCP node schema and get_workflow are derived from the registry', () => {
+test('the graph union, the MCP node schema and the node catalogue resource are derived from the registry', () => {
   const types = definitions.map((d) => d.type);
   assert.equal(new Set(types).size, types.length, 'unique type keys');
   assert.deepEqual((McpWorkflowNode.properties.type as unknown as { enum: string[] }).enum, types);
-  const mcpParams = Object.keys((McpWorkflowNode.properties.params as unknown as { properties: object }).properties);
-  for (const d of definitions) for (const key of Object.keys(d.params.properties)) assert.ok(mcpParams.includes(key), `MCP params have ${d.type}.${key}`);
-  assert.match(TOOLS.find((t) => t.name === 'get_workflow')!.description, new RegExp(`\\(${nodeTypeList()} nodes\\)`));
+  // Each type's params are in the catalogue the workflow tools point to, not in the tools' schemas.
+  const catalogue = renderNodeCatalogue();
+  for (const d of definitions) {
+    const section = catalogue.slice(catalogue.indexOf(`## ${d.label} (\`${d.type}\`)`)).split('\n## ')[0]!;
+    assert.ok(section.length > 0 && catalogue.includes(`## ${d.label} (\`${d.type}\`)`), `${d.type} has a section`);
+    for (const key of Object.keys(d.params.properties))
+      assert.match(section, new RegExp(`^- \`${key}\` \\((required|optional)`, 'm'), `${d.type}.${key} in the catalogue`);
+  }
+  assert.ok(RESOURCES.some((r) => r.uri === NODE_CATALOGUE_URI && r.mimeType === 'text/markdown'));
+  for (const name of ['get_workflow', 'create_workflow']) assert.ok(TOOLS.find((t) => t.name === name)!.description.includes(NODE_CATALOGUE_URI), name);
   const graph = Compile(WorkflowGraph);
   assert.equal(graph.Check({ nodes: [{ id: 'n1', type: 'no_such_type', params: {} }], edges: [] }), false);
 });

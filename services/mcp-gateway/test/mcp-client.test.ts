@@ -7,7 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { TOOLS, propertiesAtEveryDepth } from '@flowdesk/contracts';
+import { NODE_TYPES, RESOURCES, TOOLS, propertiesAtEveryDepth } from '@flowdesk/contracts';
 import { connectClient, startStack, type Stack, type TestUser } from './helpers/stack.ts';
 
 let stack: Stack;
@@ -116,7 +116,7 @@ const plan = (ids: Ids): [string, Record<string, unknown>][] => [
   ['delete_project', { projectId: ids.project }],
 ];
 
-test('initialize answers 2025-06-18 with tools, resources and prompts; lists every catalogue tool, 4 + 1 resources, 4 prompts', async () => {
+test('initialize answers 2025-06-18 with tools, resources and prompts; lists every catalogue tool, 5 + 1 resources (the fifth: the node catalogue), 4 prompts', async () => {
   assert.equal(client.getServerVersion()?.name, 'flowdesk');
   const caps = client.getServerCapabilities();
   assert.ok(caps?.tools && caps.resources && caps.prompts);
@@ -130,7 +130,7 @@ test('initialize answers 2025-06-18 with tools, resources and prompts; lists eve
     for (const [at, p] of propertiesAtEveryDepth(t.inputSchema))
       assert.ok(typeof p.description === 'string' && p.description.trim(), `${t.name} ${at} has a description`);
   }
-  assert.equal((await client.listResources()).resources.length, 4);
+  assert.equal((await client.listResources()).resources.length, 5);
   assert.deepEqual(
     (await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate),
     ['flowdesk://projects/{projectId}'],
@@ -168,17 +168,23 @@ test('every tool of the catalogue works, its structuredContent matching its outp
   assert.deepEqual(results.delete_project, { deleted: true, id: ids.project });
 });
 
-test('read every resource (4 static + the project template), JSON content', async () => {
+test('read every resource (4 workspace views + the node catalogue + the project template)', async () => {
   const project = await call(client, 'create_project', { name: 'Resource project' });
   await call(client, 'create_task', { title: 'Resource task', projectId: project.id });
   const { resources } = await client.listResources();
+  assert.equal(resources.length, RESOURCES.length);
   for (const r of resources) {
     const res = await client.readResource({ uri: r.uri });
     const content = res.contents[0] as { uri: string; mimeType: string; text: string };
     assert.equal(content.uri, r.uri);
-    assert.equal(content.mimeType, 'application/json');
-    assert.ok(JSON.parse(content.text), r.uri);
+    assert.equal(content.mimeType, r.mimeType);
+    if (r.mimeType === 'application/json') assert.ok(JSON.parse(content.text), r.uri);
   }
+  // The node catalogue the workflow tools point to: every registered type with its params.
+  const catalogue = await client.readResource({ uri: 'flowdesk://docs/workflow-nodes' });
+  const text = (catalogue.contents[0] as { text: string }).text;
+  for (const d of NODE_TYPES) assert.ok(text.includes(`## ${d.label} (\`${d.type}\`)`), d.type);
+  assert.match(text, /^- `url` \(required, templated\)/m);
   const one = await client.readResource({ uri: `flowdesk://projects/${project.id}` });
   const body = JSON.parse((one.contents[0] as { text: string }).text);
   assert.equal(body.project.name, 'Resource project');
@@ -284,7 +290,7 @@ test('SSE answer mode: the same calls answered as text/event-stream', async () =
     assert.equal((await sse.listTools()).tools.length, TOOLS.length);
     const p = await call(sse, 'create_project', { name: 'Over SSE' });
     assert.equal((await call(sse, 'get_project', { projectId: p.id })).name, 'Over SSE');
-    assert.equal((await sse.listResources()).resources.length, 4);
+    assert.equal((await sse.listResources()).resources.length, 5);
     assert.equal((await sse.listPrompts()).prompts.length, 4);
   } finally {
     await sse.close();
@@ -338,16 +344,12 @@ test('get_workflow with a read key masks secrets written inline in an HTTP Reque
         {
           id: 'push',
           type: 'http_request',
-          params: {
+          params: JSON.stringify({
             method: 'POST',
             url: 'https://bot:pa55-inline@api.example.test/v1?token=t-inline-1',
-            headers: [
-              { name: 'Authorization', value: 'Bearer sk-inline-2' },
-              { name: 'X-Api-Key', value: 'key-inline-3' },
-              { name: 'X-Ref', value: 'Bearer {{credentials.crm}}' },
-            ],
-            body: '{"password":"pw-inline-4","contact":"{{trigger.email}}"}',
-          },
+            headers: { Authorization: 'Bearer sk-inline-2', 'X-Api-Key': 'key-inline-3', 'X-Ref': 'Bearer {{credentials.crm}}' },
+            body: { password: 'pw-inline-4', contact: '{{trigger.email}}' },
+          }),
         },
       ],
       edges: [{ from: 'trigger', to: 'push' }],

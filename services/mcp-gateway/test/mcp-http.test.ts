@@ -477,7 +477,7 @@ describe('JSON-RPC edge cases', () => {
           {
             name: 'w',
             triggerType: 'manual',
-            graph: { nodes: [{ id: 'n1', type: 'http_request', params: { method: 'POST', url: 'https://x.example/\u0000' } }], edges: [] },
+            graph: { nodes: [{ id: 'n1', type: 'http_request', params: JSON.stringify({ method: 'POST', url: 'https://x.example/\u0000' }) }], edges: [] },
           },
           /graph\.nodes\[0\]\.params\.url must not contain the NUL character/,
         ],
@@ -495,35 +495,42 @@ describe('JSON-RPC edge cases', () => {
 });
 
 describe('workflow tools in strict-schema shape', () => {
-  test('http_request headers as a list and the body as JSON text are stored as the API shapes; bad JSON text → -32602', async () => {
+  test("a node's params as JSON text are stored as the API's object (what get_workflow returns); params that are not an object's JSON text → -32602 naming the node and the catalogue", async () => {
     const { client } = await connectClient(url, user.writeKey);
     try {
-      const graph = {
-        nodes: [
-          {
-            id: 'post',
-            type: 'http_request',
-            params: {
-              method: 'POST',
-              url: 'https://hooks.example/x',
-              headers: [{ name: 'x-team', value: '{{trigger.team}}' }],
-              body: '{"text": "{{trigger.message}}", "n": 1}',
-            },
-          },
-        ],
-        edges: [{ from: 'trigger', to: 'post' }],
-      };
+      const params = { method: 'POST', url: 'https://hooks.example/x', headers: { 'x-team': '{{trigger.team}}' }, body: { text: '{{trigger.message}}', n: 1 } };
+      const graph = { nodes: [{ id: 'post', type: 'http_request', params: JSON.stringify(params) }], edges: [{ from: 'trigger', to: 'post' }] };
       const created = (await client.callTool({ name: 'create_workflow', arguments: { name: 'strict', triggerType: 'manual', graph } })).structuredContent as {
         id: string;
         graph: { nodes: { params: Record<string, unknown> }[] };
       };
-      assert.deepEqual(created.graph.nodes[0]!.params.headers, { 'x-team': '{{trigger.team}}' });
-      assert.deepEqual(created.graph.nodes[0]!.params.body, { text: '{{trigger.message}}', n: 1 });
-      const bad = { ...graph, nodes: [{ ...graph.nodes[0]!, params: { ...graph.nodes[0]!.params, body: '{text: oops' } }] };
-      await assert.rejects(
-        client.callTool({ name: 'update_workflow', arguments: { workflowId: created.id, graph: bad } }),
-        (e: Error & { code?: number }) => e.code === -32602 && /graph\.nodes\[0\]\.params\.body must be JSON text/.test(e.message),
-      );
+      assert.deepEqual(created.graph.nodes[0]!.params, params);
+      // What get_workflow returns goes back into update_workflow as it is (JSON text of the same object).
+      const read = (await client.callTool({ name: 'get_workflow', arguments: { workflowId: created.id } })).structuredContent as typeof created;
+      const again = {
+        nodes: [{ id: 'post', type: 'http_request', params: JSON.stringify({ ...read.graph.nodes[0]!.params, url: 'https://hooks.example/y' }) }],
+        edges: graph.edges,
+      };
+      const updated = (await client.callTool({ name: 'update_workflow', arguments: { workflowId: created.id, graph: again } }))
+        .structuredContent as typeof created;
+      assert.equal(updated.graph.nodes[0]!.params.url, 'https://hooks.example/y');
+      for (const text of ['{method: oops', '[1]', '"text"', 'null']) {
+        const bad = { ...graph, nodes: [{ ...graph.nodes[0]!, params: text }] };
+        await assert.rejects(
+          client.callTool({ name: 'update_workflow', arguments: { workflowId: created.id, graph: bad } }),
+          (e: Error & { code?: number }) =>
+            e.code === -32602 &&
+            /graph\.nodes\[0\]\.params must be the JSON text of an object \(the params of http_request: see flowdesk:\/\/docs\/workflow-nodes\)/.test(
+              e.message,
+            ),
+          text,
+        );
+      }
+      // A param the type does not have: workspace-api's 400 names it.
+      const unknown = { ...graph, nodes: [{ ...graph.nodes[0]!, params: JSON.stringify({ ...params, colour: 'red' }) }] };
+      const refused = await client.callTool({ name: 'update_workflow', arguments: { workflowId: created.id, graph: unknown } });
+      assert.equal(refused.isError, true);
+      assert.match((refused.content as { text: string }[])[0]!.text, /colour/);
     } finally {
       await client.close();
     }

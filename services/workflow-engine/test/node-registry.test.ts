@@ -1,11 +1,11 @@
 // Walks the node registry (libs/contracts/src/nodes): every node type has an engine handler, a
 // console form (generated from its params schema and hints), a row in docs/workflow-engine.md's
-// generated node table and a place in the MCP tools' schemas. A new node type that misses one of
+// generated node table, its type in the MCP tools' schemas and its params in the MCP node catalogue resource. A new node type that misses one of
 // them fails here by name (the handler map also fails to compile without it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { formFields, McpWorkflowNode, NODE_TYPES, TOOLS, withNodeTable, type AnyNodeDefinition } from '@flowdesk/contracts';
+import { formFields, McpWorkflowNode, NODE_TYPES, renderNodeCatalogue, TOOLS, withNodeTable, type AnyNodeDefinition } from '@flowdesk/contracts';
 import { nodeHandlers } from '../src/domain/nodes/index.ts';
 
 const definitions = NODE_TYPES as readonly AnyNodeDefinition[];
@@ -38,15 +38,15 @@ test('every node type is in the generated node table of docs/workflow-engine.md'
   for (const d of definitions) assert.ok(docs.includes(`| **${d.label}** (\`${d.type}\`) |`), `${d.type} has a row`);
 });
 
-test('every node type and each of its params is in the MCP workflow schema, and create_workflow takes it', () => {
-  const mcp = McpWorkflowNode as unknown as { properties: { type: { enum: string[] }; params: { properties: Record<string, { description?: string }> } } };
+test('every node type is in the MCP workflow schema, and each of its params in the node catalogue resource the tools point to', () => {
+  const mcp = McpWorkflowNode as unknown as { properties: { type: { enum: string[] } } };
   const createWorkflow = JSON.stringify(TOOLS.find((t) => t.name === 'create_workflow')!.inputSchema);
+  const catalogue = renderNodeCatalogue();
   for (const d of definitions) {
     assert.ok(mcp.properties.type.enum.includes(d.type), `${d.type} in the type enum`);
     assert.ok(createWorkflow.includes(`"${d.type}"`), `${d.type} in create_workflow`);
-    for (const key of Object.keys(d.params.properties)) {
-      const param = mcp.properties.params.properties[key];
-      assert.ok(param?.description?.includes(d.type), `${d.type}.${key} in the MCP params, described as ${d.type}'s`);
-    }
+    const section = catalogue.split('\n## ').find((s) => s.startsWith(`${d.label} (\`${d.type}\`)`));
+    assert.ok(section, `${d.type} has a section in the catalogue`);
+    for (const key of Object.keys(d.params.properties)) assert.ok(section.includes(`\n- \`${key}\` (`), `${d.type}.${key} in the catalogue`);
   }
 });

@@ -544,6 +544,26 @@ describe('graph validation', () => {
       message: /graph\.nodes\.0\.type/,
     },
     {
+      name: 'an expression that does not parse',
+      graph: {
+        nodes: [task('a'), { id: 'b', type: 'create_task', params: { title: 'Total {{= $sum(trigger.lines.(qty * price) }}' } }],
+        edges: [
+          { from: 'trigger', to: 'a' },
+          { from: 'a', to: 'b' },
+        ],
+      },
+      message:
+        /^body\.graph\.nodes\.1\.params\.title \(node "b"\): expression \{\{= \$sum\(trigger\.lines\.\(qty \* price\) \}\} is not valid: .+ \(at character \d+\)/,
+    },
+    {
+      name: 'an expression without its closing braces, inside an HTTP body written as JSON',
+      graph: {
+        nodes: [{ id: 'h', type: 'http_request', params: { method: 'POST', url: 'https://example.com', body: '{"items": ["{{= trigger.x "]}' } }],
+        edges: [{ from: 'trigger', to: 'h' }],
+      },
+      message: /^body\.graph\.nodes\.0\.params\.body\.items\.0 \(node "h"\): has an expression "\{\{= trigger\.x " without its closing \}\}/,
+    },
+    {
       name: 'an HTTP node with method TRACE',
       graph: { nodes: [http('fetch', 'TRACE')], edges: [{ from: 'trigger', to: 'fetch' }] },
       message: /graph\.nodes\.0\.params\.method/,
@@ -598,6 +618,30 @@ describe('graph validation', () => {
     assert.deepEqual(w.graph, VALID_GRAPH);
     const got = await other.call('GET', `/api/v1/workflows/${w.id}`);
     assert.deepEqual(got.body.graph, VALID_GRAPH);
+  });
+
+  test('expressions that compile are accepted, with braces, strings and JSON-escaped quotes, and returned unchanged', async () => {
+    const other = api.user();
+    const graph = {
+      nodes: [
+        { id: 't', type: 'create_task', params: { title: 'Due {{= $fromMillis($toMillis(now) + 3 * 86400000) }} for {{trigger.name}}' } },
+        {
+          id: 'h',
+          type: 'http_request',
+          params: {
+            method: 'POST',
+            url: 'https://example.com',
+            body: '{"order": "{{= {\\"total\\": $sum(trigger.lines.(qty * price)), \\"note\\": \\"}}\\"} }}"}',
+          },
+        },
+      ],
+      edges: [
+        { from: 'trigger', to: 't' },
+        { from: 't', to: 'h' },
+      ],
+    };
+    const w = await create(other, { name: 'Expressions', triggerType: 'manual', graph });
+    assert.deepEqual(w.graph, graph);
   });
 
   test('a condition with both branches and nodes joining again is accepted (a DAG is not a cycle)', async () => {

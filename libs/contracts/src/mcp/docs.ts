@@ -56,7 +56,7 @@ export function renderMcpToolsDoc(): string {
   for (const r of RESOURCE_TEMPLATES) out.push(`| \`${r.uriTemplate}\` (template) | ${r.title} | ${r.description} |`);
   out.push(
     '',
-    'All resources are read-only JSON (`application/json`) and need `mcp:read`.',
+    'All resources are read-only and need `mcp:read`; the workspace views are JSON (`application/json`), the node catalogue is Markdown (`text/markdown`, generated from the node registry).',
     '',
     '## Prompts',
     '',

@@ -1,10 +1,15 @@
-/** MCP resources: read-only JSON views of the workspace, for clients that attach context. */
+/**
+ * MCP resources: read-only JSON views of the workspace, for clients that attach context, and the
+ * workflow node catalogue (Markdown, generated from the node registry; the same for every caller).
+ */
+import { NODE_CATALOGUE_URI } from './workflow-input.ts';
+
 export interface ResourceDefinition {
   uri: string;
   name: string;
   title: string;
   description: string;
-  mimeType: 'application/json';
+  mimeType: 'application/json' | 'text/markdown';
 }
 export interface ResourceTemplateDefinition {
   uriTemplate: string;
@@ -19,6 +24,7 @@ export const RESOURCE_URIS = {
   projects: 'flowdesk://projects',
   tasks: 'flowdesk://tasks',
   calendar: 'flowdesk://calendar',
+  workflowNodes: NODE_CATALOGUE_URI,
 } as const;
 
 export const RESOURCES: readonly ResourceDefinition[] = [
@@ -49,6 +55,13 @@ export const RESOURCES: readonly ResourceDefinition[] = [
     title: 'Calendar: next 7 days',
     description: 'Calendar entries from now to seven days ahead (up to 100), by start.',
     mimeType: 'application/json',
+  },
+  {
+    uri: RESOURCE_URIS.workflowNodes,
+    name: 'workflow-node-types',
+    title: 'Workflow node types',
+    description: "Every workflow node type: its params (what create_workflow and update_workflow take as a node's params JSON text), branches and output.",
+    mimeType: 'text/markdown',
   },
 ];
 

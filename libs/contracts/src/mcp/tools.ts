@@ -11,8 +11,7 @@ import { Overview, SearchQuery, SearchResult, TagList } from '../entities/worksp
 import { ActivityFeed, ActivityQuery, Comment, CreateComment, ListCommentsQuery } from '../entities/comments.ts';
 import { UpdateUserProfile, UserProfile } from '../entities/profile.ts';
 import { toJsonSchema, type JsonSchemaObject } from './json-schema.ts';
-import { McpCreateWorkflow } from './workflow-input.ts';
-import { nodeTypeList } from '../nodes/index.ts';
+import { McpCreateWorkflow, NODE_CATALOGUE_URI } from './workflow-input.ts';
 
 export const TOOL_DOMAINS = [
   'projects',
@@ -454,7 +453,7 @@ export const TOOLS = [
     {
       name: 'get_workflow',
       title: 'Get a workflow',
-      description: `Get a workflow with its node graph (${nodeTypeList()} nodes), trigger and webhook URL. Without mcp:write, secrets written inline in http_request nodes read ••••; {{credentials.<name>}} references show as written.`,
+      description: `Get a workflow with its node graph (node types: resource ${NODE_CATALOGUE_URI}), trigger and webhook URL. Without mcp:write, secrets written inline in http_request nodes read ••••; {{credentials.<name>}} references show as written.`,
       access: 'read',
       input: Type.Object({ ...workflowId }, strict),
       output: Workflow,
@@ -462,8 +461,7 @@ export const TOOLS = [
     {
       name: 'create_workflow',
       title: 'Create a workflow',
-      description:
-        'Create a workflow with a trigger type and optionally a node graph. Node string parameters may use {{trigger.<field>}} variables. A webhook workflow gets its secret in this answer, once. New workflows are inactive unless active is true.',
+      description: `Create a workflow with a trigger type and optionally a node graph (each node type's params, branches and output: read resource ${NODE_CATALOGUE_URI} first). A webhook workflow gets its secret in this answer, once. New workflows are inactive unless active is true.`,
       access: 'write',
       input: McpCreateWorkflow,
       output: CreatedWorkflow,

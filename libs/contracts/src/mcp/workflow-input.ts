@@ -1,55 +1,23 @@
-import Type, { type TSchema } from 'typebox';
+import Type from 'typebox';
 import { StringEnum } from '../common.ts';
 import { TriggerType } from '../entities/workflows.ts';
-import { NODE_TYPES, nodeDefinition, type AnyNodeDefinition, type FieldHint } from '../nodes/index.ts';
+import { NODE_TYPES } from '../nodes/index.ts';
 
 /**
- * The workflow shapes as MCP tools take them. The REST API's graph has two open parts — an HTTP
- * node's `headers` (a map) and `body` (any JSON) — and `triggerConfig` is any object; strict tool
- * schemas (OpenAI structured outputs, the Agents SDK's strict mode) cannot express open objects. So
- * the tools take headers as a list of { name, value }, the body as JSON text, and triggerConfig with
- * its one known key; workflowArgsToApi turns them into the API's shapes. What get_workflow returns
- * is the API's shape.
+ * The workflow shapes as MCP tools take them. Strict tool schemas (OpenAI structured outputs, the
+ * Agents SDK's strict mode) cannot express open objects, and listing every node type's params in the
+ * schema grew tools/list with every type (create_workflow and update_workflow each carried them). So
+ * a node's `params` is the JSON text of its params object, in the API's own shape (what get_workflow
+ * returns), documented per type in the resource flowdesk://docs/workflow-nodes (generated from the
+ * registry, ../nodes/docs.ts); workspace-api checks each type's params and its 400 names the field.
+ * `triggerConfig` takes its one known key. workflowArgsToApi turns the tools' shapes into the API's.
  */
 const strict = { additionalProperties: false } as const;
 const NODE_ID = '^[A-Za-z][A-Za-z0-9_-]{0,63}$';
 const NodeId = (description: string) => Type.String({ pattern: NODE_ID, description });
 
-/**
- * One node object for all node types (a union of objects with optional fields does not convert to
- * strict mode): `type` says which params apply; workspace-api checks each type's required params.
- * Derived from the node registry (../nodes/): each param once, described with the types it belongs
- * to; a param whose API schema is not strict takes its hint's `mcp` form.
- */
-function mcpParams(): Record<string, TSchema> {
-  const out: Record<string, TSchema> = {};
-  const owners: Record<string, string[]> = {};
-  for (const definition of NODE_TYPES as readonly AnyNodeDefinition[]) {
-    const required = new Set((definition.params as { required?: string[] }).required ?? []);
-    for (const [key, schema] of Object.entries(definition.params.properties as Record<string, TSchema>)) {
-      const hint = (definition.fields as Record<string, FieldHint>)[key]!;
-      const own = `${definition.type}${required.has(key) ? ', required' : ''}`;
-      // A templated string's maxLength is left to workspace-api (its 400 names the field): tools/list
-      // stays under its 10,000-token budget as node types are added.
-      const { maxLength: _limit, ...open } = schema as TSchema & { maxLength?: number };
-      const mcp = hint.mcp ? { ...hint.mcp.schema, description: hint.mcp.description } : { ...(hint.template ? open : schema), description: `${own}.` };
-      const existing = out[key];
-      if (existing) {
-        // Two types share a param name: one schema, both named in its description.
-        const { description: _a, ...a } = existing as { description?: string };
-        const { description: _b, ...b } = mcp as { description?: string };
-        if (JSON.stringify(a) !== JSON.stringify(b))
-          throw new Error(`node param "${key}" has different schemas in ${owners[key]!.join(', ')} and ${definition.type}`);
-        owners[key]!.push(own);
-        out[key] = Type.Optional({ ...mcp, description: `${owners[key]!.join('; ')}.` });
-      } else {
-        owners[key] = [own];
-        out[key] = Type.Optional(mcp);
-      }
-    }
-  }
-  return out;
-}
+/** The resource with every node type's params, branches and output (the tools' descriptions point to it). */
+export const NODE_CATALOGUE_URI = 'flowdesk://docs/workflow-nodes';
 
 export const McpWorkflowNode = Type.Object(
   {
@@ -59,10 +27,9 @@ export const McpWorkflowNode = Type.Object(
       { description: 'Step kind.' },
     ),
     name: Type.Optional(Type.String({ maxLength: 200, description: 'Label.' })),
-    params: Type.Object(mcpParams(), {
-      ...strict,
-      description:
-        "Params of the node's type (each says which). Strings may hold {{trigger.x}}, {{nodes.<id>.x}}, {{credentials.<name>}} (a secret saved in Settings → Credentials; never the secret itself).",
+    params: Type.String({
+      maxLength: 200_000,
+      description: `JSON text of the type's params object, e.g. "{\\"title\\":\\"Call {{trigger.name}}\\"}"; each type's params: resource ${NODE_CATALOGUE_URI}.`,
     }),
   },
   strict,
@@ -73,7 +40,7 @@ const McpWorkflowEdge = Type.Object(
   {
     from: Type.Union([Type.Literal('trigger'), Type.String({ pattern: NODE_ID })], { description: '"trigger" or a node id.' }),
     to: NodeId('Node id.'),
-    branch: Type.Optional(StringEnum(['true', 'false'], { description: 'Only after a condition.' })),
+    branch: Type.Optional(Type.String({ maxLength: 64, description: "A branch of the from node's type (condition: true/false)." })),
   },
   strict,
 );
@@ -104,35 +71,35 @@ export const McpCreateWorkflow = Type.Object(
   strict,
 );
 
-/** Refused tool arguments that the schema could not catch (the body is not JSON); `field` names the place. */
+/** Refused tool arguments that the schema could not catch (params are not JSON); `field` names the place (empty: the message does). */
 export class ToolArgumentError extends Error {
   constructor(
     readonly field: string,
     message: string,
   ) {
-    super(`${field} ${message}`);
+    super(field ? `${field} ${message}` : message);
     this.name = 'ToolArgumentError';
   }
 }
 
 type Args = Record<string, unknown>;
 
-/** create_workflow / update_workflow arguments → the workspace-api body (each param's MCP form → the API's). */
+/** create_workflow / update_workflow arguments → the workspace-api body (each node's params JSON text → the object). */
 export function workflowArgsToApi(args: Args): Args {
   const graph = args.graph as { nodes: Args[]; edges: unknown[] } | undefined;
   if (!graph) return args;
   const nodes = graph.nodes.map((node, i) => {
-    const definition = nodeDefinition(String(node.type));
-    if (!definition) return node;
-    const params = { ...(node.params as Args) };
-    for (const [key, hint] of Object.entries(definition.fields as Record<string, FieldHint>)) {
-      if (!hint.mcp || params[key] === undefined) continue;
-      try {
-        params[key] = hint.mcp.toApi(params[key]);
-      } catch (err) {
-        throw new ToolArgumentError(`graph.nodes[${i}].params.${key}`, (err as Error).message);
-      }
+    let params: unknown;
+    try {
+      params = JSON.parse(String(node.params));
+    } catch {
+      params = undefined;
     }
+    if (params === null || typeof params !== 'object' || Array.isArray(params))
+      throw new ToolArgumentError(
+        `graph.nodes[${i}].params`,
+        `must be the JSON text of an object (the params of ${String(node.type)}: see ${NODE_CATALOGUE_URI})`,
+      );
     return { ...node, params };
   });
   return { ...args, graph: { ...graph, nodes } };

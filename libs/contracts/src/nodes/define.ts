@@ -5,7 +5,7 @@
  * `get_workflow` text, the docs' node table and the console's menu, card, labels and form are
  * derived from these definitions; the engine's handler map is typed over them.
  */
-import Type, { type Static, type TObject, type TSchema } from 'typebox';
+import Type, { type Static, type TObject } from 'typebox';
 
 /** Every string parameter of a node may hold {{trigger.a.b}} or {{nodes.<id>.body.x}} variables. */
 export const Templated = (max = 10_000) => Type.String({ maxLength: max });
@@ -48,11 +48,6 @@ export interface FieldHint<Params = Record<string, unknown>> {
   noun?: string;
   /** A URL the engine will fetch: the editor warns when it names a private or loopback address (the SSRF guard refuses those unless SSRF_ALLOWLIST opens them). */
   outboundUrl?: boolean;
-  /**
-   * MCP tools use strict schemas (no open objects, no `unknown`): a param whose schema is not strict
-   * gives the tools' form of it and how to turn that into the API's (throw an Error to refuse it).
-   */
-  mcp?: { schema: TSchema; description: string; toApi(value: unknown): unknown };
 }
 
 type HintsOf<Params> = { [K in keyof Params]-?: FieldHint<Params> };

@@ -42,3 +42,81 @@ export function withNodeTable(page: string): string {
   if (start < 0 || end < start) throw new Error('docs/workflow-engine.md has no node table markers');
   return page.slice(0, start) + renderNodeTable() + page.slice(end + NODE_TABLE_END.length);
 }
+
+interface ParamSchema {
+  type?: string;
+  enum?: unknown[];
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  maxItems?: number;
+  pattern?: string;
+  items?: ParamSchema;
+  properties?: Record<string, ParamSchema>;
+  required?: string[];
+  patternProperties?: Record<string, ParamSchema>;
+  anyOf?: ParamSchema[];
+}
+
+/** A param's schema in a few words: `"GET" | "POST"`, `string ≤ 2000`, `[{ name, value }] ≤ 100`, `object name → string`. */
+function shapeOf(s: ParamSchema): string {
+  if (s.enum) return s.enum.map((v) => JSON.stringify(v)).join(' | ');
+  if (s.anyOf) return s.anyOf.map(shapeOf).join(' | ');
+  switch (s.type) {
+    case 'string':
+      return `string${s.maxLength !== undefined ? ` ≤ ${s.maxLength} chars` : ''}`;
+    case 'integer':
+    case 'number':
+      return `${s.type}${s.minimum !== undefined ? ` ${s.minimum}–${s.maximum ?? '∞'}` : ''}`;
+    case 'boolean':
+      return 'boolean';
+    case 'array': {
+      const item = s.items ?? {};
+      const inner = item.properties
+        ? `{ ${Object.entries(item.properties)
+            .map(([k, v]) => `${k}${item.required?.includes(k) ? '' : '?'}: ${shapeOf(v)}`)
+            .join(', ')} }`
+        : shapeOf(item);
+      return `[${inner}]${s.maxItems !== undefined ? ` (≤ ${s.maxItems})` : ''}`;
+    }
+    case 'object':
+      if (s.patternProperties) return `object of name → ${shapeOf(Object.values(s.patternProperties)[0] ?? {})}`;
+      if (s.properties) return shapeOf({ type: 'array', items: s }).slice(1, -1);
+      return 'object';
+    default:
+      return 'any JSON';
+  }
+}
+
+/**
+ * The node catalogue for MCP clients (resource flowdesk://docs/workflow-nodes, Markdown), generated
+ * from the registry: what create_workflow and update_workflow take as each node's `params` JSON text.
+ * The tools' schemas carry only the type enum, so tools/list stays the same size as types are added.
+ */
+export function renderNodeCatalogue(): string {
+  const out = [
+    '# Workflow node types',
+    '',
+    'A graph is `{ nodes, edges }`. A node is `{ id, type, name?, params }`; create_workflow and update_workflow take `params` as the',
+    "JSON text of the type's params object below (the shape get_workflow returns). An edge is `{ from, to, branch? }`: `from` is",
+    '`"trigger"` or a node id; an edge leaving a node with branches names one. Nodes run in the order of the edges from the trigger.',
+    "Templated strings may hold `{{trigger.a.b}}` (the trigger payload), `{{nodes.<id>.x}}` (an earlier node's output) and",
+    '`{{credentials.<name>}}` (a secret saved in Settings → Credentials; never write the secret itself).',
+    '',
+    'Example node: `{ "id": "notify", "type": "http_request", "params": "{\\"method\\":\\"POST\\",\\"url\\":\\"https://example.com/hook\\",\\"body\\":{\\"text\\":\\"{{trigger.title}}\\"}}" }`',
+  ];
+  for (const d of NODE_TYPES as readonly AnyNodeDefinition[]) {
+    out.push('', `## ${d.label} (\`${d.type}\`)`, '', d.description, '', 'Params:');
+    const properties = d.params.properties as Record<string, ParamSchema>;
+    for (const f of formFields(d)) {
+      const notes = [f.required ? 'required' : 'optional', f.hint.template ? 'templated' : ''].filter(Boolean).join(', ');
+      const about = [f.hint.label, f.hint.description, f.hint.default !== undefined ? `default ${JSON.stringify(f.hint.default)}` : '']
+        .filter(Boolean)
+        .join('. ');
+      out.push(`- \`${f.key}\` (${notes}): ${shapeOf(properties[f.key] ?? {})}. ${about}.`);
+    }
+    if (d.branches) out.push('', `Branches: ${d.branches.map((b) => `\`${b}\``).join(', ')} (each outgoing edge names one).`);
+    out.push('', `Output \`{{nodes.<id>.…}}\`: ${d.output}`);
+  }
+  return out.join('\n') + '\n';
+}

@@ -31,20 +31,6 @@ export const httpRequest = defineNode({
       widget: 'key-value',
       template: true,
       noun: 'header',
-      mcp: {
-        schema: Type.Array(
-          Type.Object(
-            {
-              name: Type.String({ minLength: 1, maxLength: 200, description: 'Header name.' }),
-              value: Type.String({ maxLength: 4_000, description: 'Header value.' }),
-            },
-            { additionalProperties: false },
-          ),
-          { maxItems: 50 },
-        ),
-        description: 'http_request.',
-        toApi: (rows) => Object.fromEntries((rows as { name: string; value: string }[]).map((h) => [h.name, h.value])),
-      },
     },
     body: {
       label: 'Body (JSON)',
@@ -55,17 +41,6 @@ export const httpRequest = defineNode({
       placeholder: '{\n  "name": "{{trigger.customer.name}}"\n}',
       description: 'A string that is exactly one variable keeps its type (a number stays a number).',
       hiddenWhen: (p) => !hasBody(p.method),
-      mcp: {
-        schema: Type.String({ maxLength: 100_000 }),
-        description: 'http_request: JSON text of the body.',
-        toApi: (text) => {
-          try {
-            return JSON.parse(text as string) as unknown;
-          } catch {
-            throw new Error('must be JSON text, e.g. "{\\"text\\": \\"{{trigger.message}}\\"}"');
-          }
-        },
-      },
     },
     timeoutMs: { label: 'Timeout (ms)', widget: 'none' },
   },

@@ -40,12 +40,6 @@ export const nodeDefinition = (type: string): AnyNodeDefinition | undefined => b
 /** The node type's label ("HTTP Request"), or the raw type for an unknown one. */
 export const nodeLabel = (type: string): string => byType.get(type)?.label ?? type;
 
-/** "a, b and c": the registered types, for descriptions. */
-export function nodeTypeList(): string {
-  const types = NODE_TYPES.map((d) => d.type);
-  return types.length < 2 ? types.join('') : `${types.slice(0, -1).join(', ')} and ${types.at(-1)}`;
-}
-
 export interface FormField {
   key: string;
   hint: FieldHint;

@@ -24,15 +24,6 @@ export const setFields = defineNode({
       widget: 'key-value',
       template: true,
       noun: 'field',
-      // The tools' form: the same list, each part described (the API checks the name's pattern and the lengths).
-      mcp: {
-        schema: Type.Array(
-          Type.Object({ name: Type.String({ description: 'Name.' }), value: Type.String({ description: 'Value.' }) }, { additionalProperties: false }),
-          { maxItems: 100 },
-        ),
-        description: 'set_fields, required.',
-        toApi: (rows) => rows,
-      },
     },
   },
   output: 'One key per field: `{{nodes.<id>.<name>}}`. A name given twice keeps its last value (with a warning).',

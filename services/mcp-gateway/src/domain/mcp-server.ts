@@ -16,7 +16,7 @@ import { withSpan } from '@flowdesk/telemetry';
 import { PROMPTS, RESOURCES, RESOURCE_TEMPLATES, ToolArgumentError, allows, listedTools } from '@flowdesk/contracts';
 import { UpstreamError, type CountToolCall, type WorkspaceApi } from './ports.ts';
 import { TOOL_HANDLERS } from './tool-handlers.ts';
-import { readResource, UnknownResourceError } from './resources.ts';
+import { readResource, staticResource, UnknownResourceError } from './resources.ts';
 import { PROMPT_RENDERERS, PromptArgumentError } from './prompts.ts';
 import type { Principal } from './sessions.ts';
 import { argumentValidators } from './arguments.ts';
@@ -125,6 +125,8 @@ export function buildMcpServer(ctx: CallContext, onError: (err: unknown) => void
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: [...RESOURCE_TEMPLATES] }));
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     const { uri } = req.params;
+    const fixed = staticResource(uri);
+    if (fixed) return { contents: [{ uri, ...fixed }] };
     try {
       const data = await readResource(uri, await ctx.api(), ctx.now());
       return { contents: [{ uri, mimeType: 'application/json', text: asText(data) }] };

@@ -1,4 +1,4 @@
-import { PROJECT_RESOURCE_TEMPLATE, RESOURCE_URIS, type PageOf, type Task } from '@flowdesk/contracts';
+import { PROJECT_RESOURCE_TEMPLATE, RESOURCE_URIS, renderNodeCatalogue, type PageOf, type Task } from '@flowdesk/contracts';
 import type { WorkspaceApi } from './ports.ts';
 import { workspaceOverview } from './tool-handlers.ts';
 
@@ -6,6 +6,12 @@ export class UnknownResourceError extends Error {}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const PROJECT_PREFIX = PROJECT_RESOURCE_TEMPLATE.slice(0, PROJECT_RESOURCE_TEMPLATE.indexOf('{'));
+
+/** Resources that are the same for every caller (no workspace-api call): their text and media type. */
+const STATIC_RESOURCES = new Map<string, { mimeType: string; text: string }>([
+  [RESOURCE_URIS.workflowNodes, { mimeType: 'text/markdown', text: renderNodeCatalogue() }],
+]);
+export const staticResource = (uri: string): { mimeType: string; text: string } | undefined => STATIC_RESOURCES.get(uri);
 
 /** The JSON behind a resource URI, read live from workspace-api as the caller. */
 export async function readResource(uri: string, api: WorkspaceApi, now: Date): Promise<unknown> {

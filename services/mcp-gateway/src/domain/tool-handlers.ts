@@ -13,6 +13,7 @@ import {
 } from '@flowdesk/contracts';
 import type { WorkspaceApi } from './ports.ts';
 import { defineTool, toolRegistry } from './define-tool.ts';
+import { unstorableText } from './arguments.ts';
 
 /** Everything but `key`: the id goes in the path, the rest is the PATCH body. */
 function without<A extends object, K extends keyof A>(args: A, key: K): Omit<A, K> {
@@ -23,6 +24,13 @@ const deleted = async (api: WorkspaceApi, path: string, id: string) => {
   await api.delete(path);
   return { deleted: true as const, id };
 };
+/** The API's body of create/update_workflow; text no store can hold inside a node's params JSON is refused by field, as in any argument. */
+function workflowBody(args: Record<string, unknown>): Record<string, unknown> {
+  const body = workflowArgsToApi(args);
+  const unstorable = unstorableText(body);
+  if (unstorable) throw new ToolArgumentError('', unstorable);
+  return body;
+}
 const day = (d: Date) => d.toISOString().slice(0, 10);
 const addDays = (d: string, n: number) => day(new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000));
 const OPEN = ['todo', 'in_progress'];
@@ -82,9 +90,9 @@ export const TOOL_HANDLERS = toolRegistry([
   // workflows
   defineTool(TOOL.list_workflows, (a, api) => api.get('/workflows', a)),
   defineTool(TOOL.get_workflow, (a, api) => api.get(`/workflows/${a.workflowId}`)),
-  // The tools take headers as a list and the body as JSON text (strict schemas); the API takes a map and JSON.
-  defineTool(TOOL.create_workflow, (a, api) => api.post('/workflows', workflowArgsToApi(a))),
-  defineTool(TOOL.update_workflow, (a, api) => api.patch(`/workflows/${a.workflowId}`, workflowArgsToApi(without(a, 'workflowId')))),
+  // The tools take each node's params as JSON text (strict schemas); the API takes the object.
+  defineTool(TOOL.create_workflow, (a, api) => api.post('/workflows', workflowBody(a))),
+  defineTool(TOOL.update_workflow, (a, api) => api.patch(`/workflows/${a.workflowId}`, workflowBody(without(a, 'workflowId')))),
   // Run now goes through the existing tool (no new tool for it, docs/triggers.md): a manual
   // run on the engine's runs API, POST /workflows/:id/runs.
   defineTool(TOOL.set_workflow_active, async (a, api) => {

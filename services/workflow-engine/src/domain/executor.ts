@@ -77,7 +77,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   const steps: RunStep[] = [];
   const warnings: string[] = [];
   const outputs = new Map<string, unknown>();
-  const renderer = new TemplateRenderer({ payload: event.payload, headers: event.headers, nodes: outputs, credentials: input.credentials });
+  const renderer = new TemplateRenderer({ payload: event.payload, headers: event.headers, nodes: outputs, credentials: input.credentials, clock: ports.clock });
   let error: string | null = null;
   let actionsRun = 0;
   let conditionStopped = false;
@@ -151,14 +151,21 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   async function runStep(node: WorkflowNode, handler: AnyHandler): Promise<NodeResult | null> {
     const stepStart = ports.clock();
     const before = renderer.warnings.length;
-    const rendered = handler.render(node.params, renderer) as unknown;
+    // Expressions ({{= … }}) evaluate first; one that fails (syntax, time, size) fails this node, recorded like any other failure.
+    const expressionError = await renderer
+      .prepare(node.params, () => handler.render(node.params, renderer))
+      .then(
+        () => null,
+        (err: unknown) => err as Error,
+      );
+    const rendered = expressionError ? null : (handler.render(node.params, renderer) as unknown);
     // Template warnings name the node they came from, so the runs panel points at the right box.
     renderer.warnings.splice(before).forEach((w) => addWarning(node.id, w));
     const step: RunStep = {
       nodeId: node.id,
       type: node.type,
       status: 'succeeded',
-      input: handler.mask(rendered),
+      input: expressionError ? null : handler.mask(rendered),
       output: null,
       error: null,
       startedAt: stepStart.toISOString(),
@@ -166,6 +173,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     };
     steps.push(step);
     try {
+      if (expressionError) throw expressionError;
       const result = await untilDeadline(
         handler.execute(rendered, {
           ports,

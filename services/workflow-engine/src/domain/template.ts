@@ -1,10 +1,18 @@
 /**
  * Variable templating for node parameters: `{{trigger.a.b}}`, `{{trigger.headers.x-name}}`,
- * `{{nodes.<id>.body.x}}`. Deliberately a path lookup and nothing more: no expressions, no
- * function calls, no prototype walk, so a workflow author (or a hostile webhook payload) can never
- * run code or read engine internals. A missing path renders as '' and records a warning: a run
- * must never crash because a sender left a field out.
+ * `{{nodes.<id>.body.x}}`. A variable is a path lookup and nothing more: no function calls, no
+ * prototype walk, so a workflow author (or a hostile webhook payload) can never run code or read
+ * engine internals. A missing path renders as '' and records a warning: a run must never crash
+ * because a sender left a field out.
+ *
+ * Expressions (`{{= trigger.qty * trigger.price }}`) are JSONata, sandboxed and bounded in
+ * @flowdesk/contracts/expressions. JSONata evaluates asynchronously while node handlers render
+ * synchronously, so the executor calls `prepare` first: it evaluates the expressions the node's
+ * render asks for once, and the render methods then read the results.
  */
+import { evaluateExpression, ExpressionError, hasExpression, templateParts } from '@flowdesk/contracts/expressions';
+
+export { ExpressionError } from '@flowdesk/contracts/expressions';
 
 export interface TemplateScope {
   /** The trigger's JSON body: `{{trigger.<path>}}`. */
@@ -19,6 +27,11 @@ export interface TemplateScope {
    * without its secret would only fail later, less clearly.
    */
   credentials?: ReadonlyMap<string, string>;
+  /** The current element and its position inside For each: `{{= item.sku }}`, `{{= index }}`. */
+  item?: unknown;
+  index?: number;
+  /** The run's clock, for an expression's `now` (default: the system clock). */
+  clock?: () => Date;
 }
 
 /** A `{{credentials.<name>}}` the owner has no credential for (or a malformed reference). */
@@ -52,11 +65,62 @@ export class TemplateRenderer {
   /** Human-readable, deduplicated; the executor copies them onto the run. */
   readonly warnings: string[] = [];
 
+  /** Results of the expressions `prepare` evaluated, by source. */
+  private evaluated = new Map<string, unknown>();
+
   constructor(private readonly scope: TemplateScope) {}
 
-  /** Renders every variable of a string; values are stringified (objects and arrays as JSON). */
+  /** Set while `prepare` collects the expressions a render asks for. */
+  private collecting: Set<string> | null = null;
+
+  /**
+   * Evaluates the `{{= … }}` expressions `render` (the node handler's render of `params`) asks for,
+   * against the scope as it is now, so the real render can read them synchronously. The first,
+   * collecting render sees every expression as empty and its result is dropped (render is pure);
+   * params without an expression skip all this. Rejects with ExpressionError (the node fails).
+   */
+  async prepare(params: unknown, render: () => unknown): Promise<void> {
+    this.evaluated = new Map();
+    if (!hasExpression(JSON.stringify(params) ?? '')) return;
+    const sources = new Set<string>();
+    const warnings = this.warnings.length;
+    this.collecting = sources;
+    try {
+      render();
+    } catch {
+      // The real render throws it again (a credential reference), where the executor expects it.
+    } finally {
+      this.collecting = null;
+      this.warnings.splice(warnings);
+    }
+    if (sources.size === 0) return;
+    const scope = this.data();
+    for (const source of sources) this.evaluated.set(source, await evaluateExpression(source, scope));
+  }
+
+  /** The data an expression or the Code node sees: trigger, headers, earlier outputs, the item, `now`. */
+  data(): { trigger: Record<string, unknown>; headers: Record<string, string>; nodes: Record<string, unknown>; item?: unknown; index?: number; now: string } {
+    return {
+      trigger: this.scope.payload,
+      headers: this.scope.headers,
+      nodes: Object.fromEntries(this.scope.nodes),
+      ...(this.scope.item !== undefined && { item: this.scope.item, index: this.scope.index }),
+      now: (this.scope.clock?.() ?? new Date()).toISOString(),
+    };
+  }
+
+  /** Renders every variable and expression of a string; values are stringified (objects and arrays as JSON). */
   renderString(template: string, opts: { quiet?: boolean } = {}): string {
-    return template.replace(VARIABLE, (_all, path: string) => stringify(this.resolve(path, opts.quiet)));
+    if (!hasExpression(template)) return template.replace(VARIABLE, (_all, path: string) => stringify(this.resolve(path, opts.quiet)));
+    return templateParts(template)
+      .map((part) =>
+        part.kind === 'text'
+          ? part.text
+          : part.kind === 'variable'
+            ? stringify(this.resolve(part.path, opts.quiet))
+            : stringify(this.expression(part.source, opts.quiet)),
+      )
+      .join('');
   }
 
   /**
@@ -65,6 +129,12 @@ export class TemplateRenderer {
    */
   renderDeep(value: unknown): unknown {
     if (typeof value === 'string') {
+      if (hasExpression(value)) {
+        // A string that is exactly one expression keeps its JSON type: `"{{= $sum(trigger.lines.qty) }}"` sends a number.
+        const parts = templateParts(value.trim());
+        if (parts.length === 1 && parts[0]!.kind === 'expression') return this.expression(parts[0]!.source) ?? '';
+        return this.renderString(value);
+      }
       const only = EXACTLY_ONE_VARIABLE.exec(value);
       if (only) {
         const resolved = this.resolve(only[1] ?? '');
@@ -94,6 +164,18 @@ export class TemplateRenderer {
     if (result.found) return result.value;
     if (!quiet) this.warn(`{{${path}}} is empty: ${result.why}`);
     return undefined;
+  }
+
+  /** The value `prepare` computed for an expression (undefined, with a warning unless quiet, when it yields nothing). */
+  private expression(source: string, quiet = false): unknown {
+    if (this.collecting) {
+      this.collecting.add(source);
+      return undefined;
+    }
+    if (!this.evaluated.has(source)) throw new ExpressionError(source, 'was not evaluated before rendering (an engine bug)');
+    const value = this.evaluated.get(source);
+    if (value === undefined && !quiet) this.warn(`{{= ${source} }} is empty: the expression yields nothing`);
+    return value;
   }
 
   private warn(message: string): void {

@@ -1,21 +1,26 @@
 import { HttpError, nodeDefinition, triggerConfigProblem, type TriggerType, type WorkflowGraph } from '@flowdesk/contracts';
+import { templateExpressionProblem, templateStrings } from '@flowdesk/contracts/expressions';
 
 /**
  * Checks what a JSON schema cannot: node ids are unique, edges join existing nodes, only nodes whose
  * type has branches (a condition) name one, every node is reachable from the trigger, and there is
- * no cycle (a run must end). The message names the offending node or edge, for the editor and for
- * an assistant.
+ * no cycle (a run must end), and every `{{= … }}` expression compiles. The message names the
+ * offending node, edge or field, for the editor and for an assistant.
  */
 export function validateGraph(graph: WorkflowGraph): void {
   const fail = (msg: string): never => {
     throw new HttpError('validation_failed', `body.graph ${msg}`);
   };
   const nodes = new Map<string, WorkflowGraph['nodes'][number]>();
-  for (const n of graph.nodes) {
+  graph.nodes.forEach((n, i) => {
     if (n.id === 'trigger') fail('uses the reserved node id "trigger" (edges start from it)');
     if (nodes.has(n.id)) fail(`has two nodes with id "${n.id}"`);
     nodes.set(n.id, n);
-  }
+    for (const field of templateStrings(n.params)) {
+      const problem = templateExpressionProblem(field.value);
+      if (problem) throw new HttpError('validation_failed', `body.graph.nodes.${i}.params.${field.path} (node "${n.id}"): ${problem}`);
+    }
+  });
   const next = new Map<string, string[]>();
   const seen = new Set<string>();
   for (const e of graph.edges) {

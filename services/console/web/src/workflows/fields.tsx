@@ -1,7 +1,7 @@
 import { Box, Text, TextInput, Textarea } from '@mantine/core';
-import { createContext, useContext, useEffect, useRef, type ReactNode } from 'react';
+import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
 import { textOn } from '../components/RunStatus.tsx';
-import { insertAt, preview, segments, type PreviewScope } from './templates.ts';
+import { insertAt, preview, previewWithExpressions, segments, type PreviewScope } from './templates.ts';
 
 /**
  * The field a picked variable goes into: the templated field focused last, with its own setter.
@@ -43,30 +43,49 @@ export function insertIntoTarget(target: InsertTarget | null, text: string): boo
   return true;
 }
 
-/** The value with its variables highlighted, and what it renders to with the sample payload. */
+/** The value with its variables and expressions highlighted, and what it renders to with the sample payload. */
 export function VariablePreview({ value, scope }: { value: string; scope: PreviewScope }) {
   const parts = segments(value);
-  if (!parts.some((p) => p.kind === 'variable')) return null;
-  const rendered = preview(value, scope);
+  const expressions = parts.some((p) => p.kind === 'expression');
+  // Expressions evaluate asynchronously (JSONata); the last value typed wins.
+  const [evaluated, setEvaluated] = useState<{ value: string; text: string; missing: string[]; error: string | null } | null>(null);
+  useEffect(() => {
+    if (!expressions) return;
+    let current = true;
+    void previewWithExpressions(value, scope).then((r) => {
+      if (current) setEvaluated({ value, ...r });
+    });
+    return () => {
+      current = false;
+    };
+  }, [value, scope, expressions]);
+  if (!parts.some((p) => p.kind !== 'text')) return null;
+  const rendered = expressions ? (evaluated?.value === value ? evaluated : { text: '…', missing: [], error: null }) : { ...preview(value, scope), error: null };
   return (
     <Box mt={6} p={8} bg="gray.0" style={{ borderRadius: 8, border: '1px solid var(--mantine-color-gray-2)' }} data-testid="variable-preview">
       <Text size="xs" style={{ wordBreak: 'break-word' }}>
         {parts.map((p, i) =>
-          p.kind === 'variable' ? (
+          p.kind === 'text' ? (
+            <span key={i}>{p.text}</span>
+          ) : (
             <mark key={i} className="fd-variable">
               {p.text}
             </mark>
-          ) : (
-            <span key={i}>{p.text}</span>
           ),
         )}
       </Text>
-      <Text size="xs" mt={4} c="dimmed">
-        Preview:{' '}
-        <Text span size="xs" c="dark.7" fw={550} data-testid="preview-text">
-          {rendered.text || '(empty)'}
+      {rendered.error ? (
+        <Text size="xs" mt={4} c={textOn('red')} data-testid="preview-error">
+          {rendered.error}
         </Text>
-      </Text>
+      ) : (
+        <Text size="xs" mt={4} c="dimmed">
+          Preview:{' '}
+          <Text span size="xs" c="dark.7" fw={550} data-testid="preview-text">
+            {rendered.text || '(empty)'}
+          </Text>
+        </Text>
+      )}
       {rendered.missing.length > 0 && (
         <Text size="xs" mt={2} c={textOn('orange')}>
           Empty with the sample: {rendered.missing.map((m) => `{{${m}}}`).join(', ')}

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { insertAt, preview, segments, tree, variable } from './templates.ts';
+import { insertAt, preview, previewWithExpressions, segments, tree, variable } from './templates.ts';
 
 describe('insertAt', () => {
   test('inserts at the caret and puts the caret after the variable', () => {
@@ -62,5 +62,45 @@ describe('tree', () => {
   });
   test('stops at the row limit', () => {
     expect(tree(Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, i])), 10)).toHaveLength(10);
+  });
+});
+
+describe('expressions in the preview', () => {
+  const scope = {
+    trigger: {
+      lines: [
+        { qty: 3, price: 4.5 },
+        { qty: 1, price: 10 },
+      ],
+      name: 'Ada',
+    },
+    nodes: { set_1: { total: 23.5 } },
+  };
+  test('segments highlights an expression, braces inside it included', () => {
+    expect(segments('Total {{= {"t": $sum(trigger.lines.price)} }}!')).toEqual([
+      { kind: 'text', text: 'Total ' },
+      { kind: 'expression', text: '{{= {"t": $sum(trigger.lines.price)} }}', source: '{"t": $sum(trigger.lines.price)}' },
+      { kind: 'text', text: '!' },
+    ]);
+  });
+  test('renders expressions against the sample as the engine does, with variables beside them', async () => {
+    expect(
+      await previewWithExpressions('{{trigger.name}}: {{= $sum(trigger.lines.(qty * price)) }} / {{= nodes.set_1.total * 2 }} {{= trigger.nope }}', scope),
+    ).toEqual({
+      text: 'Ada: 23.5 / 47 ',
+      missing: ['= trigger.nope'],
+      error: null,
+    });
+    expect(
+      (await previewWithExpressions("{{= $fromMillis($toMillis(now) + 86400000, '[Y0001]-[M01]-[D01]') }}", scope, new Date('2026-02-28T12:00:00Z'))).text,
+    ).toBe('2026-03-01');
+  });
+  test('a syntax error or a runaway expression shows the engine error instead of a text', async () => {
+    expect((await previewWithExpressions('{{= $sum(trigger.lines.price }}', scope)).error).toMatch(
+      /^expression \{\{= \$sum\(trigger\.lines\.price \}\} is not valid: .*at character/,
+    );
+    expect((await previewWithExpressions('{{= ($f := function($n) { $f($n + 1) }; $f(0)) }}', scope)).error).toMatch(
+      /Evaluation timeout after 1000 milliseconds/,
+    );
   });
 });

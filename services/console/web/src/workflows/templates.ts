@@ -2,7 +2,10 @@
  * Variables in node parameters (`{{trigger.customer.name}}`, `{{nodes.http_1.body.id}}`), as the
  * editor shows them: inserted at the cursor, highlighted, and rendered against the sample payload
  * with the engine's rules (services/workflow-engine/src/domain/template.ts: a path lookup, nothing more).
+ * Expressions (`{{= trigger.qty * trigger.price }}`) are found and evaluated by the engine's own
+ * module (@flowdesk/contracts/expressions: JSONata with the same limits).
  */
+import { evaluateExpression, hasExpression, templateParts } from '@flowdesk/contracts/expressions';
 
 const VARIABLE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const FORBIDDEN = new Set(['__proto__', 'constructor', 'prototype']);
@@ -20,10 +23,11 @@ export function insertAt(value: string, start: number | null | undefined, end: n
 
 const clamp = (n: number, max: number) => Math.min(Math.max(0, n), max);
 
-export type Segment = { kind: 'text'; text: string } | { kind: 'variable'; text: string; path: string };
+export type Segment = { kind: 'text'; text: string } | { kind: 'variable'; text: string; path: string } | { kind: 'expression'; text: string; source: string };
 
-/** The text split into plain runs and variables, for highlighting. */
+/** The text split into plain runs, variables and expressions, for highlighting. */
 export function segments(value: string): Segment[] {
+  if (hasExpression(value)) return templateParts(value);
   const out: Segment[] = [];
   let last = 0;
   for (const m of value.matchAll(VARIABLE)) {
@@ -54,6 +58,38 @@ export function preview(value: string, scope: PreviewScope): { text: string; mis
     return stringify(found.value);
   });
   return { text, missing };
+}
+
+/**
+ * The preview of a value holding expressions: evaluated against the sample as a run would (the
+ * sample's trigger, the last run's node outputs, `now` from this machine). `error` is the first
+ * expression's failure (syntax, limits), shown instead of a text.
+ */
+export async function previewWithExpressions(
+  value: string,
+  scope: PreviewScope,
+  now: Date = new Date(),
+): Promise<{ text: string; missing: string[]; error: string | null }> {
+  const missing: string[] = [];
+  const input = { trigger: scope.trigger ?? {}, headers: {}, nodes: scope.nodes, now: now.toISOString() };
+  let text = '';
+  try {
+    for (const part of templateParts(value)) {
+      if (part.kind === 'text') text += part.text;
+      else if (part.kind === 'variable') {
+        const rendered = preview(part.text, scope);
+        text += rendered.text;
+        for (const m of rendered.missing) if (!missing.includes(m)) missing.push(m);
+      } else {
+        const result = await evaluateExpression(part.source, input);
+        if (result === undefined && !missing.includes(`= ${part.source}`)) missing.push(`= ${part.source}`);
+        text += stringify(result);
+      }
+    }
+  } catch (err) {
+    return { text: '', missing, error: (err as Error).message };
+  }
+  return { text, missing, error: null };
 }
 
 function lookup(path: string, scope: PreviewScope): { found: true; value: unknown } | { found: false } {

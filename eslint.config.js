@@ -67,7 +67,7 @@ export default tseslint.config(
     // The layers of a service (docs/development.md, "Layers"): domain/ declares the ports it needs
     // (domain/ports.ts) and adapters/ implement them; app.ts wires the two. embedded/test/layering.test.ts
     // checks that this rule is on and fires.
-    files: ['services/workflow-engine/src/domain/**/*.{ts,tsx}'],
+    files: ['services/*/src/domain/**/*.{ts,tsx}'],
     rules: {
       'no-restricted-imports': [
         'error',

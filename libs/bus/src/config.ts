@@ -1,4 +1,4 @@
-import type { Database, MigrationResult } from '@flowdesk/db';
+import { openDatabase, type Database, type MigrationResult } from '@flowdesk/db';
 import type { EventBus } from './bus.ts';
 import { createEmbeddedBus, DEFAULT_GROUP_EXPIRY_MS, DEFAULT_RETENTION_MS, migrateBus, type EmbeddedBusOptions } from './embedded-bus.ts';
 import { createKafkaBus, type KafkaTopicSpec } from './kafka-bus.ts';
@@ -108,6 +108,24 @@ export async function withBusMigrations(
     applied: [...own.applied, ...(bus?.applied.map((m) => `bus/${m}`) ?? [])],
     alreadyApplied: own.skipped.length + (bus?.skipped.length ?? 0),
   };
+}
+
+/**
+ * A service's migration job (its src/migrate.ts, run through service-kit's runJob): opens the
+ * Postgres database at `url`, applies the service's own migrations and the bus's (withBusMigrations),
+ * closes it, and returns the summary the job logs.
+ */
+export async function migrateServiceDatabase(
+  url: string,
+  migrateOwn: (db: Database) => Promise<MigrationResult>,
+  env: Record<string, string | undefined> = process.env,
+): Promise<{ applied: string[]; alreadyApplied: number }> {
+  const db = await openDatabase({ kind: 'postgres', url });
+  try {
+    return await withBusMigrations(db, await migrateOwn(db), env);
+  } finally {
+    await db.close();
+  }
 }
 
 export { instanceGroupId } from './group-id.ts';

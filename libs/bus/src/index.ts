@@ -19,4 +19,13 @@ export {
   type EmbeddedEventBus,
 } from './embedded-bus.ts';
 export { BusUnavailableError, busProducer, createKafkaBus, ensureKafkaTopics, type KafkaBusOptions, type KafkaTopicSpec } from './kafka-bus.ts';
-export { busConfigFromEnv, embeddedBusOptionsFromEnv, instanceGroupId, openBus, topicSpecs, withBusMigrations, type BusConfig } from './config.ts';
+export {
+  busConfigFromEnv,
+  embeddedBusOptionsFromEnv,
+  instanceGroupId,
+  openBus,
+  topicSpecs,
+  withBusMigrations,
+  migrateServiceDatabase,
+  type BusConfig,
+} from './config.ts';

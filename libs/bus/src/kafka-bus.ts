@@ -309,6 +309,11 @@ class KafkaBus implements EventBus {
   /** Checks the brokers in the background (at most every 500 ms) and clears `down` when they answer. */
   private probeSoon(): void {
     if (this.probing || this.closed || Date.now() - this.lastProbe < 500) return;
+    void this.startProbe();
+  }
+
+  /** Starts a probe whose answer sets or clears `down`; `probing` holds it until it settles. */
+  private startProbe(): Promise<void> {
     this.lastProbe = Date.now();
     this.probing = this.probe()
       .then(() => {
@@ -320,6 +325,7 @@ class KafkaBus implements EventBus {
       .finally(() => {
         this.probing = undefined;
       });
+    return this.probing;
   }
 
   private admin: Admin | undefined;
@@ -353,22 +359,8 @@ class KafkaBus implements EventBus {
   /** Readiness: throws while the brokers cannot take writes (at most one probe every 500 ms). */
   async ready(): Promise<void> {
     if (this.closed) throw new Error('bus is closed');
-    if (Date.now() - this.lastProbe >= 1_000 && !this.probing) {
-      this.lastProbe = Date.now();
-      this.probing = this.probe()
-        .then(() => {
-          this.down = undefined;
-        })
-        .catch((err: Error) => {
-          this.down ??= err;
-        })
-        .finally(() => {
-          this.probing = undefined;
-        });
-      await this.probing;
-    } else if (this.probing) {
-      await this.probing;
-    }
+    if (Date.now() - this.lastProbe >= 1_000 && !this.probing) await this.startProbe();
+    else if (this.probing) await this.probing;
     if (this.down) throw new BusUnavailableError(`Kafka is unavailable: ${this.down.message}`);
   }
 

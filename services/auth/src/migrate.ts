@@ -1,5 +1,4 @@
-import { withBusMigrations } from '@flowdesk/bus';
-import { openDatabase } from '@flowdesk/db';
+import { migrateServiceDatabase } from '@flowdesk/bus';
 import { requiredEnv, runJob } from '@flowdesk/service-kit';
 import { migrateAuth } from './adapters/db.ts';
 
@@ -8,11 +7,4 @@ import { migrateAuth } from './adapters/db.ts';
 // migration in the log. Without KAFKA_BROKERS, auth publishes revocations on the embedded bus in
 // this database, so the `bus` schema is migrated here too (libs/bus/migrations). Safe to run
 // concurrently (advisory lock) and again.
-await runJob('auth', 'migrate', async () => {
-  const db = await openDatabase({ kind: 'postgres', url: requiredEnv(process.env, 'DATABASE_URL') });
-  try {
-    return await withBusMigrations(db, await migrateAuth(db));
-  } finally {
-    await db.close();
-  }
-});
+await runJob('auth', 'migrate', () => migrateServiceDatabase(requiredEnv(process.env, 'DATABASE_URL'), migrateAuth));

@@ -1,5 +1,4 @@
-import { withBusMigrations } from '@flowdesk/bus';
-import { openDatabase } from '@flowdesk/db';
+import { migrateServiceDatabase } from '@flowdesk/bus';
 import { requiredEnv, runJob } from '@flowdesk/service-kit';
 import { migrateGateway } from './adapters/db.ts';
 
@@ -8,11 +7,4 @@ import { migrateGateway } from './adapters/db.ts';
 // exits 0, or 1 with the failing migration in the log. Without KAFKA_BROKERS the gateway receives
 // revocations on the embedded bus in this database, so the `bus` schema is migrated here too
 // (libs/bus/migrations). Safe to run concurrently (advisory lock) and again.
-await runJob('mcp-gateway', 'migrate', async () => {
-  const db = await openDatabase({ kind: 'postgres', url: requiredEnv(process.env, 'DATABASE_URL') });
-  try {
-    return await withBusMigrations(db, await migrateGateway(db));
-  } finally {
-    await db.close();
-  }
-});
+await runJob('mcp-gateway', 'migrate', () => migrateServiceDatabase(requiredEnv(process.env, 'DATABASE_URL'), migrateGateway));

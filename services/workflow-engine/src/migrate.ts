@@ -1,5 +1,4 @@
-import { withBusMigrations } from '@flowdesk/bus';
-import { openDatabase } from '@flowdesk/db';
+import { migrateServiceDatabase } from '@flowdesk/bus';
 import { requiredEnv, runJob } from '@flowdesk/service-kit';
 import { migrateEngine } from './adapters/run-store.ts';
 
@@ -8,11 +7,4 @@ import { migrateEngine } from './adapters/run-store.ts';
 // their steps) to DATABASE_URL and exits 0, or 1 with the failing migration in the log. Without
 // KAFKA_BROKERS the engine consumes the embedded bus in this database, so the `bus` schema is migrated
 // here too. Safe to run concurrently (advisory lock) and again.
-await runJob('workflow-engine', 'migrate', async () => {
-  const db = await openDatabase({ kind: 'postgres', url: requiredEnv(process.env, 'DATABASE_URL') });
-  try {
-    return await withBusMigrations(db, await migrateEngine(db));
-  } finally {
-    await db.close();
-  }
-});
+await runJob('workflow-engine', 'migrate', () => migrateServiceDatabase(requiredEnv(process.env, 'DATABASE_URL'), migrateEngine));

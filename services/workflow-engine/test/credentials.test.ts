@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { EventBus } from '@flowdesk/bus';
-import { TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
+import { TRIGGER_TOPIC } from '@flowdesk/contracts';
 import type { TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
 import type { GuardedHttpClient } from '@flowdesk/service-kit';
 import type { WorkspaceClient } from '../src/adapters/workspace-client.ts';
-import { startEngineStack, type EngineStack, type TestServer, userCaller } from './support.ts';
+import { startEngineStack, webhookEvent, type EngineStack, type TestServer, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
 let stack: EngineStack;
@@ -29,18 +29,8 @@ const SECRET = `sk_live_${randomBytes(18).toString('base64url')}`;
 
 const call = userCaller(keys, () => ({ apiUrl, engineUrl }));
 
-const publish = (wf: { id: string }, ownerId: string, payload: Record<string, unknown> = {}) => {
-  const event: TriggerEvent = {
-    eventId: `evt_${randomUUID()}`,
-    workflowId: wf.id,
-    ownerId,
-    source: 'webhook',
-    receivedAt: new Date().toISOString(),
-    payload,
-    headers: {},
-  };
-  return bus.publish(TRIGGER_TOPIC, [{ key: wf.id, value: event }]);
-};
+const publish = (wf: { id: string }, ownerId: string, payload: Record<string, unknown> = {}) =>
+  bus.publish(TRIGGER_TOPIC, [{ key: wf.id, value: webhookEvent(wf, ownerId, payload) }]);
 
 async function finishedRun(userId: string, workflowId: string, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;

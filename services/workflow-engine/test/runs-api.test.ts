@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { EventBus } from '@flowdesk/bus';
-import { TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
+import { TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC } from '@flowdesk/contracts';
 import type { TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, signInternalToken, type Service } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
 import type { GuardedHttpClient } from '@flowdesk/service-kit';
 import type { WorkspaceClient } from '../src/adapters/workspace-client.ts';
-import { json, startEngineStack, type EngineStack, type TestServer, userCaller } from './support.ts';
+import { json, startEngineStack, webhookEvent, type EngineStack, type TestServer, userCaller } from './support.ts';
 import { until } from '@flowdesk/service-kit/testing';
 
 const keys = generateSigningKeys();
@@ -31,18 +31,8 @@ const tokenFor = (userId: string, aud: string, scope = 'mcp:read mcp:write', azp
 
 const call = userCaller(keys, () => ({ apiUrl, engineUrl }));
 
-const publish = (wf: { id: string }, ownerId: string, payload: Record<string, unknown>) => {
-  const event: TriggerEvent = {
-    eventId: `evt_${randomUUID()}`,
-    workflowId: wf.id,
-    ownerId,
-    source: 'webhook',
-    receivedAt: new Date().toISOString(),
-    payload,
-    headers: {},
-  };
-  return bus.publish(TRIGGER_TOPIC, [{ key: wf.id, value: event }]);
-};
+const publish = (wf: { id: string }, ownerId: string, payload: Record<string, unknown> = {}) =>
+  bus.publish(TRIGGER_TOPIC, [{ key: wf.id, value: webhookEvent(wf, ownerId, payload) }]);
 
 const finished = (r: any) => ['succeeded', 'failed', 'skipped'].includes(r.status);
 const runsOf = async (userId: string, workflowId: string) => (await call(userId, 'GET', `/api/v1/workflows/${workflowId}/runs?limit=100`)).body.items as any[];
@@ -321,15 +311,7 @@ describe('GET /api/v1/workflow-runs/health', () => {
       async () => ((await runsOf(owner, ok.id)).filter(finished).length === 1 && (await runsOf(owner, failing.id)).filter(finished).length === 2) || undefined,
     );
     // A trigger event the engine gave up on (dead-lettered after its retries): a failed run with the reason.
-    const dead: TriggerEvent = {
-      eventId: `evt_${randomUUID()}`,
-      workflowId: ok.id,
-      ownerId: owner,
-      source: 'webhook',
-      receivedAt: new Date().toISOString(),
-      payload: { name: 'd' },
-      headers: {},
-    };
+    const dead = webhookEvent(ok, owner, { name: 'd' });
     await bus.publish(TRIGGER_DLQ_TOPIC, [
       { key: ok.id, value: dead, headers: { 'x-dlq-error': 'workspace-api answered 503', 'x-dlq-attempts': '5', 'x-dlq-group-id': 'workflow-engine' } },
     ]);

@@ -2,7 +2,7 @@
 // received, the public API as a user, and a quiet ports set.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
 import { createTestDatabase, type Database, type TestDatabase } from '@flowdesk/db';
 import { listen, signInternalToken, type Service, type SigningKeys } from '@flowdesk/service-kit';
@@ -11,6 +11,7 @@ import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/works
 import { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/service-kit';
 import { migrateEngine } from '../src/adapters/run-store.ts';
 import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
+import type { TriggerEvent } from '@flowdesk/contracts';
 import type { EnginePorts, LogPort } from '../src/domain/ports.ts';
 import { SsrfPolicy, parseAllowlist } from '@flowdesk/service-kit';
 
@@ -56,6 +57,17 @@ export async function startServer(handler: Handler, host = '127.0.0.1'): Promise
       }),
   };
 }
+
+/** A webhook trigger event for `workflow` as webhook-ingest publishes it, with a new event id. */
+export const webhookEvent = (workflow: { id: string }, ownerId: string, payload: Record<string, unknown> = {}): TriggerEvent => ({
+  eventId: `evt_${randomUUID()}`,
+  workflowId: workflow.id,
+  ownerId,
+  source: 'webhook',
+  receivedAt: new Date().toISOString(),
+  payload,
+  headers: {},
+});
 
 export const silentLog: LogPort = { info() {}, warn() {}, error() {} };
 

@@ -10,12 +10,12 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createKafkaBus, ensureKafkaTopics, type EventBus } from '@flowdesk/bus';
 import { localKafkaUnavailable, startLocalKafka, type LocalKafka } from '@flowdesk/bus/testing';
-import { ENTITY_CHANGED_TOPIC, TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
+import { ENTITY_CHANGED_TOPIC, TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
 import type { TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
 import { until } from '@flowdesk/service-kit/testing';
 import { buildApp } from '../src/app.ts';
-import { startEngineStack, type EngineStack, userCaller } from './support.ts';
+import { startEngineStack, webhookEvent, type EngineStack, userCaller } from './support.ts';
 
 function skipReason(): string | undefined {
   if (!process.env.DATABASE_URL && process.env.FLOWDESK_KAFKA_TESTS !== 'always') {
@@ -58,15 +58,6 @@ if (reason && process.env.CI === 'true' && !reason.startsWith('the Kafka suites'
       active: true,
       graph: { nodes: [{ id: 'task', type: 'create_task', params: { title: 'Call {{trigger.name}}' } }], edges: [{ from: 'trigger', to: 'task' }] },
     };
-    const eventFor = (wf: { id: string }, ownerId: string, payload: Record<string, unknown>): TriggerEvent => ({
-      eventId: `evt_${randomUUID()}`,
-      workflowId: wf.id,
-      ownerId,
-      source: 'webhook',
-      receivedAt: new Date().toISOString(),
-      payload,
-      headers: {},
-    });
 
     before(async () => {
       kafka = await startLocalKafka();
@@ -106,7 +97,7 @@ if (reason && process.env.CI === 'true' && !reason.startsWith('the Kafka suites'
     test('a payload with a \\u0000 (Postgres refuses it in jsonb): a failed run at once, with a placeholder payload, and the workflow did not run', async () => {
       const owner = randomUUID();
       const wf = (await call(owner, 'POST', '/api/v1/workflows', workflow)).body;
-      const event = eventFor(wf, owner, { name: 'a\u0000b' });
+      const event = webhookEvent(wf, owner, { name: 'a\u0000b' });
       await bus.publish(TRIGGER_TOPIC, [{ key: wf.id, value: event }]);
       const run = await finishedRun(owner, wf.id);
       assert.equal(run.status, 'failed');
@@ -122,7 +113,7 @@ if (reason && process.env.CI === 'true' && !reason.startsWith('the Kafka suites'
     test('a dead-lettered event whose payload cannot be stored (a lone surrogate): a failed run with the dead letter reason and a placeholder', async () => {
       const owner = randomUUID();
       const wf = (await call(owner, 'POST', '/api/v1/workflows', workflow)).body;
-      const event = eventFor(wf, owner, { name: '\ud800' });
+      const event = webhookEvent(wf, owner, { name: '\ud800' });
       await bus.publish(TRIGGER_DLQ_TOPIC, [
         { key: wf.id, value: event, headers: { 'x-dlq-error': 'Error: connect ECONNREFUSED', 'x-dlq-attempts': '5', 'x-dlq-group-id': 'workflow-engine' } },
       ]);

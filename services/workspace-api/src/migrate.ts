@@ -1,5 +1,4 @@
-import { withBusMigrations } from '@flowdesk/bus';
-import { openDatabase } from '@flowdesk/db';
+import { migrateServiceDatabase } from '@flowdesk/bus';
 import { requiredEnv, runJob } from '@flowdesk/service-kit';
 import { migrateWorkspace } from './adapters/db.ts';
 
@@ -7,11 +6,4 @@ import { migrateWorkspace } from './adapters/db.ts';
 // Job before the rollout): applies workspace-api's pending migrations to DATABASE_URL and exits 0,
 // or 1 with the failing migration in the log. Without KAFKA_BROKERS its outbox relay publishes on the
 // embedded bus in this database, so the `bus` schema is migrated here too. Safe to run concurrently (advisory lock) and again.
-await runJob('workspace-api', 'migrate', async () => {
-  const db = await openDatabase({ kind: 'postgres', url: requiredEnv(process.env, 'DATABASE_URL') });
-  try {
-    return await withBusMigrations(db, await migrateWorkspace(db));
-  } finally {
-    await db.close();
-  }
-});
+await runJob('workspace-api', 'migrate', () => migrateServiceDatabase(requiredEnv(process.env, 'DATABASE_URL'), migrateWorkspace));

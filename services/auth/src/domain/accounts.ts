@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { HttpError, notFound, type Role, type SignupMode } from '@flowdesk/contracts';
-import type { PrismaClient } from '../adapters/db.ts';
+import type { PrismaClient } from '../generated/prisma/client.ts';
 import { createUser, normalizeEmail, publicUser, type User } from './users.ts';
 
 /**

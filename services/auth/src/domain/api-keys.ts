@@ -1,5 +1,5 @@
 import { notFound, type ApiKey, type KeyAccess, type Scope } from '@flowdesk/contracts';
-import type { PrismaClient } from '../adapters/db.ts';
+import type { PrismaClient } from '../generated/prisma/client.ts';
 import { generateKeySecret, hashKeySecret, looksLikeApiKey, secretMatches } from './api-key-secret.ts';
 
 /** last_used_at is written at most this often per key: one write per request would make every read a write. */

@@ -1,5 +1,5 @@
 import { HttpError } from '@flowdesk/contracts';
-import type { PrismaClient } from '../adapters/db.ts';
+import type { PrismaClient } from '../generated/prisma/client.ts';
 import { normalizeEmail } from './users.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { CONSOLE_SESSION_PREFIX } from '@flowdesk/contracts';
-import type { PrismaClient } from '../adapters/db.ts';
+import type { PrismaClient } from '../generated/prisma/client.ts';
 import { publicUser, type User } from './users.ts';
 import { tokenSha256 } from './revocations.ts';
 

@@ -9,7 +9,7 @@ import {
 } from '@flowdesk/contracts';
 import { signInternalToken, type SigningKeys } from '@flowdesk/service-kit';
 import { serviceSubject } from '@flowdesk/contracts';
-import type { PrismaClient } from '../adapters/db.ts';
+import type { PrismaClient } from '../generated/prisma/client.ts';
 import { authenticateApiKey, grantedScopes } from './api-keys.ts';
 import { OAuthError } from './oauth-error.ts';
 import { authenticateAccessToken } from './oauth/tokens.ts';

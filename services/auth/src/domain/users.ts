@@ -1,5 +1,5 @@
 import { HttpError, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, type Role } from '@flowdesk/contracts';
-import type { PrismaClient } from '../adapters/db.ts';
+import type { PrismaClient } from '../generated/prisma/client.ts';
 import { decoyHash, hashPassword, passwordMatches } from './passwords.ts';
 
 export interface User {

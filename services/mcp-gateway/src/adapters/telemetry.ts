@@ -1,5 +1,6 @@
 import { counter } from '@flowdesk/telemetry';
 import { TOOLS_BY_NAME } from '@flowdesk/contracts';
+import type { CountToolCall } from '../domain/ports.ts';
 
 /** The gateway's metrics (docs/observability.md). Tool names are from the fixed catalogue only. */
 const owner = 'mcp-gateway';
@@ -13,6 +14,6 @@ const toolCalls = counter<'tool' | 'result'>({
 });
 
 /** Counts one call; a name outside the catalogue is `unknown` (the label never holds what a client typed). */
-export function countToolCall(name: string, result: 'ok' | 'tool_error' | 'invalid_params' | 'forbidden'): void {
+export const countToolCall: CountToolCall = (name, result) => {
   toolCalls.inc({ tool: TOOLS_BY_NAME.has(name) ? name : 'unknown', result });
-}
+};

@@ -1,24 +1,5 @@
 import { Pool, errors } from 'undici';
-
-export class UpstreamError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export type Query = Record<string, string | number | boolean | readonly (string | number)[] | null | undefined>;
-
-/** What the tools see of workspace-api: typed calls as one user, errors as UpstreamError. */
-export interface WorkspaceApi {
-  get<T = object>(path: string, query?: Query): Promise<T>;
-  post<T = object>(path: string, body?: unknown): Promise<T>;
-  patch<T = object>(path: string, body: unknown): Promise<T>;
-  delete(path: string): Promise<void>;
-}
+import { UpstreamError, type Query, type WorkspaceApi } from '../domain/ports.ts';
 
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
 const RETRY_DELAYS_MS = [25, 100];

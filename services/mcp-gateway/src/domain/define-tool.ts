@@ -1,6 +1,6 @@
 import type { Static, TSchema } from 'typebox';
 import { TOOLS, TOOLS_BY_NAME, type ToolDefinition, type ToolName } from '@flowdesk/contracts';
-import type { WorkspaceApi } from '../adapters/workspace-client.ts';
+import type { WorkspaceApi } from './ports.ts';
 
 /** How a tool becomes workspace-api calls: its arguments (validated), workspace-api as the caller, the clock. */
 export type ToolHandler<A = unknown> = (args: A, api: WorkspaceApi, now: Date) => Promise<object>;

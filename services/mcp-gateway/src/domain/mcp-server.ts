@@ -12,9 +12,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { withSpan } from '@flowdesk/telemetry';
-import { countToolCall } from '../adapters/telemetry.ts';
 import { PROMPTS, RESOURCES, RESOURCE_TEMPLATES, ToolArgumentError, allows, listedTools } from '@flowdesk/contracts';
-import { UpstreamError, type WorkspaceApi } from '../adapters/workspace-client.ts';
+import { UpstreamError, type CountToolCall, type WorkspaceApi } from './ports.ts';
 import { TOOL_HANDLERS } from './tool-handlers.ts';
 import { readResource, staticResource, UnknownResourceError } from './resources.ts';
 import { PROMPT_RENDERERS, PromptArgumentError } from './prompts.ts';
@@ -57,6 +56,8 @@ export interface CallContext {
   now: () => Date;
   /** The request's MCP revision (its MCP-Protocol-Version): from 2025-11-25 on, invalid tool arguments are a tool error. */
   protocolVersion: string;
+  /** Counts each tools/call by its result (the metrics adapter). */
+  countToolCall: CountToolCall;
 }
 
 /** MCP 2025-11-25 (SEP-1303): input validation errors are tool execution errors (isError), which a model can correct. */
@@ -112,12 +113,12 @@ export function mcpHandlers(ctx: CallContext, onError: (err: unknown) => void) {
     callTool: async ({ name, arguments: given }: ToolCallParams): Promise<CallToolResult> => {
       const tool = TOOL_HANDLERS.get(name);
       if (!tool) {
-        countToolCall(name, 'invalid_params');
+        ctx.countToolCall(name, 'invalid_params');
         throw new RpcError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
       }
       const args = given ?? {};
       const invalidArguments = (message: string): CallToolResult => {
-        countToolCall(name, 'invalid_params');
+        ctx.countToolCall(name, 'invalid_params');
         const text = `Invalid arguments for tool ${name}: ${message}`;
         if (ctx.protocolVersion >= TOOL_ERRORS_FOR_INVALID_ARGUMENTS_FROM) return { isError: true, content: [{ type: 'text', text }] };
         throw new RpcError(ErrorCode.InvalidParams, text);
@@ -125,7 +126,7 @@ export function mcpHandlers(ctx: CallContext, onError: (err: unknown) => void) {
       const check = INPUT_VALIDATORS.get(name)!(args);
       if (!check.valid) return invalidArguments(check.message);
       if (!allows(ctx.principal?.scope, tool.spec.access)) {
-        countToolCall(name, 'forbidden');
+        ctx.countToolCall(name, 'forbidden');
         return { isError: true, content: [{ type: 'text', text: `${name} requires the mcp:${tool.spec.access} scope` }] };
       }
       // A span per call (its workspace-api request is its child, docs/observability.md).
@@ -135,12 +136,12 @@ export function mcpHandlers(ctx: CallContext, onError: (err: unknown) => void) {
         async () => {
           try {
             const result = await tool.handler(args, await ctx.api(), ctx.now());
-            countToolCall(name, 'ok');
+            ctx.countToolCall(name, 'ok');
             return { content: [{ type: 'text', text: asText(result) }], structuredContent: result as Record<string, unknown> };
           } catch (err) {
             if (err instanceof ToolArgumentError) return invalidArguments(err.message);
             if (!(err instanceof UpstreamError) || err.status >= 500) onError(err);
-            countToolCall(name, 'tool_error');
+            ctx.countToolCall(name, 'tool_error');
             return toolError(err);
           }
         },

@@ -1,5 +1,5 @@
 import type { CalendarEntry, PageOf, ProjectWithCounts, Task } from '@flowdesk/contracts';
-import type { WorkspaceApi } from '../adapters/workspace-client.ts';
+import type { WorkspaceApi } from './ports.ts';
 import { workspaceOverview } from './tool-handlers.ts';
 
 export class PromptArgumentError extends Error {}

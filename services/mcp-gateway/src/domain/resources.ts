@@ -1,5 +1,5 @@
 import { PROJECT_RESOURCE_TEMPLATE, RESOURCE_URIS, renderNodeCatalogue, type PageOf, type Task } from '@flowdesk/contracts';
-import type { WorkspaceApi } from '../adapters/workspace-client.ts';
+import type { WorkspaceApi } from './ports.ts';
 import { workspaceOverview } from './tool-handlers.ts';
 
 export class UnknownResourceError extends Error {}

@@ -11,7 +11,7 @@ import {
   type Workflow,
   type WorkflowRun,
 } from '@flowdesk/contracts';
-import type { WorkspaceApi } from '../adapters/workspace-client.ts';
+import type { WorkspaceApi } from './ports.ts';
 import { defineTool, toolRegistry } from './define-tool.ts';
 import { unstorableText } from './arguments.ts';
 

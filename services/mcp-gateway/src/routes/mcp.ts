@@ -1,4 +1,4 @@
-import { sessionsClosed, sessionsOpened } from '../adapters/telemetry.ts';
+import { countToolCall, sessionsClosed, sessionsOpened } from '../adapters/telemetry.ts';
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -216,7 +216,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
     modernServers.set(request, () =>
       ctx.conformance
         ? ctx.conformance.buildModernServer(onError)
-        : buildModernMcpServer({ principal: caller?.principal, now: ctx.now, api: callerApi(req, caller) }, onError),
+        : buildModernMcpServer({ principal: caller?.principal, now: ctx.now, countToolCall, api: callerApi(req, caller) }, onError),
     );
     const response = await modern.fetch(request, { parsedBody: parsed });
     return sendWebResponse(reply, response, () => {});
@@ -325,6 +325,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
           principal: caller?.principal,
           now: ctx.now,
           protocolVersion,
+          countToolCall,
           api: callerApi(req, caller),
         },
         (err) => req.log.error({ err }, 'MCP handler failed'),

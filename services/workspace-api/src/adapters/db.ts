@@ -3,9 +3,10 @@ import { fileURLToPath } from 'node:url';
 import { migrate, withRole, withUser, type Database } from '@flowdesk/db';
 import { PrismaClient } from '../generated/prisma/client.ts';
 
+import type { Tx } from '../domain/tx.ts';
+
 export { PrismaClient };
-/** The client as seen inside a user-scoped transaction. */
-export type Tx = Parameters<Parameters<PrismaClient['$transaction']>[0]>[0];
+export type { Tx };
 
 export const WORKSPACE_SCHEMA = 'workspace';
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../prisma/migrations');

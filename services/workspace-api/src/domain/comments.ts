@@ -1,6 +1,6 @@
 import { HttpError, type ActivityItem, type Comment, type CommentTarget, type UserProfile } from '@flowdesk/contracts';
 import type { Comment as CommentRow, UserProfile as ProfileRow } from '../generated/prisma/client.ts';
-import type { Tx } from '../adapters/db.ts';
+import type { Tx } from './tx.ts';
 import { iso, isoOrNull } from './dates.ts';
 
 /** The column that holds a comment's target, per kind of target. */

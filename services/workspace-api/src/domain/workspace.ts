@@ -1,5 +1,5 @@
 import type { Overview, SearchHit, SearchKind, SearchQuery, TagCount } from '@flowdesk/contracts';
-import type { Tx } from '../adapters/db.ts';
+import type { Tx } from './tx.ts';
 import { addDays, startOfUtcDay } from './dates.ts';
 import { OPEN_STATUSES } from './tasks.ts';
 import { containsText as like } from './text-search.ts';

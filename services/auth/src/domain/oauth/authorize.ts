@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../../adapters/db.ts';
+import type { PrismaClient } from '../../generated/prisma/client.ts';
 import { OAuthError } from '../oauth-error.ts';
 import type { HttpClient } from '@flowdesk/service-kit';
 import { findClient, toClient, type OAuthClient } from './clients.ts';

@@ -5,7 +5,7 @@
  * row (auth.oauth_client, keyed by the URL), so grants, codes and tokens work as for a registered client.
  */
 import { findCause, NetworkError, RequestRefusedError, RequestTimeoutError, SsrfBlockedError, type HttpClient } from '@flowdesk/service-kit';
-import type { PrismaClient } from '../../adapters/db.ts';
+import type { PrismaClient } from '../../generated/prisma/client.ts';
 import { checkRedirectUri, GRANT_TYPES, toClient, type OAuthClient } from './clients.ts';
 import { OAuthError } from '../oauth-error.ts';
 

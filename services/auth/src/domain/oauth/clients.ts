@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../../adapters/db.ts';
+import type { PrismaClient } from '../../generated/prisma/client.ts';
 import { OAuthError } from '../oauth-error.ts';
 import { parseBasicAuth } from '../service-clients.ts';
 import { hashSecret, newSecret, sameDigest } from './secrets.ts';

@@ -1,4 +1,4 @@
-import type { PrismaClient } from '../../adapters/db.ts';
+import type { PrismaClient } from '../../generated/prisma/client.ts';
 import { LAST_USED_RESOLUTION_MS } from '../api-keys.ts';
 
 /** Something Prisma can run queries on: the client itself or an interactive transaction. */

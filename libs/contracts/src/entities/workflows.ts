@@ -20,8 +20,11 @@ export const WorkflowEdge = Type.Object(
     /** `trigger` is the start of every graph. */
     from: Type.Union([Type.Literal('trigger'), NodeId]),
     to: NodeId,
-    /** Only on edges leaving a node with branches (a condition: nodes/condition.ts), naming one of them. */
-    branch: Type.Optional(StringEnum(['true', 'false'])),
+    /**
+     * Only on edges leaving a node with branches (a condition: nodes/condition.ts), naming one of them,
+     * or `error`: the path taken when a node with `onError: "branch"` fails (nodes/define.ts).
+     */
+    branch: Type.Optional(StringEnum(['true', 'false', 'error'])),
   },
   { additionalProperties: false },
 );

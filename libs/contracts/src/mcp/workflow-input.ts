@@ -1,7 +1,7 @@
 import Type, { type TSchema } from 'typebox';
 import { StringEnum } from '../common.ts';
 import { TriggerType } from '../entities/workflows.ts';
-import { NODE_TYPES, nodeDefinition, type AnyNodeDefinition, type FieldHint } from '../nodes/index.ts';
+import { NODE_TYPES, ON_ERROR, nodeDefinition, type AnyNodeDefinition, type FieldHint } from '../nodes/index.ts';
 
 /**
  * The workflow shapes as MCP tools take them. The REST API's graph has two open parts — an HTTP
@@ -59,6 +59,9 @@ export const McpWorkflowNode = Type.Object(
       { description: 'Step kind.' },
     ),
     name: Type.Optional(Type.String({ maxLength: 200, description: 'Label.' })),
+    onError: Type.Optional(
+      StringEnum(ON_ERROR, { description: 'On failure: fail the run (default), continue with {error} as output, or take its error edges.' }),
+    ),
     params: Type.Object(mcpParams(), {
       ...strict,
       description:
@@ -68,12 +71,16 @@ export const McpWorkflowNode = Type.Object(
   strict,
 );
 
-/** An edge as the tools take it: the REST API's WorkflowEdge, each field described. */
+/**
+ * An edge as the tools take it: the REST API's WorkflowEdge, each field described. Its ends are plain
+ * strings here (workspace-api refuses an edge to or from a node that is not in the graph, which
+ * implies the id pattern): the patterns cost tools/list tokens that the error paths needed.
+ */
 const McpWorkflowEdge = Type.Object(
   {
-    from: Type.Union([Type.Literal('trigger'), Type.String({ pattern: NODE_ID })], { description: '"trigger" or a node id.' }),
-    to: NodeId('Node id.'),
-    branch: Type.Optional(StringEnum(['true', 'false'], { description: 'Only after a condition.' })),
+    from: Type.String({ description: '"trigger" or a node id.' }),
+    to: Type.String({ description: 'Node id.' }),
+    branch: Type.Optional(StringEnum(['true', 'false', 'error'], { description: 'After a condition; error: onError branch.' })),
   },
   strict,
 );

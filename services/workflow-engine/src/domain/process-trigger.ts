@@ -9,6 +9,7 @@ import { currentTraceId, withSpan } from '@flowdesk/telemetry';
 import { runDuration, runsFinished, runsStarted } from '../adapters/telemetry.ts';
 import { executeWorkflow, type RunLimits } from './executor.ts';
 import type { Clock, HttpClient, LogPort } from './ports.ts';
+import type { RunCancellations } from './run-control.ts';
 
 export interface ProcessDeps {
   runs: RunStore;
@@ -21,6 +22,8 @@ export interface ProcessDeps {
   clock: Clock;
   log: LogPort;
   limits?: Partial<RunLimits>;
+  /** The runs executing here and which were cancelled (run-control.ts); none: runs are not cancellable in flight. */
+  cancellations?: RunCancellations;
 }
 
 export type ProcessOutcome = 'ran' | 'duplicate' | 'workflow-gone' | 'inactive';
@@ -109,6 +112,8 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
           error: (obj: object, msg?: string) => log.error(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
         };
   runsStarted.inc();
+  const untrack = deps.cancellations?.track(key);
+  const cancellations = deps.cancellations;
   const executed = await withSpan(
     'workflow-engine',
     'workflow run',
@@ -118,6 +123,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
         event,
         limits: deps.limits,
         credentials,
+        cancelled: cancellations ? () => cancellations.isCancelled(key) : undefined,
         ports: {
           http: deps.http,
           clock,
@@ -129,7 +135,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
         },
       }),
     { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } },
-  );
+  ).finally(() => untrack?.());
   const record =
     secrets.length === 0
       ? executed
@@ -150,7 +156,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
     startedAt: record.startedAt,
     finishedAt: record.finishedAt,
   };
-  await runs.record(outcome).catch(async (err: unknown) => {
+  const written = await runs.record(outcome).catch(async (err: unknown) => {
     if (!isUnstorable(err)) throw err;
     // A value the run produced (an HTTP response with a \u0000, a body nested too deep) cannot be
     // stored. Throwing would have the bus run the workflow again (its requests sent again) and fail
@@ -167,8 +173,11 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
       durationMs: s.durationMs,
     }));
     log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its outcome could not be stored');
-    await runs.record({ ...outcome, status: 'failed', steps, warnings: [], error: reason });
+    return runs.record({ ...outcome, status: 'failed', steps, warnings: [], error: reason });
   });
+  // Not written: the run was cancelled while it ran (a finished row is never changed). It keeps the
+  // steps that did run.
+  if (!written) await runs.keepCancelledSteps(outcome);
   return 'ran';
 }
 

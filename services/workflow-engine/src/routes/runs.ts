@@ -22,6 +22,7 @@ import {
 } from '@flowdesk/contracts';
 import { isUnstorablePayload, type RunStore, type RunWrite } from '../adapters/run-store.ts';
 import type { DefinitionCache } from '../domain/definitions.ts';
+import type { RunCancellations } from '../domain/run-control.ts';
 
 const errorResponses = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody } as const;
 
@@ -39,6 +40,8 @@ export interface RunRoutesOptions {
   clock: () => Date;
   /** A comment line on every open stream this often, so proxies keep it open (default 15 s). */
   heartbeatMs?: number;
+  /** A run cancelled here that executes on this replica stops at its next step at once. */
+  cancellations?: Pick<RunCancellations, 'markCancelled'>;
 }
 
 /**
@@ -215,6 +218,27 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
         const run = await store.get(req.identity.userId, req.params.id);
         if (!run) throw notFound('Workflow run');
         return run;
+      },
+    );
+    app.post(
+      '/workflow-runs/:id/cancel',
+      {
+        preHandler: app.requireAccess('write'),
+        schema: {
+          tags,
+          summary:
+            'Cancel a queued, running or waiting run: it is recorded as cancelled at once and a running run stops before its next step (the step in flight finishes); 409 when the run already finished',
+          params: IdParams,
+          response: { 200: WorkflowRun, ...errorResponses, 409: ErrorBody },
+        },
+      },
+      async (req) => {
+        const result = await store.cancel(req.identity.userId, req.params.id, options.clock());
+        if (!result) throw notFound('Workflow run');
+        if (!result.cancelled)
+          throw new HttpError('conflict', `This run already finished (${result.finished?.status}); only a queued, running or waiting run can be cancelled`);
+        options.cancellations?.markCancelled(result.cancelled);
+        return result.cancelled;
       },
     );
     app.post(

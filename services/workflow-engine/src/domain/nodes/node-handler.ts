@@ -20,8 +20,8 @@ export interface NodeResult {
   output: unknown;
   /** What the step records, when it must differ from `output` (masked headers). */
   recorded?: unknown;
-  /** For condition nodes: the branch to follow. */
-  branch?: 'true' | 'false';
+  /** For condition nodes: the branch to follow; `error` (set by the executor) for a failure on the node's error path. */
+  branch?: 'true' | 'false' | 'error';
 }
 
 export interface NodeHandler<Params, Input> {

@@ -205,6 +205,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
             log: app.log,
             limits: deps.limits,
             cancellations,
+            startErrorWorkflow: (event, ordered) =>
+              deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
           });
         },
       }),

@@ -26,7 +26,7 @@ before(async () => {
     receiver: (req, res) => {
       received.push(req.url ?? '');
       if (req.url === '/hold') held.push(() => json(res, 201, { ok: true }));
-      else json(res, 201, { ok: true });
+      else json(res, req.url === '/fail' ? 500 : 201, { ok: true });
     },
   });
   // One run per workflow at a time, so a second Run now stays queued behind a held one.
@@ -133,6 +133,64 @@ describe('POST /api/v1/workflow-runs/:id/cancel', () => {
     const again = await call(owner, 'POST', `/api/v1/workflow-runs/${run.id}/cancel`);
     assert.equal(again.status, 409);
     assert.match(again.body.message, /already finished \(succeeded\)/);
+  });
+});
+
+describe('error workflow', () => {
+  const create = async (owner: string, body: Record<string, unknown>) => {
+    const res = await call(owner, 'POST', '/api/v1/workflows', { active: true, ...body });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    return res.body as { id: string };
+  };
+  const failing = (url: string) => ({
+    nodes: [{ id: 'call', type: 'http_request', params: { method: 'POST', url } }],
+    edges: [{ from: 'trigger', to: 'call' }],
+  });
+  const taskGraph = (title: string) => ({ nodes: [{ id: 't', type: 'create_task', params: { title } }], edges: [{ from: 'trigger', to: 't' }] });
+  const runsOf = async (owner: string, wf: { id: string }) => (await call(owner, 'GET', `/api/v1/workflows/${wf.id}/runs`)).body.items as any[];
+
+  test('a failed run starts the error workflow with {workflow, run, failedNode, error}; a failing error workflow starts none', async () => {
+    const owner = randomUUID();
+    const last = await create(owner, { name: 'Last resort', triggerType: 'error', graph: taskGraph('never') });
+    // The error workflow itself fails, and names another: that one is never started (no chain).
+    const handler = await create(owner, {
+      name: 'On failure',
+      triggerType: 'error',
+      errorWorkflowId: last.id,
+      graph: {
+        nodes: [
+          { id: 't', type: 'create_task', params: { title: 'failed: {{trigger.failedNode.id}} in {{trigger.workflow.id}}: {{trigger.error}}' } },
+          { id: 'boom', type: 'http_request', params: { method: 'POST', url: `${stack.receiver!.url}/fail` } },
+        ],
+        edges: [
+          { from: 'trigger', to: 't' },
+          { from: 't', to: 'boom' },
+        ],
+      },
+    });
+    const main = await create(owner, { name: 'Main', triggerType: 'webhook', errorWorkflowId: handler.id, graph: failing(`${stack.receiver!.url}/fail`) });
+    const run = await runNow(owner, main, 1);
+
+    const handled = await until('the error workflow’s run', async () => (await runsOf(owner, handler)).find((r) => r.status === 'failed'));
+    assert.equal(handled.triggerType, 'error');
+    const payload = handled.triggerPayload;
+    assert.equal(payload.workflow.id, main.id);
+    assert.equal(payload.run.id, run.id);
+    assert.equal(payload.run.triggerType, 'manual');
+    assert.deepEqual(payload.failedNode.id, 'call');
+    assert.equal(payload.failedNode.type, 'http_request');
+    assert.match(payload.error, /^node "call" failed: POST .*\/fail answered HTTP 500$/);
+    const titles = await tasksOf(owner);
+    assert.equal(titles.length, 1);
+    assert.match(titles[0]!, new RegExp(`^failed: call in ${main.id}: node "call" failed`));
+
+    // Everything published has been handled (the error workflow's run published before its event was acknowledged).
+    await until('no backlog', async () => {
+      const h = (await call(owner, 'GET', '/api/v1/workflow-runs/health')).body;
+      return (h.backlog.waitingEvents ?? 0) === 0 && h.backlog.unfinishedRuns === 0 ? h : undefined;
+    });
+    assert.deepEqual(await runsOf(owner, last), [], 'an error workflow’s failure starts no other');
+    assert.equal((await runsOf(owner, handler)).length, 1, 'one run of the error workflow per failed run');
   });
 });
 

@@ -67,6 +67,8 @@ export const Workflow = Type.Object(
     graph: WorkflowGraph,
     triggerConfig: Type.Record(Type.String(), Type.Unknown()),
     executionOrder: ExecutionOrder,
+    /** The workflow started when a run of this one fails (another workflow of the owner), else null. */
+    errorWorkflowId: Type.Optional(Type.Union([Uuid, Type.Null()])),
     webhook: Type.Union([WebhookEndpoint, Type.Null()]),
     samplePayload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
     samplePayloadAt: Type.Union([DateTime, Type.Null()]),
@@ -87,6 +89,8 @@ export const CreateWorkflow = Type.Object(
     triggerConfig: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     requireWebhookSecret: Type.Optional(Type.Boolean()),
     executionOrder: Type.Optional(ExecutionOrder),
+    /** Another workflow of yours, started with {workflow, run, failedNode, error} when a run of this one fails; null: none. */
+    errorWorkflowId: Type.Optional(Type.Union([Uuid, Type.Null()])),
   },
   { additionalProperties: false },
 );

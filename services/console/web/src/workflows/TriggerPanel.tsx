@@ -57,6 +57,7 @@ export function defaultTriggerConfig(type: TriggerType): Record<string, unknown>
 
 function activationText(type: TriggerType, active: boolean): string {
   if (type === 'manual') return 'Runs only when someone starts it (Run now), active or not.';
+  if (type === 'error') return 'Runs when a workflow that names it as its error workflow fails (Settings of that workflow), active or not.';
   if (!active) return type === 'webhook' ? 'Inactive: requests to this URL get 404 and start nothing.' : 'Inactive: nothing starts it but Run now.';
   switch (type) {
     case 'webhook':

@@ -10,6 +10,7 @@ import {
   IconListCheck,
   IconNote,
   IconRefreshDot,
+  IconAlertTriangle,
   IconWebhook,
   IconWorldUpload,
 } from '@tabler/icons-react';
@@ -38,6 +39,7 @@ export const TRIGGER_ICON: Record<TriggerType, ReactNode> = {
   schedule: <IconClock size={18} />,
   note: <IconNote size={18} />,
   entity: <IconRefreshDot size={18} />,
+  error: <IconAlertTriangle size={18} />,
 };
 const triggerTypeOf = (t: string): TriggerType => (t in TRIGGER_LABEL ? (t as TriggerType) : 'webhook');
 const colorOf = (d: NodeData): string => (d.kind === 'trigger' ? 'orange' : definitionOf(d.kind).color);

@@ -20,3 +20,7 @@ GRANT USAGE ON SCHEMA "engine" TO flowdesk_run_keeper;
 GRANT SELECT ("id", "owner_id", "workflow_id", "event_id", "status", "created_at") ON "engine"."run" TO flowdesk_run_keeper;
 GRANT DELETE ON "engine"."run" TO flowdesk_run_keeper;
 CREATE POLICY run_keeper ON "engine"."run" FOR ALL TO flowdesk_run_keeper USING (true);
+
+-- Runs of error workflows (trigger type `error`, started when another workflow's run failed).
+ALTER TABLE "engine"."run" DROP CONSTRAINT "run_trigger_type_check";
+ALTER TABLE "engine"."run" ADD CONSTRAINT "run_trigger_type_check" CHECK ("trigger_type" IN ('webhook', 'manual', 'schedule', 'note', 'entity', 'error'));

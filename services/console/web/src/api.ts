@@ -64,6 +64,8 @@ export interface Workflow {
   graph: ApiGraph;
   triggerConfig: Record<string, unknown>;
   executionOrder: 'parallel' | 'ordered';
+  /** Started when a run of this workflow fails (another workflow of the owner). */
+  errorWorkflowId?: string | null;
   webhook: { url: string; requireSecret: boolean } | null;
   samplePayload: Record<string, unknown> | null;
   samplePayloadAt: string | null;
@@ -71,7 +73,9 @@ export interface Workflow {
   updatedAt: string;
 }
 
-export type WorkflowChange = Partial<Pick<Workflow, 'name' | 'description' | 'triggerType' | 'active' | 'graph' | 'triggerConfig' | 'executionOrder'>> & {
+export type WorkflowChange = Partial<
+  Pick<Workflow, 'name' | 'description' | 'triggerType' | 'active' | 'graph' | 'triggerConfig' | 'executionOrder' | 'errorWorkflowId'>
+> & {
   requireWebhookSecret?: boolean;
 };
 

@@ -5,8 +5,12 @@
 import type { TriggerType } from '@flowdesk/contracts';
 import { api } from './api.ts';
 
-export type RunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped';
-export const RUN_STATUSES: RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'skipped'];
+export type RunStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped' | 'cancelled';
+/** What the Runs list filters by (every status a run can have). */
+export const RUN_STATUSES: RunStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'skipped', 'cancelled'];
+/** The statuses the pipeline health counts (RunsHealth.byStatus). */
+export type HealthRunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'skipped';
+export const HEALTH_RUN_STATUSES: HealthRunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'skipped'];
 
 export interface RunStep {
   nodeId: string;
@@ -52,7 +56,7 @@ export interface RunsSummary {
 export interface RunsHealth {
   checkedAt: string;
   since: string;
-  byStatus: Record<RunStatus, number>;
+  byStatus: Record<HealthRunStatus, number>;
   failingWorkflows: { workflowId: string; runs: number; failed: number; lastFailure: { runId: string; at: string; error: string | null } }[];
   backlog: { waitingEvents: number | null; oldestWaitingAt: string | null; unfinishedRuns: number; oldestUnfinishedAt: string | null };
   deadLettered: { count: number; last: { runId: string; at: string; error: string } | null };
@@ -165,6 +169,7 @@ export const workspace = {
   },
   getRun: (runId: string) => api.request<WorkflowRun>('GET', `/workflow-runs/${id(runId)}`),
   rerun: (runId: string) => api.request<WorkflowRun>('POST', `/workflow-runs/${id(runId)}/rerun`),
+  cancelRun: (runId: string) => api.request<WorkflowRun>('POST', `/workflow-runs/${id(runId)}/cancel`),
   runsSummary: () => api.request<RunsSummary>('GET', '/workflow-runs/summary'),
   runsHealth: () => api.request<RunsHealth>('GET', '/workflow-runs/health'),
   listWorkflows: () => all<WorkflowItem>('/workflows'),

@@ -105,16 +105,30 @@ test("the engine's and the caches' variables reach the services' configuration, 
     ENGINE_CONCURRENCY: '7',
     ENGINE_WORKFLOW_CONCURRENCY: '3',
     SCHEDULER_POLL_MS: '0',
+    RUN_RETENTION_DAYS: '0',
+    RUN_RETENTION_PER_WORKFLOW: '50',
+    RUN_RETENTION_INTERVAL_SECONDS: '60',
     INTROSPECTION_CACHE_MS: '0',
     WEBHOOK_MAX_BACKLOG: '5',
     SIGNUP_MODE: 'off',
   });
-  assert.deepEqual(config.engineTuning, { concurrency: 7, workflowConcurrency: 3, scheduler: { pollMs: 0 } });
+  const retention = { batchSize: 500, maxBatches: 20 };
+  assert.deepEqual(config.engineTuning, {
+    concurrency: 7,
+    workflowConcurrency: 3,
+    scheduler: { pollMs: 0 },
+    retention: { ...retention, maxAgeDays: null, keepPerWorkflow: 50, intervalMs: 60_000 },
+  });
   assert.equal(config.introspectionCacheMs, 0);
   assert.equal(config.webhookAdmission?.backlog.maxBacklog, 5);
   assert.equal(config.signupMode, 'off');
   const defaults = loadConfig(base);
-  assert.deepEqual(defaults.engineTuning, { concurrency: 256, workflowConcurrency: 128, scheduler: { pollMs: 1000 } });
+  assert.deepEqual(defaults.engineTuning, {
+    concurrency: 256,
+    workflowConcurrency: 128,
+    scheduler: { pollMs: 1000 },
+    retention: { ...retention, maxAgeDays: 30, keepPerWorkflow: null, intervalMs: 300_000 },
+  });
   assert.deepEqual([defaults.signupMode, defaults.introspectionCacheMs, defaults.consoleAllowedOrigins], ['invite', 30_000, []]);
   for (const [name, value, message] of [
     ['SIGNUP_MODE', 'maybe', /SIGNUP_MODE must be open, invite or off/],

@@ -48,6 +48,8 @@ export const WorkflowDefinition = Type.Object(
     triggerType: TriggerType,
     active: Type.Boolean(),
     executionOrder: ExecutionOrder,
+    /** The workflow the engine starts when a run of this one fails (absent in events older than the field). */
+    errorWorkflowId: Type.Optional(Type.Union([Type.String({ format: 'uuid' }), Type.Null()])),
     graph: WorkflowGraph,
     triggerConfig: Type.Record(Type.String(), Type.Unknown()),
   },

@@ -9,7 +9,7 @@ import { EntityAction, EntityTriggerConfig, NoteTriggerConfig, ScheduleTriggerCo
  * event, the engine's payload builders (typed by the payload schemas, tested against the examples)
  * and the console (labels, picker, example payloads) all read it from here.
  */
-export const TRIGGER_TYPE_NAMES = ['webhook', 'manual', 'schedule', 'note', 'entity'] as const;
+export const TRIGGER_TYPE_NAMES = ['webhook', 'manual', 'schedule', 'note', 'entity', 'error'] as const;
 export const TriggerType = StringEnum(TRIGGER_TYPE_NAMES);
 export type TriggerType = Static<typeof TriggerType>;
 
@@ -48,6 +48,27 @@ export const EntityPayload = Type.Object({
   changedAt: DateTime,
 });
 export type EntityPayload = Static<typeof EntityPayload>;
+
+/**
+ * An error workflow's run (docs/workflow-engine.md, "Error workflow"): another workflow of the owner
+ * failed, and names this one as its `errorWorkflowId`.
+ */
+export const ErrorPayload = Type.Object({
+  /** The workflow whose run failed. */
+  workflow: Type.Object({ id: Uuid }),
+  run: Type.Object({
+    id: Type.Union([Uuid, Type.Null()]),
+    eventId: Type.String(),
+    triggerType: Type.String(),
+    startedAt: Type.Union([DateTime, Type.Null()]),
+    finishedAt: Type.Union([DateTime, Type.Null()]),
+  }),
+  /** The node that failed the run; null when the run failed outside a node (its graph, its credentials). */
+  failedNode: Type.Union([Type.Object({ id: Type.String(), type: Type.String(), error: Type.Union([Type.String(), Type.Null()]) }), Type.Null()]),
+  /** The run's error. */
+  error: Type.String(),
+});
+export type ErrorPayload = Static<typeof ErrorPayload>;
 
 export interface TriggerTypeDefinition<T extends TriggerType = TriggerType, C extends TSchema = TSchema, P extends TSchema = TSchema> {
   type: T;
@@ -164,5 +185,24 @@ export const TRIGGER_TYPES = {
       const after = kind === 'task' ? { ...entity, status: 'done' } : entity;
       return { entity: kind, event: 'updated', entityId: entity.id, before: entity, after, changedAt: at };
     },
+  }),
+  error: defineTrigger({
+    type: 'error',
+    label: 'Error',
+    description: 'Another workflow’s run failed (it names this one as its error workflow).',
+    config: AnySettings,
+    payload: ErrorPayload,
+    example: (_config, now): ErrorPayload => ({
+      workflow: { id: '00000000-0000-4000-8000-000000000005' },
+      run: {
+        id: '00000000-0000-4000-8000-000000000006',
+        eventId: 'evt_1',
+        triggerType: 'webhook',
+        startedAt: new Date(now.getTime() - 1_000).toISOString(),
+        finishedAt: now.toISOString(),
+      },
+      failedNode: { id: 'http_1', type: 'http_request', error: 'POST https://api.example.com/orders answered HTTP 500' },
+      error: 'node "http_1" failed: POST https://api.example.com/orders answered HTTP 500',
+    }),
   }),
 } as const satisfies { readonly [T in TriggerType]: TriggerTypeDefinition<T> };

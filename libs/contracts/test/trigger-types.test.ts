@@ -26,7 +26,7 @@ test('every trigger type has one definition: label, description, settings and pa
   }
   assert.deepEqual(
     TRIGGER_TYPE_NAMES.map((n) => TRIGGER_TYPES[n].label),
-    ['Webhook', 'Manual', 'Schedule', 'Note', 'Entity change'],
+    ['Webhook', 'Manual', 'Schedule', 'Note', 'Entity change', 'Error'],
   );
 });
 

@@ -14,6 +14,7 @@ import type { HttpClient } from './domain/ports.ts';
 import type { RunLimits } from './domain/executor.ts';
 import { SampleKeeper, processTriggerEvent } from './domain/process-trigger.ts';
 import { runRoutes } from './routes/runs.ts';
+import { DEFAULT_RETENTION, RunCancellations, RunRetention, type RetentionPolicy } from './domain/run-control.ts';
 import { ScheduleStore } from './adapters/schedule-store.ts';
 import { Scheduler } from './domain/scheduler.ts';
 import { ChangeTriggers } from './domain/change-triggers.ts';
@@ -69,6 +70,10 @@ export interface WorkflowEngineDeps {
    * Ticks are read from `clock`, so a test moves time by moving the clock.
    */
   scheduler?: { pollMs?: number; lateAfterMs?: number; leaseMs?: number };
+  /** Run history retention (docs/operations.md): default 30 days, no per-workflow count, pruned every 5 minutes. */
+  retention?: Partial<RetentionPolicy>;
+  /** How often this replica asks whether a run it executes was cancelled through another replica (default 1000 ms). */
+  cancelPollMs?: number;
 }
 
 /**
@@ -98,6 +103,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
       ? new SecretBox(deps.credentialsKey.key, { keyId: deps.credentialsKey.keyId ?? 'k1', previous: deps.credentialsKey.previous })
       : undefined,
   );
+  const cancellations = new RunCancellations(runs, app.log, deps.cancelPollMs);
+  const retention = new RunRetention(runs, { ...DEFAULT_RETENTION, ...deps.retention }, clock, app.log);
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
   // What starts runs inside the engine (webhook and manual runs are published by ingest and the runs API).
   const triggerSources: TriggerSource[] = [
@@ -107,7 +114,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
 
   app.addSchema(ErrorBody);
   await app.register(internalAuth, { publicKeyPem: deps.jwtPublicKeyPem, audience: Audience.workflowEngine });
-  await app.register(runRoutes(runs, definitions, { bus: deps.bus, clock, heartbeatMs: deps.streamHeartbeatMs }), { prefix: API_PREFIX });
+  await app.register(runRoutes(runs, definitions, { bus: deps.bus, clock, heartbeatMs: deps.streamHeartbeatMs, cancellations }), { prefix: API_PREFIX });
   await app.register(credentialRoutes(credentials), { prefix: API_PREFIX });
 
   /** A failed run for a trigger event the bus gave up on, with the reason (its payload, or a placeholder). */
@@ -197,6 +204,9 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
             log: app.log,
             metrics: runMetrics,
             limits: deps.limits,
+            cancellations,
+            startErrorWorkflow: (event, ordered) =>
+              deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
           });
         },
       }),
@@ -227,6 +237,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     // The trigger sources: the change triggers' subscription and the scheduler's timer.
     if (closing) return;
     for (const s of triggerSources) await s.start();
+    cancellations.start();
+    retention.start();
     consuming = true;
   };
   app.addHook('onReady', async () => {
@@ -244,10 +256,12 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     await starting;
     // The sources first (no new trigger events), then the consumers, in reverse.
     for (const s of triggerSources) await s.stop();
+    await retention.stop();
     consuming = false;
     // In reverse: stop taking trigger events (in-flight runs finish and are recorded), then the rest.
     for (const s of subscriptions.splice(0).reverse()) await s.close();
     await runs.drain();
+    cancellations.stop();
   });
   return app;
 }

@@ -1,12 +1,16 @@
+import { DEFAULT_RETENTION, type RetentionPolicy } from './domain/run-control.ts';
+
 /**
  * How many runs a replica handles and how often it looks for schedule ticks (docs/configuration.md):
  * ENGINE_CONCURRENCY, ENGINE_WORKFLOW_CONCURRENCY, SCHEDULER_POLL_MS (0: this replica fires no
- * schedules). Read by the service's main and by the embedded start alike.
+ * schedules), and how long run history is kept (RUN_RETENTION_*). Read by the service's main and by the embedded start alike.
  */
 export interface EngineTuning {
   concurrency: number;
   workflowConcurrency: number;
   scheduler: { pollMs: number };
+  /** Run history retention: RUN_RETENTION_DAYS, RUN_RETENTION_PER_WORKFLOW, RUN_RETENTION_INTERVAL_SECONDS. */
+  retention: RetentionPolicy;
 }
 
 export const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
@@ -20,5 +24,12 @@ export function engineTuningFromEnv(env: NodeJS.ProcessEnv): EngineTuning {
     concurrency: positiveInteger(env, 'ENGINE_CONCURRENCY', 256),
     workflowConcurrency: positiveInteger(env, 'ENGINE_WORKFLOW_CONCURRENCY', 128),
     scheduler: { pollMs: env.SCHEDULER_POLL_MS === '0' ? 0 : positiveInteger(env, 'SCHEDULER_POLL_MS', 1_000) },
+    retention: {
+      ...DEFAULT_RETENTION,
+      // 0 keeps runs of any age; unset keeps any number of runs per workflow.
+      maxAgeDays: env.RUN_RETENTION_DAYS === '0' ? null : positiveInteger(env, 'RUN_RETENTION_DAYS', DEFAULT_RETENTION.maxAgeDays!),
+      keepPerWorkflow: env.RUN_RETENTION_PER_WORKFLOW ? positiveInteger(env, 'RUN_RETENTION_PER_WORKFLOW', 1) : null,
+      intervalMs: positiveInteger(env, 'RUN_RETENTION_INTERVAL_SECONDS', DEFAULT_RETENTION.intervalMs / 1000) * 1000,
+    },
   };
 }

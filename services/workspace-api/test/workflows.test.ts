@@ -11,18 +11,20 @@ import { PUBLIC_BASE_URL, rawCall, startTestApi, type TestApi, type TestUser } f
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const TRIGGER_TYPES: TriggerType[] = ['webhook', 'manual', 'schedule', 'note', 'entity'];
+const TRIGGER_TYPES: TriggerType[] = ['webhook', 'manual', 'schedule', 'note', 'entity', 'error'];
 const CONFIG_OF: Record<TriggerType, Record<string, unknown>> = {
   webhook: { every: '1h' },
   manual: { every: '1h' },
   schedule: { cron: '0 * * * *', timezone: 'Europe/Berlin' },
   note: { tag: 'inbox' },
   entity: { entity: 'task', events: ['completed'] },
+  error: { every: '1h' },
 };
 const WORKFLOW_KEYS = [
   'active',
   'createdAt',
   'description',
+  'errorWorkflowId',
   'executionOrder',
   'graph',
   'id',
@@ -962,5 +964,34 @@ describe('inline secrets in HTTP Request nodes, read without write (docs/credent
       nested: { clientSecret: '••••', note: 'kept' },
       token: '{{credentials.crm}}',
     });
+  });
+});
+
+describe('error workflow', () => {
+  test('errorWorkflowId names another workflow of the owner: stored, shown, cleared with null; itself, another user’s or none is 400', async () => {
+    const u = api.user();
+    const other = api.user();
+    const create = async (user: TestUser, body: Record<string, unknown> = {}) =>
+      (await user.call('POST', '/api/v1/workflows', { name: 'wf', triggerType: 'manual', ...body })) as { status: number; body: any };
+    const handler = await create(u, { triggerType: 'error' });
+    assert.equal(handler.status, 201, JSON.stringify(handler.body));
+    const main = await create(u, { errorWorkflowId: handler.body.id });
+    assert.equal(main.status, 201, JSON.stringify(main.body));
+    assert.equal(main.body.errorWorkflowId, handler.body.id);
+    assert.equal((await u.call('GET', `/api/v1/workflows/${main.body.id}`)).body.errorWorkflowId, handler.body.id);
+    assert.equal(handler.body.errorWorkflowId, null);
+
+    const self = await u.call('PATCH', `/api/v1/workflows/${main.body.id}`, { errorWorkflowId: main.body.id });
+    assert.equal(self.status, 400);
+    assert.match(self.body.message, /errorWorkflowId must name another workflow/);
+    const foreign = await create(other);
+    const theirs = await u.call('PATCH', `/api/v1/workflows/${main.body.id}`, { errorWorkflowId: foreign.body.id });
+    assert.equal(theirs.status, 400);
+    assert.match(theirs.body.message, /errorWorkflowId must name one of your workflows/);
+    assert.equal((await create(u, { errorWorkflowId: '00000000-0000-4000-8000-000000000000' })).status, 400);
+
+    const cleared = await u.call('PATCH', `/api/v1/workflows/${main.body.id}`, { errorWorkflowId: null });
+    assert.equal(cleared.status, 200);
+    assert.equal(cleared.body.errorWorkflowId, null);
   });
 });

@@ -2,7 +2,13 @@ import Type, { type Static } from 'typebox';
 import { DateTime, PageQuery, StringEnum, Uuid } from '../common.ts';
 import { TriggerType } from '../trigger-types.ts';
 
-export const RunStatus = StringEnum(['queued', 'running', 'succeeded', 'failed', 'skipped']);
+/**
+ * `cancelled`: stopped by a person (POST /workflow-runs/:id/cancel) while queued, running or waiting.
+ * `waiting`: parked until a timer or a resume (durable runs, docs/workflow-engine.md); cancellable.
+ */
+export const RunStatus = StringEnum(['queued', 'running', 'waiting', 'succeeded', 'failed', 'skipped', 'cancelled']);
+/** The statuses a run can still be cancelled in. */
+export const CANCELLABLE_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting'];
 export type RunStatus = Static<typeof RunStatus>;
 
 export const RunStep = Type.Object({

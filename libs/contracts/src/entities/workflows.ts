@@ -20,8 +20,12 @@ export const WorkflowEdge = Type.Object(
     /** `trigger` is the start of every graph. */
     from: Type.Union([Type.Literal('trigger'), NodeId]),
     to: NodeId,
-    /** Only on edges leaving a node with branches (a condition's true/false, a switch's 1–4/default), naming one of its own. */
-    branch: Type.Optional(StringEnum(BRANCH_NAMES())),
+    /**
+     * Only on edges leaving a node with branches (a condition's true/false, a switch's 1–4/default),
+     * naming one of its own, or `error`: the path taken when a node with `onError: "branch"` fails
+     * (nodes/define.ts).
+     */
+    branch: Type.Optional(StringEnum([...BRANCH_NAMES(), 'error'])),
   },
   { additionalProperties: false },
 );
@@ -64,6 +68,8 @@ export const Workflow = Type.Object(
     graph: WorkflowGraph,
     triggerConfig: Type.Record(Type.String(), Type.Unknown()),
     executionOrder: ExecutionOrder,
+    /** The workflow started when a run of this one fails (another workflow of the owner), else null. */
+    errorWorkflowId: Type.Optional(Type.Union([Uuid, Type.Null()])),
     webhook: Type.Union([WebhookEndpoint, Type.Null()]),
     samplePayload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
     samplePayloadAt: Type.Union([DateTime, Type.Null()]),
@@ -84,6 +90,8 @@ export const CreateWorkflow = Type.Object(
     triggerConfig: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     requireWebhookSecret: Type.Optional(Type.Boolean()),
     executionOrder: Type.Optional(ExecutionOrder),
+    /** Another workflow of yours, started with {workflow, run, failedNode, error} when a run of this one fails; null: none. */
+    errorWorkflowId: Type.Optional(Type.Union([Uuid, Type.Null()])),
   },
   { additionalProperties: false },
 );

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { StringEnum } from '../common.ts';
 import { TriggerType } from '../entities/workflows.ts';
-import { NODE_TYPES } from '../nodes/index.ts';
+import { NODE_TYPES, ON_ERROR } from '../nodes/index.ts';
 
 /**
  * The workflow shapes as MCP tools take them. Strict tool schemas (OpenAI structured outputs, the
@@ -27,6 +27,9 @@ export const McpWorkflowNode = Type.Object(
       { description: 'Step kind.' },
     ),
     name: Type.Optional(Type.String({ maxLength: 200, description: 'Label.' })),
+    onError: Type.Optional(
+      StringEnum(ON_ERROR, { description: 'On failure: fail the run (default), continue with {error} as output, or take its error edges.' }),
+    ),
     params: Type.String({
       maxLength: 200_000,
       description: `JSON text of the type's params object, e.g. "{\\"title\\":\\"Call {{trigger.name}}\\"}"; each type's params: resource ${NODE_CATALOGUE_URI}.`,
@@ -40,7 +43,7 @@ const McpWorkflowEdge = Type.Object(
   {
     from: Type.Union([Type.Literal('trigger'), Type.String({ pattern: NODE_ID })], { description: '"trigger" or a node id.' }),
     to: NodeId('Node id.'),
-    branch: Type.Optional(Type.String({ maxLength: 64, description: "A branch of the from node's type (condition: true/false)." })),
+    branch: Type.Optional(Type.String({ maxLength: 64, description: "A branch of the from node's type (condition: true/false), or error (onError: branch)." })),
   },
   strict,
 );

@@ -5,12 +5,24 @@
  * `get_workflow` text, the docs' node table and the console's menu, card, labels and form are
  * derived from these definitions; the engine's handler map is typed over them.
  */
-import Type, { type Static, type TObject } from 'typebox';
+import Type, { type Static, type TObject, type TSchema } from 'typebox';
+import { StringEnum } from '../common.ts';
 
 /** Every string parameter of a node may hold {{trigger.a.b}} or {{nodes.<id>.body.x}} variables. */
 export const Templated = (max = 10_000) => Type.String({ maxLength: max });
 export const NODE_ID_PATTERN = '^[A-Za-z][A-Za-z0-9_-]{0,63}$';
 export const NodeId = Type.String({ pattern: NODE_ID_PATTERN });
+/**
+ * What a run does when a node fails (docs/workflow-engine.md, "Error paths"): `fail` the run (the
+ * default, as before), `continue` with `{ error }` as the node's output along its usual edges, or
+ * follow the node's `error` branch (edges with `branch: "error"`) instead of its usual edges.
+ */
+export const ON_ERROR = ['fail', 'continue', 'branch'] as const;
+export type OnError = (typeof ON_ERROR)[number];
+export const OnErrorSchema = StringEnum(ON_ERROR);
+/** The branch an edge names to leave a node by its error path (a node with onError "branch"). */
+export const ERROR_BRANCH = 'error';
+
 /** Where the console's editor draws a node; the engine ignores it. */
 export const Position = Type.Object({ x: Type.Number(), y: Type.Number() }, { additionalProperties: false });
 
@@ -86,6 +98,7 @@ export function nodeSchema<const T extends string, P extends TObject>(definition
       type: Type.Literal(definition.type),
       name: Type.Optional(Type.String({ maxLength: 200 })),
       position: Type.Optional(Position),
+      onError: Type.Optional(OnErrorSchema),
       params: definition.params,
     },
     { additionalProperties: false },

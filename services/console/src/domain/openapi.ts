@@ -346,6 +346,15 @@ const RUN_PATHS: Json = {
       responses: { 200: json(ref('WorkflowRun')), ...errors(401, 404) },
     },
   },
+  '/api/v1/workflow-runs/{id}/cancel': {
+    post: {
+      tags: ['workflow runs'],
+      summary:
+        'Cancel a queued, running or waiting run: recorded as cancelled at once; a running run stops before its next step (the step in flight finishes). 409 when it already finished',
+      parameters: idParam,
+      responses: { 200: json(ref('WorkflowRun'), 'Cancelled'), ...errors(401, 403, 404, 409) },
+    },
+  },
   '/api/v1/workflow-runs/{id}/rerun': {
     post: {
       tags: ['workflow runs'],

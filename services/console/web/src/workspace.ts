@@ -19,7 +19,11 @@ import { api } from './api.ts';
 
 // The API's shapes are the contracts' (libs/contracts), imported as types only.
 export type { CalendarEntry, Note, RunsHealth, RunsSummary, RunStatus, RunStep, Task, TaskPriority, TaskStatus, WorkflowRun } from '@flowdesk/contracts';
-export const RUN_STATUSES: RunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'skipped'];
+/** What the Runs list filters by (every status a run can have). */
+export const RUN_STATUSES: RunStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'skipped', 'cancelled'];
+/** The statuses the pipeline health counts (RunsHealth.byStatus). */
+export type HealthRunStatus = keyof RunsHealth['byStatus'];
+export const HEALTH_RUN_STATUSES: HealthRunStatus[] = ['queued', 'running', 'succeeded', 'failed', 'skipped'];
 
 /** A project as the lists show it: with its task counts where the listing adds them. */
 export type Project = Omit<ProjectWithCounts, 'taskCounts'> & Partial<Pick<ProjectWithCounts, 'taskCounts'>>;
@@ -79,6 +83,7 @@ export const workspace = {
   },
   getRun: (runId: string) => api.request<WorkflowRun>('GET', `/workflow-runs/${id(runId)}`),
   rerun: (runId: string) => api.request<WorkflowRun>('POST', `/workflow-runs/${id(runId)}/rerun`),
+  cancelRun: (runId: string) => api.request<WorkflowRun>('POST', `/workflow-runs/${id(runId)}/cancel`),
   runsSummary: () => api.request<RunsSummary>('GET', '/workflow-runs/summary'),
   runsHealth: () => api.request<RunsHealth>('GET', '/workflow-runs/health'),
   listWorkflows: () => all<WorkflowItem>('/workflows'),

@@ -295,7 +295,7 @@ export class RunStore implements RunRecorder {
         [window, DEAD_LETTER_ERROR_PREFIX],
       );
       const byStatus = { queued: 0, running: 0, succeeded: 0, failed: 0, skipped: 0 };
-      for (const r of statuses.rows) byStatus[r.status as RunStatus] = Number(r.n);
+      for (const r of statuses.rows) if (String(r.status) in byStatus) byStatus[r.status as keyof typeof byStatus] = Number(r.n);
       const lastDead = dead.rows[0];
       return {
         byStatus,
@@ -334,6 +334,121 @@ export class RunStore implements RunRecorder {
       ),
     );
     return rows[0] ? toRun(rows[0]) : null;
+  }
+
+  /**
+   * Cancels the user's run if it is still queued, running or waiting (docs/workflow-engine.md,
+   * "Cancelling a run"): the row becomes `cancelled` at once; record_runs never changes it again, so a
+   * queued run's claim finds it finished and the event is not executed. Returns the cancelled run;
+   * `finished` (the run as it is) when it had already finished; `null` when there is no such run.
+   */
+  async cancel(userId: string, runId: string, at: Date): Promise<{ cancelled?: WorkflowRun; finished?: WorkflowRun } | null> {
+    const result = await this.asUser<{ cancelled?: WorkflowRun; finished?: WorkflowRun } | null>(userId, async (exec) => {
+      const updated = await exec(
+        `UPDATE "engine"."run" SET status = 'cancelled', finished_at = $2::timestamptz, error = 'Cancelled'
+          WHERE id = $1 AND status IN ('queued', 'running', 'waiting') RETURNING ${COLUMNS}`,
+        [runId, at.toISOString()],
+      );
+      if (updated.rows[0]) return { cancelled: toRun(updated.rows[0]) };
+      const { rows } = await exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE id = $1`, [runId]);
+      return rows[0] ? { finished: toRun(rows[0]) } : null;
+    });
+    const run = result?.cancelled;
+    if (run) {
+      const write: RunWrite = { ownerId: userId, workflowId: run.workflowId, eventId: run.eventId, status: 'cancelled', finishedAt: run.finishedAt };
+      this.announce([write], new Set([keyOf(write)]));
+    }
+    return result;
+  }
+
+  /**
+   * Keeps the steps of a run that was cancelled while it ran (its outcome was not written: the row is
+   * already `cancelled`). Only a cancelled row is touched.
+   */
+  async keepCancelledSteps(write: RunWrite): Promise<void> {
+    await this.asUser(write.ownerId, (exec) =>
+      exec(
+        `UPDATE "engine"."run" SET steps = $3::jsonb, warnings = $4::jsonb, started_at = COALESCE(started_at, $5::timestamptz)
+          WHERE workflow_id = $1 AND event_id = $2 AND status = 'cancelled'`,
+        [write.workflowId, write.eventId, JSON.stringify(write.steps ?? []), JSON.stringify(write.warnings ?? []), write.startedAt ?? null],
+      ),
+    );
+  }
+
+  /** Runs one statement as the housekeeping role (flowdesk_run_keeper: reads a few columns of every owner's runs, deletes runs). */
+  private asKeeper<R>(fn: (exec: Exec) => Promise<R>): Promise<R> {
+    return this.db.transaction(async (exec) => {
+      await exec(`SELECT set_config('role', 'flowdesk_run_keeper', true)`);
+      return fn(exec);
+    });
+  }
+
+  /** Of these runs (`<workflowId>/<eventId>` of each owner), the ones now `cancelled`. */
+  async cancelledAmong(runs: readonly { ownerId: string; workflowId: string; eventId: string }[]): Promise<Set<string>> {
+    if (runs.length === 0) return new Set();
+    const { rows } = await this.asKeeper((exec) =>
+      exec(
+        `SELECT workflow_id::text || '/' || event_id AS k FROM "engine"."run"
+          WHERE status = 'cancelled' AND (owner_id, workflow_id, event_id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[]))`,
+        [runs.map((r) => r.ownerId), runs.map((r) => r.workflowId), runs.map((r) => r.eventId)],
+      ),
+    );
+    return new Set(rows.map((r) => String(r.k)));
+  }
+
+  /**
+   * One batch of run history retention (docs/operations.md, "Run history retention"): deletes up to
+   * `limit` finished runs (never queued, running or waiting ones) that are older than `before` or
+   * beyond the `keepPerWorkflow` newest finished runs of their workflow. Owners and workflows are
+   * found by a loose index scan of the owner-led indexes, each delete walks one owner's (or
+   * workflow's) index range: no index is added to the hot path's inserts for this. Returns how many
+   * runs were deleted.
+   */
+  async prune(rule: { before: Date | null; keepPerWorkflow: number | null }, limit: number): Promise<number> {
+    return this.asKeeper(async (exec) => {
+      let deleted = 0;
+      const finished = `status NOT IN ('queued', 'running', 'waiting')`;
+      const owners = await exec(
+        `WITH RECURSIVE o AS (
+           (SELECT owner_id FROM "engine"."run" ORDER BY owner_id LIMIT 1)
+           UNION ALL
+           SELECT (SELECT r.owner_id FROM "engine"."run" r WHERE r.owner_id > o.owner_id ORDER BY r.owner_id LIMIT 1) FROM o WHERE o.owner_id IS NOT NULL
+         ) SELECT owner_id FROM o WHERE owner_id IS NOT NULL`,
+      );
+      for (const { owner_id: owner } of owners.rows) {
+        if (deleted >= limit) break;
+        if (rule.before) {
+          const r = await exec(
+            `WITH d AS (DELETE FROM "engine"."run" WHERE id IN (
+               SELECT id FROM "engine"."run" WHERE owner_id = $1 AND created_at < $2::timestamptz AND ${finished}
+                ORDER BY created_at LIMIT $3) RETURNING 1) SELECT count(*)::int AS n FROM d`,
+            [owner, rule.before.toISOString(), limit - deleted],
+          );
+          deleted += Number(r.rows[0]?.n ?? 0);
+        }
+        if (rule.keepPerWorkflow === null || deleted >= limit) continue;
+        const workflows = await exec(
+          `WITH RECURSIVE w AS (
+             (SELECT workflow_id FROM "engine"."run" WHERE owner_id = $1 ORDER BY workflow_id LIMIT 1)
+             UNION ALL
+             SELECT (SELECT r.workflow_id FROM "engine"."run" r WHERE r.owner_id = $1 AND r.workflow_id > w.workflow_id ORDER BY r.workflow_id LIMIT 1)
+               FROM w WHERE w.workflow_id IS NOT NULL
+           ) SELECT workflow_id FROM w WHERE workflow_id IS NOT NULL`,
+          [owner],
+        );
+        for (const { workflow_id: workflow } of workflows.rows) {
+          if (deleted >= limit) break;
+          const r = await exec(
+            `WITH d AS (DELETE FROM "engine"."run" WHERE id IN (
+               SELECT id FROM "engine"."run" WHERE owner_id = $1 AND workflow_id = $2 AND ${finished}
+                ORDER BY created_at DESC, id DESC OFFSET $3 LIMIT $4) RETURNING 1) SELECT count(*)::int AS n FROM d`,
+            [owner, workflow, rule.keepPerWorkflow, limit - deleted],
+          );
+          deleted += Number(r.rows[0]?.n ?? 0);
+        }
+      }
+      return deleted;
+    });
   }
 
   /** Deletes a workflow's runs (the workflow was deleted), as its owner. */

@@ -9,7 +9,7 @@
  * predecessors were skipped or a condition took the other branch). A skipped node passes
  * "not taken" down all its edges.
  */
-import type { RunStep, TriggerEvent, WorkflowGraph, WorkflowNode } from '@flowdesk/contracts';
+import { ERROR_BRANCH, type RunStep, type TriggerEvent, type WorkflowGraph, type WorkflowNode } from '@flowdesk/contracts';
 import { withSpan } from '@flowdesk/telemetry';
 import { findCause, NodeFailedError, SsrfBlockedError } from './errors.ts';
 import type { EnginePorts } from './ports.ts';
@@ -27,7 +27,7 @@ export interface RunLimits {
 
 export const DEFAULT_RUN_LIMITS: RunLimits = { maxNodesPerRun: 50, runTimeoutMs: 5 * 60_000 };
 
-export type FinalRunStatus = 'succeeded' | 'failed' | 'skipped';
+export type FinalRunStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';
 
 export interface RunRecord {
   workflowId: string;
@@ -49,6 +49,8 @@ export interface ExecuteWorkflowInput {
   httpNode?: Partial<HttpNodeOptions>;
   /** Plaintext of the credentials the graph refers to, by name (docs/credentials.md). */
   credentials?: ReadonlyMap<string, string>;
+  /** True once a person cancelled the run: it stops before its next step (docs/workflow-engine.md). */
+  cancelled?: () => boolean;
 }
 
 // Each handler is typed by its own node's params (nodes/index.ts); the executor dispatches on node.type.
@@ -81,6 +83,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   let error: string | null = null;
   let actionsRun = 0;
   let conditionStopped = false;
+  let cancelled = false;
 
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new NodeFailedError(`the run exceeded its time limit of ${limits.runTimeoutMs} ms`)), limits.runTimeoutMs);
@@ -96,6 +99,11 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     let executed = 0;
 
     while (queue.length > 0) {
+      // A step boundary: a cancelled run stops here; the step in flight (if any) has finished.
+      if (input.cancelled?.()) {
+        cancelled = true;
+        break;
+      }
       const id = queue.shift()!;
       if (decided.has(id)) continue;
       const incoming = plan.incoming.get(id) ?? [];
@@ -115,7 +123,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
         const result = await withSpan('workflow-engine', `node ${node.type}`, () => runStep(node, handler), {
           attributes: { 'flowdesk.node.id': node.id, 'flowdesk.node.type': node.type },
         });
-        if (!result) break; // the step failed: stop at the first failure
+        if (!result) break; // the step failed and its node says fail the run: stop at the first failure
         if (handler.isAction) actionsRun++;
         // A condition's false or a switch's branch with no edge, before any action: the run is skipped.
         if (result.branch !== undefined && result.branch !== 'true' && !out.some((i) => workflow.graph.edges[i]!.branch === result.branch) && actionsRun === 0)
@@ -123,7 +131,9 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
         if (result.end) break; // a Stop node: nothing else runs
         for (const i of out) {
           const edge = workflow.graph.edges[i]!;
-          edgeState[i] = edge.branch === undefined || edge.branch === result.branch ? 'taken' : 'not_taken';
+          // A failure on the error path takes only the node's `error` edges; otherwise those are not taken.
+          const taken = result.branch === ERROR_BRANCH ? edge.branch === ERROR_BRANCH : edge.branch === undefined || edge.branch === result.branch;
+          edgeState[i] = taken ? 'taken' : 'not_taken';
         }
       }
       for (const i of out) queue.push(workflow.graph.edges[i]!.to);
@@ -136,7 +146,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
 
   for (const w of renderer.warnings) if (!warnings.includes(w)) warnings.push(w);
   const finished = ports.clock();
-  const status: FinalRunStatus = error ? 'failed' : actionsRun === 0 && conditionStopped ? 'skipped' : 'succeeded';
+  const status: FinalRunStatus = cancelled ? 'cancelled' : error ? 'failed' : actionsRun === 0 && conditionStopped ? 'skipped' : 'succeeded';
   ports.log.info({ workflowId: workflow.id, eventId: event.eventId, status, steps: steps.length }, 'workflow run finished');
   return {
     workflowId: workflow.id,
@@ -194,9 +204,18 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       step.status = 'failed';
       step.error = (err as Error).message || String(err);
       if (err instanceof NodeFailedError) step.output = err.output;
-      error = `node "${node.id}" failed: ${step.error}`;
       ports.log.warn({ workflowId: workflow.id, nodeId: node.id, err: step.error }, 'workflow node failed');
-      return null;
+      // The node's "on error" (nodes/define.ts): the run's end (default), or the error as its output.
+      // The run's own deadline is never a node's error to handle.
+      const onError = node.onError ?? 'fail';
+      if (onError === 'fail' || deadline.signal.aborted) {
+        error = `node "${node.id}" failed: ${step.error}`;
+        return null;
+      }
+      const output = { error: step.error, ...(step.output !== null && step.output !== undefined ? { output: step.output } : {}) };
+      outputs.set(node.id, output);
+      step.output = output;
+      return { output, ...(onError === 'branch' ? { branch: ERROR_BRANCH } : {}) };
     } finally {
       step.durationMs = ports.clock().getTime() - stepStart.getTime();
       ports.metrics?.nodeFinished(node.type, step.status, step.durationMs / 1000);

@@ -75,6 +75,10 @@ export interface RunRecorder {
    * again can never succeed); anything else (the database unreachable) may, so the bus retries it.
    */
   isUnstorable(err: unknown): boolean;
+  /** Keeps the steps a run cancelled while it ran did execute (its row, already finished as cancelled, is not changed otherwise). */
+  keepCancelledSteps(write: RunWrite): Promise<void>;
+  /** The run an event started (its id for an error workflow's payload), or null. */
+  getByEvent(userId: string, workflowId: string, eventId: string): Promise<{ id: string } | null>;
 }
 
 /** The owner's credentials, read only for a graph that refers to some (docs/credentials.md). */

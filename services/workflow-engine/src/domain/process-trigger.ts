@@ -1,11 +1,12 @@
-import type { TriggerEvent } from '@flowdesk/contracts';
+import type { ErrorPayload, TriggerEvent } from '@flowdesk/contracts';
 import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
 import type { DefinitionCache } from './definitions.ts';
 import { currentTraceId, withSpan } from '@flowdesk/telemetry';
-import { executeWorkflow, type RunLimits } from './executor.ts';
+import { executeWorkflow, type RunLimits, type RunRecord } from './executor.ts';
 import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, WorkspaceWrites } from './ports.ts';
 import { recordRun, unstorablePayload } from './run-recording.ts';
+import type { RunCancellations } from './run-control.ts';
 
 export interface ProcessDeps {
   runs: RunRecorder;
@@ -19,6 +20,10 @@ export interface ProcessDeps {
   log: LogPort;
   metrics: RunMetrics;
   limits?: Partial<RunLimits>;
+  /** The runs executing here and which were cancelled (run-control.ts); none: runs are not cancellable in flight. */
+  cancellations?: RunCancellations;
+  /** Publishes the trigger event of an error workflow's run (the engine's trigger topic). */
+  startErrorWorkflow?: (event: TriggerEvent, ordered: boolean) => Promise<void>;
 }
 
 export type ProcessOutcome = 'ran' | 'duplicate' | 'workflow-gone' | 'inactive';
@@ -36,8 +41,9 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   let workflow = await deps.definitions.get(event.workflowId);
   // Ingest accepted this event, so the workflow was active then; a cache that says otherwise may only
   // lag its workflow.changed events (the outbox relay): read it once from its owner before skipping.
-  // A manual run (Run now, run again) runs whether the workflow is active or not, as a test run does.
-  const manual = event.source === 'manual';
+  // A manual run (Run now, run again) runs whether the workflow is active or not, as a test run does;
+  // so does an error workflow's run (the failing workflow names it).
+  const manual = event.source === 'manual' || event.source === 'error';
   if (workflow && !workflow.active && !manual) workflow = await deps.definitions.refresh(event.workflowId);
   if (!workflow || workflow.ownerId !== event.ownerId) {
     // Deleted since the webhook was accepted: there is no workflow left to show a run under.
@@ -111,6 +117,8 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
           error: (obj: object, msg?: string) => log.error(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
         };
   deps.metrics.runStarted();
+  const untrack = deps.cancellations?.track(key);
+  const cancellations = deps.cancellations;
   const executed = await withSpan(
     'workflow-engine',
     'workflow run',
@@ -120,6 +128,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
         event,
         limits: deps.limits,
         credentials,
+        cancelled: cancellations ? () => cancellations.isCancelled(key) : undefined,
         ports: {
           http: deps.http,
           clock,
@@ -132,7 +141,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
         },
       }),
     { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } },
-  );
+  ).finally(() => untrack?.());
   const record =
     secrets.length === 0
       ? executed
@@ -173,7 +182,53 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   }));
   if (stored.replaced)
     log.warn({ workflowId: workflow.id, eventId: event.eventId, err: stored.err }, 'run recorded as failed: its outcome could not be stored');
+  // Not written: the run was cancelled while it ran (a finished row is never changed). It keeps the
+  // steps that did run.
+  if (!stored.written) await runs.keepCancelledSteps(outcome);
+  else if (record.status === 'failed' && workflow.errorWorkflowId) await startErrorWorkflow(event, workflow.errorWorkflowId, record, deps);
   return 'ran';
+}
+
+/**
+ * A failed run starts its workflow's error workflow (docs/workflow-engine.md, "Error workflow") with
+ * `{workflow, run, failedNode, error}` as the trigger payload: one run per failed run (the event id is
+ * derived from the failed run's, so a redelivery does not start a second), never for a run of an
+ * error workflow itself (no chain, no loop), and only when the target still is a workflow of the same
+ * owner. A publish that fails is logged: the failed run is recorded already and is not run again.
+ */
+async function startErrorWorkflow(event: TriggerEvent, errorWorkflowId: string, record: RunRecord, deps: ProcessDeps): Promise<void> {
+  if (event.source === 'error' || !deps.startErrorWorkflow) return;
+  const log = { workflowId: event.workflowId, eventId: event.eventId, errorWorkflowId };
+  try {
+    const target = await deps.definitions.get(errorWorkflowId);
+    if (!target || target.ownerId !== event.ownerId) {
+      deps.log.info(log, 'error workflow not started: it no longer exists');
+      return;
+    }
+    const run = await deps.runs.getByEvent(event.ownerId, event.workflowId, event.eventId);
+    const failed = record.steps.findLast((s) => s.status === 'failed' && record.error?.startsWith(`node "${s.nodeId}" failed`));
+    const payload: ErrorPayload = {
+      workflow: { id: event.workflowId },
+      run: { id: run?.id ?? null, eventId: event.eventId, triggerType: event.source, startedAt: record.startedAt, finishedAt: record.finishedAt },
+      failedNode: failed ? { id: failed.nodeId, type: failed.type, error: failed.error } : null,
+      error: record.error ?? 'the run failed',
+    };
+    await deps.startErrorWorkflow(
+      {
+        eventId: `error_${event.workflowId}_${event.eventId}`.slice(0, 200),
+        workflowId: target.id,
+        ownerId: event.ownerId,
+        source: 'error',
+        receivedAt: deps.clock().toISOString(),
+        payload,
+        headers: {},
+        origin: { workflowId: event.workflowId, depth: (event.origin?.depth ?? 0) + 1 },
+      },
+      target.executionOrder === 'ordered',
+    );
+  } catch (err) {
+    deps.log.warn({ ...log, err }, 'error workflow not started');
+  }
 }
 
 /**

@@ -24,6 +24,7 @@ import type { RunStore } from '../adapters/run-store.ts';
 import type { RunWrite } from '../domain/ports.ts';
 import { isUnstorablePayload } from '../domain/run-recording.ts';
 import type { DefinitionCache } from '../domain/definitions.ts';
+import type { RunCancellations } from '../domain/run-control.ts';
 
 const errorResponses = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody } as const;
 
@@ -41,6 +42,8 @@ export interface RunRoutesOptions {
   clock: () => Date;
   /** A comment line on every open stream this often, so proxies keep it open (default 15 s). */
   heartbeatMs?: number;
+  /** A run cancelled here that executes on this replica stops at its next step at once. */
+  cancellations?: Pick<RunCancellations, 'markCancelled'>;
 }
 
 /**
@@ -217,6 +220,27 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
         const run = await store.get(req.identity.userId, req.params.id);
         if (!run) throw notFound('Workflow run');
         return run;
+      },
+    );
+    app.post(
+      '/workflow-runs/:id/cancel',
+      {
+        preHandler: app.requireAccess('write'),
+        schema: {
+          tags,
+          summary:
+            'Cancel a queued, running or waiting run: it is recorded as cancelled at once and a running run stops before its next step (the step in flight finishes); 409 when the run already finished',
+          params: IdParams,
+          response: { 200: WorkflowRun, ...errorResponses, 409: ErrorBody },
+        },
+      },
+      async (req) => {
+        const result = await store.cancel(req.identity.userId, req.params.id, options.clock());
+        if (!result) throw notFound('Workflow run');
+        if (!result.cancelled)
+          throw new HttpError('conflict', `This run already finished (${result.finished?.status}); only a queued, running or waiting run can be cancelled`);
+        options.cancellations?.markCancelled(result.cancelled);
+        return result.cancelled;
       },
     );
     app.post(

@@ -1,4 +1,4 @@
-import { HttpError, nodeDefinition, triggerConfigProblem, type TriggerType, type WorkflowGraph } from '@flowdesk/contracts';
+import { ERROR_BRANCH, HttpError, nodeDefinition, triggerConfigProblem, type TriggerType, type WorkflowGraph } from '@flowdesk/contracts';
 import { templateExpressionProblem, templateStrings } from '@flowdesk/contracts/expressions';
 
 /**
@@ -32,11 +32,17 @@ export function validateGraph(graph: WorkflowGraph): void {
     // A node type's branches come from its definition (libs/contracts/src/nodes): a condition's true/false.
     const from = e.from === 'trigger' ? undefined : nodeDefinition(nodes.get(e.from)!.type);
     const branches = from?.branches;
-    if (e.branch && !branches) fail(`edge ${e.from} -> ${e.to} has a branch but ${e.from} is not a condition or switch`);
-    if (e.branch && !branches!.includes(e.branch))
-      fail(
-        `edge ${e.from} -> ${e.to} names branch "${e.branch}", which a ${from!.label.toLowerCase()} does not have (${branches!.map((b) => `"${b}"`).join(', ')})`,
-      );
+    if (e.branch === ERROR_BRANCH) {
+      // The error path (nodes/define.ts, onError): only from a node that says to follow it.
+      if (e.from === 'trigger' || nodes.get(e.from)!.onError !== 'branch')
+        fail(`edge ${e.from} -> ${e.to} is an error branch but ${e.from} does not have onError "branch"`);
+    } else {
+      if (e.branch && !branches) fail(`edge ${e.from} -> ${e.to} has a branch but ${e.from} is not a condition or switch`);
+      if (e.branch && !branches!.includes(e.branch))
+        fail(
+          `edge ${e.from} -> ${e.to} names branch "${e.branch}", which a ${from!.label.toLowerCase()} does not have (${branches!.map((b) => `"${b}"`).join(', ')})`,
+        );
+    }
     if (!e.branch && branches)
       fail(`edge ${e.from} -> ${e.to} leaves a ${from.label.toLowerCase()} without branch ${branches.map((b) => `"${b}"`).join(' or ')}`);
     next.set(e.from, [...(next.get(e.from) ?? []), e.to]);

@@ -71,6 +71,7 @@ export const toWorkflow =
     graph: r.graph as unknown as WorkflowGraph,
     triggerConfig: r.triggerConfig as Record<string, unknown>,
     executionOrder: r.executionOrder as ExecutionOrder,
+    errorWorkflowId: r.errorWorkflowId ?? null,
     webhook: r.triggerType === 'webhook' ? { url: webhookUrl(publicBaseUrl, r.id), requireSecret: r.requireWebhookSecret } : null,
     samplePayload: (r.samplePayload as Record<string, unknown> | null) ?? null,
     samplePayloadAt: isoOrNull(r.samplePayloadAt),
@@ -80,7 +81,9 @@ export const toWorkflow =
 
 /** What workflow.changed events and the definitions API carry: no name, no secret. */
 export const toDefinition = (
-  r: Pick<WorkflowRow, 'id' | 'ownerId' | 'version' | 'triggerType' | 'active' | 'executionOrder' | 'graph' | 'triggerConfig'>,
+  r: Pick<WorkflowRow, 'id' | 'ownerId' | 'version' | 'triggerType' | 'active' | 'executionOrder' | 'graph' | 'triggerConfig'> & {
+    errorWorkflowId?: string | null;
+  },
 ): WorkflowDefinition => ({
   id: r.id,
   ownerId: r.ownerId,
@@ -88,6 +91,7 @@ export const toDefinition = (
   triggerType: r.triggerType,
   active: r.active,
   executionOrder: r.executionOrder as ExecutionOrder,
+  errorWorkflowId: r.errorWorkflowId ?? null,
   graph: r.graph as unknown as WorkflowGraph,
   triggerConfig: r.triggerConfig as Record<string, unknown>,
 });

@@ -11,6 +11,7 @@ const DEFINITION_COLUMNS = {
   triggerType: true,
   active: true,
   executionOrder: true,
+  errorWorkflowId: true,
   graph: true,
   triggerConfig: true,
 } as const;

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   CreateWorkflow,
   CreatedWorkflow,
+  HttpError,
   IdParams,
   ListWorkflowsQuery,
   Page,
@@ -14,7 +15,7 @@ import {
   notFound,
 } from '@flowdesk/contracts';
 import type { Prisma } from '../generated/prisma/client.ts';
-import { asUser } from '../adapters/db.ts';
+import { asUser, type Tx } from '../adapters/db.ts';
 import { announceWorkflowChange } from '../adapters/outbox.ts';
 import { keysetPage } from '../domain/pagination.ts';
 import { containsText } from '../domain/text-search.ts';
@@ -83,6 +84,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       validateTriggerConfig(b.triggerType, b.triggerConfig ?? {}, b.active ?? false);
       const secret = b.triggerType === 'webhook' ? SecretBox.generateSecret() : null;
       const row = await asUser(prisma, userId, async (tx) => {
+        if (b.errorWorkflowId) await checkErrorWorkflow(tx, b.errorWorkflowId, null);
         const created = await tx.workflow.create({
           data: {
             ownerId: userId,
@@ -95,6 +97,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
             requireWebhookSecret: b.requireWebhookSecret ?? true,
             webhookSecretCipher: secret ? secrets.seal(secret) : null,
             executionOrder: b.executionOrder ?? 'parallel',
+            errorWorkflowId: b.errorWorkflowId ?? null,
           },
         });
         await announceWorkflowChange(tx, 'created', created, now());
@@ -135,6 +138,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const row = await asUser(prisma, req.identity.userId, async (tx) => {
         const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true, active: true, triggerConfig: true } });
         if (!current) throw notFound('Workflow');
+        if (b.errorWorkflowId) await checkErrorWorkflow(tx, b.errorWorkflowId, req.params.id);
         if (b.triggerType !== undefined || b.triggerConfig !== undefined || b.active) {
           const config =
             b.triggerConfig ?? (b.triggerType === undefined || b.triggerType === current.triggerType ? (current.triggerConfig as Record<string, unknown>) : {});
@@ -157,6 +161,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
             triggerConfig: b.triggerConfig === undefined ? undefined : json(b.triggerConfig),
             requireWebhookSecret: b.requireWebhookSecret,
             executionOrder: b.executionOrder,
+            errorWorkflowId: b.errorWorkflowId,
             version: { increment: 1 },
             ...secretChange,
           },
@@ -229,3 +234,13 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 };
+
+/**
+ * A workflow's error workflow must be another workflow of the same owner (the query runs as the
+ * owner, so another user's workflow is not found): 400 naming the field otherwise.
+ */
+async function checkErrorWorkflow(tx: Tx, errorWorkflowId: string, self: string | null): Promise<void> {
+  if (errorWorkflowId === self) throw new HttpError('validation_failed', 'body.errorWorkflowId must name another workflow, not this one');
+  const target = await tx.workflow.findUnique({ where: { id: errorWorkflowId }, select: { id: true } });
+  if (!target) throw new HttpError('validation_failed', 'body.errorWorkflowId must name one of your workflows');
+}

@@ -3,7 +3,7 @@ import { IconAlertTriangle, IconCircleCheck } from '@tabler/icons-react';
 import type { ReactNode } from 'react';
 import { age, pipelineVerdict } from '../pipeline.ts';
 import { Link } from '../router.tsx';
-import { RUN_STATUSES, type RunsHealth, type WorkflowItem } from '../workspace.ts';
+import { HEALTH_RUN_STATUSES, type RunsHealth, type WorkflowItem } from '../workspace.ts';
 import { darkText, runStatusLabel } from './RunStatus.tsx';
 
 const STATUS_COLOR = { queued: 'gray', running: 'blue', succeeded: 'teal', failed: 'red', skipped: 'yellow' } as const;
@@ -65,7 +65,7 @@ export function PipelineHealth({
         </div>
       </Group>
       <Group gap={6} aria-label="Runs in the last hour by status" role="group">
-        {RUN_STATUSES.map((s) => (
+        {HEALTH_RUN_STATUSES.map((s) => (
           <Badge key={s} variant="light" color={STATUS_COLOR[s]} radius="sm" size="sm" styles={darkText(STATUS_COLOR[s])} tt="none">
             {runStatusLabel(s)} {health.byStatus[s]}
           </Badge>

@@ -2,13 +2,23 @@ import { Badge } from '@mantine/core';
 import type { CSSProperties } from 'react';
 import type { RunStatus } from '../workspace.ts';
 
-const COLORS: Record<RunStatus, string> = { queued: 'gray', running: 'blue', succeeded: 'teal', failed: 'red', skipped: 'yellow' };
+const COLORS: Record<RunStatus, string> = {
+  queued: 'gray',
+  running: 'blue',
+  waiting: 'orange',
+  succeeded: 'teal',
+  failed: 'red',
+  skipped: 'yellow',
+  cancelled: 'gray',
+};
 const LABELS: Record<RunStatus | 'not_run', string> = {
   queued: 'Queued',
   running: 'Running',
   succeeded: 'Succeeded',
   failed: 'Failed',
   skipped: 'Skipped',
+  waiting: 'Waiting',
+  cancelled: 'Cancelled',
   not_run: 'Not run',
 };
 

@@ -1,6 +1,6 @@
 import { ActionIcon, Alert, Anchor, Badge, Button, Card, Code, CopyButton, Group, List, Loader, SimpleGrid, Stack, Text, Title, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconAlertTriangle, IconCheck, IconCopy, IconExternalLink, IconPlayerPlay } from '@tabler/icons-react';
+import { IconAlertTriangle, IconCheck, IconCopy, IconExternalLink, IconPlayerPlay, IconPlayerStop } from '@tabler/icons-react';
 import { useCallback, useEffect, useState } from 'react';
 import { nodeLabel } from '@flowdesk/contracts/nodes';
 import { ErrorState, PageHeader } from '../components/States.tsx';
@@ -172,7 +172,7 @@ export function RunPage({ runId }: { runId: string }) {
   }, [workflowId]);
 
   // An unfinished run updates in place as the engine records it.
-  const unfinished = run?.status === 'queued' || run?.status === 'running';
+  const unfinished = run?.status === 'queued' || run?.status === 'running' || run?.status === 'waiting';
   useEffect(() => {
     if (!workflowId || !unfinished) return;
     return subscribeRuns(() => void load(), workflowId);
@@ -187,6 +187,20 @@ export function RunPage({ runId }: { runId: string }) {
       navigate(`/runs/${next.id}`);
     } catch (err) {
       notifications.show({ color: 'red', title: 'Could not run again', message: (err as Error).message });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const cancel = async () => {
+    if (!run) return;
+    setBusy(true);
+    try {
+      setRun(await workspace.cancelRun(run.id));
+      notifications.show({ message: 'Run cancelled: it stops before its next step.' });
+    } catch (err) {
+      notifications.show({ color: 'red', title: 'Could not cancel the run', message: (err as Error).message });
+      void load();
     } finally {
       setBusy(false);
     }
@@ -210,9 +224,16 @@ export function RunPage({ runId }: { runId: string }) {
         }
         action={
           // A manual run runs whether the workflow is active or not (docs/triggers.md), so this is never disabled.
-          <Button leftSection={<IconPlayerPlay size={16} />} onClick={() => void runAgain()} loading={busy}>
-            Run again with this payload
-          </Button>
+          <Group gap="sm">
+            {unfinished && (
+              <Button color="red" variant="light" leftSection={<IconPlayerStop size={16} />} onClick={() => void cancel()} loading={busy}>
+                Cancel run
+              </Button>
+            )}
+            <Button leftSection={<IconPlayerPlay size={16} />} onClick={() => void runAgain()} loading={busy}>
+              Run again with this payload
+            </Button>
+          </Group>
         }
       />
       <Card withBorder radius="md" padding="md" mb="md">

@@ -52,6 +52,7 @@ import {
   type StepKind,
 } from '../workflows/graph.ts';
 import { StepForm } from '../workflows/StepForm.tsx';
+import { ErrorWorkflowSelect, OnErrorSelect } from '../workflows/ErrorSettings.tsx';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
 import { defaultTriggerConfig, TriggerPanel, type TriggerDraft } from '../workflows/TriggerPanel.tsx';
 import { checkSchedule, TRIGGER_LABEL, triggerSample, type TriggerType } from '../workflows/triggers.ts';
@@ -116,6 +117,7 @@ function Editor({ initial }: { initial: Workflow }) {
   const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>(start.edges);
   const [name, setName] = useState(initial.name);
   const [executionOrder, setExecutionOrder] = useState(initial.executionOrder);
+  const [errorWorkflowId, setErrorWorkflowId] = useState(initial.errorWorkflowId ?? null);
   const [dirty, setDirty] = useState(false);
   const [selectedId, setSelectedId] = useState<string>(TRIGGER_ID);
   const [secret, setSecret] = useState<string | null>(null);
@@ -215,6 +217,7 @@ function Editor({ initial }: { initial: Workflow }) {
     edges,
     name,
     executionOrder,
+    errorWorkflowId,
     triggerDraft,
     setNodes,
     select: setSelectedId,
@@ -466,7 +469,14 @@ function Editor({ initial }: { initial: Workflow }) {
                       onChange={(e) => updateData(selected.id, { ...(selected.data as StepData), name: e.currentTarget.value }, 'name')}
                     />
                     <StepForm key={selected.id} data={selected.data} projects={projects} onChange={(d) => updateData(selected.id, d, 'form')} />
+                    <OnErrorSelect
+                      value={selected.data.onError}
+                      onChange={(onError) => updateData(selected.id, { ...(selected.data as StepData), onError }, 'onError')}
+                    />
                   </>
+                )}
+                {selected.data.kind === 'trigger' && (
+                  <ErrorWorkflowSelect workflowId={workflow.id} value={errorWorkflowId} onChange={(id) => (setErrorWorkflowId(id), setDirty(true))} />
                 )}
                 <Divider />
                 <VariablePicker

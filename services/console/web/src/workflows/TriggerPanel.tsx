@@ -103,6 +103,17 @@ export const TRIGGER_EDITORS: { readonly [T in TriggerType]: TriggerEditor } = {
     active: 'Active: matching changes start it.',
     inactive: INACTIVE,
   },
+  error: {
+    Settings: () => (
+      <Text size="sm" c="dimmed">
+        Its trigger data is the failed run: <code>{'{{trigger.workflow.id}}'}</code>, <code>{'{{trigger.run.id}}'}</code>, <code>{'{{trigger.failedNode}}'}</code>,{' '}
+        <code>{'{{trigger.error}}'}</code>. Name this workflow as the error workflow in another workflow&apos;s settings.
+      </Text>
+    ),
+    defaultConfig: () => ({}),
+    active: 'Runs when a workflow that names it as its error workflow fails (Settings of that workflow), active or not.',
+    inactive: 'Runs when a workflow that names it as its error workflow fails (Settings of that workflow), active or not.',
+  },
 };
 
 /** The settings a new trigger of this type starts with (valid, so an active workflow can switch). */
@@ -150,11 +161,11 @@ export function TriggerPanel(
           else void onTypeChange(next);
         }}
       />
-      <Alert color={workflow.active || type === 'manual' ? 'green' : 'gray'} variant="light" radius="md" p="sm" data-testid="activation-state">
+      <Alert color={workflow.active || type === 'manual' || type === 'error' ? 'green' : 'gray'} variant="light" radius="md" p="sm" data-testid="activation-state">
         <Text size="sm" fw={600}>
           {workflow.active ? TRIGGER_EDITORS[type].active : TRIGGER_EDITORS[type].inactive}
         </Text>
-        {type !== 'manual' && <Text size="xs">Switch it with “Active” at the top of the editor.</Text>}
+        {type !== 'manual' && type !== 'error' && <Text size="xs">Switch it with “Active” at the top of the editor.</Text>}
       </Alert>
       <Settings {...props} config={config} />
       {order}

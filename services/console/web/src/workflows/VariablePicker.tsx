@@ -69,6 +69,8 @@ const TRIGGER_HINT: Record<Exclude<TriggerType, 'webhook'>, string> = {
   schedule: 'scheduledFor: the tick’s time (UTC, ISO); firedAt: when it fired; missedTicks: ticks missed while Flowdesk was down.',
   note: 'event: created or updated; note: the note after the change; previous: before it (null when created).',
   entity: 'entity: its kind; event: created, updated, completed or deleted; before / after: the entity (null when created / deleted).',
+  error:
+    'workflow.id: the workflow that failed; run: its id, eventId, triggerType, times; failedNode: id, type, error (null when no node failed); error: the run’s error.',
 };
 
 /**

@@ -10,6 +10,7 @@ import {
   IconListCheck,
   IconNote,
   IconRefreshDot,
+  IconAlertTriangle,
   IconWebhook,
   IconWorldUpload,
 } from '@tabler/icons-react';
@@ -38,6 +39,7 @@ export const TRIGGER_ICON: Record<TriggerType, ReactNode> = {
   schedule: <IconClock size={18} />,
   note: <IconNote size={18} />,
   entity: <IconRefreshDot size={18} />,
+  error: <IconAlertTriangle size={18} />,
 };
 const triggerTypeOf = (t: string): TriggerType => (t in TRIGGER_LABEL ? (t as TriggerType) : 'webhook');
 const colorOf = (d: NodeData): string => (d.kind === 'trigger' ? 'orange' : definitionOf(d.kind).color);
@@ -106,9 +108,25 @@ export function StepNodeView({ id, data }: NodeProps<StepNode>) {
 /** One labelled handle per branch of the node's type (a condition's true/false), or one plain handle. */
 function SourceHandles({ data }: { data: StepData }) {
   const branches = definitionOf(data.kind).branches;
-  if (!branches?.length) return <Handle type="source" position={Position.Right} />;
+  // On error "branch": an `error` handle below the node, for the path taken when it fails.
+  const errorHandle =
+    data.onError === 'branch' ? (
+      <Handle type="source" id="error" position={Position.Bottom}>
+        <span className="fd-handle-label" style={{ top: 6, right: -18 }}>
+          error
+        </span>
+      </Handle>
+    ) : null;
+  if (!branches?.length)
+    return (
+      <>
+        <Handle type="source" position={Position.Right} />
+        {errorHandle}
+      </>
+    );
   return (
     <>
+      {errorHandle}
       {branches.map((b, i) => (
         <Handle
           key={b}

@@ -166,6 +166,8 @@ export function useSave(editor: {
   edges: Edge[];
   name: string;
   executionOrder: Workflow['executionOrder'];
+  /** Started when a run of this workflow fails (another workflow of the owner), or null. */
+  errorWorkflowId: string | null;
   triggerDraft: TriggerDraft | null;
   setNodes: SetState<AnyNode[]>;
   select: (nodeId: string) => void;
@@ -173,7 +175,7 @@ export function useSave(editor: {
 }) {
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<string | null>(null);
-  const { workflow, nodes, edges, name, executionOrder, triggerDraft, setNodes, select, onSaved } = editor;
+  const { workflow, nodes, edges, name, executionOrder, errorWorkflowId, triggerDraft, setNodes, select, onSaved } = editor;
   const markErrors = (errors: Record<string, string>) => setNodes((ns) => ns.map((n) => ({ ...n, data: { ...n.data, error: errors[n.id] } }) as AnyNode));
 
   const save = async (): Promise<boolean> => {
@@ -192,6 +194,7 @@ export function useSave(editor: {
         name: name.trim() || workflow.name,
         graph,
         executionOrder,
+        errorWorkflowId,
         ...(triggerDraft ? { triggerConfig: triggerDraft.config } : {}),
       });
       onSaved(saved);

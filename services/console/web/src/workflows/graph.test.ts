@@ -76,3 +76,33 @@ test('nextId skips ids in use; upstreamOf finds every ancestor', () => {
     ).sort(),
   ).toEqual(['condition_1', 'http_1', 'trigger']);
 });
+
+describe('on error', () => {
+  const graph: ApiGraph = {
+    nodes: [
+      { id: 'http_1', type: 'http_request', onError: 'branch', position: { x: 300, y: 0 }, params: { method: 'POST', url: 'https://example.com' } },
+      { id: 'task_1', type: 'create_task', onError: 'continue', position: { x: 600, y: 0 }, params: { title: 'ok' } },
+      { id: 'task_2', type: 'create_task', position: { x: 600, y: 150 }, params: { title: 'fallback' } },
+    ],
+    edges: [
+      { from: 'trigger', to: 'http_1' },
+      { from: 'http_1', to: 'task_1' },
+      { from: 'http_1', to: 'task_2', branch: 'error' },
+    ],
+    triggerPosition: { x: 0, y: 0 },
+  };
+
+  test('a step’s on error and its error edges survive the canvas and back', () => {
+    const { nodes, edges } = toCanvas(graph, 'webhook');
+    expect(edges.find((e) => e.target === 'task_2')?.sourceHandle).toBe('error');
+    expect(toApiGraph(nodes, edges).graph).toEqual(graph);
+  });
+
+  test('an error edge from a step set back to "fail the run" is saved as a plain edge; "fail" itself is not saved', () => {
+    const { nodes, edges } = toCanvas(graph, 'webhook');
+    const changed = nodes.map((n) => (n.id === 'http_1' ? { ...n, data: { ...n.data, onError: 'fail' as const } } : n));
+    const saved = toApiGraph(changed, edges).graph;
+    expect(saved.nodes[0]).not.toHaveProperty('onError');
+    expect(saved.edges.find((e) => e.to === 'task_2')).toEqual({ from: 'http_1', to: 'task_2' });
+  });
+});

@@ -1,5 +1,15 @@
 import type { WorkflowEdge, WorkflowGraph } from '@flowdesk/contracts';
-import { formFields, NODE_TYPES, nodeDefinition, type AnyNodeDefinition, type FormField, type NodeType, type WorkflowNode } from '@flowdesk/contracts/nodes';
+import {
+  ERROR_BRANCH,
+  formFields,
+  NODE_TYPES,
+  nodeDefinition,
+  type OnError,
+  type AnyNodeDefinition,
+  type FormField,
+  type NodeType,
+  type WorkflowNode,
+} from '@flowdesk/contracts/nodes';
 
 /**
  * The editor's canvas (React Flow nodes and edges, with form-friendly parameters) and the API's
@@ -28,7 +38,7 @@ export type FormValue = string | FormRow[] | number | boolean | undefined;
 export type StepForm = Record<string, FormValue>;
 
 // A type, not an interface: React Flow's node data must be a plain record.
-export type StepData = { kind: StepKind; name: string; form: StepForm; error?: string };
+export type StepData = { kind: StepKind; name: string; form: StepForm; error?: string; onError?: OnError };
 /** `summary`: the line under the trigger's name on the canvas (e.g. the schedule in words). */
 export type TriggerData = { kind: 'trigger'; name: string; triggerType: string; summary?: string; error?: string };
 export type NodeData = StepData | TriggerData;
@@ -131,7 +141,7 @@ function toData(n: ApiNode): StepData {
     } else if (f.widget === 'json') form[f.key] = v === undefined ? '' : JSON.stringify(v, null, 2);
     else form[f.key] = (v as string | undefined) ?? '';
   }
-  return { kind: n.type, name: n.name ?? '', form };
+  return { kind: n.type, name: n.name ?? '', form, ...(n.onError ? { onError: n.onError } : {}) };
 }
 
 /**
@@ -186,13 +196,19 @@ export function toApiGraph(nodes: CanvasNode[], edges: CanvasEdge[]): { graph: A
   const out: ApiNode[] = [];
   let triggerPosition: Position | undefined;
   const kinds = new Map(nodes.map((n) => [n.id, n.data.kind]));
+  const onErrorOf = new Map(nodes.map((n) => [n.id, n.data.kind === 'trigger' ? undefined : n.data.onError]));
   for (const n of nodes) {
     const d = n.data;
     if (d.kind === 'trigger') {
       triggerPosition = round(n.position);
       continue;
     }
-    const base = { id: n.id, ...(d.name.trim() ? { name: d.name.trim() } : {}), position: round(n.position) };
+    const base = {
+      id: n.id,
+      ...(d.name.trim() ? { name: d.name.trim() } : {}),
+      ...(d.onError && d.onError !== 'fail' ? { onError: d.onError } : {}),
+      position: round(n.position),
+    };
     const { params, problem } = toParams(d);
     if (problem) problems[n.id] = problem;
     out.push({ ...base, type: d.kind, params } as ApiNode);
@@ -200,7 +216,9 @@ export function toApiGraph(nodes: CanvasNode[], edges: CanvasEdge[]): { graph: A
   const apiEdges: ApiEdge[] = edges.map((e) => {
     const kind = kinds.get(e.source);
     const branches = kind && kind !== 'trigger' ? definitionOf(kind).branches : undefined;
-    const branch = branches?.includes(e.sourceHandle ?? '') ? (e.sourceHandle as ApiEdge['branch']) : undefined;
+    // The error handle (a node whose onError is "branch") names the error branch (libs/contracts ERROR_BRANCH).
+    const onError = e.sourceHandle === ERROR_BRANCH && onErrorOf.get(e.source) === 'branch';
+    const branch = onError ? ERROR_BRANCH : branches?.includes(e.sourceHandle ?? '') ? (e.sourceHandle as ApiEdge['branch']) : undefined;
     return { from: e.source, to: e.target, ...(branch ? { branch } : {}) };
   });
   return { graph: { nodes: out, edges: apiEdges, ...(triggerPosition ? { triggerPosition } : {}) }, problems };

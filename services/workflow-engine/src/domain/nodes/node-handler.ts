@@ -20,7 +20,7 @@ export interface NodeResult {
   output: unknown;
   /** What the step records, when it must differ from `output` (masked headers). */
   recorded?: unknown;
-  /** For nodes with branches (condition, switch): the branch to follow. */
+  /** For nodes with branches (condition, switch): the branch to follow; `error` (set by the executor) for a failure on the node's error path. */
   branch?: string;
   /** The run ends after this node (Stop); nothing else runs. */
   end?: boolean;

@@ -18,7 +18,8 @@ import type { CreateTaskInput } from '../domain/ports.ts';
 export interface WorkspaceClient {
   setSamplePayload(ownerId: string, workflowId: string, payload: Record<string, unknown>): Promise<void>;
   /** `origin`: the run's workflow and chain depth, kept with the task (the loop guard, docs/triggers.md). */
-  createTask(ownerId: string, input: CreateTaskInput, signal?: AbortSignal, origin?: TriggerOrigin): Promise<Record<string, unknown>>;
+  /** With an idempotency key, a second call with the same key answers the task the first created. */
+  createTask(ownerId: string, input: CreateTaskInput, signal?: AbortSignal, origin?: TriggerOrigin, idempotencyKey?: string): Promise<Record<string, unknown>>;
   /** Present when a service token source was given. */
   definitions?: DefinitionSource;
   close(): Promise<void>;
@@ -37,6 +38,7 @@ export class WorkspaceApiError extends Error {
 interface PendingTask {
   input: CreateTaskInput;
   origin?: TriggerOrigin;
+  idempotencyKey?: string;
   resolve: (task: Record<string, unknown>) => void;
   reject: (err: unknown) => void;
 }
@@ -112,8 +114,8 @@ export function workspaceClient(options: {
     });
   };
   const sendBatch = async (ownerId: string, batch: PendingTask[]): Promise<void> => {
-    // A task with an origin always goes through the batch route: only it takes the origin.
-    if (!batchRoute || (batch.length === 1 && !batch[0]!.origin)) {
+    // A task with an origin or a key always goes through the batch route: only it takes them.
+    if (!batchRoute || (batch.length === 1 && !batch[0]!.origin && !batch[0]!.idempotencyKey)) {
       await Promise.all(batch.map((p) => createOne(ownerId, p.input).then(p.resolve, p.reject)));
       return;
     }
@@ -121,6 +123,7 @@ export function workspaceClient(options: {
       const res = await call(await options.userToken(ownerId), 'POST', '/internal/v1/tasks/batch', {
         tasks: batch.map((p) => p.input),
         origins: batch.map((p) => p.origin ?? null),
+        ...(batch.some((p) => p.idempotencyKey) ? { idempotencyKeys: batch.map((p) => p.idempotencyKey ?? null) } : {}),
       });
       if (res.status === 404) {
         batchRoute = false; // an older workspace-api
@@ -151,7 +154,7 @@ export function workspaceClient(options: {
         'keeping the sample payload',
       );
     },
-    createTask(ownerId, input, signal, origin) {
+    createTask(ownerId, input, signal, origin, idempotencyKey) {
       signal?.throwIfAborted();
       return new Promise((resolve, reject) => {
         // The run gives up on abort (its time limit); a task already sent in a batch may still be created.
@@ -165,7 +168,7 @@ export function workspaceClient(options: {
           };
         let o = owners.get(ownerId);
         if (!o) owners.set(ownerId, (o = { queue: [], inFlight: 0, scheduled: false }));
-        o.queue.push({ input, ...(origin ? { origin } : {}), resolve: done(resolve), reject: done(reject) });
+        o.queue.push({ input, ...(origin ? { origin } : {}), ...(idempotencyKey ? { idempotencyKey } : {}), resolve: done(resolve), reject: done(reject) });
         schedule(ownerId);
       });
     },

@@ -12,8 +12,15 @@ export type { HttpClient, HttpMethod, OutboundRequest, OutboundResponse } from '
 /** What the Create Task node sends: the subset of the task contract it fills. */
 export type CreateTaskInput = Pick<CreateTask, 'title' | 'projectId' | 'dueDate' | 'notes'>;
 
-/** Creates a task as `ownerId` (the adapter calls workspace-api as the workflow's owner). */
-export type CreateTaskPort = (ownerId: string, input: CreateTaskInput, opts: { signal: AbortSignal }) => Promise<Record<string, unknown>>;
+/**
+ * Creates a task as `ownerId` (the adapter calls workspace-api as the workflow's owner). With an
+ * idempotency key, a second call with the same key answers the task the first one created.
+ */
+export type CreateTaskPort = (
+  ownerId: string,
+  input: CreateTaskInput,
+  opts: { signal: AbortSignal; idempotencyKey?: string },
+) => Promise<Record<string, unknown>>;
 
 /** pino-compatible subset. */
 export interface LogPort {

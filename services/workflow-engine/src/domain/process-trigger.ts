@@ -52,7 +52,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   const traceId = currentTraceId();
   const triggerType = event.source;
   const claimed = await runs
-    .record({ ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) })
+    .claim({ ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) })
     .catch(async (err: unknown) => {
       // A data error (Postgres class 22 or 54, a payload nested deeper than the stack): the payload, not
       // the database, is the problem. Anything else (the database unreachable) throws, and the bus
@@ -75,6 +75,9 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
     });
   if (claimed === null) return 'ran';
   if (!claimed) return 'duplicate';
+  // Claimed before (its engine died mid-run): the steps it stored are reused, not executed again.
+  const resume = claimed === 'resumed' ? await runs.checkpoints(key) : undefined;
+  let checkpointed = resume !== undefined && resume.size > 0;
 
   deps.samples.keep(event.ownerId, workflow.id, event.payload);
 
@@ -118,14 +121,20 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
         event,
         limits: deps.limits,
         credentials,
+        ...(resume ? { resume } : {}),
+        checkpoint: (steps) => {
+          checkpointed = true;
+          // Credential values never reach the table, as for the run's own record.
+          return runs.checkpoint(key, secrets.length === 0 ? steps : redactSecrets(steps, secrets));
+        },
         ports: {
           http: deps.http,
           clock,
           log: runLog,
           // The task carries this run's origin: its change event never starts this workflow again, and
           // a chain across workflows ends at MAX_TRIGGER_DEPTH (docs/triggers.md, "Loops").
-          createTask: (ownerId, input, { signal }) =>
-            deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }),
+          createTask: (ownerId, input, { signal, idempotencyKey }) =>
+            deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }, idempotencyKey),
         },
       }),
     { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } },
@@ -149,6 +158,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
     error: record.error,
     startedAt: record.startedAt,
     finishedAt: record.finishedAt,
+    ...(checkpointed ? { dropSteps: true } : {}),
   };
   await runs.record(outcome).catch(async (err: unknown) => {
     if (!isUnstorable(err)) throw err;

@@ -25,6 +25,10 @@ const stackEnv = { keys, secretKey: randomBytes(32).toString('base64') };
 // /a: every request counted by the trigger's n. /b: slow; effects counted per key (a repeated key gets
 // the first answer, no second effect); requests in flight counted.
 const aHits = new Map<string, number>();
+const aKeys = new Map<string, Set<string>>();
+const aLog: string[] = [];
+let killed = false;
+const bSeen = new Set<string>();
 const bEffects = new Map<string, string>();
 let bRequests = 0;
 let bInFlight = 0;
@@ -34,11 +38,15 @@ const endpoint = http.createServer((req, res) => {
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const body = JSON.parse(Buffer.concat(chunks).toString() || '{}') as { n?: unknown; task?: unknown };
+    const n = String(body.n);
     const key = String(req.headers['idempotency-key'] ?? '');
     if (req.url === '/a') {
-      aHits.set(String(body.n), (aHits.get(String(body.n)) ?? 0) + 1);
-      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ref: `A-${String(body.n)}` }));
+      aHits.set(n, (aHits.get(n) ?? 0) + 1);
+      aKeys.set(n, (aKeys.get(n) ?? new Set()).add(key));
+      aLog.push(`${n}${killed ? ' after' : ' before'} the kill`);
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ref: `A-${n}` }));
     }
+    if (!killed) bSeen.add(n);
     bRequests++;
     bInFlight++;
     setTimeout(() => {
@@ -93,7 +101,7 @@ test('kill -9 between and inside side effects: runs resume from their checkpoint
           nodes: [
             { id: 'a', type: 'http_request', params: { method: 'POST', url: `http://${allow}/a`, body: { n: '{{trigger.n}}' } } },
             { id: 'task', type: 'create_task', params: { title: 'order {{trigger.n}} {{nodes.a.body.ref}}' } },
-            { id: 'b', type: 'http_request', params: { method: 'POST', url: `http://${allow}/b`, body: { task: '{{nodes.task.id}}' } } },
+            { id: 'b', type: 'http_request', params: { method: 'POST', url: `http://${allow}/b`, body: { task: '{{nodes.task.id}}', n: '{{trigger.n}}' } } },
           ],
           edges: [
             { from: 'trigger', to: 'a' },
@@ -111,9 +119,9 @@ test('kill -9 between and inside side effects: runs resume from their checkpoint
   assert.equal(accepted.length, N, 'a healthy process accepts every delivery');
   assert.ok(await until(() => bInFlight >= 10, 300_000, 5), `runs inside POST /b (${bInFlight})`);
   t.diagnostic(`killing with ${bInFlight} runs inside POST /b; /a seen for ${aHits.size} events, ${bRequests} requests to /b`);
+  killed = true;
   stack.child.kill('SIGKILL');
   await stack.exited;
-  const aBefore = new Map(aHits);
 
   // A fresh process finishes the work from the checkpoints.
   bLatencyMs = 20;
@@ -139,12 +147,22 @@ test('kill -9 between and inside side effects: runs resume from their checkpoint
     [],
     'one task per event, none created twice',
   );
-  const repeatedA = [...aHits].filter(([n, hits]) => hits !== 1 && (aBefore.get(n) ?? 0) > 0);
-  assert.deepEqual(repeatedA, [], 'a run past /a when killed did not send it again (resumed from its checkpoint)');
+  // A run that had reached /b when killed had stored /a and its task: it resumed at /b.
+  const repeatedA = [...bSeen].filter((n) => aHits.get(n) !== 1);
+  assert.deepEqual(
+    repeatedA.map((n) => aLog.filter((l) => l.startsWith(`${n} `))),
+    [],
+    'a run inside /b when killed did not send /a again (resumed from its checkpoint)',
+  );
   assert.equal(aHits.size, N);
+  assert.deepEqual(
+    [...aKeys].filter(([, k]) => k.size !== 1),
+    [],
+    'a step sent again carries the same key',
+  );
   assert.equal(bEffects.size, N, 'one effect per key at /b: every event once');
   assert.ok(bRequests > N, `some requests to /b were sent again with their key (${bRequests} requests, ${bEffects.size} keys)`);
-  t.diagnostic(`${N} runs, ${tasks.length} tasks, /a ${[...aHits.values()].reduce((x, y) => x + y, 0)} requests, /b ${bRequests} requests for ${bEffects.size} keys`);
+  t.diagnostic(`${N} runs, ${tasks.length} tasks, /a ${[...aHits.values()].reduce((x, y) => x + y, 0)} requests (${[...aHits.values()].filter((h) => h > 1).length} events more than once: ${aLog.filter((l) => (aHits.get(l.split(' ')[0]!) ?? 0) > 1).slice(0, 9).join(', ')}), /b ${bRequests} requests for ${bEffects.size} keys`);
   stack.child.kill('SIGKILL');
   await stack.exited;
 });

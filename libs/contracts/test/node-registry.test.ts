@@ -17,7 +17,12 @@ test('the graph union, the MCP node schema and get_workflow are derived from the
   assert.equal(new Set(types).size, types.length, 'unique type keys');
   assert.deepEqual((McpWorkflowNode.properties.type as unknown as { enum: string[] }).enum, types);
   const mcpParams = Object.keys((McpWorkflowNode.properties.params as unknown as { properties: object }).properties);
-  for (const d of definitions) for (const key of Object.keys(d.params.properties)) assert.ok(mcpParams.includes(key), `MCP params have ${d.type}.${key}`);
+  for (const d of definitions)
+    for (const key of Object.keys(d.params.properties)) {
+      // A param whose hint says mcp: false is left out of the tools (the API's default applies).
+      const offered = (d.fields as Record<string, { mcp?: unknown }>)[key]!.mcp !== false;
+      assert.equal(mcpParams.includes(key), offered, `MCP params ${offered ? 'have' : 'leave out'} ${d.type}.${key}`);
+    }
   assert.match(TOOLS.find((t) => t.name === 'get_workflow')!.description, new RegExp(`\\(${nodeTypeList()} nodes\\)`));
   const graph = Compile(WorkflowGraph);
   assert.equal(graph.Check({ nodes: [{ id: 'n1', type: 'no_such_type', params: {} }], edges: [] }), false);

@@ -28,6 +28,7 @@ function mcpParams(): Record<string, TSchema> {
     const required = new Set((definition.params as { required?: string[] }).required ?? []);
     for (const [key, schema] of Object.entries(definition.params.properties as Record<string, TSchema>)) {
       const hint = (definition.fields as Record<string, FieldHint>)[key]!;
+      if (hint.mcp === false) continue;
       const own = `${definition.type}${required.has(key) ? ', required' : ''}`;
       // A templated string's maxLength is left to workspace-api (its 400 names the field): tools/list
       // stays under its 10,000-token budget as node types are added.

@@ -51,8 +51,10 @@ export interface FieldHint<Params = Record<string, unknown>> {
   /**
    * MCP tools use strict schemas (no open objects, no `unknown`): a param whose schema is not strict
    * gives the tools' form of it and how to turn that into the API's (throw an Error to refuse it).
+   * `false`: not offered to MCP tools (the API's default applies), for a rarely set param the
+   * tools/list token budget (test/mcp-tool-schemas.test.ts) cannot afford.
    */
-  mcp?: { schema: TSchema; description: string; toApi(value: unknown): unknown };
+  mcp?: { schema: TSchema; description: string; toApi(value: unknown): unknown } | false;
 }
 
 type HintsOf<Params> = { [K in keyof Params]-?: FieldHint<Params> };

@@ -8,7 +8,7 @@ const hasBody = (method: string | undefined) => method !== 'GET' && method !== '
 export const httpRequest = defineNode({
   type: 'http_request',
   label: 'HTTP Request',
-  description: 'Sends an HTTP request (SSRF-guarded; retried on network errors, 5xx, 429 unless a POST/PATCH without key).',
+  description: 'Sends an HTTP request (SSRF-guarded; retried on network errors, 5xx and 429).',
   idPrefix: 'http',
   icon: 'world-upload',
   color: 'blue',
@@ -77,7 +77,9 @@ export const httpRequest = defineNode({
         { value: 'send', label: 'Send' },
         { value: 'omit', label: 'Omit' },
       ],
-      description: 'One key per step of a run, the same when the step is sent again (a retry, a resumed run). Default: sent with POST and PATCH.',
+      description: 'Sent again unchanged when the step is (a retry, a resumed run). Default: with POST and PATCH only.',
+      // Not in the MCP tools (token budget): nodes made there send it with POST and PATCH.
+      mcp: false,
     },
   },
   output: '`status`, `headers` and `body` (parsed when the answer is JSON): `{{nodes.<id>.body.x}}`. An answer of 400 or more fails the node.',

@@ -73,96 +73,105 @@ const tasksOf = (s: Stack) =>
     s.child.send({ q: 'tasks' });
   });
 
-test('kill -9 between and inside side effects: runs resume from their checkpoints, one task and one effect per key per event', { timeout: 900_000 }, async (t) => {
-  await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
-  const allow = `127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
-  let dbConfig: unknown;
-  if (process.env.DATABASE_URL) {
-    testDb = await createTestDatabase();
-    dbConfig = { kind: 'postgres', url: testDb.url };
-  } else {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'flowdesk-steps-'));
-    dbConfig = { kind: 'pglite', dataDir };
-  }
-  t.diagnostic(`database: ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}`);
+test(
+  'kill -9 between and inside side effects: runs resume from their checkpoints, one task and one effect per key per event',
+  { timeout: 900_000 },
+  async (t) => {
+    await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
+    const allow = `127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
+    let dbConfig: unknown;
+    if (process.env.DATABASE_URL) {
+      testDb = await createTestDatabase();
+      dbConfig = { kind: 'postgres', url: testDb.url };
+    } else {
+      dataDir = mkdtempSync(path.join(tmpdir(), 'flowdesk-steps-'));
+      dbConfig = { kind: 'pglite', dataDir };
+    }
+    t.diagnostic(`database: ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}`);
 
-  let stack = await startStack(stackEnv, dbConfig, allow, (m) => t.diagnostic(m));
-  const ownerToken = signInternalToken(keys, { sub: owner, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'test' });
-  const wf = (await (
-    await fetch(`${stack.apiUrl}/api/v1/workflows`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        name: 'Orders',
-        triggerType: 'webhook',
-        active: true,
-        requireWebhookSecret: true,
-        graph: {
-          nodes: [
-            { id: 'a', type: 'http_request', params: { method: 'POST', url: `http://${allow}/a`, body: { n: '{{trigger.n}}' } } },
-            { id: 'task', type: 'create_task', params: { title: 'order {{trigger.n}} {{nodes.a.body.ref}}' } },
-            { id: 'b', type: 'http_request', params: { method: 'POST', url: `http://${allow}/b`, body: { task: '{{nodes.task.id}}', n: '{{trigger.n}}' } } },
-          ],
-          edges: [
-            { from: 'trigger', to: 'a' },
-            { from: 'a', to: 'task' },
-            { from: 'task', to: 'b' },
-          ],
-        },
-      }),
-    })
-  ).json()) as { id: string; webhookSecret: string };
-  assert.ok(wf.id, JSON.stringify(wf));
+    let stack = await startStack(stackEnv, dbConfig, allow, (m) => t.diagnostic(m));
+    const ownerToken = signInternalToken(keys, { sub: owner, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'test' });
+    const wf = (await (
+      await fetch(`${stack.apiUrl}/api/v1/workflows`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          name: 'Orders',
+          triggerType: 'webhook',
+          active: true,
+          requireWebhookSecret: true,
+          graph: {
+            nodes: [
+              { id: 'a', type: 'http_request', params: { method: 'POST', url: `http://${allow}/a`, body: { n: '{{trigger.n}}' } } },
+              { id: 'task', type: 'create_task', params: { title: 'order {{trigger.n}} {{nodes.a.body.ref}}' } },
+              { id: 'b', type: 'http_request', params: { method: 'POST', url: `http://${allow}/b`, body: { task: '{{nodes.task.id}}', n: '{{trigger.n}}' } } },
+            ],
+            edges: [
+              { from: 'trigger', to: 'a' },
+              { from: 'a', to: 'task' },
+              { from: 'task', to: 'b' },
+            ],
+          },
+        }),
+      })
+    ).json()) as { id: string; webhookSecret: string };
+    assert.ok(wf.id, JSON.stringify(wf));
 
-  // Every run past /a and its task, many of them inside POST /b: kill -9.
-  const accepted = await send(stack, wf, N);
-  assert.equal(accepted.length, N, 'a healthy process accepts every delivery');
-  assert.ok(await until(() => bInFlight >= 10, 300_000, 5), `runs inside POST /b (${bInFlight})`);
-  t.diagnostic(`killing with ${bInFlight} runs inside POST /b; /a seen for ${aHits.size} events, ${bRequests} requests to /b`);
-  killed = true;
-  stack.child.kill('SIGKILL');
-  await stack.exited;
+    // Every run past /a and its task, many of them inside POST /b: kill -9.
+    const accepted = await send(stack, wf, N);
+    assert.equal(accepted.length, N, 'a healthy process accepts every delivery');
+    assert.ok(await until(() => bInFlight >= 10, 300_000, 5), `runs inside POST /b (${bInFlight})`);
+    t.diagnostic(`killing with ${bInFlight} runs inside POST /b; /a seen for ${aHits.size} events, ${bRequests} requests to /b`);
+    killed = true;
+    stack.child.kill('SIGKILL');
+    await stack.exited;
 
-  // A fresh process finishes the work from the checkpoints.
-  bLatencyMs = 20;
-  stack = await startStack(stackEnv, dbConfig, allow, (m) => t.diagnostic(m));
-  let runs: { eventId: string; status: string }[] = [];
-  const finished = await until(
-    async () => {
-      runs = await runsOf(stack);
-      const done = new Set(runs.filter((r) => r.status === 'succeeded').map((r) => r.eventId));
-      return accepted.every((id) => done.has(id));
-    },
-    600_000,
-    500,
-  );
-  const statusOf = new Map(runs.map((r) => [r.eventId, r.status]));
-  assert.ok(finished, `accepted events without a succeeded run: ${accepted.filter((id) => statusOf.get(id) !== 'succeeded').length}`);
-  assert.equal(runs.length, N, 'one run per accepted event');
+    // A fresh process finishes the work from the checkpoints.
+    bLatencyMs = 20;
+    stack = await startStack(stackEnv, dbConfig, allow, (m) => t.diagnostic(m));
+    let runs: { eventId: string; status: string }[] = [];
+    const finished = await until(
+      async () => {
+        runs = await runsOf(stack);
+        const done = new Set(runs.filter((r) => r.status === 'succeeded').map((r) => r.eventId));
+        return accepted.every((id) => done.has(id));
+      },
+      600_000,
+      500,
+    );
+    const statusOf = new Map(runs.map((r) => [r.eventId, r.status]));
+    assert.ok(finished, `accepted events without a succeeded run: ${accepted.filter((id) => statusOf.get(id) !== 'succeeded').length}`);
+    assert.equal(runs.length, N, 'one run per accepted event');
 
-  const tasks = await tasksOf(stack);
-  assert.equal(tasks.length, N, 'a task for every event');
-  assert.deepEqual(
-    tasks.filter((x) => x.n !== 1),
-    [],
-    'one task per event, none created twice',
-  );
-  // A run that had reached /b when killed had stored /a and its task: it resumed at /b.
-  const repeatedA = [...bSeen].filter((n) => aHits.get(n) !== 1);
-  assert.deepEqual(
-    repeatedA.map((n) => aLog.filter((l) => l.startsWith(`${n} `))),
-    [],
-    'a run inside /b when killed did not send /a again (resumed from its checkpoint)',
-  );
-  assert.equal(aHits.size, N);
-  assert.deepEqual(
-    [...aKeys].filter(([, k]) => k.size !== 1),
-    [],
-    'a step sent again carries the same key',
-  );
-  assert.equal(bEffects.size, N, 'one effect per key at /b: every event once');
-  assert.ok(bRequests > N, `some requests to /b were sent again with their key (${bRequests} requests, ${bEffects.size} keys)`);
-  t.diagnostic(`${N} runs, ${tasks.length} tasks, /a ${[...aHits.values()].reduce((x, y) => x + y, 0)} requests (${[...aHits.values()].filter((h) => h > 1).length} events more than once: ${aLog.filter((l) => (aHits.get(l.split(' ')[0]!) ?? 0) > 1).slice(0, 9).join(', ')}), /b ${bRequests} requests for ${bEffects.size} keys`);
-  stack.child.kill('SIGKILL');
-  await stack.exited;
-});
+    const tasks = await tasksOf(stack);
+    assert.equal(tasks.length, N, 'a task for every event');
+    assert.deepEqual(
+      tasks.filter((x) => x.n !== 1),
+      [],
+      'one task per event, none created twice',
+    );
+    // A run that had reached /b when killed had stored /a and its task: it resumed at /b.
+    const repeatedA = [...bSeen].filter((n) => aHits.get(n) !== 1);
+    assert.deepEqual(
+      repeatedA.map((n) => aLog.filter((l) => l.startsWith(`${n} `))),
+      [],
+      'a run inside /b when killed did not send /a again (resumed from its checkpoint)',
+    );
+    assert.equal(aHits.size, N);
+    assert.deepEqual(
+      [...aKeys].filter(([, k]) => k.size !== 1),
+      [],
+      'a step sent again carries the same key',
+    );
+    assert.equal(bEffects.size, N, 'one effect per key at /b: every event once');
+    assert.ok(bRequests > N, `some requests to /b were sent again with their key (${bRequests} requests, ${bEffects.size} keys)`);
+    t.diagnostic(
+      `${N} runs, ${tasks.length} tasks, /a ${[...aHits.values()].reduce((x, y) => x + y, 0)} requests (${[...aHits.values()].filter((h) => h > 1).length} events more than once: ${aLog
+        .filter((l) => (aHits.get(l.split(' ')[0]!) ?? 0) > 1)
+        .slice(0, 9)
+        .join(', ')}), /b ${bRequests} requests for ${bEffects.size} keys`,
+    );
+    stack.child.kill('SIGKILL');
+    await stack.exited;
+  },
+);

@@ -113,4 +113,3 @@ export async function send(s: Stack, wf: { id: string; webhookSecret: string }, 
   );
   return accepted;
 }
-

@@ -130,7 +130,7 @@ test('Retry-After is honoured (and capped) instead of the computed backoff', asy
   assert.deepEqual(sleeps, [1500, 1500]);
 });
 
-test('POST without its step\'s key is not retried on 503: the node fails after one request, keeping the response', async () => {
+test("POST without its step's key is not retried on 503: the node fails after one request, keeping the response", async () => {
   const r = await run({ method: 'POST', url: `${server.url}/flaky-post`, body: { a: 1 } });
   assert.equal(r.requests.length, 1);
   assert.ok(r.error instanceof NodeFailedError);

@@ -243,7 +243,10 @@ describe('what the workflow engine keeps here, as the owner', () => {
     assert.equal(answers[0].task.id, first.id, 'the same key answers the task made the first time');
     assert.equal(answers[0].task.title, 'once');
     assert.equal(answers[2].task.id, answers[1].task.id, 'a key twice in one batch makes one task');
-    const slow = await post(engineToken(owner.id), { tasks: [{ title: 'x' }, { title: 'sneaky', projectId: theirs.body.id }], idempotencyKeys: ['k-1', 'k-3'] });
+    const slow = await post(engineToken(owner.id), {
+      tasks: [{ title: 'x' }, { title: 'sneaky', projectId: theirs.body.id }],
+      idempotencyKeys: ['k-1', 'k-3'],
+    });
     assert.deepEqual(
       (slow.body as { results: any[] }).results.map((r) => [r.status, r.task?.id]),
       [
@@ -252,7 +255,8 @@ describe('what the workflow engine keeps here, as the owner', () => {
       ],
     );
     const byTitle = new Map<string, number>();
-    for (const t of (await owner.call('GET', '/api/v1/tasks?limit=50')).body.items as { title: string }[]) byTitle.set(t.title, (byTitle.get(t.title) ?? 0) + 1);
+    for (const t of (await owner.call('GET', '/api/v1/tasks?limit=50')).body.items as { title: string }[])
+      byTitle.set(t.title, (byTitle.get(t.title) ?? 0) + 1);
     assert.equal(byTitle.get('once'), 1);
     assert.equal(byTitle.get('new'), 1);
     assert.equal(byTitle.get('new, twice'), undefined);

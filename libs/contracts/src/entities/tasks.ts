@@ -54,9 +54,7 @@ export const CreateTaskBatch = Type.Object(
      * Per item, the run step's idempotency key (docs/workflow-engine.md, "Durable runs"): an item whose
      * key the owner already used creates nothing and answers the task created with it.
      */
-    idempotencyKeys: Type.Optional(
-      Type.Array(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]), { maxItems: CREATE_TASK_BATCH_MAX }),
-    ),
+    idempotencyKeys: Type.Optional(Type.Array(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]), { maxItems: CREATE_TASK_BATCH_MAX })),
   },
   { additionalProperties: false },
 );

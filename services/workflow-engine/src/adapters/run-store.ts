@@ -82,7 +82,6 @@ export interface RunWrite {
   dropSteps?: boolean;
 }
 
-
 /** What a claim (a write with status running) found: a new run, a resumed one (claimed before), or a finished one. */
 export type ClaimResult = 'new' | 'resumed' | false;
 

@@ -78,7 +78,12 @@ export function httpRequestHandler(overrides: Partial<HttpNodeOptions> = {}): No
   return {
     isAction: true,
     render: (params, renderer) => renderHttpRequest(params, renderer, opts),
-    mask: ({ credentialHeaders: _names, sendKey: _key, ...input }) => ({ ...input, url: maskUrl(input.url), headers: maskHeaders(input.headers), body: maskJson(input.body) }),
+    mask: ({ credentialHeaders: _names, sendKey: _key, ...input }) => ({
+      ...input,
+      url: maskUrl(input.url),
+      headers: maskHeaders(input.headers),
+      body: maskJson(input.body),
+    }),
     execute: (input, ctx) => executeHttpRequest(input, ctx, opts),
   };
 }

@@ -257,7 +257,11 @@ export class RunStore {
           for (const p of ps) p.reject(one);
         }
       }
-      for (const s of steps) await this.write([], [s.write]).then(s.resolve, s.reject);
+      for (const s of steps)
+        await this.write([], [s.write]).then(
+          () => s.resolve(),
+          (e: unknown) => s.reject(e),
+        );
     }
   }
 

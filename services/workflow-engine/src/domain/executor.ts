@@ -114,7 +114,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   // Executed steps not stored yet, and whether one of them had a side effect.
   const unsaved: StepCheckpoint[] = [];
   let unsavedEffect = false;
-  let storeFailed: unknown = null;
+  const storeFailed: { error?: Error } = {};
 
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new NodeFailedError(`the run exceeded its time limit of ${limits.runTimeoutMs} ms`)), limits.runTimeoutMs);
@@ -178,7 +178,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   } finally {
     clearTimeout(timer);
   }
-  if (storeFailed) throw storeFailed;
+  if (storeFailed.error) throw storeFailed.error;
 
   for (const w of renderer.warnings) if (!warnings.includes(w)) warnings.push(w);
   const finished = ports.clock();
@@ -202,7 +202,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       await input.checkpoint!(unsaved.splice(0));
       unsavedEffect = false;
     } catch (err) {
-      storeFailed = err;
+      storeFailed.error = err instanceof Error ? err : new Error(String(err));
       throw err;
     }
   }

@@ -5,33 +5,20 @@
 // waits on an HTTP Request node to a slow loopback endpoint). A fresh process on the same database
 // then finishes the work. Waits are on conditions, with generous ceilings (a loaded 2-core machine).
 import assert from 'node:assert/strict';
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { generateSigningKeys, signInternalToken } from '@flowdesk/service-kit';
+import { children, runsOf, send, startStack, until } from './helpers/stack.ts';
 
-const STACK = path.join(path.dirname(fileURLToPath(import.meta.url)), 'helpers', 'stack-process.ts');
 const keys = generateSigningKeys();
 const owner = randomUUID();
-const secretKey = randomBytes(32).toString('base64');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls `done` until true or `ceilingMs` passed; returns whether it became true. */
-async function until(done: () => Promise<boolean> | boolean, ceilingMs: number, everyMs = 100): Promise<boolean> {
-  const deadline = Date.now() + ceilingMs;
-  for (;;) {
-    if (await done()) return true;
-    if (Date.now() > deadline) return false;
-    await sleep(everyMs);
-  }
-}
+const stackEnv = { keys, secretKey: randomBytes(32).toString('base64') };
 
 // The slow endpoint of the HTTP Request node: answers after `latencyMs`; counts requests in flight.
 let latencyMs = 50;
@@ -52,7 +39,6 @@ endpoint.keepAliveTimeout = 30_000;
 
 let testDb: TestDatabase | undefined;
 let dataDir: string | undefined;
-const children: ChildProcess[] = [];
 
 after(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -60,93 +46,6 @@ after(async () => {
   await testDb?.close();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
-
-interface Stack {
-  child: ChildProcess;
-  apiUrl: string;
-  ingestUrl: string;
-  exited: Promise<void>;
-}
-
-/**
- * Starts a stack process. On a heavily loaded machine (load average ~40) a restart after kill -9 was
- * seen to exceed fastify's 10 s onReady timeout (the process exits); such a start is retried, up to 5
- * times — a slow start is not what this test is about, a lost or doubled run is. (Open: which onReady
- * hook is slow right after a kill; reported to the lead.)
- */
-async function startStack(dbConfig: unknown, allow: string, diagnostic: (m: string) => void): Promise<Stack> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startStackOnce(dbConfig, allow);
-    } catch (err) {
-      if (attempt >= 5) throw err;
-      diagnostic(`stack start ${attempt} failed (${(err as Error).message}); starting again`);
-    }
-  }
-}
-
-async function startStackOnce(dbConfig: unknown, allow: string): Promise<Stack> {
-  const child = fork(STACK, [], {
-    execArgv: ['--conditions=source', '--import', 'tsx'],
-    env: { ...process.env, STACK_KEYS: JSON.stringify(keys), STACK_DB: JSON.stringify(dbConfig), STACK_SECRET_KEY: secretKey, STACK_SSRF_ALLOWLIST: allow },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  children.push(child);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const ready = await Promise.race([
-    new Promise<{ apiUrl: string; ingestUrl: string }>((r) => child.once('message', (m: { apiUrl: string; ingestUrl: string }) => r(m))),
-    exited.then(() => {
-      throw new Error('the stack process exited before it was ready');
-    }),
-  ]);
-  return { child, apiUrl: ready.apiUrl, ingestUrl: ready.ingestUrl, exited };
-}
-
-const runsOf = (s: Stack) =>
-  new Promise<{ eventId: string; status: string }[]>((resolve) => {
-    s.child.once('message', (m: { runs: { eventId: string; status: string }[] }) => resolve(m.runs));
-    s.child.send({ q: 'runs' });
-  });
-
-/**
- * Sends `count` deliveries with 16 senders, as a real sender would: a 429 or 5xx (a trigger lookup
- * that timed out on a loaded machine) is retried; `onAccepted(n)` after each 200. Stops once the
- * process is gone (a delivery without a 200 is the sender's to retry, elsewhere).
- */
-async function send(s: Stack, wf: { id: string; webhookSecret: string }, count: number, onAccepted: (n: number) => void = () => {}) {
-  const accepted: string[] = [];
-  let next = 0;
-  let gone = false;
-  void s.exited.then(() => (gone = true));
-  await Promise.all(
-    Array.from({ length: 16 }, async () => {
-      while (next < count && !gone) {
-        const n = next++;
-        for (let attempt = 1; attempt <= 20 && !gone; attempt++) {
-          try {
-            const res = await fetch(`${s.ingestUrl}/functions/v1/webhook-trigger/${wf.id}`, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json', 'x-webhook-secret': wf.webhookSecret },
-              body: JSON.stringify({ n }),
-            });
-            const body = (await res.json()) as { eventId?: string };
-            if (res.status === 200) {
-              accepted.push(body.eventId!);
-              onAccepted(accepted.length);
-              break;
-            }
-            assert.ok(res.status === 429 || res.status >= 500, `delivery ${n}: ${res.status} ${JSON.stringify(body)}`);
-          } catch (err) {
-            if (err instanceof assert.AssertionError) throw err;
-            // connection refused or reset: the process was killed (the loop ends) or is overloaded
-          }
-          await sleep(200);
-        }
-      }
-    }),
-  );
-  return accepted;
-}
 
 // On Postgres, one run on a machine at load average ~40 left 11 of ~600 accepted events without a
 // succeeded run when the 10-minute ceiling ran out (the whole test took 15 minutes; statuses were
@@ -173,7 +72,7 @@ test(
     }
     t.diagnostic(`database: ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}`);
 
-    let stack = await startStack(dbConfig, allow, (m) => t.diagnostic(m));
+    let stack = await startStack(stackEnv, dbConfig, allow, (m) => t.diagnostic(m));
     const ownerToken = signInternalToken(keys, { sub: owner, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'test' });
     const wf = (await (
       await fetch(`${stack.apiUrl}/api/v1/workflows`, {
@@ -215,7 +114,7 @@ test(
     // 2. A new process; more deliveries; kill -9 while many runs of the workflow are in flight (the
     // endpoint now takes 500 ms, so 400 runs at 64 at once are still running when intake is done).
     latencyMs = 500;
-    stack = await startStack(dbConfig, allow, (m) => t.diagnostic(m));
+    stack = await startStack(stackEnv, dbConfig, allow, (m) => t.diagnostic(m));
     const second = await send(stack, wf, 400);
     assert.equal(second.length, 400, 'a healthy process accepts every delivery');
     assert.ok(await until(() => inFlight >= 10, 300_000, 5), `runs in flight at once (max seen ${maxInFlight})`);
@@ -225,7 +124,7 @@ test(
 
     // 3. A fresh process finishes the work: one run per accepted event, each finished.
     latencyMs = 50;
-    stack = await startStack(dbConfig, allow, (m) => t.diagnostic(m));
+    stack = await startStack(stackEnv, dbConfig, allow, (m) => t.diagnostic(m));
     const accepted = [...first, ...second];
     let runs: { eventId: string; status: string }[] = [];
     const finished = await until(

@@ -3,6 +3,7 @@
 // with fork(); configured by environment; answers over IPC:
 //   ready  → { ready: true, apiUrl, ingestUrl }
 //   { q: 'runs' } → { runs: [{ eventId, status }] } (every run of the engine's table)
+//   { q: 'tasks' } → { tasks: [{ title, n }] } (every task title with its number of tasks)
 import { createEmbeddedBus } from '@flowdesk/bus';
 import { openDatabase, type DatabaseConfig } from '@flowdesk/db';
 import { listen, signInternalToken, type SigningKeys } from '@flowdesk/service-kit';
@@ -62,6 +63,10 @@ process.on('message', async (m: { q?: string }) => {
   if (m.q === 'runs') {
     const { rows } = await db.exec(`SELECT event_id AS "eventId", status FROM "engine"."run"`);
     process.send!({ runs: rows });
+  }
+  if (m.q === 'tasks') {
+    const { rows } = await db.exec(`SELECT title, count(*)::int AS n FROM "workspace"."task" GROUP BY title`);
+    process.send!({ tasks: rows });
   }
 });
 process.send!({ ready: true, apiUrl, ingestUrl });

@@ -166,7 +166,11 @@ test('a failing node fails the run, records the error on the step and the run, a
   const graph = mainGraph(`${server.url}/fail`);
   const r = await run(graph, event({ status: 'paid', customer: { name: 'Ada' } }), tasks);
   assert.equal(r.status, 'failed');
-  assert.match(r.error!, /^node "http" failed: POST http:\/\/127\.0\.0\.1:\d+\/fail answered HTTP 500$/);
+  assert.match(
+    r.error!,
+    /^node "http" failed: POST http:\/\/127\.0\.0\.1:\d+\/fail answered HTTP 500 after 3 attempts$/,
+    "a POST carrying its step's Idempotency-Key is retried",
+  );
   const httpStep = r.steps.find((s) => s.nodeId === 'http')!;
   assert.equal(httpStep.status, 'failed');
   assert.match(httpStep.error!, /HTTP 500/);
@@ -320,4 +324,94 @@ test('headers of the trigger are available as {{trigger.headers.<name>}} and a s
   };
   assert.equal((await run(graph, event({}, { 'x-token': 'expected-token' }))).status, 'succeeded');
   assert.equal((await run(graph, event({}, { 'x-token': 'forged' }))).status, 'skipped');
+});
+
+test('durable runs: steps are checkpointed before a side effect that follows an unstored one, and a resumed run reuses them', async () => {
+  const graph: WorkflowGraph = {
+    nodes: [
+      { id: 'check', type: 'condition', params: { left: '{{trigger.status}}', operator: 'equals', right: 'paid' } },
+      { id: 'notify', type: 'http_request', params: { method: 'POST', url: `${server.url}/durable-a`, body: { n: '{{trigger.n}}' } } },
+      { id: 'task', type: 'create_task', params: { title: 'Ship {{nodes.notify.body.id}}' } },
+      { id: 'ack', type: 'http_request', params: { method: 'POST', url: `${server.url}/durable-b`, body: { task: '{{nodes.task.id}}' } } },
+    ],
+    edges: [
+      { from: 'trigger', to: 'check' },
+      { from: 'check', to: 'notify', branch: 'true' },
+      { from: 'notify', to: 'task' },
+      { from: 'task', to: 'ack' },
+    ],
+  };
+  const ev = event({ status: 'paid', n: 1 });
+  const stored: import('../src/domain/executor.ts').StepCheckpoint[][] = [];
+  const keys: (string | undefined)[] = [];
+  const tasks = fakeTasks();
+  const keyed = {
+    ...tasks,
+    createTask: async (ownerId: string, input: CreateTaskInput, opts: { idempotencyKey?: string }) => {
+      keys.push(opts.idempotencyKey);
+      return tasks.createTask(ownerId, input);
+    },
+  };
+  const before = server.received.length;
+  const first = await run(graph, ev, keyed as never, { checkpoint: async (steps) => void stored.push(steps) });
+  assert.equal(first.status, 'succeeded');
+  // The condition and the first POST are stored before Create Task; Create Task before the second POST.
+  // The last side effect rides with the run's final write: nothing stored after it.
+  assert.deepEqual(
+    stored.map((batch) => batch.map((c) => c.step.nodeId)),
+    [['check', 'notify'], ['task']],
+  );
+  assert.equal(stored[0]![0]!.branch, 'true');
+  const sent = server.received.slice(before);
+  assert.deepEqual(
+    sent.map((r) => r.url),
+    ['/durable-a', '/durable-b'],
+  );
+  const [keyA, keyB] = sent.map((r) => r.headers['idempotency-key']);
+  assert.match(String(keyA), /^fd1-[A-Za-z0-9_-]{43}$/);
+  assert.notEqual(keyA, keyB, 'one key per step');
+  assert.match(String(keys[0]), /^fd1-/);
+
+  // The engine died during 'ack': a new claim resumes from the stored steps, executing only 'ack'.
+  const resume = new Map(stored.flat().map((c) => [c.step.nodeId, c]));
+  const again = fakeTasks();
+  const mark = server.received.length;
+  const resumed = await run(graph, ev, again, { resume, checkpoint: async () => assert.fail('nothing new to store before the last step') });
+  assert.equal(resumed.status, 'succeeded');
+  assert.equal(again.calls.length, 0, 'Create Task is not executed again');
+  const resent = server.received.slice(mark);
+  assert.deepEqual(
+    resent.map((r) => r.url),
+    ['/durable-b'],
+    'the earlier POST is not repeated',
+  );
+  assert.equal(resent[0]!.headers['idempotency-key'], keyB, 'the step sent again carries the same key');
+  assert.deepEqual(JSON.parse(resent[0]!.body), { task: 'task-1' }, 'later steps read the stored outputs');
+  assert.deepEqual(
+    resumed.steps.map((s) => [s.nodeId, s.status]),
+    first.steps.map((s) => [s.nodeId, s.status]),
+  );
+});
+
+test('durable runs: a checkpoint that cannot be stored ends the run unfinished (rejects), so the event is delivered again', async () => {
+  const graph: WorkflowGraph = {
+    nodes: [
+      { id: 'a', type: 'create_task', params: { title: 'one' } },
+      { id: 'b', type: 'create_task', params: { title: 'two' } },
+    ],
+    edges: [
+      { from: 'trigger', to: 'a' },
+      { from: 'a', to: 'b' },
+    ],
+  };
+  const tasks = fakeTasks();
+  await assert.rejects(
+    run(graph, event({}), tasks, {
+      checkpoint: async () => {
+        throw new Error('database unreachable');
+      },
+    }),
+    /database unreachable/,
+  );
+  assert.equal(tasks.calls.length, 1, 'the second side effect is not made before the first is stored');
 });

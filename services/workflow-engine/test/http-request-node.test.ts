@@ -44,7 +44,7 @@ after(async () => {
 
 const payload = { customer: { name: 'O\'Brien "Bob"', id: 7 }, amount: 12 };
 
-async function run(params: HttpRequestParams, options: Partial<HttpNodeOptions> = {}, http = client) {
+async function run(params: HttpRequestParams, options: Partial<HttpNodeOptions> = {}, http = client, idempotencyKey?: string) {
   const handler = httpRequestHandler({ sleep: async (ms) => void sleeps.push(ms), random: () => 0.5, ...options });
   const renderer = new TemplateRenderer({ payload, headers: {}, nodes: new Map() });
   const input = handler.render(params, renderer);
@@ -54,6 +54,7 @@ async function run(params: HttpRequestParams, options: Partial<HttpNodeOptions> 
     ownerId: 'u1',
     signal: new AbortController().signal,
     warn: (m: string) => warnings.push(m),
+    ...(idempotencyKey ? { idempotencyKey } : {}),
   };
   const started = server.received.length;
   try {
@@ -129,12 +130,34 @@ test('Retry-After is honoured (and capped) instead of the computed backoff', asy
   assert.deepEqual(sleeps, [1500, 1500]);
 });
 
-test('POST is not retried on 503: the node fails after one request, keeping the response', async () => {
+test("POST without its step's key is not retried on 503: the node fails after one request, keeping the response", async () => {
   const r = await run({ method: 'POST', url: `${server.url}/flaky-post`, body: { a: 1 } });
   assert.equal(r.requests.length, 1);
   assert.ok(r.error instanceof NodeFailedError);
   assert.match(r.error.message, /answered HTTP 503$/);
   assert.equal((r.error.output as { status: number }).status, 503);
+});
+
+test("POST and PATCH send the step's Idempotency-Key and are then retried with the same key; 'omit' sends none and is not retried", async () => {
+  const key = 'fd1-step-key';
+  const post = await run({ method: 'POST', url: `${server.url}/flaky-keyed-post`, body: { a: 1 } }, {}, client, key);
+  assert.equal((post.result?.output as { status: number }).status, 200, 'the third attempt succeeded');
+  assert.deepEqual(
+    post.requests.map((r) => r.headers['idempotency-key']),
+    [key, key, key],
+    'one key on every attempt',
+  );
+  const patch = await run({ method: 'PATCH', url: `${server.url}/echo`, body: {} }, {}, client, key);
+  assert.equal(patch.requests[0]!.headers['idempotency-key'], key);
+  const omitted = await run({ method: 'POST', url: `${server.url}/flaky-unkeyed-post`, body: {}, idempotencyKey: 'omit' }, {}, client, key);
+  assert.equal(omitted.requests.length, 1, 'without the key a POST is sent once');
+  assert.equal(omitted.requests[0]!.headers['idempotency-key'], undefined);
+  const get = await run({ method: 'GET', url: `${server.url}/echo` }, {}, client, key);
+  assert.equal(get.requests[0]!.headers['idempotency-key'], undefined, 'GET sends none by default');
+  const sent = await run({ method: 'DELETE', url: `${server.url}/echo`, idempotencyKey: 'send' }, {}, client, key);
+  assert.equal(sent.requests[0]!.headers['idempotency-key'], key, "'send' sends it with any method");
+  const own = await run({ method: 'POST', url: `${server.url}/echo`, headers: { 'Idempotency-Key': 'order-{{trigger.customer.id}}' } }, {}, client, key);
+  assert.equal(own.requests[0]!.headers['idempotency-key'], 'order-7', 'a key written in the node wins');
 });
 
 test('retries stop after 3 attempts and a 4xx is not retried', async () => {

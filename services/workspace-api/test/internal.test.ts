@@ -225,5 +225,44 @@ describe('what the workflow engine keeps here, as the owner', () => {
     const after = await owner.call('GET', '/api/v1/tasks?limit=50');
     assert.equal(after.body.items.length, 5);
     assert.equal((await other.call('GET', '/api/v1/tasks')).body.items.length, 0, "nothing landed in the other user's workspace");
+
+    // Idempotency keys (a run step executed again after its engine died): a key used before answers the
+    // task it created, in a later batch, twice in one batch, and on the one-by-one path; nothing new.
+    const keyed = await post(engineToken(owner.id), { tasks: [{ title: 'once' }, { title: 'plain' }], idempotencyKeys: ['k-1', null] });
+    const first = (keyed.body as { results: any[] }).results[0].task;
+    assert.equal(first.title, 'once');
+    const again = await post(engineToken(owner.id), {
+      tasks: [{ title: 'once, again' }, { title: 'new' }, { title: 'new, twice' }],
+      idempotencyKeys: ['k-1', 'k-2', 'k-2'],
+    });
+    const answers = (again.body as { results: any[] }).results;
+    assert.deepEqual(
+      answers.map((r) => r.status),
+      [201, 201, 201],
+    );
+    assert.equal(answers[0].task.id, first.id, 'the same key answers the task made the first time');
+    assert.equal(answers[0].task.title, 'once');
+    assert.equal(answers[2].task.id, answers[1].task.id, 'a key twice in one batch makes one task');
+    const slow = await post(engineToken(owner.id), {
+      tasks: [{ title: 'x' }, { title: 'sneaky', projectId: theirs.body.id }],
+      idempotencyKeys: ['k-1', 'k-3'],
+    });
+    assert.deepEqual(
+      (slow.body as { results: any[] }).results.map((r) => [r.status, r.task?.id]),
+      [
+        [201, first.id],
+        [404, undefined],
+      ],
+    );
+    const byTitle = new Map<string, number>();
+    for (const t of (await owner.call('GET', '/api/v1/tasks?limit=50')).body.items as { title: string }[])
+      byTitle.set(t.title, (byTitle.get(t.title) ?? 0) + 1);
+    assert.equal(byTitle.get('once'), 1);
+    assert.equal(byTitle.get('new'), 1);
+    assert.equal(byTitle.get('new, twice'), undefined);
+    assert.equal(byTitle.get('x'), undefined);
+    assert.equal((await other.call('GET', '/api/v1/tasks')).body.items.length, 0, 'a key is per owner');
+    const theirsKeyed = await post(engineToken(other.id), { tasks: [{ title: 'their own' }], idempotencyKeys: ['k-1'] });
+    assert.notEqual((theirsKeyed.body as { results: any[] }).results[0].task.id, first.id, "another owner's same key is their own");
   });
 });

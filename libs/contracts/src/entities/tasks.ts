@@ -50,6 +50,11 @@ export const CreateTaskBatch = Type.Object(
     tasks: Type.Array(Type.Unknown(), { minItems: 1, maxItems: CREATE_TASK_BATCH_MAX }),
     /** Per item, the run that creates it (the loop guard, triggers.ts); kept with the task, not shown. */
     origins: Type.Optional(Type.Array(Type.Union([TriggerOrigin, Type.Null()]), { maxItems: CREATE_TASK_BATCH_MAX })),
+    /**
+     * Per item, the run step's idempotency key (docs/workflow-engine.md, "Durable runs"): an item whose
+     * key the owner already used creates nothing and answers the task created with it.
+     */
+    idempotencyKeys: Type.Optional(Type.Array(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()]), { maxItems: CREATE_TASK_BATCH_MAX })),
   },
   { additionalProperties: false },
 );

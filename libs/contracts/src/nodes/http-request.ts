@@ -8,7 +8,7 @@ const hasBody = (method: string | undefined) => method !== 'GET' && method !== '
 export const httpRequest = defineNode({
   type: 'http_request',
   label: 'HTTP Request',
-  description: 'Sends an HTTP request (SSRF-guarded; idempotent methods retried on network errors, 5xx and 429).',
+  description: 'Sends an HTTP request (SSRF-guarded; retried on network errors, 5xx and 429).',
   idPrefix: 'http',
   icon: 'world-upload',
   color: 'blue',
@@ -20,6 +20,8 @@ export const httpRequest = defineNode({
       /** JSON body for POST, PUT and PATCH; string leaves are templated. */
       body: Type.Optional(Type.Unknown()),
       timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
+      /** The step's Idempotency-Key header: absent = sent with POST and PATCH only. */
+      idempotencyKey: Type.Optional(StringEnum(['send', 'omit'])),
     },
     { additionalProperties: false },
   ),
@@ -43,6 +45,16 @@ export const httpRequest = defineNode({
       hiddenWhen: (p) => !hasBody(p.method),
     },
     timeoutMs: { label: 'Timeout (ms)', widget: 'none' },
+    idempotencyKey: {
+      label: 'Idempotency-Key',
+      widget: 'select',
+      options: [
+        { value: 'send', label: 'Send' },
+        { value: 'omit', label: 'Omit' },
+      ],
+      description: 'Sent again unchanged when the step is (a retry, a resumed run). Default: with POST and PATCH only.',
+      // Not in the MCP tools (token budget): nodes made there send it with POST and PATCH.
+    },
   },
   output: '`status`, `headers` and `body` (parsed when the answer is JSON): `{{nodes.<id>.body.x}}`. An answer of 400 or more fails the node.',
   summary: (p) => `${p.method} ${p.url || '(no URL yet)'}`,

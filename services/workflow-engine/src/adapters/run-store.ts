@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { APP_ROLE, migrate, type Database } from '@flowdesk/db';
 
-import type { RunRecorder, RunWrite } from '../domain/ports.ts';
+import type { ClaimResult, RunRecorder, RunWrite } from '../domain/ports.ts';
 
 type Exec = Database['exec'];
 import {
@@ -16,6 +16,8 @@ import {
   type WorkflowRun,
   type WorkflowRunsSummary,
 } from '@flowdesk/contracts';
+
+import type { StepCheckpoint } from '../domain/executor.ts';
 
 /**
  * How the engine words a run it recorded for a dead-lettered trigger event (app.ts, the DLQ
@@ -55,7 +57,13 @@ const keyOf = (w: { workflowId: string; eventId: string }) => `${w.workflowId}/$
 
 interface Pending {
   write: RunWrite;
-  resolve(written: boolean): void;
+  resolve(written: ClaimResult): void;
+  reject(err: unknown): void;
+}
+
+interface PendingStep {
+  write: StepCheckpoint & { ownerId: string; workflowId: string; eventId: string; nodeId: string };
+  resolve(): void;
   reject(err: unknown): void;
 }
 
@@ -68,6 +76,7 @@ interface Pending {
  */
 export class RunStore implements RunRecorder {
   private queue: Pending[] = [];
+  private steps: PendingStep[] = [];
   private scheduled = false;
   private inFlight = 0;
   private readonly maxInFlight: number;
@@ -89,7 +98,12 @@ export class RunStore implements RunRecorder {
    * finished (a finished run is never changed: for a claim, the event was handled before).
    */
   record(write: RunWrite): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
+    return this.claim(write).then((r) => r !== false);
+  }
+
+  /** As record(), telling a claim of a new run from one of a run an engine claimed before ('resumed'). */
+  claim(write: RunWrite): Promise<ClaimResult> {
+    return new Promise<ClaimResult>((resolve, reject) => {
       this.queue.push({ write, resolve, reject });
       this.schedule();
     });
@@ -101,6 +115,32 @@ export class RunStore implements RunRecorder {
   }
 
   /**
+   * Stores executed steps of a running run (batched with every other write of the same turn: one
+   * statement for runs and checkpoints). A step already stored is kept. Resolves once committed.
+   */
+  checkpoint(run: { ownerId: string; workflowId: string; eventId: string }, steps: StepCheckpoint[]): Promise<void> {
+    return Promise.all(
+      steps.map(
+        (c) =>
+          new Promise<void>((resolve, reject) => {
+            this.steps.push({ write: { ...run, nodeId: c.step.nodeId, ...c }, resolve, reject });
+            this.schedule();
+          }),
+      ),
+    ).then(() => undefined);
+  }
+
+  /** The checkpoints of one run, by node id (read only when a claim answered 'resumed'). */
+  async checkpoints(run: { ownerId: string; workflowId: string; eventId: string }): Promise<Map<string, StepCheckpoint>> {
+    const { rows } = await this.asUser(run.ownerId, (exec) =>
+      exec(`SELECT node_id, step, output, branch FROM "engine"."run_step" WHERE workflow_id = $1 AND event_id = $2`, [run.workflowId, run.eventId]),
+    );
+    return new Map(
+      rows.map((r) => [String(r.node_id), { step: jsonOf(r.step) as RunStep, output: jsonOf(r.output), ...(r.branch ? { branch: String(r.branch) } : {}) }]),
+    );
+  }
+
+  /**
    * Calls `listener` with every write that reached the table (claims and outcomes), after its batch
    * committed: the runs stream (routes/runs.ts) is fed from here. Returns the unsubscribe.
    */
@@ -109,7 +149,7 @@ export class RunStore implements RunRecorder {
     return () => this.listeners.delete(listener);
   }
 
-  private announce(writes: RunWrite[], written: Set<string>): void {
+  private announce(writes: RunWrite[], written: Map<string, ClaimResult>): void {
     if (this.listeners.size === 0) return;
     for (const w of writes) {
       if (!written.has(keyOf(w))) continue;
@@ -125,27 +165,28 @@ export class RunStore implements RunRecorder {
 
   /** Resolves once every write asked for so far has been answered. */
   async drain(): Promise<void> {
-    if (this.queue.length === 0 && this.inFlight === 0) return;
+    if (this.queue.length === 0 && this.steps.length === 0 && this.inFlight === 0) return;
     await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
+    if (this.scheduled || this.inFlight >= this.maxInFlight || (this.queue.length === 0 && this.steps.length === 0)) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      if (this.inFlight >= this.maxInFlight || this.queue.length === 0) return;
+      if (this.inFlight >= this.maxInFlight || (this.queue.length === 0 && this.steps.length === 0)) return;
       const batch = this.queue.splice(0, this.maxBatch);
+      const steps = this.steps.splice(0, this.maxBatch);
       this.inFlight++;
-      void this.flush(batch).finally(() => {
+      void this.flush(batch, steps).finally(() => {
         this.inFlight--;
-        if (this.queue.length > 0) this.schedule();
+        if (this.queue.length > 0 || this.steps.length > 0) this.schedule();
         else if (this.inFlight === 0) for (const done of this.idle.splice(0)) done();
       });
     });
   }
 
-  private async flush(batch: Pending[]): Promise<void> {
+  private async flush(batch: Pending[], steps: PendingStep[]): Promise<void> {
     // One row per run and batch: ON CONFLICT cannot touch a row twice in one statement. The last
     // write of a run wins; earlier ones of the same run in this batch get its answer.
     const byKey = new Map<string, Pending[]>();
@@ -154,30 +195,42 @@ export class RunStore implements RunRecorder {
       byKey.set(k, [...(byKey.get(k) ?? []), p]);
     }
     const writes = [...byKey.values()].map((ps) => ps[ps.length - 1]!.write);
+    const answer = (p: Pending, written: Map<string, ClaimResult>) => p.resolve(written.get(keyOf(p.write)) ?? false);
     try {
-      const written = await this.write(writes);
+      const written = await this.write(
+        writes,
+        steps.map((s) => s.write),
+      );
       this.announce(writes, written);
-      for (const ps of byKey.values()) for (const p of ps) p.resolve(written.has(keyOf(p.write)));
+      for (const ps of byKey.values()) for (const p of ps) answer(p, written);
+      for (const s of steps) s.resolve();
     } catch (err) {
-      if (writes.length === 1) {
+      if (writes.length + steps.length === 1) {
         for (const p of batch) p.reject(err);
+        for (const s of steps) s.reject(err);
         return;
       }
       for (const ps of byKey.values()) {
         try {
-          const written = await this.write([ps[ps.length - 1]!.write]);
+          const written = await this.write([ps[ps.length - 1]!.write], []);
           this.announce([ps[ps.length - 1]!.write], written);
-          for (const p of ps) p.resolve(written.has(keyOf(p.write)));
+          for (const p of ps) answer(p, written);
         } catch (one) {
           for (const p of ps) p.reject(one);
         }
       }
+      for (const s of steps)
+        await this.write([], [s.write]).then(
+          () => s.resolve(),
+          (e: unknown) => s.reject(e),
+        );
     }
   }
 
-  private async write(writes: RunWrite[]): Promise<Set<string>> {
-    const { rows } = await this.db.exec('SELECT "engine".record_runs($1::jsonb) AS k', [JSON.stringify(writes)]);
-    return new Set(rows.map((r) => String(r.k)));
+  /** One statement for the batch: checkpoints first, then the runs; a '+' before a key is a resumed claim. */
+  private async write(writes: RunWrite[], steps: PendingStep['write'][]): Promise<Map<string, ClaimResult>> {
+    const { rows } = await this.db.exec('SELECT "engine".record_runs($1::jsonb, $2::jsonb) AS k', [JSON.stringify(writes), JSON.stringify(steps)]);
+    return new Map(rows.map((r) => String(r.k)).map((k) => (k.startsWith('+') ? [k.slice(1), 'resumed'] : [k, 'new'])));
   }
 
   /** Runs fn in one transaction as `userId` (role flowdesk_app, app.user_id set locally). */
@@ -356,7 +409,7 @@ export class RunStore implements RunRecorder {
     const run = result?.cancelled;
     if (run) {
       const write: RunWrite = { ownerId: userId, workflowId: run.workflowId, eventId: run.eventId, status: 'cancelled', finishedAt: run.finishedAt };
-      this.announce([write], new Set([keyOf(write)]));
+      this.announce([write], new Map<string, ClaimResult>([[keyOf(write), 'new']]));
     }
     return result;
   }
@@ -453,7 +506,10 @@ export class RunStore implements RunRecorder {
 
   /** Deletes a workflow's runs (the workflow was deleted), as its owner. */
   async deleteWorkflowRuns(userId: string, workflowId: string): Promise<void> {
-    await this.asUser(userId, (exec) => exec('DELETE FROM "engine"."run" WHERE workflow_id = $1', [workflowId]));
+    await this.asUser(userId, async (exec) => {
+      await exec('DELETE FROM "engine"."run_step" WHERE workflow_id = $1', [workflowId]);
+      await exec('DELETE FROM "engine"."run" WHERE workflow_id = $1', [workflowId]);
+    });
   }
 }
 

@@ -34,6 +34,7 @@ export class WorkspaceApiError extends Error {
 interface PendingTask {
   input: CreateTaskInput;
   origin?: TriggerOrigin;
+  idempotencyKey?: string;
   resolve: (task: Record<string, unknown>) => void;
   reject: (err: unknown) => void;
 }
@@ -109,8 +110,8 @@ export function workspaceClient(options: {
     });
   };
   const sendBatch = async (ownerId: string, batch: PendingTask[]): Promise<void> => {
-    // A task with an origin always goes through the batch route: only it takes the origin.
-    if (!batchRoute || (batch.length === 1 && !batch[0]!.origin)) {
+    // A task with an origin or a key always goes through the batch route: only it takes them.
+    if (!batchRoute || (batch.length === 1 && !batch[0]!.origin && !batch[0]!.idempotencyKey)) {
       await Promise.all(batch.map((p) => createOne(ownerId, p.input).then(p.resolve, p.reject)));
       return;
     }
@@ -118,6 +119,7 @@ export function workspaceClient(options: {
       const res = await call(await options.userToken(ownerId), 'POST', '/internal/v1/tasks/batch', {
         tasks: batch.map((p) => p.input),
         origins: batch.map((p) => p.origin ?? null),
+        ...(batch.some((p) => p.idempotencyKey) ? { idempotencyKeys: batch.map((p) => p.idempotencyKey ?? null) } : {}),
       });
       if (res.status === 404) {
         batchRoute = false; // an older workspace-api
@@ -148,7 +150,7 @@ export function workspaceClient(options: {
         'keeping the sample payload',
       );
     },
-    createTask(ownerId, input, signal, origin) {
+    createTask(ownerId, input, signal, origin, idempotencyKey) {
       signal?.throwIfAborted();
       return new Promise((resolve, reject) => {
         // The run gives up on abort (its time limit); a task already sent in a batch may still be created.
@@ -162,7 +164,7 @@ export function workspaceClient(options: {
           };
         let o = owners.get(ownerId);
         if (!o) owners.set(ownerId, (o = { queue: [], inFlight: 0, scheduled: false }));
-        o.queue.push({ input, ...(origin ? { origin } : {}), resolve: done(resolve), reject: done(reject) });
+        o.queue.push({ input, ...(origin ? { origin } : {}), ...(idempotencyKey ? { idempotencyKey } : {}), resolve: done(resolve), reject: done(reject) });
         schedule(ownerId);
       });
     },

@@ -9,6 +9,7 @@
  * predecessors were skipped or a condition took the other branch). A skipped node passes
  * "not taken" down all its edges.
  */
+import { createHash } from 'node:crypto';
 import { ERROR_BRANCH, type RunStep, type TriggerEvent, type WorkflowGraph, type WorkflowNode } from '@flowdesk/contracts';
 import { withSpan } from '@flowdesk/telemetry';
 import { findCause, NodeFailedError, SsrfBlockedError } from './errors.ts';
@@ -41,6 +42,26 @@ export interface RunRecord {
   durationMs: number;
 }
 
+/**
+ * One executed step's checkpoint (docs/workflow-engine.md, "Durable runs"): the step as recorded, the
+ * output later nodes read and a condition's branch. A resumed run reuses it instead of executing the
+ * node again.
+ */
+export interface StepCheckpoint {
+  step: RunStep;
+  output: unknown;
+  branch?: string;
+}
+
+/**
+ * The idempotency key of one side-effecting step: deterministic in (workflow, trigger event, node), so
+ * the step executed again (a resumed run, a retry) sends the same key. Hashed: a receiver outside
+ * Flowdesk learns no workflow or event id. `fd1-` + 43 base64url characters.
+ */
+export function stepIdempotencyKey(workflowId: string, eventId: string, nodeId: string): string {
+  return `fd1-${createHash('sha256').update(`${workflowId}\n${eventId}\n${nodeId}`).digest('base64url')}`;
+}
+
 export interface ExecuteWorkflowInput {
   workflow: { id: string; ownerId: string; graph: WorkflowGraph };
   event: TriggerEvent;
@@ -51,6 +72,14 @@ export interface ExecuteWorkflowInput {
   credentials?: ReadonlyMap<string, string>;
   /** True once a person cancelled the run: it stops before its next step (docs/workflow-engine.md). */
   cancelled?: () => boolean;
+  /** Checkpoints of an earlier claim of this run, by node id: those steps are reused, not executed. */
+  resume?: ReadonlyMap<string, StepCheckpoint>;
+  /**
+   * Stores executed steps durably (batched across runs). Called before a side-effecting step when an
+   * earlier side effect of the run is not stored yet, so a resumed run never repeats it. A rejection
+   * ends the run unfinished (executeWorkflow rejects): the bus delivers the event again.
+   */
+  checkpoint?: (steps: StepCheckpoint[]) => Promise<void>;
 }
 
 // Each handler is typed by its own node's params (nodes/index.ts); the executor dispatches on node.type.
@@ -84,6 +113,10 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   let actionsRun = 0;
   let conditionStopped = false;
   let cancelled = false;
+  // Executed steps not stored yet, and whether one of them had a side effect.
+  const unsaved: StepCheckpoint[] = [];
+  let unsavedEffect = false;
+  const storeFailed: { error?: Error } = {};
 
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(new NodeFailedError(`the run exceeded its time limit of ${limits.runTimeoutMs} ms`)), limits.runTimeoutMs);
@@ -118,11 +151,25 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       } else {
         if (++executed > limits.maxNodesPerRun) throw new NodeFailedError(`the run exceeded its limit of ${limits.maxNodesPerRun} executed nodes`);
         const handler = handlers[node.type];
-        // One span per executed node: the HTTP Request node's outbound call and Create Task's
-        // workspace-api call become its children (docs/observability.md).
-        const result = await withSpan('workflow-engine', `node ${node.type}`, () => runStep(node, handler), {
-          attributes: { 'flowdesk.node.id': node.id, 'flowdesk.node.type': node.type },
-        });
+        const saved = input.resume?.get(id);
+        let result: NodeResult | null;
+        if (saved && saved.step.status === 'succeeded') {
+          // Executed under an earlier claim of this run (its engine died): reuse the stored outcome.
+          steps.push(saved.step);
+          outputs.set(id, saved.output);
+          result = { output: saved.output, ...(saved.branch ? { branch: saved.branch } : {}) };
+        } else {
+          if (handler.isAction && unsavedEffect && input.checkpoint) await storeUnsaved();
+          // One span per executed node: the HTTP Request node's outbound call and Create Task's
+          // workspace-api call become its children (docs/observability.md).
+          result = await withSpan('workflow-engine', `node ${node.type}`, () => runStep(node, handler), {
+            attributes: { 'flowdesk.node.id': node.id, 'flowdesk.node.type': node.type },
+          });
+          if (result) {
+            unsaved.push({ step: steps[steps.length - 1]!, output: result.output, ...(result.branch ? { branch: result.branch } : {}) });
+            if (handler.isAction) unsavedEffect = true;
+          }
+        }
         if (!result) break; // the step failed and its node says fail the run: stop at the first failure
         if (handler.isAction) actionsRun++;
         // A condition's false or a switch's branch with no edge, before any action: the run is skipped.
@@ -143,6 +190,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   } finally {
     clearTimeout(timer);
   }
+  if (storeFailed.error) throw storeFailed.error;
 
   for (const w of renderer.warnings) if (!warnings.includes(w)) warnings.push(w);
   const finished = ports.clock();
@@ -159,6 +207,17 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
   };
+
+  /** Stores the executed steps not stored yet; a failure ends the run unfinished (rethrown after the walk). */
+  async function storeUnsaved(): Promise<void> {
+    try {
+      await input.checkpoint!(unsaved.splice(0));
+      unsavedEffect = false;
+    } catch (err) {
+      storeFailed.error = err instanceof Error ? err : new Error(String(err));
+      throw err;
+    }
+  }
 
   /** Renders, records and executes one node; returns null (and sets `error`) when it failed. */
   async function runStep(node: WorkflowNode, handler: AnyHandler): Promise<NodeResult | null> {
@@ -193,6 +252,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           ownerId: workflow.ownerId,
           signal: deadline.signal,
           warn: (m: string) => addWarning(node.id, m),
+          ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id) } : {}),
         }),
         deadline.signal,
       );
@@ -200,26 +260,35 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       step.output = result.recorded ?? result.output;
       return result;
     } catch (err) {
-      if (findCause(err, SsrfBlockedError)) ports.metrics?.ssrfRefused();
-      step.status = 'failed';
-      step.error = (err as Error).message || String(err);
-      if (err instanceof NodeFailedError) step.output = err.output;
-      ports.log.warn({ workflowId: workflow.id, nodeId: node.id, err: step.error }, 'workflow node failed');
-      // The node's "on error" (nodes/define.ts): the run's end (default), or the error as its output.
-      // The run's own deadline is never a node's error to handle.
-      const onError = node.onError ?? 'fail';
-      if (onError === 'fail' || deadline.signal.aborted) {
-        error = `node "${node.id}" failed: ${step.error}`;
-        return null;
-      }
-      const output = { error: step.error, ...(step.output !== null && step.output !== undefined ? { output: step.output } : {}) };
-      outputs.set(node.id, output);
-      step.output = output;
-      return { output, ...(onError === 'branch' ? { branch: ERROR_BRANCH } : {}) };
+      return stepFailed(node, step, err);
     } finally {
       step.durationMs = ports.clock().getTime() - stepStart.getTime();
       ports.metrics?.nodeFinished(node.type, step.status, step.durationMs / 1000);
     }
+  }
+
+  /**
+   * The one place where a failed step's consequence is decided (after the node's own retries): today
+   * the run fails at its first failed step. A per-node "on error" (continue with the error as the
+   * output, follow an error branch) plugs in here by returning a NodeResult instead of null.
+   */
+  function stepFailed(node: WorkflowNode, step: RunStep, err: unknown): NodeResult | null {
+    if (findCause(err, SsrfBlockedError)) ports.metrics?.ssrfRefused();
+    step.status = 'failed';
+    step.error = (err as Error).message || String(err);
+    if (err instanceof NodeFailedError) step.output = err.output;
+    ports.log.warn({ workflowId: workflow.id, nodeId: node.id, err: step.error }, 'workflow node failed');
+    // The node's "on error" (nodes/define.ts): the run's end (default), or the error as its output.
+    // The run's own deadline is never a node's error to handle.
+    const onError = node.onError ?? 'fail';
+    if (onError === 'fail' || deadline.signal.aborted) {
+      error = `node "${node.id}" failed: ${step.error}`;
+      return null;
+    }
+    const output = { error: step.error, ...(step.output !== null && step.output !== undefined ? { output: step.output } : {}) };
+    outputs.set(node.id, output);
+    step.output = output;
+    return { output, ...(onError === 'branch' ? { branch: ERROR_BRANCH } : {}) };
   }
 
   function addWarning(nodeId: string, message: string): void {

@@ -1,3 +1,4 @@
+import type { StepCheckpoint } from './executor.ts';
 /**
  * The engine domain's ports: everything it needs from the outside world, as small interfaces.
  * Adapters (the guarded undici client, the workspace-api client, the run and schedule stores, the
@@ -13,8 +14,15 @@ export type { HttpClient, HttpMethod, OutboundRequest, OutboundResponse } from '
 /** What the Create Task node sends: the subset of the task contract it fills. */
 export type CreateTaskInput = Pick<CreateTask, 'title' | 'projectId' | 'dueDate' | 'notes'>;
 
-/** Creates a task as `ownerId` (the adapter calls workspace-api as the workflow's owner). */
-export type CreateTaskPort = (ownerId: string, input: CreateTaskInput, opts: { signal: AbortSignal }) => Promise<Record<string, unknown>>;
+/**
+ * Creates a task as `ownerId` (the adapter calls workspace-api as the workflow's owner). With an
+ * idempotency key, a second call with the same key answers the task the first one created.
+ */
+export type CreateTaskPort = (
+  ownerId: string,
+  input: CreateTaskInput,
+  opts: { signal: AbortSignal; idempotencyKey?: string },
+) => Promise<Record<string, unknown>>;
 
 /** pino-compatible subset. */
 export interface LogPort {
@@ -61,6 +69,18 @@ export interface RunWrite {
   traceId?: string;
   /** What started the run (TriggerEvent.source), taken when the row is created; default webhook. */
   triggerType?: TriggerEvent['source'];
+  /** With a final status: delete the run's checkpoints (engine.run_step) in the same statement. */
+  dropSteps?: boolean;
+}
+
+/** What a claim (a write with status running) found: a new run, a resumed one (claimed before), or a finished one. */
+export type ClaimResult = 'new' | 'resumed' | false;
+
+/** The run a checkpoint belongs to. */
+export interface RunKey {
+  ownerId: string;
+  workflowId: string;
+  eventId: string;
 }
 
 /** Where runs are recorded (adapters/run-store.ts, the engine's own schema). */
@@ -75,6 +95,12 @@ export interface RunRecorder {
    * again can never succeed); anything else (the database unreachable) may, so the bus retries it.
    */
   isUnstorable(err: unknown): boolean;
+  /** As record(), telling a claim of a new run from one of a run an engine claimed before ('resumed'). */
+  claim(write: RunWrite): Promise<ClaimResult>;
+  /** Stores executed steps of a running run (batched); resolves once committed. */
+  checkpoint(run: RunKey, steps: StepCheckpoint[]): Promise<void>;
+  /** The checkpoints of one run, by node id (read only when a claim answered 'resumed'). */
+  checkpoints(run: RunKey): Promise<Map<string, StepCheckpoint>>;
   /** Keeps the steps a run cancelled while it ran did execute (its row, already finished as cancelled, is not changed otherwise). */
   keepCancelledSteps(write: RunWrite): Promise<void>;
   /** The run an event started (its id for an error workflow's payload), or null. */
@@ -90,7 +116,8 @@ export interface CredentialResolver {
 export interface WorkspaceWrites {
   setSamplePayload(ownerId: string, workflowId: string, payload: Record<string, unknown>): Promise<void>;
   /** `origin`: the run's workflow and chain depth, kept with the task (the loop guard, docs/triggers.md). */
-  createTask(ownerId: string, input: CreateTaskInput, signal?: AbortSignal, origin?: TriggerOrigin): Promise<Record<string, unknown>>;
+  /** With an idempotency key, a second call with the same key answers the task the first created. */
+  createTask(ownerId: string, input: CreateTaskInput, signal?: AbortSignal, origin?: TriggerOrigin, idempotencyKey?: string): Promise<Record<string, unknown>>;
 }
 
 /** A schedule as the engine keeps it (engine.schedule, migration 20261231000000_triggers). */

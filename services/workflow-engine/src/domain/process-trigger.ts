@@ -4,8 +4,8 @@ import { credentialNames } from './template.ts';
 import type { DefinitionCache } from './definitions.ts';
 import { currentTraceId, withSpan } from '@flowdesk/telemetry';
 import { executeWorkflow, type RunLimits, type RunRecord } from './executor.ts';
-import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, WorkspaceWrites } from './ports.ts';
-import { recordRun, unstorablePayload } from './run-recording.ts';
+import type { ClaimResult, Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, WorkspaceWrites } from './ports.ts';
+import { recordRun, unstorablePayload, writeErrorText } from './run-recording.ts';
 import type { RunCancellations } from './run-control.ts';
 
 export interface ProcessDeps {
@@ -60,24 +60,27 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   // letter: the run is recorded as failed now, with a placeholder instead of the payload, and says so.
   // Anything else (the database unreachable) throws, and the bus retries the event (and, after its
   // retries, the dead-letter subscriber records a failed run).
-  const claim = await recordRun(
-    runs,
-    { ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) },
-    (reason, err) => ({
+  let claimed: ClaimResult;
+  try {
+    claimed = await runs.claim({ ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) });
+  } catch (err) {
+    if (!runs.isUnstorable(err)) throw err;
+    const stored = await recordRun(runs, {
       ...key,
       status: 'failed',
       payload: unstorablePayload(err),
-      error: `the trigger payload could not be stored (${reason}); the run was not executed and keeps a placeholder payload`,
+      error: `the trigger payload could not be stored (${writeErrorText(err)}); the run was not executed and keeps a placeholder payload`,
       startedAt,
       finishedAt: clock().toISOString(),
       triggerType,
-    }),
-  );
-  if (claim.replaced) {
-    if (claim.written) log.warn({ workflowId: workflow.id, eventId: event.eventId, err: claim.err }, 'run recorded as failed: its payload could not be stored');
+    });
+    if (stored.written) log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its payload could not be stored');
     return 'ran';
   }
-  if (!claim.written) return 'duplicate';
+  if (!claimed) return 'duplicate';
+  // Claimed before (its engine died mid-run): the steps it stored are reused, not executed again.
+  const resume = claimed === 'resumed' ? await runs.checkpoints(key) : undefined;
+  let checkpointed = resume !== undefined && resume.size > 0;
 
   deps.samples.keep(event.ownerId, workflow.id, event.payload);
 
@@ -129,6 +132,12 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
         limits: deps.limits,
         credentials,
         cancelled: cancellations ? () => cancellations.isCancelled(key) : undefined,
+        ...(resume ? { resume } : {}),
+        checkpoint: (steps) => {
+          checkpointed = true;
+          // Credential values never reach the table, as for the run's own record.
+          return runs.checkpoint(key, secrets.length === 0 ? steps : redactSecrets(steps, secrets));
+        },
         ports: {
           http: deps.http,
           clock,
@@ -136,8 +145,8 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
           metrics: deps.metrics,
           // The task carries this run's origin: its change event never starts this workflow again, and
           // a chain across workflows ends at MAX_TRIGGER_DEPTH (docs/triggers.md, "Loops").
-          createTask: (ownerId, input, { signal }) =>
-            deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }),
+          createTask: (ownerId, input, { signal, idempotencyKey }) =>
+            deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }, idempotencyKey),
         },
       }),
     { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } },
@@ -160,6 +169,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
     error: record.error,
     startedAt: record.startedAt,
     finishedAt: record.finishedAt,
+    ...(checkpointed ? { dropSteps: true } : {}),
   };
   // A value the run produced (an HTTP response with a \u0000, a body nested too deep) cannot be
   // stored. Throwing would have the bus run the workflow again (its requests sent again) and fail

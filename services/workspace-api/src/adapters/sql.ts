@@ -135,8 +135,13 @@ export class TaskStore {
    * RETURNING gives. All or nothing: a foreign key to a project the user cannot see fails the whole
    * statement (the caller then retries the rows one by one to find which).
    */
-  async createMany(userId: string, items: (TaskColumns & { title: string; origin?: TriggerOrigin | null })[], at: Date): Promise<TaskRow[]> {
+  async createMany(
+    userId: string,
+    items: (TaskColumns & { title: string; origin?: TriggerOrigin | null; idempotencyKey?: string | null })[],
+    at: Date,
+  ): Promise<TaskRow[]> {
     const rows = items.map((data) => ({
+      idempotency_key: data.idempotencyKey ?? null,
       origin_workflow_id: data.origin?.workflowId ?? null,
       origin_depth: data.origin?.depth ?? null,
       id: randomUUID(),
@@ -151,16 +156,28 @@ export class TaskStore {
     }));
     const inserted = await this.query<Parameters<typeof taskRow>[0]>(
       userId,
-      `INSERT INTO workspace.task (id, owner_id, project_id, title, notes, status, priority, due_date, tags, completed_at, created_at, updated_at, origin_workflow_id, origin_depth)
+      `INSERT INTO workspace.task (id, owner_id, project_id, title, notes, status, priority, due_date, tags, completed_at, created_at, updated_at, origin_workflow_id, origin_depth, idempotency_key)
        SELECT r.id, $1::uuid, r.project_id, r.title, r.notes, r.status::workspace."TaskStatus", r.priority::workspace."TaskPriority",
-              r.due_date, r.tags, r.completed_at, $3::timestamptz, $3::timestamptz, r.origin_workflow_id, r.origin_depth
+              r.due_date, r.tags, r.completed_at, $3::timestamptz, $3::timestamptz, r.origin_workflow_id, r.origin_depth, r.idempotency_key
        FROM jsonb_to_recordset($2::jsonb) AS r(id uuid, project_id uuid, title text, notes text, status text, priority text, due_date date, tags text[], completed_at timestamptz,
-                                               origin_workflow_id uuid, origin_depth smallint)
+                                               origin_workflow_id uuid, origin_depth smallint, idempotency_key text)
+       ON CONFLICT (owner_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING ${TASK_COLUMNS}`,
       [userId, JSON.stringify(rows), at],
     ).catch(mapSqlError);
     const byId = new Map(inserted.map((r) => [r.id, taskRow(r)]));
-    return rows.map((r) => byId.get(r.id)!);
+    // A key used before (or twice in this batch) inserted nothing: answer the task made with it.
+    const reused = rows.filter((r) => !byId.has(r.id) && r.idempotency_key !== null).map((r) => r.idempotency_key!);
+    const byKey = new Map<string, TaskRow>();
+    if (reused.length > 0) {
+      const found = await this.query<Parameters<typeof taskRow>[0] & { idempotencyKey: string }>(
+        userId,
+        `SELECT ${TASK_COLUMNS}, idempotency_key AS "idempotencyKey" FROM workspace.task WHERE idempotency_key = ANY($1::text[])`,
+        [reused],
+      );
+      for (const r of found) byKey.set(r.idempotencyKey, taskRow(r));
+    }
+    return rows.map((r) => byId.get(r.id) ?? byKey.get(r.idempotency_key!)!);
   }
 
   /**

@@ -54,7 +54,10 @@ export const engineAsOwnerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const userId = req.identity.userId;
       const at = new Date();
       const results = new Array<BatchAnswer>(req.body.tasks.length);
-      const valid: { index: number; data: ReturnType<typeof taskChanges> & { title: string; origin: TriggerOrigin | null } }[] = [];
+      const valid: {
+        index: number;
+        data: ReturnType<typeof taskChanges> & { title: string; origin: TriggerOrigin | null; idempotencyKey: string | null };
+      }[] = [];
       req.body.tasks.forEach((item, index) => {
         if (!createTaskCheck.Check(item)) {
           const first = createTaskCheck.Errors(item)[0];
@@ -65,7 +68,15 @@ export const engineAsOwnerRoutes: FastifyPluginAsyncTypebox = async (app) => {
           };
           return;
         }
-        valid.push({ index, data: { ...taskChanges(item, undefined, now()), title: item.title, origin: req.body.origins?.[index] ?? null } });
+        valid.push({
+          index,
+          data: {
+            ...taskChanges(item, undefined, now()),
+            title: item.title,
+            origin: req.body.origins?.[index] ?? null,
+            idempotencyKey: req.body.idempotencyKeys?.[index] ?? null,
+          },
+        });
       });
       const answer = (e: unknown): BatchAnswer => {
         if (e instanceof HttpError) return { status: e.statusCode, error: e.code, message: e.message };
@@ -82,7 +93,8 @@ export const engineAsOwnerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         } catch (err) {
           answer(err); // anything but "not yours" is the server's problem
           for (const v of valid) {
-            results[v.index] = await tasks.create(userId, v.data, at).then((row) => ({ status: 201 as const, task: toTask(row) }), answer);
+            // createMany of one, not create: it honours the item's idempotency key.
+            results[v.index] = await tasks.createMany(userId, [v.data], at).then(([row]) => ({ status: 201 as const, task: toTask(row!) }), answer);
           }
         }
       }

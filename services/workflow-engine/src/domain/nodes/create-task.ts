@@ -17,7 +17,8 @@ export const createTaskHandler: NodeHandler<CreateTaskParams, CreateTaskInput> =
   mask: (input) => input,
   execute: async (input, ctx) => {
     if (!input.title) throw new NodeFailedError('the task title is empty after rendering its variables');
-    const task = await ctx.ports.createTask(ctx.ownerId, input, { signal: ctx.signal });
+    // The step's key makes it exactly once: executed again (a resumed run), it answers the same task.
+    const task = await ctx.ports.createTask(ctx.ownerId, input, { signal: ctx.signal, idempotencyKey: ctx.idempotencyKey });
     return { output: task };
   },
 };

@@ -1,8 +1,10 @@
 /**
  * HTTP Request node (docs/workflow-engine.md, "HTTP Request"): sends the rendered request through the guarded HttpClient port;
  * `{ status, headers, body }` become {{nodes.<id>.…}} variables. Retries only what is safe to
- * repeat: idempotent methods (GET, PUT, DELETE) on network errors, timeouts, 5xx and 429. POST
- * and PATCH are sent once, since a retry after a lost answer could create a second order.
+ * repeat, on network errors, timeouts, 5xx and 429: idempotent methods (GET, PUT, DELETE), and POST or
+ * PATCH when they carry the step's Idempotency-Key (the default), since a receiver that honours it
+ * applies one effect per key. A POST or PATCH without the key is sent once: a retry after a lost
+ * answer could create a second order.
  */
 import type { NodeParams } from '@flowdesk/contracts';
 import { NetworkError, NodeFailedError, RequestTimeoutError } from '../errors.ts';
@@ -21,6 +23,8 @@ export interface HttpRequestInput {
   credentialHeaders: string[];
   body?: unknown;
   timeoutMs: number;
+  /** Send the step's Idempotency-Key header (param idempotencyKey; default: POST and PATCH). */
+  sendKey: boolean;
 }
 
 export interface HttpNodeOptions {
@@ -53,6 +57,7 @@ export const DEFAULT_HTTP_NODE_OPTIONS: HttpNodeOptions = {
 
 const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH']);
 const IDEMPOTENT = new Set<HttpMethod>(['GET', 'PUT', 'DELETE']);
+const KEYED_BY_DEFAULT = new Set<HttpMethod>(['POST', 'PATCH']);
 // Framing and routing headers are the client's business: a templated Host or Content-Length
 // could desynchronise the connection or address another virtual host than the URL names.
 const CLIENT_OWNED_HEADERS = new Set([
@@ -73,7 +78,12 @@ export function httpRequestHandler(overrides: Partial<HttpNodeOptions> = {}): No
   return {
     isAction: true,
     render: (params, renderer) => renderHttpRequest(params, renderer, opts),
-    mask: ({ credentialHeaders: _names, ...input }) => ({ ...input, url: maskUrl(input.url), headers: maskHeaders(input.headers), body: maskJson(input.body) }),
+    mask: ({ credentialHeaders: _names, sendKey: _key, ...input }) => ({
+      ...input,
+      url: maskUrl(input.url),
+      headers: maskHeaders(input.headers),
+      body: maskJson(input.body),
+    }),
     execute: (input, ctx) => executeHttpRequest(input, ctx, opts),
   };
 }
@@ -87,6 +97,7 @@ export function renderHttpRequest(params: HttpRequestParams, renderer: TemplateR
       .filter(([, template]) => refersToCredential(template))
       .map(([name]) => name),
     timeoutMs: Math.min(Math.max(params.timeoutMs ?? opts.defaultTimeoutMs, 100), opts.maxTimeoutMs),
+    sendKey: params.idempotencyKey === undefined ? KEYED_BY_DEFAULT.has(params.method) : params.idempotencyKey === 'send',
   };
   if (params.body !== undefined && BODY_METHODS.has(params.method)) input.body = renderer.renderDeep(parseJsonText(params.body));
   return input;
@@ -112,7 +123,11 @@ async function executeHttpRequest(input: HttpRequestInput, ctx: NodeContext, opt
     body = JSON.stringify(input.body);
     if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
   }
-  const retryable = IDEMPOTENT.has(input.method);
+  // The step's key (the same on every attempt and when a resumed run sends it again); a header of the
+  // same name written in the node wins.
+  const keyed = input.sendKey && !!ctx.idempotencyKey;
+  if (keyed && !Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key')) headers['Idempotency-Key'] = ctx.idempotencyKey!;
+  const retryable = IDEMPOTENT.has(input.method) || keyed;
   for (let attempt = 1; ; attempt++) {
     const last = !retryable || attempt >= opts.maxAttempts;
     let res: OutboundResponse;

@@ -13,6 +13,11 @@ export interface NodeContext {
   signal: AbortSignal;
   /** Records a warning on the run (prefixed with the node id by the executor). */
   warn(message: string): void;
+  /**
+   * For action nodes: the step's idempotency key, the same whenever this step of this run is executed
+   * again (executor.ts stepIdempotencyKey). Absent for the others.
+   */
+  idempotencyKey?: string;
 }
 
 export interface NodeResult {

@@ -5,7 +5,7 @@
  * `get_workflow` text, the docs' node table and the console's menu, card, labels and form are
  * derived from these definitions; the engine's handler map is typed over them.
  */
-import Type, { type Static, type TObject, type TSchema } from 'typebox';
+import Type, { type Static, type TObject } from 'typebox';
 import { StringEnum } from '../common.ts';
 
 /** Every string parameter of a node may hold {{trigger.a.b}} or {{nodes.<id>.body.x}} variables. */

@@ -136,7 +136,7 @@ export class RunStore implements RunRecorder {
       exec(`SELECT node_id, step, output, branch FROM "engine"."run_step" WHERE workflow_id = $1 AND event_id = $2`, [run.workflowId, run.eventId]),
     );
     return new Map(
-      rows.map((r) => [String(r.node_id), { step: jsonOf(r.step) as RunStep, output: jsonOf(r.output), ...(r.branch ? { branch: String(r.branch) } : {}) }]),
+      rows.map((r) => [String(r.node_id), { step: jsonOf(r.step) as RunStep, output: jsonOf(r.output), ...(r.branch ? { branch: r.branch as string } : {}) }]),
     );
   }
 

@@ -1,4 +1,3 @@
-import type { StepCheckpoint } from './executor.ts';
 /**
  * The engine domain's ports: everything it needs from the outside world, as small interfaces.
  * Adapters (the guarded undici client, the workspace-api client, the run and schedule stores, the
@@ -6,6 +5,7 @@ import type { StepCheckpoint } from './executor.ts';
  * (eslint.config.js refuses it).
  */
 import type { CreateTask, MissedTicks, RunStatus, RunStep, TriggerEvent, TriggerOrigin } from '@flowdesk/contracts';
+import type { StepCheckpoint } from './executor.ts';
 
 // The outbound HTTP port is service-kit's (the guarded client lives there, shared with auth).
 import type { HttpClient } from '@flowdesk/service-kit';

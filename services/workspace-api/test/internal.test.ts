@@ -114,6 +114,7 @@ describe('workflow definitions for the caches (engine, ingest)', () => {
       triggerType: 'webhook',
       active: false,
       executionOrder: 'ordered',
+      errorWorkflowId: null,
       graph: { nodes: [], edges: [] },
       triggerConfig: { rateLimitPerSecond: 5 },
     });

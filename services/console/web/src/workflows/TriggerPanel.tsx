@@ -106,8 +106,9 @@ export const TRIGGER_EDITORS: { readonly [T in TriggerType]: TriggerEditor } = {
   error: {
     Settings: () => (
       <Text size="sm" c="dimmed">
-        Its trigger data is the failed run: <code>{'{{trigger.workflow.id}}'}</code>, <code>{'{{trigger.run.id}}'}</code>, <code>{'{{trigger.failedNode}}'}</code>,{' '}
-        <code>{'{{trigger.error}}'}</code>. Name this workflow as the error workflow in another workflow&apos;s settings.
+        Its trigger data is the failed run: <code>{'{{trigger.workflow.id}}'}</code>, <code>{'{{trigger.run.id}}'}</code>,{' '}
+        <code>{'{{trigger.failedNode}}'}</code>, <code>{'{{trigger.error}}'}</code>. Name this workflow as the error workflow in another workflow&apos;s
+        settings.
       </Text>
     ),
     defaultConfig: () => ({}),
@@ -161,7 +162,13 @@ export function TriggerPanel(
           else void onTypeChange(next);
         }}
       />
-      <Alert color={workflow.active || type === 'manual' || type === 'error' ? 'green' : 'gray'} variant="light" radius="md" p="sm" data-testid="activation-state">
+      <Alert
+        color={workflow.active || type === 'manual' || type === 'error' ? 'green' : 'gray'}
+        variant="light"
+        radius="md"
+        p="sm"
+        data-testid="activation-state"
+      >
         <Text size="sm" fw={600}>
           {workflow.active ? TRIGGER_EDITORS[type].active : TRIGGER_EDITORS[type].inactive}
         </Text>

@@ -1,31 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { TriggerEvent, WorkflowGraph } from '@flowdesk/contracts';
-import { executeWorkflow } from '../src/domain/executor.ts';
-import type { CreateTaskInput, HttpClient } from '../src/domain/ports.ts';
-import { fixedClock, silentLog } from './support.ts';
+import type { WorkflowGraph } from '@flowdesk/contracts';
+import { fixedEvent, orderLines, runInMemory } from './support.ts';
 
 // The sandbox's escapes and limits are tested in code-sandbox.test.ts; this is the node in a workflow.
-const event: TriggerEvent = {
-  eventId: 'evt-code',
-  workflowId: '00000000-0000-4000-8000-000000000001',
-  ownerId: '00000000-0000-4000-8000-0000000000aa',
-  source: 'webhook',
-  receivedAt: '2025-03-01T10:00:00.000Z',
-  payload: {
-    lines: [
-      { sku: 'A', qty: 3, price: 4.5 },
-      { sku: 'B', qty: 1, price: 10 },
-      { sku: 'C', qty: 2, price: 0.25 },
-      { sku: 'D', qty: 4, price: 1 },
-    ],
-  },
-  headers: { 'x-github-event': 'push' },
-};
-const noHttp: HttpClient = { send: () => Promise.reject(new Error('no HTTP in this test')) };
+const event = fixedEvent('evt-code', { lines: orderLines() }, { 'x-github-event': 'push' });
 
-async function run(code: string) {
-  const tasks: CreateTaskInput[] = [];
+function run(code: string) {
   const graph: WorkflowGraph = {
     nodes: [
       { id: 'set_1', type: 'set_fields', params: { fields: [{ name: 'who', value: 'Ann' }] } },
@@ -38,12 +19,7 @@ async function run(code: string) {
       { from: 'code_1', to: 'task_1' },
     ],
   };
-  const record = await executeWorkflow({
-    workflow: { id: event.workflowId, ownerId: event.ownerId, graph },
-    event,
-    ports: { http: noHttp, createTask: async (_o, input) => (tasks.push(input), { id: 't1', ...input }), clock: fixedClock(), log: silentLog },
-  });
-  return { record, tasks };
+  return runInMemory(graph, event);
 }
 
 test('Code node: its JavaScript reads the trigger, headers and earlier outputs; later steps read what it returns', async () => {

@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
+import { orderLines } from './support.ts';
 import { CODE_LIMITS, CodeError, runCode, type CodeInput } from '../src/domain/code-sandbox.ts';
 
 const input: CodeInput = {
   trigger: {
-    lines: [
-      { sku: 'A', qty: 3, price: 4.5 },
-      { sku: 'B', qty: 1, price: 10 },
-      { sku: 'C', qty: 2, price: 0.25 },
-      { sku: 'D', qty: 4, price: 1 },
-    ],
+    lines: orderLines(),
     body: 'hello',
   },
   headers: { 'x-github-event': 'push' },

@@ -3,37 +3,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Compile } from 'typebox/compile';
-import { WorkflowGraph, type TriggerEvent } from '@flowdesk/contracts';
-import { executeWorkflow } from '../src/domain/executor.ts';
-import type { CreateTaskInput, HttpClient } from '../src/domain/ports.ts';
-import { fixedClock, silentLog } from './support.ts';
+import { WorkflowGraph } from '@flowdesk/contracts';
+import { fixedEvent, runInMemory } from './support.ts';
 
-const noHttp: HttpClient = { send: () => Promise.reject(new Error('no HTTP in this test')) };
 const checkGraph = Compile(WorkflowGraph);
 
-async function run(graph: WorkflowGraph, payload: Record<string, unknown>) {
+function run(graph: WorkflowGraph, payload: Record<string, unknown>) {
   assert.ok(checkGraph.Check(graph), 'the graph is valid as the API stores it');
-  const event: TriggerEvent = {
-    eventId: 'evt-control',
-    workflowId: '00000000-0000-4000-8000-000000000001',
-    ownerId: '00000000-0000-4000-8000-0000000000aa',
-    source: 'webhook',
-    receivedAt: '2025-03-01T10:00:00.000Z',
-    payload,
-    headers: {},
-  };
-  const tasks: CreateTaskInput[] = [];
-  const record = await executeWorkflow({
-    workflow: { id: event.workflowId, ownerId: event.ownerId, graph },
-    event,
-    ports: {
-      http: noHttp,
-      createTask: async (_owner, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }),
-      clock: fixedClock(),
-      log: silentLog,
-    },
-  });
-  return { record, tasks };
+  return runInMemory(graph, fixedEvent('evt-control', payload));
 }
 
 const task = (id: string, title: string) => ({ id, type: 'create_task' as const, params: { title } });

@@ -5,7 +5,7 @@ import { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/servi
 import { executeWorkflow, planGraph, type ExecuteWorkflowInput } from '../src/domain/executor.ts';
 import type { CreateTaskInput, HttpClient } from '../src/domain/ports.ts';
 import { parseAllowlist, SsrfPolicy } from '@flowdesk/service-kit';
-import { fixedClock, json, silentLog, startServer, type TestServer } from './support.ts';
+import { fixedClock, fixedEvent, json, silentLog, startServer, type TestServer } from './support.ts';
 
 let server: TestServer;
 let http: GuardedHttpClient;
@@ -22,15 +22,7 @@ after(async () => {
   await server.close();
 });
 
-const event = (payload: Record<string, unknown>, headers: Record<string, string> = {}): TriggerEvent => ({
-  eventId: 'evt-1',
-  workflowId: '00000000-0000-4000-8000-000000000001',
-  ownerId: '00000000-0000-4000-8000-0000000000aa',
-  source: 'webhook',
-  receivedAt: '2025-03-01T10:00:00.000Z',
-  payload,
-  headers,
-});
+const event = (payload: Record<string, unknown>, headers: Record<string, string> = {}) => fixedEvent('evt-1', payload, headers);
 
 function fakeTasks() {
   const calls: Array<{ ownerId: string; input: CreateTaskInput }> = [];

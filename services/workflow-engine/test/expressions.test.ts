@@ -1,33 +1,22 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { TriggerEvent, WorkflowGraph } from '@flowdesk/contracts';
-import { executeWorkflow } from '../src/domain/executor.ts';
-import type { CreateTaskInput, HttpClient } from '../src/domain/ports.ts';
+import type { WorkflowGraph } from '@flowdesk/contracts';
+import type { HttpClient } from '../src/domain/ports.ts';
 import type { OutboundRequest } from '@flowdesk/service-kit';
-import { fixedClock, silentLog } from './support.ts';
+import { fixedEvent, orderLines, runInMemory } from './support.ts';
 
-const event: TriggerEvent = {
-  eventId: 'evt-expr',
-  workflowId: '00000000-0000-4000-8000-000000000001',
-  ownerId: '00000000-0000-4000-8000-0000000000aa',
-  source: 'webhook',
-  receivedAt: '2025-03-01T10:00:00.000Z',
-  payload: {
+const event = fixedEvent(
+  'evt-expr',
+  {
     customer: { name: 'Ann', email: 'Ann@Example.COM' },
     labels: ['bug', 'vip'],
     requested: '2025-03-01T09:00:00.000Z',
-    lines: [
-      { sku: 'A', qty: 3, price: 4.5 },
-      { sku: 'B', qty: 1, price: 10 },
-      { sku: 'C', qty: 2, price: 0.25 },
-      { sku: 'D', qty: 4, price: 1 },
-    ],
+    lines: orderLines(),
   },
-  headers: { 'x-github-event': 'push' },
-};
+  { 'x-github-event': 'push' },
+);
 
 async function run(graph: WorkflowGraph) {
-  const tasks: CreateTaskInput[] = [];
   const requests: OutboundRequest[] = [];
   const http: HttpClient = {
     send: async (req) => (
@@ -35,17 +24,7 @@ async function run(graph: WorkflowGraph) {
       { status: 201, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode('{"id":"r1"}'), truncated: false, url: req.url }
     ),
   };
-  const record = await executeWorkflow({
-    workflow: { id: event.workflowId, ownerId: event.ownerId, graph },
-    event,
-    ports: {
-      http,
-      createTask: async (_owner, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }),
-      clock: fixedClock(),
-      log: silentLog,
-    },
-  });
-  return { record, tasks, requests };
+  return { ...(await runInMemory(graph, event, http)), requests };
 }
 
 const setThenTask = (fields: { name: string; value: string }[], title: string): WorkflowGraph => ({

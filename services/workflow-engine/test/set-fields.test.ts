@@ -1,36 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Compile } from 'typebox/compile';
-import { WorkflowGraph, type TriggerEvent } from '@flowdesk/contracts';
-import { executeWorkflow } from '../src/domain/executor.ts';
-import type { CreateTaskInput, HttpClient } from '../src/domain/ports.ts';
-import { fixedClock, silentLog } from './support.ts';
+import { WorkflowGraph } from '@flowdesk/contracts';
+import { fixedEvent, runInMemory } from './support.ts';
 
-const event: TriggerEvent = {
-  eventId: 'evt-set',
-  workflowId: '00000000-0000-4000-8000-000000000001',
-  ownerId: '00000000-0000-4000-8000-0000000000aa',
-  source: 'webhook',
-  receivedAt: '2025-03-01T10:00:00.000Z',
-  payload: { customer: { name: 'Ann' }, amount: 42, tags: ['vip'] },
-  headers: {},
-};
-const noHttp: HttpClient = { send: () => Promise.reject(new Error('no HTTP in this test')) };
-
-async function run(graph: WorkflowGraph) {
-  const tasks: CreateTaskInput[] = [];
-  const record = await executeWorkflow({
-    workflow: { id: event.workflowId, ownerId: event.ownerId, graph },
-    event,
-    ports: {
-      http: noHttp,
-      createTask: async (_owner, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }),
-      clock: fixedClock(),
-      log: silentLog,
-    },
-  });
-  return { record, tasks };
-}
+const event = fixedEvent('evt-set', { customer: { name: 'Ann' }, amount: 42, tags: ['vip'] });
+const run = (graph: WorkflowGraph) => runInMemory(graph, event);
 
 const graph = (fields: { name: string; value: string }[], title = '{{nodes.set_1.greeting}}'): WorkflowGraph => ({
   nodes: [

@@ -12,7 +12,9 @@ import { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/servi
 import { migrateEngine } from '../src/adapters/run-store.ts';
 import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
 import type { TriggerEvent } from '@flowdesk/contracts';
-import type { EnginePorts, LogPort } from '../src/domain/ports.ts';
+import type { CreateTaskInput, EnginePorts, HttpClient, LogPort } from '../src/domain/ports.ts';
+import { executeWorkflow } from '../src/domain/executor.ts';
+import type { WorkflowGraph } from '@flowdesk/contracts';
 import { SsrfPolicy, parseAllowlist } from '@flowdesk/service-kit';
 
 export interface Received {
@@ -68,6 +70,47 @@ export const webhookEvent = (workflow: { id: string }, ownerId: string, payload:
   payload,
   headers: {},
 });
+
+/** Order lines the Code node and expression tests compute totals and SKUs from. */
+export const orderLines = () => [
+  { sku: 'A', qty: 3, price: 4.5 },
+  { sku: 'B', qty: 1, price: 10 },
+  { sku: 'C', qty: 2, price: 0.25 },
+  { sku: 'D', qty: 4, price: 1 },
+];
+
+/** A webhook trigger event with fixed ids and time, for executeWorkflow without a stack. */
+export const fixedEvent = (eventId: string, payload: Record<string, unknown>, headers: Record<string, string> = {}): TriggerEvent => ({
+  eventId,
+  workflowId: '00000000-0000-4000-8000-000000000001',
+  ownerId: '00000000-0000-4000-8000-0000000000aa',
+  source: 'webhook',
+  receivedAt: '2025-03-01T10:00:00.000Z',
+  payload,
+  headers,
+});
+
+/** An HTTP port for workflows that send nothing: any request fails the step. */
+export const noHttp: HttpClient = { send: () => Promise.reject(new Error('no HTTP in this test')) };
+
+/**
+ * Runs `graph` for `event` through executeWorkflow with in-memory tasks (ids task-1, task-2, …), a
+ * fixed clock and a quiet log; returns the run record and the tasks it created.
+ */
+export async function runInMemory(graph: WorkflowGraph, event: TriggerEvent, http: HttpClient = noHttp) {
+  const tasks: CreateTaskInput[] = [];
+  const record = await executeWorkflow({
+    workflow: { id: event.workflowId, ownerId: event.ownerId, graph },
+    event,
+    ports: {
+      http,
+      createTask: async (_owner, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }),
+      clock: fixedClock(),
+      log: silentLog,
+    },
+  });
+  return { record, tasks };
+}
 
 export const silentLog: LogPort = { info() {}, warn() {}, error() {} };
 

@@ -18,8 +18,15 @@ export interface ConditionInput {
   right: string;
 }
 
-// These operators test presence, so a missing left-hand variable is the expected case, not a warning.
+// These operators test presence, so a missing left-hand variable is the expected case, not a warning,
+// and there is no right-hand side.
 const PRESENCE = new Set<ConditionOperator>(['exists', 'not_exists']);
+export const isPresenceTest = (operator: ConditionOperator): boolean => PRESENCE.has(operator);
+
+/** The rendered right-hand side of a comparison (Condition, Filter): '' for a presence test. */
+export function renderRight(params: { operator: ConditionOperator; right?: string }, renderer: TemplateRenderer): string {
+  return isPresenceTest(params.operator) ? '' : renderer.renderString(params.right ?? '');
+}
 
 export const conditionHandler: NodeHandler<ConditionParams, ConditionInput> = {
   isAction: false,
@@ -33,9 +40,9 @@ export const conditionHandler: NodeHandler<ConditionParams, ConditionInput> = {
 
 export function renderCondition(params: ConditionParams, renderer: TemplateRenderer): ConditionInput {
   return {
-    left: renderer.renderString(params.left, { quiet: PRESENCE.has(params.operator) }),
+    left: renderer.renderString(params.left, { quiet: isPresenceTest(params.operator) }),
     operator: params.operator,
-    right: PRESENCE.has(params.operator) ? '' : renderer.renderString(params.right ?? ''),
+    right: renderRight(params, renderer),
   };
 }
 

@@ -7,20 +7,17 @@
 import type { NodeParams } from '@flowdesk/contracts';
 import { NodeFailedError } from '../errors.ts';
 import { stringify, valueAtPath, type TemplateRenderer } from '../template.ts';
-import { evaluateCondition, type ConditionOperator } from './condition.ts';
+import { evaluateCondition, renderRight, type ConditionInput } from './condition.ts';
 import type { NodeHandler } from './node-handler.ts';
 
 export const FILTER_MAX_ITEMS = 10_000;
 
 export type FilterParams = NodeParams<'filter'>;
-export interface FilterInput {
+/** What a Filter compares: a Condition whose left-hand side is each item's field. */
+export interface FilterInput extends Omit<ConditionInput, 'left'> {
   items: unknown;
   field: string;
-  operator: ConditionOperator;
-  right: string;
 }
-
-const PRESENCE = new Set<ConditionOperator>(['exists', 'not_exists']);
 
 export const filterHandler: NodeHandler<FilterParams, FilterInput> = {
   isAction: false,
@@ -28,7 +25,7 @@ export const filterHandler: NodeHandler<FilterParams, FilterInput> = {
     items: renderer.renderDeep(params.items.trim()),
     field: (params.field ?? '').trim(),
     operator: params.operator,
-    right: PRESENCE.has(params.operator) ? '' : renderer.renderString(params.right ?? ''),
+    right: renderRight(params, renderer),
   }),
   // The list can be long: the step records what was asked, not the list again (the output has the kept items).
   mask: (input) => ({ count: Array.isArray(input.items) ? input.items.length : null, field: input.field, operator: input.operator, right: input.right }),

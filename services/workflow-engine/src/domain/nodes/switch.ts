@@ -5,7 +5,7 @@
  */
 import type { NodeParams } from '@flowdesk/contracts';
 import type { TemplateRenderer } from '../template.ts';
-import { evaluateCondition, type ConditionOperator } from './condition.ts';
+import { evaluateCondition, isPresenceTest, renderRight, type ConditionOperator } from './condition.ts';
 import type { NodeHandler } from './node-handler.ts';
 
 export type SwitchParams = NodeParams<'switch'>;
@@ -14,14 +14,12 @@ export interface SwitchInput {
   rules: { operator: ConditionOperator; right: string }[];
 }
 
-const PRESENCE = new Set<ConditionOperator>(['exists', 'not_exists']);
-
 export const switchHandler: NodeHandler<SwitchParams, SwitchInput> = {
   isAction: false,
   render: (params, renderer: TemplateRenderer) => ({
     // A missing value is expected when a rule tests presence.
-    value: renderer.renderString(params.value, { quiet: params.rules.some((r) => PRESENCE.has(r.operator)) }),
-    rules: params.rules.map((r) => ({ operator: r.operator, right: PRESENCE.has(r.operator) ? '' : renderer.renderString(r.right ?? '') })),
+    value: renderer.renderString(params.value, { quiet: params.rules.some((r) => isPresenceTest(r.operator)) }),
+    rules: params.rules.map((r) => ({ operator: r.operator, right: renderRight(r, renderer) })),
   }),
   mask: (input) => input,
   execute: async (input) => {

@@ -10,8 +10,11 @@ import { Link } from '../router.tsx';
 import { subscribeRuns, workspace, type RunsHealth, type RunsSummary, type Task, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
 import { DueBadge } from './Tasks.tsx';
 
+/** Where a card's link at the bottom goes: a console page (`to`) or a page of its own in a new tab (`href`). */
+type CardLink = { label: string } & ({ to: string } | { href: string });
+
 /** One card of the overview: an icon, a title, its content and an optional link at the bottom. */
-function OverviewCard({ icon, title, children, link, id }: { icon: ReactNode; title: string; children: ReactNode; link?: ReactNode; id: string }) {
+function OverviewCard({ icon, title, children, link, id }: { icon: ReactNode; title: string; children: ReactNode; link?: CardLink; id: string }) {
   return (
     <Card withBorder radius="lg" padding="lg" component="section" aria-labelledby={id}>
       <Group gap="sm" mb="xs">
@@ -23,8 +26,37 @@ function OverviewCard({ icon, title, children, link, id }: { icon: ReactNode; ti
         </Title>
       </Group>
       <div style={{ flex: 1 }}>{children}</div>
-      {link && <div style={{ marginTop: 12 }}>{link}</div>}
+      {link && (
+        <div style={{ marginTop: 12 }}>
+          {'to' in link ? (
+            <Anchor component={Link} to={link.to} size="sm" fw={550}>
+              {`${link.label} →`}
+            </Anchor>
+          ) : (
+            <Anchor href={link.href} target="_blank" size="sm" fw={550}>
+              {`${link.label} →`}
+            </Anchor>
+          )}
+        </div>
+      )}
     </Card>
+  );
+}
+
+/** A card's short list: one row an item, what it is on the left, what to know about it on the right. */
+function CardList({ children }: { children: ReactNode }) {
+  return (
+    <Stack gap={6} component="ul" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
+      {children}
+    </Stack>
+  );
+}
+
+function CardRow({ children }: { children: ReactNode }) {
+  return (
+    <Group component="li" justify="space-between" wrap="nowrap" gap="xs">
+      {children}
+    </Group>
   );
 }
 
@@ -108,16 +140,7 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
         </Text>
       )}
       <SimpleGrid cols={{ base: 1, md: 2 }} spacing="md" mb="md">
-        <OverviewCard
-          id="due-title"
-          icon={<IconChecklist size={18} />}
-          title="Due this week"
-          link={
-            <Anchor component={Link} to="/tasks" size="sm" fw={550}>
-              All tasks →
-            </Anchor>
-          }
-        >
+        <OverviewCard id="due-title" icon={<IconChecklist size={18} />} title="Due this week" link={{ to: '/tasks', label: 'All tasks' }}>
           {!data ? (
             placeholder
           ) : data.due.length === 0 ? (
@@ -125,28 +148,19 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
               Nothing is due in the next seven days.
             </Text>
           ) : (
-            <Stack gap={6} component="ul" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
+            <CardList>
               {data.due.map((t) => (
-                <Group key={t.id} component="li" justify="space-between" wrap="nowrap" gap="xs">
+                <CardRow key={t.id}>
                   <Text size="sm" truncate>
                     {t.title}
                   </Text>
                   <DueBadge task={t} />
-                </Group>
+                </CardRow>
               ))}
-            </Stack>
+            </CardList>
           )}
         </OverviewCard>
-        <OverviewCard
-          id="runs-title"
-          icon={<IconPlayerPlay size={18} />}
-          title="Recent runs"
-          link={
-            <Anchor component={Link} to="/runs" size="sm" fw={550}>
-              All runs →
-            </Anchor>
-          }
-        >
+        <OverviewCard id="runs-title" icon={<IconPlayerPlay size={18} />} title="Recent runs" link={{ to: '/runs', label: 'All runs' }}>
           {!data ? (
             placeholder
           ) : (
@@ -159,9 +173,9 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
                   No runs yet: runs appear when a webhook triggers an active workflow.
                 </Text>
               ) : (
-                <Stack gap={6} component="ul" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
+                <CardList>
                   {data.runs.map((r) => (
-                    <Group key={r.id} component="li" justify="space-between" wrap="nowrap" gap="xs">
+                    <CardRow key={r.id}>
                       <Anchor component={Link} to={`/runs/${r.id}`} size="sm" truncate>
                         {data.workflows.get(r.workflowId)?.name ?? 'Workflow'}
                       </Anchor>
@@ -171,9 +185,9 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
                         </Text>
                         <RunStatusBadge status={r.status} />
                       </Group>
-                    </Group>
+                    </CardRow>
                   ))}
-                </Stack>
+                </CardList>
               )}
             </Stack>
           )}
@@ -182,11 +196,7 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
           id="pipeline-title"
           icon={<IconActivityHeartbeat size={18} />}
           title="Run pipeline"
-          link={
-            <Anchor component={Link} to="/runs?status=failed" size="sm" fw={550}>
-              Failed runs →
-            </Anchor>
-          }
+          link={{ to: '/runs?status=failed', label: 'Failed runs' }}
         >
           {!health ? (
             placeholder
@@ -202,11 +212,7 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
           id="apps-title"
           icon={<IconApps size={18} />}
           title="Connected apps"
-          link={
-            <Anchor component={Link} to="/settings/connected-apps" size="sm" fw={550}>
-              Manage connected apps →
-            </Anchor>
-          }
+          link={{ to: '/settings/connected-apps', label: 'Manage connected apps' }}
         >
           {!data ? (
             placeholder
@@ -215,18 +221,18 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
               Nothing is connected yet. Connect an MCP client or create an API key below.
             </Text>
           ) : (
-            <Stack gap={6} component="ul" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
+            <CardList>
               {data.apps.slice(0, 6).map((a) => (
-                <Group key={a.id} component="li" justify="space-between" wrap="nowrap" gap="xs">
+                <CardRow key={a.id}>
                   <Text size="sm" truncate>
                     {a.name}
                   </Text>
                   <Text size="xs" c="dimmed">
                     {a.type === 'api_key' ? 'API key' : 'OAuth app'} · {a.lastUsedAt ? `used ${ago(a.lastUsedAt).toLowerCase()}` : 'never used'}
                   </Text>
-                </Group>
+                </CardRow>
               ))}
-            </Stack>
+            </CardList>
           )}
         </OverviewCard>
         <OverviewCard id="mcp-title" icon={<IconPlugConnected size={18} />} title="Connect an MCP client">
@@ -237,30 +243,12 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
             {mcpUrl}
           </Code>
         </OverviewCard>
-        <OverviewCard
-          id="keys-title"
-          icon={<IconKey size={18} />}
-          title="Create an API key"
-          link={
-            <Anchor component={Link} to="/settings/api-keys" size="sm" fw={550}>
-              Go to API keys →
-            </Anchor>
-          }
-        >
+        <OverviewCard id="keys-title" icon={<IconKey size={18} />} title="Create an API key" link={{ to: '/settings/api-keys', label: 'Go to API keys' }}>
           <Text size="sm" c="dimmed">
             For scripts and clients without a browser: a key with Read or Read + Write access.
           </Text>
         </OverviewCard>
-        <OverviewCard
-          id="api-title"
-          icon={<IconApi size={18} />}
-          title="Use the API"
-          link={
-            <Anchor href="/api/v1/docs" target="_blank" size="sm" fw={550}>
-              Open the API reference →
-            </Anchor>
-          }
-        >
+        <OverviewCard id="api-title" icon={<IconApi size={18} />} title="Use the API" link={{ href: '/api/v1/docs', label: 'Open the API reference' }}>
           <Text size="sm" c="dimmed">
             Everything the console does goes through the public API at <Code>/api/v1</Code>.
           </Text>

@@ -1,4 +1,4 @@
-import { Button, Group, Text } from '@mantine/core';
+import { Alert, Button, Group, Text } from '@mantine/core';
 import type { ReactNode } from 'react';
 
 /** A form's closing row: Cancel (closes without saving) and its submit button, busy while it runs. */
@@ -28,9 +28,18 @@ export function FormActions({
   );
 }
 
-/** Why a form was refused, announced to screen readers (role alert); nothing without an error. */
-export function FormError({ error }: { error: string | null }) {
+/**
+ * Why a form was refused, announced to screen readers (role alert); nothing without an error.
+ * `boxed`: in a red box, as the forms of modals and sign-in pages show it above their fields.
+ */
+export function FormError({ error, boxed }: { error: string | null | undefined; boxed?: boolean }) {
   if (!error) return null;
+  if (boxed)
+    return (
+      <Alert color="red" variant="light" role="alert">
+        {error}
+      </Alert>
+    );
   return (
     <Text c="red.8" size="sm" role="alert">
       {error}

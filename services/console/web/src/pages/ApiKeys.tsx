@@ -2,7 +2,7 @@ import { Alert, Button, Code, CopyButton, Group, Modal, Paper, Radio, Stack, Tex
 import { IconCheck, IconCopy, IconKey, IconPlus, IconTrash, IconAlertTriangle } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
 import { api, type ApiKey, type CreatedApiKey } from '../api.ts';
-import { FormActions } from '../components/FormActions.tsx';
+import { FormActions, FormError } from '../components/FormActions.tsx';
 import { CredentialTable } from '../components/CredentialTable.tsx';
 import { PageHeader } from '../components/States.tsx';
 import { accessOf } from '../format.ts';
@@ -83,11 +83,7 @@ function CreateKeyModal({ opened, onClose, onCreated }: { opened: boolean; onClo
     <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={opened} onClose={onClose} title={<Text fw={650}>Create API key</Text>} centered radius="lg">
       <form onSubmit={submit}>
         <Stack>
-          {error && (
-            <Alert color="red" variant="light" role="alert">
-              {error}
-            </Alert>
-          )}
+          <FormError error={error} boxed />
           <TextInput
             label="Name"
             description="Where you will use it, e.g. “Claude Desktop” or “nightly export”."

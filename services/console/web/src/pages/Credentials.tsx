@@ -1,10 +1,11 @@
-import { ActionIcon, Alert, Button, Code, Group, Modal, Paper, PasswordInput, Skeleton, Stack, Table, Text, TextInput, Tooltip } from '@mantine/core';
+import { ActionIcon, Button, Code, Group, Modal, Paper, PasswordInput, Skeleton, Stack, Table, Text, TextInput, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconLock, IconPencil, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
 import { api, type Credential } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
+import { FormError } from '../components/FormActions.tsx';
 import { ago, exact } from '../format.ts';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
@@ -150,11 +151,7 @@ function CredentialModal({
     <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={opened} onClose={close} title={<Text fw={650}>{title}</Text>} centered radius="lg">
       <form onSubmit={submit} autoComplete="off">
         <Stack>
-          {error && (
-            <Alert color="red" variant="light" role="alert">
-              {error}
-            </Alert>
-          )}
+          <FormError error={error} boxed />
           {!replacing && (
             <TextInput
               label="Name"

@@ -1,10 +1,11 @@
-import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Paper, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
+import { Badge, Button, Code, CopyButton, Group, Modal, Paper, Skeleton, Stack, Table, Text, TextInput } from '@mantine/core';
 import { darkText } from '../components/RunStatus.tsx';
 import { IconCheck, IconCopy, IconUserPlus } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
 import { api, type Invite, type ListedUser, type SessionInfo } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { ErrorState, PageHeader } from '../components/States.tsx';
+import { FormError } from '../components/FormActions.tsx';
 import { exact } from '../format.ts';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
@@ -108,11 +109,7 @@ export function MembersPage({ session }: { session: SessionInfo }) {
       >
         <form onSubmit={submit}>
           <Stack>
-            {inviteError && (
-              <Alert color="red" variant="light" role="alert">
-                {inviteError}
-              </Alert>
-            )}
+            <FormError error={inviteError} boxed />
             <TextInput label="Email" type="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} data-autofocus />
             <Group justify="flex-end">
               <Button variant="default" onClick={() => setInviting(false)}>

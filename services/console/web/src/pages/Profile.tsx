@@ -1,9 +1,10 @@
-import { Alert, Button, Divider, Group, Paper, PasswordInput, Stack, Text, Title } from '@mantine/core';
+import { Button, Divider, Group, Paper, PasswordInput, Stack, Text, Title } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { useState, type FormEvent } from 'react';
 import { api, type SessionInfo } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { PageHeader } from '../components/States.tsx';
+import { FormError } from '../components/FormActions.tsx';
 import { exact } from '../format.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { MIN_PASSWORD } from './Setup.tsx';
@@ -78,11 +79,7 @@ export function ProfilePage({ session, onSignedOut }: { session: SessionInfo; on
           </Text>
           <form onSubmit={submit}>
             <Stack maw={420}>
-              {error && (
-                <Alert color="red" variant="light" role="alert">
-                  {error}
-                </Alert>
-              )}
+              <FormError error={error} boxed />
               <PasswordInput
                 label="Current password"
                 autoComplete="current-password"

@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { api, type SessionInfo, type SetupState } from '../api.ts';
 import { AuthCard } from '../components/AuthCard.tsx';
 import { useSubmit } from '../useSubmit.ts';
+import { FormError } from '../components/FormActions.tsx';
 
 export const MIN_PASSWORD = 10;
 
@@ -39,11 +40,7 @@ export function DemoAccountSignIn({ email, onDone }: { email: string; onDone: (s
         ) : (
           <form onSubmit={submit}>
             <Stack gap="xs">
-              {error && (
-                <Alert color="red" variant="light" role="alert">
-                  {error}
-                </Alert>
-              )}
+              <FormError error={error} boxed />
               <TextInput label="Demo email" value={email} readOnly autoComplete="username" />
               <PasswordInput
                 label="Demo password"
@@ -94,11 +91,7 @@ export function SetupPage({ demoAccount, onDone }: { demoAccount?: SetupState['d
       )}
       <form onSubmit={submit} noValidate={false}>
         <Stack>
-          {error && (
-            <Alert color="red" variant="light" role="alert">
-              {error}
-            </Alert>
-          )}
+          <FormError error={error} boxed />
           <TextInput label="Name" autoComplete="name" required value={name} onChange={(e) => setName(e.currentTarget.value)} autoFocus={!demoAccount} />
           <TextInput label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
           <PasswordInput

@@ -1,10 +1,11 @@
-import { Alert, Anchor, Button, Code, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
+import { Anchor, Button, Code, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { api, type SessionInfo, type SetupState } from '../api.ts';
 import { AuthCard } from '../components/AuthCard.tsx';
 import { Link } from '../router.tsx';
 import { useSubmit } from '../useSubmit.ts';
 import { DEV_FILE } from './Setup.tsx';
+import { FormError } from '../components/FormActions.tsx';
 
 export function SignInPage({
   signup,
@@ -43,11 +44,7 @@ export function SignInPage({
     >
       <form onSubmit={submit}>
         <Stack>
-          {error && (
-            <Alert color="red" variant="light" role="alert">
-              {error}
-            </Alert>
-          )}
+          <FormError error={error} boxed />
           <TextInput label="Email" type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} autoFocus />
           <PasswordInput label="Password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.currentTarget.value)} />
           <Button type="submit" loading={busy} fullWidth mt="xs">

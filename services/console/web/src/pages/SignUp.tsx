@@ -1,10 +1,11 @@
-import { Alert, Anchor, Button, PasswordInput, Stack, TextInput } from '@mantine/core';
+import { Anchor, Button, PasswordInput, Stack, TextInput } from '@mantine/core';
 import { useState, type FormEvent } from 'react';
 import { api, type SessionInfo, type SetupState } from '../api.ts';
 import { AuthCard } from '../components/AuthCard.tsx';
 import { Link } from '../router.tsx';
 import { useSubmit } from '../useSubmit.ts';
 import { MIN_PASSWORD } from './Setup.tsx';
+import { FormError } from '../components/FormActions.tsx';
 
 export function SignUpPage({ signup, onDone }: { signup: SetupState['signup']; onDone: (s: SessionInfo) => void }) {
   const invite = new URLSearchParams(window.location.search).get('invite') ?? undefined;
@@ -40,11 +41,7 @@ export function SignUpPage({ signup, onDone }: { signup: SetupState['signup']; o
     <AuthCard title="Create your account" subtitle={invite ? 'You were invited to this Flowdesk.' : 'Get started with Flowdesk.'} footer={footer}>
       <form onSubmit={submit}>
         <Stack>
-          {error && (
-            <Alert color="red" variant="light" role="alert">
-              {error}
-            </Alert>
-          )}
+          <FormError error={error} boxed />
           <TextInput label="Name" autoComplete="name" required value={name} onChange={(e) => setName(e.currentTarget.value)} autoFocus />
           <TextInput label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.currentTarget.value)} />
           <PasswordInput

@@ -1,10 +1,10 @@
-import { ActionIcon, Alert, Badge, Button, Group, Menu, Modal, Paper, Radio, Skeleton, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
+import { ActionIcon, Badge, Button, Group, Menu, Modal, Paper, Radio, Skeleton, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconCopy, IconDots, IconPlayerPlay, IconPlus, IconSitemap, IconTrash } from '@tabler/icons-react';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, type Workflow, type WorkflowRun } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
-import { FormActions } from '../components/FormActions.tsx';
+import { FormActions, FormError } from '../components/FormActions.tsx';
 import { RunStatusBadge } from '../components/RunStatus.tsx';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { ago, exact } from '../format.ts';
@@ -229,11 +229,7 @@ function CreateWorkflowModal({ opened, onClose }: { opened: boolean; onClose: ()
     <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={opened} onClose={onClose} title={<Text fw={650}>New workflow</Text>} centered radius="lg">
       <form onSubmit={submit}>
         <Stack>
-          {error && (
-            <Alert color="red" variant="light" role="alert">
-              {error}
-            </Alert>
-          )}
+          <FormError error={error} boxed />
           <TextInput
             label="Name"
             description="What it does, e.g. “New order → task”."

@@ -86,16 +86,15 @@ export interface RunKey {
 /** Where runs are recorded (adapters/run-store.ts, the engine's own schema). */
 export interface RunRecorder {
   /**
-   * Records a run. Resolves true when the row was written, false when the run had already finished
-   * (a finished run is never changed: for a claim, the event was handled before).
-   */
-  record(write: RunWrite): Promise<boolean>;
-  /**
    * True when a write failed because of the data it carries, not the store (writing the same data
    * again can never succeed); anything else (the database unreachable) may, so the bus retries it.
    */
   isUnstorable(err: unknown): boolean;
-  /** As record(), telling a claim of a new run from one of a run an engine claimed before ('resumed'). */
+  /**
+   * Records a run (batched). Resolves false when the run had already finished (a finished run is never
+   * changed: for a claim, the event was handled before); else, for a claim, 'new', or 'resumed' when
+   * an engine claimed it before (its checkpoints are reused).
+   */
   claim(write: RunWrite): Promise<ClaimResult>;
   /** Stores executed steps of a running run (batched); resolves once committed. */
   checkpoint(run: RunKey, steps: StepCheckpoint[]): Promise<void>;

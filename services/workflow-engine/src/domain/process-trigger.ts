@@ -4,8 +4,8 @@ import { credentialNames } from './template.ts';
 import type { DefinitionCache } from './definitions.ts';
 import { currentTraceId, withSpan } from '@flowdesk/telemetry';
 import { executeWorkflow, type RunLimits, type RunRecord } from './executor.ts';
-import type { ClaimResult, Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, WorkspaceWrites } from './ports.ts';
-import { recordRun, unstorablePayload, writeErrorText } from './run-recording.ts';
+import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, WorkspaceWrites } from './ports.ts';
+import { recordRun, unstorablePayload } from './run-recording.ts';
 import type { RunCancellations } from './run-control.ts';
 
 export interface ProcessDeps {
@@ -60,23 +60,24 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   // letter: the run is recorded as failed now, with a placeholder instead of the payload, and says so.
   // Anything else (the database unreachable) throws, and the bus retries the event (and, after its
   // retries, the dead-letter subscriber records a failed run).
-  let claimed: ClaimResult;
-  try {
-    claimed = await runs.claim({ ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) });
-  } catch (err) {
-    if (!runs.isUnstorable(err)) throw err;
-    const stored = await recordRun(runs, {
+  const claim = await recordRun(
+    runs,
+    { ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) },
+    (reason, err) => ({
       ...key,
       status: 'failed',
       payload: unstorablePayload(err),
-      error: `the trigger payload could not be stored (${writeErrorText(err)}); the run was not executed and keeps a placeholder payload`,
+      error: `the trigger payload could not be stored (${reason}); the run was not executed and keeps a placeholder payload`,
       startedAt,
       finishedAt: clock().toISOString(),
       triggerType,
-    });
-    if (stored.written) log.warn({ workflowId: workflow.id, eventId: event.eventId, err }, 'run recorded as failed: its payload could not be stored');
+    }),
+  );
+  if (claim.replaced) {
+    if (claim.written) log.warn({ workflowId: workflow.id, eventId: event.eventId, err: claim.err }, 'run recorded as failed: its payload could not be stored');
     return 'ran';
   }
+  const claimed = claim.claimed;
   if (!claimed) return 'duplicate';
   // Claimed before (its engine died mid-run): the steps it stored are reused, not executed again.
   const resume = claimed === 'resumed' ? await runs.checkpoints(key) : undefined;

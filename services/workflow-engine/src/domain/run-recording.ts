@@ -3,7 +3,7 @@
  * trigger consumer's claim and outcome (process-trigger.ts) and the dead-letter subscriber's failed
  * run (app.ts).
  */
-import type { RunRecorder, RunWrite } from './ports.ts';
+import type { ClaimResult, RunRecorder, RunWrite } from './ports.ts';
 
 /** The short reason of a failed write, for a run's error and its placeholder payload. */
 export const writeErrorText = (err: unknown): string => (err instanceof Error ? err.message : String(err)).slice(0, 500);
@@ -20,8 +20,13 @@ export const unstorablePayload = (err: unknown): Record<string, unknown> => ({ _
  */
 export const isUnstorablePayload = (payload: Record<string, unknown>): boolean => payload.unstorablePayload === true || typeof payload._unstorable === 'string';
 
-/** What recordRun did: `written` as RunRecorder.record answers it; `replaced` when the fallback was written instead. */
+/**
+ * What recordRun did: `claimed` as RunRecorder.claim answers it (for a claim: a new run, one claimed
+ * before, or false when it had finished), `written` whether the row was written; `replaced` when the
+ * fallback was written instead.
+ */
 export interface Recorded {
+  claimed: ClaimResult;
   written: boolean;
   replaced: boolean;
   /** The store's error for the refused write, when `replaced`. */
@@ -37,9 +42,11 @@ export interface Recorded {
  */
 export async function recordRun(runs: RunRecorder, write: RunWrite, fallback?: (reason: string, err: unknown) => RunWrite): Promise<Recorded> {
   try {
-    return { written: await runs.record(write), replaced: false };
+    const claimed = await runs.claim(write);
+    return { claimed, written: claimed !== false, replaced: false };
   } catch (err) {
     if (!fallback || !runs.isUnstorable(err)) throw err;
-    return { written: await runs.record(fallback(writeErrorText(err), err)), replaced: true, err };
+    const claimed = await runs.claim(fallback(writeErrorText(err), err));
+    return { claimed, written: claimed !== false, replaced: true, err };
   }
 }

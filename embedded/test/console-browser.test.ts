@@ -210,6 +210,15 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     try {
       const tools = await client.listTools();
       assert.ok(tools.tools.some((t) => t.name === 'list_projects'));
+      // Every tool's icon (MCP 2025-11-25) is served at the base URL by the console, as an SVG.
+      const icons = new Set(tools.tools.map((t) => t.icons?.[0]?.src ?? 'no icon'));
+      assert.equal(icons.size, 7, [...icons].join(' '));
+      for (const src of icons) {
+        const icon = await fetch(src);
+        assert.equal(icon.status, 200, src);
+        assert.match(icon.headers.get('content-type') ?? '', /^image\/svg\+xml/, src);
+        assert.match(await icon.text(), /^<svg /, src);
+      }
       const result = await client.callTool({ name: 'list_projects', arguments: {} });
       assert.ok(!result.isError, JSON.stringify(result));
     } finally {

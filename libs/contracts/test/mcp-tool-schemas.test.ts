@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEncoding } from 'js-tiktoken';
 import { mcpToFunctionTool, type MCPServer } from '@openai/agents-core';
-import { TOOLS, listedTools, propertiesAtEveryDepth, subSchemas } from '../src/index.ts';
+import { TOOLS, listedSchema, listedTools, propertiesAtEveryDepth, subSchemas, toolIconPath } from '../src/index.ts';
 
 test('every input schema converts under the OpenAI Agents SDK strict mode (its own MCP converter)', () => {
   const server = { name: 'flowdesk' } as unknown as MCPServer;
@@ -60,16 +60,47 @@ test('every input property of every tool has a description, at every depth (nest
   assert.deepEqual(missing, []);
 });
 
-test('tools/list costs under 10,000 tokens (o200k_base) and keeps what a model needs', () => {
-  const listing = JSON.stringify({ tools: listedTools() });
+test('tools/list costs under 10,000 tokens (o200k_base) with an icon on every tool, and keeps what a model needs', () => {
+  const listed = listedTools(undefined, { iconBaseUrl: 'https://flowdesk.example.com' });
+  const listing = JSON.stringify({ tools: listed });
   const tokens = getEncoding('o200k_base').encode(listing).length;
   // Measured: 21,690 tokens (85 KB) with output schemas and unslimmed annotations; 9,622 (40 KB) after;
-  // 9,983 with four node types' params in create/update_workflow, 9,333 with them in the node catalogue resource.
+  // 9,983 with four node types' params in create/update_workflow, 9,333 with them in the node catalogue resource;
+  // 9,752 with an icon per tool (+858) and without length bounds or idempotentHint: false (-542).
   assert.ok(tokens < 10_000, `tools/list is ${tokens} tokens`);
-  for (const t of listedTools()) {
+  for (const t of listed) {
+    assert.match(t.icons?.[0]?.src ?? '', /^https:\/\/flowdesk\.example\.com\/(icons\/(workflow|calendar|comment|note|project|task)|favicon)\.svg$/, t.name);
     assert.ok(t.description.length >= 30 && t.title && t.inputSchema.type === 'object', t.name);
     assert.equal(t.annotations.openWorldHint, false, t.name);
     assert.equal(typeof t.annotations.readOnlyHint, 'boolean', t.name);
     if (!t.annotations.readOnlyHint) assert.equal(typeof t.annotations.destructiveHint, 'boolean', t.name);
   }
+});
+
+test('the listed schemas drop length bounds only, never a property that happens to be called maxLength', () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      maxLength: { type: 'integer', description: 'x' },
+      t: { type: 'string', minLength: 1, maxLength: 9, pattern: '^a' },
+      u: { type: 'string', minLength: 2 },
+    },
+  };
+  assert.deepEqual(listedSchema(schema), {
+    type: 'object',
+    properties: { maxLength: { type: 'integer', description: 'x' }, t: { type: 'string', pattern: '^a' }, u: { type: 'string', minLength: 2 } },
+  });
+  // The full schemas (what the server validates with) keep their bounds.
+  assert.equal((TOOLS.find((t) => t.name === 'create_task')!.inputSchema.properties as Record<string, { maxLength?: number }>).title!.maxLength, 500);
+});
+
+test('the icon of a tool is the kind of thing it works on', () => {
+  assert.equal(toolIconPath('list_calendar_entries'), '/icons/calendar.svg');
+  assert.equal(toolIconPath('get_agenda'), '/icons/calendar.svg');
+  assert.equal(toolIconPath('regenerate_webhook_secret'), '/icons/workflow.svg');
+  assert.equal(toolIconPath('list_workflow_runs'), '/icons/workflow.svg');
+  assert.equal(toolIconPath('add_comment'), '/icons/comment.svg');
+  assert.equal(toolIconPath('bulk_update_tasks'), '/icons/task.svg');
+  assert.equal(toolIconPath('search_notes'), '/icons/note.svg');
+  assert.equal(toolIconPath('get_workspace_overview'), '/favicon.svg');
 });

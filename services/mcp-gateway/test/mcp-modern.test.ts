@@ -51,6 +51,9 @@ describe('2026-07-28 (SDK 2.x client pinned)', () => {
         TOOLS.map((t) => t.name),
         'the same tools in the catalogue order',
       );
+      // MCP 2025-11-25 icons on every tool, under the public base URL (the console serves them).
+      assert.equal(tools.tools.find((t) => t.name === 'create_project')?.icons?.[0]?.src, `${stack.publicBaseUrl}/icons/project.svg`);
+      assert.ok(tools.tools.every((t) => t.icons?.[0]?.src.startsWith(`${stack.publicBaseUrl}/`)));
       const created = await client.callTool({ name: 'create_project', arguments: { name: 'Modern project' } });
       assert.notEqual(created.isError, true, JSON.stringify(created.content));
       const project = created.structuredContent as { id: string; name: string };
@@ -171,6 +174,8 @@ describe('auto mode and the 2025 revisions', () => {
       assert.match((bad.content as { text: string }[])[0]!.text, /^Invalid arguments for tool create_task: title is required/);
       const prompts = await client.listPrompts();
       assert.ok(prompts.prompts.every((p) => p.icons?.length === 1));
+      const tools = await client.listTools();
+      assert.equal(tools.tools.find((t) => t.name === 'get_agenda')?.icons?.[0]?.src, `${stack.publicBaseUrl}/icons/calendar.svg`);
     } finally {
       await client.close();
     }

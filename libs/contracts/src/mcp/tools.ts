@@ -732,6 +732,11 @@ export const TOOLS_BY_NAME: ReadonlyMap<string, ToolDefinition> = new Map(TOOLS.
 /** The catalogue by name, typed per tool: `TOOL.create_task` is the spec a handler binds to. */
 export const TOOL = Object.fromEntries(TOOLS.map((t) => [t.name, t])) as { readonly [T in CatalogueTool as T['name']]: T };
 
+/** An icon of MCP 2025-11-25 (SEP-973): a URL the client fetches (the type is the file's, `.svg`). */
+export interface ToolIcon {
+  src: string;
+}
+
 /** A tool as tools/list shows it (docs/mcp-gateway.md, "What tools/list carries"). */
 export interface ListedTool {
   name: string;
@@ -739,21 +744,70 @@ export interface ListedTool {
   description: string;
   inputSchema: JsonSchemaObject;
   annotations: Partial<Omit<ToolAnnotations, 'title'>>;
+  icons?: ToolIcon[];
 }
 
 /**
- * The catalogue as tools/list sends it, sized for a model's context (under 10k o200k tokens; a test
- * holds the ceiling). Left out: output schemas (54 % of the listing, read by no model; every tool
- * still returns structuredContent, documented by its description and in docs/mcp-tools.md), the
- * annotations' copy of the title, and hints that mean nothing for the tool (destructive or
- * idempotent on a read-only tool, MCP 2025-06-18 "ToolAnnotations").
+ * The kinds of tool icon, one per kind of thing a tool works on; the console serves each at
+ * `/icons/<kind>.svg` (services/console/web/public/icons). A tool of none of them (the workspace,
+ * search, tags, the profile) shows Flowdesk's own mark, `/favicon.svg`.
  */
-export function listedTools(tools: readonly ToolDefinition[] = TOOLS): ListedTool[] {
+export const TOOL_ICON_KINDS = ['workflow', 'calendar', 'comment', 'note', 'project', 'task'] as const;
+const ICON_KIND_WORDS: Record<(typeof TOOL_ICON_KINDS)[number], readonly string[]> = {
+  workflow: ['workflow', 'webhook'],
+  calendar: ['calendar', 'agenda', 'upcoming'],
+  comment: ['comment'],
+  note: ['note'],
+  project: ['project'],
+  task: ['task'],
+};
+
+/** The path of a tool's icon under the public base URL: the first kind (in TOOL_ICON_KINDS order) its name names. */
+export function toolIconPath(name: string): string {
+  const words = name.split('_');
+  const kind = TOOL_ICON_KINDS.find((k) => ICON_KIND_WORDS[k].some((w) => words.some((x) => x === w || x === `${w}s`)));
+  return kind ? `/icons/${kind}.svg` : '/favicon.svg';
+}
+
+/**
+ * The input schema as tools/list sends it: without length bounds (`maxLength`, and `minLength: 1`),
+ * which a model does not need to write a call and which cost 444 tokens across the catalogue. The
+ * server still validates every call against the full schema and answers a tool error that names the
+ * field and the bound (`title must NOT have more than 500 characters`), which a model reads and corrects.
+ */
+export function listedSchema<S>(schema: S): S {
+  if (Array.isArray(schema)) return (schema as unknown[]).map((s) => listedSchema(s)) as S;
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
+    if (k === 'maxLength' || (k === 'minLength' && v === 1)) continue;
+    // `properties` maps names to schemas: a property may be called anything, even `maxLength`.
+    out[k] =
+      k === 'properties' && v && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([n, p]) => [n, listedSchema(p)]))
+        : listedSchema(v);
+  }
+  return out as S;
+}
+
+/**
+ * The catalogue as tools/list sends it, sized for a model's context (under 10k o200k tokens with the
+ * icons; a test holds the ceiling). Left out: output schemas (54 % of the listing, read by no model;
+ * every tool still returns structuredContent, documented by its description and in docs/mcp-tools.md),
+ * the annotations' copy of the title, hints that mean nothing for the tool (destructive or idempotent
+ * on a read-only tool, MCP 2025-06-18 "ToolAnnotations") or say the default (`idempotentHint: false`),
+ * and the schemas' length bounds (listedSchema). With `iconBaseUrl` (the public base URL), each tool
+ * carries its icon (MCP 2025-11-25).
+ */
+export function listedTools(tools: readonly ToolDefinition[] = TOOLS, options: { iconBaseUrl?: string } = {}): ListedTool[] {
+  const base = options.iconBaseUrl?.replace(/\/+$/, '');
   return tools.map((t) => {
     const a = t.annotations;
     const annotations: ListedTool['annotations'] = a.readOnlyHint
       ? { readOnlyHint: true, openWorldHint: false }
-      : { readOnlyHint: false, destructiveHint: a.destructiveHint, idempotentHint: a.idempotentHint, openWorldHint: false };
-    return { name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations };
+      : { readOnlyHint: false, destructiveHint: a.destructiveHint, ...(a.idempotentHint ? { idempotentHint: true } : {}), openWorldHint: false };
+    const listed: ListedTool = { name: t.name, title: t.title, description: t.description, inputSchema: listedSchema(t.inputSchema), annotations };
+    if (base !== undefined) listed.icons = [{ src: `${base}${toolIconPath(t.name)}` }];
+    return listed;
   });
 }

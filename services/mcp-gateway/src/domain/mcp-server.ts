@@ -38,8 +38,14 @@ const INSTRUCTIONS =
   'find things with search_workspace; ids come from list_* and search tools. Dates of tasks are YYYY-MM-DD; times are ISO 8601.';
 
 // Computed once: the lists never change at run time, and input validators compile once per tool.
-// What tools/list carries is sized for a model's context (listedTools: no output schemas).
-const LISTED_TOOLS = listedTools();
+// What tools/list carries is sized for a model's context (listedTools: no output schemas), with each
+// tool's icon under the public base URL: one listing per base URL (one per deployment).
+const listings = new Map<string, ReturnType<typeof listedTools>>();
+function listingFor(publicBaseUrl: string): ReturnType<typeof listedTools> {
+  let tools = listings.get(publicBaseUrl);
+  if (!tools) listings.set(publicBaseUrl, (tools = listedTools(undefined, { iconBaseUrl: publicBaseUrl })));
+  return tools;
+}
 const LISTED_RESOURCES = RESOURCES.map((r) => ({ ...r, icons: FLOWDESK_ICONS }));
 const LISTED_RESOURCE_TEMPLATES = RESOURCE_TEMPLATES.map((r) => ({ ...r, icons: FLOWDESK_ICONS }));
 const LISTED_PROMPTS = PROMPTS.map((p) => ({ ...p, arguments: [...p.arguments], icons: FLOWDESK_ICONS }));
@@ -58,6 +64,8 @@ export interface CallContext {
   protocolVersion: string;
   /** Counts each tools/call by its result (the metrics adapter). */
   countToolCall: CountToolCall;
+  /** The public base URL: tools' icons are served under it (the console's /icons/<kind>.svg). */
+  publicBaseUrl: string;
 }
 
 /** MCP 2025-11-25 (SEP-1303): input validation errors are tool execution errors (isError), which a model can correct. */
@@ -109,7 +117,7 @@ type NamedParams = { name: string; arguments?: Record<string, string> };
  */
 export function mcpHandlers(ctx: CallContext, onError: (err: unknown) => void) {
   return {
-    listTools: () => ({ tools: LISTED_TOOLS }),
+    listTools: () => ({ tools: listingFor(ctx.publicBaseUrl) }),
     callTool: async ({ name, arguments: given }: ToolCallParams): Promise<CallToolResult> => {
       const tool = TOOL_HANDLERS.get(name);
       if (!tool) {

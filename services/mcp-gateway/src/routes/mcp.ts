@@ -216,7 +216,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
     modernServers.set(request, () =>
       ctx.conformance
         ? ctx.conformance.buildModernServer(onError)
-        : buildModernMcpServer({ principal: caller?.principal, now: ctx.now, countToolCall, api: callerApi(req, caller) }, onError),
+        : buildModernMcpServer({ principal: caller?.principal, now: ctx.now, countToolCall, api: callerApi(req, caller), publicBaseUrl: ctx.publicBaseUrl }, onError),
     );
     const response = await modern.fetch(request, { parsedBody: parsed });
     return sendWebResponse(reply, response, () => {});
@@ -327,6 +327,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
           protocolVersion,
           countToolCall,
           api: callerApi(req, caller),
+          publicBaseUrl: ctx.publicBaseUrl,
         },
         (err) => req.log.error({ err }, 'MCP handler failed'),
       );

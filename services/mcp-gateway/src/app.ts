@@ -5,6 +5,7 @@ import { createService, type Service } from '@flowdesk/service-kit';
 import { AuthClient, subscribeToRevocations } from '@flowdesk/service-kit';
 import { createPrismaClient } from './adapters/db.ts';
 import { inProcessSessionCache } from './adapters/session-cache.ts';
+import { sqlStreamEvents } from './adapters/stream-event-store.ts';
 import { prismaSessionStore } from './adapters/session-store.ts';
 import { WorkspaceClient } from './adapters/workspace-client.ts';
 import { conformanceRouting, guardConformanceMode } from './conformance/mode.ts';
@@ -55,6 +56,8 @@ export interface McpGatewayDeps {
    * non-loopback clients get 403. Never set in production.
    */
   conformanceMode?: boolean;
+  /** An SSE answer still open after this long is closed and the client polls for it (docs/mcp-gateway.md, "SSE polling"). */
+  ssePollAfterMs?: number;
 }
 
 export async function buildApp(deps: McpGatewayDeps): Promise<Service> {
@@ -111,6 +114,8 @@ export async function buildApp(deps: McpGatewayDeps): Promise<Service> {
       now,
       conformance: deps.conformanceMode ? conformanceRouting() : undefined,
       anonymousInitializeLimit: deps.anonymousInitializeLimit ?? DEFAULT_ANONYMOUS_INITIALIZE_LIMIT,
+      streamEvents: sqlStreamEvents(deps.db.exec),
+      ...(deps.ssePollAfterMs !== undefined ? { ssePollAfterMs: deps.ssePollAfterMs } : {}),
     }),
   );
   return app;

@@ -62,6 +62,7 @@ const TOOLS = [
   { name: 'test_multiple_content_types', description: 'Returns text, an image and an embedded resource', inputSchema: noArgs },
   { name: 'test_tool_with_logging', description: 'Sends three log notifications while it runs', inputSchema: noArgs },
   { name: 'test_error_handling', description: 'Always fails with isError: true', inputSchema: noArgs },
+  { name: 'test_reconnection', description: 'Closes its SSE stream mid-call; the answer comes on the reconnection (SEP-1699)', inputSchema: noArgs },
   { name: 'test_tool_with_progress', description: 'Reports progress 0, 50, 100 of 100 while it runs', inputSchema: noArgs },
   {
     name: 'test_sampling',
@@ -294,6 +295,12 @@ export function buildFixtureServer(state: FixtureState, sessionId: string, onErr
         await sleep(50);
         await log(extra.sendNotification, 'info', 'Tool execution completed');
         return text('Tool with logging executed successfully');
+      case 'test_reconnection':
+        // SSE polling: the stream closes before the answer, which is stored and replayed on the
+        // client's GET with Last-Event-ID (routes/mcp.ts getStream).
+        extra.closeSSEStream?.();
+        await sleep(100);
+        return text('Reconnection test completed');
       case 'test_error_handling':
         return { isError: true, content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }] };
       case 'test_tool_with_progress': {

@@ -11,6 +11,7 @@ import { createMcpHandler, isLegacyRequest, type Server as ModernServer } from '
 import { buildMcpServer } from '../domain/mcp-server.ts';
 import { buildModernMcpServer } from '../domain/mcp-server-modern.ts';
 import { hashSessionId, newSessionId, useSession, type Principal, type SessionStore } from '../domain/sessions.ts';
+import { DEFAULT_SSE_POLL_AFTER_MS, SSE_REPLAY_WAIT_MS, SSE_RETRY_MS, isAnswer, type StreamEvents } from '../domain/stream-events.ts';
 import {
   acceptsBoth,
   asMessages,
@@ -42,6 +43,10 @@ export interface McpRouteContext {
   conformance?: ConformanceRouting;
   /** `initialize` without a token, per client address (request.ip). */
   anonymousInitializeLimit: RateLimit;
+  /** Resumable SSE answers (MCP 2025-11-25 SSE polling); absent: SSE answers carry no event ids and GET stays 405. */
+  streamEvents?: StreamEvents;
+  /** An SSE answer still open after this long is closed and the client polls for it (default DEFAULT_SSE_POLL_AFTER_MS). */
+  ssePollAfterMs?: number;
 }
 
 /** Default for McpRouteContext.anonymousInitializeLimit: 30 per minute per address (docs/mcp-gateway.md). */
@@ -52,16 +57,54 @@ const BATCHING_REMOVED_FROM = '2025-06-18';
 
 const SESSION_HEADER = 'mcp-session-id';
 
+/** SSE polling (priming events, Last-Event-ID) came with MCP 2025-11-25 (SEP-1699). */
+const SSE_POLLING_FROM = '2025-11-25';
+
 /** Introspection's token_type of an OAuth access token (an API key's is `api_key`). */
 const OAUTH_TOKEN_TYPE = 'Bearer';
 
 /** The scopes a new authorization should ask for (MCP step-up): everything the call needs, read included. */
 const scopeFor = (access: Access) => (access === 'write' ? 'mcp:read mcp:write' : 'mcp:read');
 
-/** The SDK's stateless transport, sending error messages without the SDK's "MCP error <code>: " prefix (http-protocol.ts). */
+/** How long a request's server may outlive its closed SSE stream while its answer is still coming (stored for polling). */
+const ANSWER_WAIT_AFTER_CLOSE_MS = 5 * 60_000;
+
+/**
+ * The SDK's stateless transport, sending error messages without the SDK's "MCP error <code>: "
+ * prefix (http-protocol.ts), and telling when the requests it carries are answered: a stream closed
+ * for polling must not end its server before the answer is sent (and stored).
+ */
 class GatewayTransport extends WebStandardStreamableHTTPServerTransport {
-  override send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
-    return super.send(withoutSdkErrorPrefix(message), options);
+  private readonly unanswered = new Set<RequestId>();
+  private settle: (() => void) | undefined;
+
+  override async send(message: JSONRPCMessage, options?: { relatedRequestId?: RequestId }): Promise<void> {
+    try {
+      await super.send(withoutSdkErrorPrefix(message), options);
+    } finally {
+      if (
+        'id' in message &&
+        message.id !== undefined &&
+        ('result' in message || 'error' in message) &&
+        this.unanswered.delete(message.id) &&
+        this.unanswered.size === 0
+      )
+        this.settle?.();
+    }
+  }
+
+  /** Resolves once each of `ids` has had its answer sent, or after ANSWER_WAIT_AFTER_CLOSE_MS. */
+  answered(ids: RequestId[]): Promise<void> {
+    ids.forEach((id) => this.unanswered.add(id));
+    if (this.unanswered.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ANSWER_WAIT_AFTER_CLOSE_MS);
+      timer.unref();
+      this.settle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 }
 
@@ -216,7 +259,10 @@ export function mcpRoutes(ctx: McpRouteContext) {
     modernServers.set(request, () =>
       ctx.conformance
         ? ctx.conformance.buildModernServer(onError)
-        : buildModernMcpServer({ principal: caller?.principal, now: ctx.now, countToolCall, api: callerApi(req, caller), publicBaseUrl: ctx.publicBaseUrl }, onError),
+        : buildModernMcpServer(
+            { principal: caller?.principal, now: ctx.now, countToolCall, api: callerApi(req, caller), publicBaseUrl: ctx.publicBaseUrl },
+            onError,
+          ),
     );
     const response = await modern.fetch(request, { parsedBody: parsed });
     return sendWebResponse(reply, response, () => {});
@@ -297,7 +343,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
     init.params = { ...params, protocolVersion };
     const id = newSessionId();
     const now = ctx.now();
-    await ctx.sessions.sweep(now);
+    await Promise.all([ctx.sessions.sweep(now), ctx.streamEvents?.sweep(now)]);
     await ctx.sessions.create(hashSessionId(id), {
       protocolVersion,
       clientName: typeof params.clientInfo?.name === 'string' ? params.clientInfo.name : undefined,
@@ -332,14 +378,68 @@ export function mcpRoutes(ctx: McpRouteContext) {
         (err) => req.log.error({ err }, 'MCP handler failed'),
       );
     // The fixtures send progress, log messages and sampling/elicitation requests mid-call: only SSE carries them.
+    const sse = Boolean(ctx.conformance) || prefersSse(req.headers.accept);
+    // An SSE answer is resumable (MCP 2025-11-25 SSE polling): a priming event with `retry` first, and
+    // every event stored, so a client whose stream closes reconnects with Last-Event-ID (getStream).
+    // The SDK sends the priming event only to requests of 2025-11-25 or later; JSON answers store nothing.
+    const resumable = sse && ctx.streamEvents !== undefined && protocolVersion >= SSE_POLLING_FROM;
     const transport = new GatewayTransport({
       sessionIdGenerator: undefined,
-      enableJsonResponse: !ctx.conformance && !prefersSse(req.headers.accept),
+      enableJsonResponse: !sse,
+      ...(resumable ? { eventStore: ctx.streamEvents!.forSession(hashSessionId(sessionId)), retryInterval: SSE_RETRY_MS } : {}),
     });
     await server.connect(transport);
+    // A long call (longer than proxies keep an idle stream) is turned into polling: its stream closes,
+    // the answer is stored when it comes, and the client fetches it with GET and Last-Event-ID.
+    const pollTimer = resumable
+      ? setTimeout(
+          () => messages.forEach((m) => m.id !== undefined && m.id !== null && transport.closeSSEStream(m.id)),
+          ctx.ssePollAfterMs ?? DEFAULT_SSE_POLL_AFTER_MS,
+        )
+      : undefined;
+    pollTimer?.unref();
+    // Counted before the request runs: an answer sent before the stream closes is already counted.
+    const answered = transport.answered(messages.filter((m) => m.method !== undefined && m.id !== undefined && m.id !== null).map((m) => m.id!));
     const response = await transport.handleRequest(webRequest(req), { parsedBody: messages.length === 1 ? messages[0] : messages });
     if (newSession && response.status === 200) reply.header('mcp-session-id', newSession);
-    return sendWebResponse(reply, response, () => void server.close().catch(() => {}));
+    return sendWebResponse(reply, response, () => {
+      clearTimeout(pollTimer);
+      // A stream closed before its answer (polling, or the client went away): the answer is still
+      // sent to the store when it comes, then the server ends. A non-resumable one ends now.
+      void (resumable ? answered : Promise.resolve()).then(() => server.close()).catch(() => {});
+    });
+  }
+
+  /**
+   * GET with Last-Event-ID (MCP 2025-11-25 SSE polling): the events of one of this session's SSE
+   * answers after that id, read from the shared store, so any replica answers. It waits up to
+   * SSE_REPLAY_WAIT_MS for the answer itself, sends what there is, and closes; without the answer
+   * yet, the client reconnects after `retry` with the last id it saw.
+   */
+  async function getStream(req: FastifyRequest, reply: FastifyReply, lastEventId: string) {
+    const caller = await authenticate(req, true);
+    if (!(req.headers.accept ?? '').includes('text/event-stream')) {
+      throw new Refusal(406, jsonRpcError(-32000, 'Not Acceptable: Accept must list text/event-stream'));
+    }
+    const sessionId = await requireSession(req, caller!.principal, null);
+    const sessionHash = hashSessionId(sessionId);
+    const store = ctx.streamEvents!;
+    let gone = false;
+    req.raw.on('close', () => (gone = true));
+    const deadline = Date.now() + SSE_REPLAY_WAIT_MS;
+    let events = await store.after(sessionHash, lastEventId);
+    if (!events) throw new Refusal(400, jsonRpcError(-32000, 'Bad Request: Last-Event-ID names no stream of this session'));
+    for (let pause = 25; !events.some((e) => isAnswer(e.message)) && !gone && Date.now() < deadline; pause = Math.min(pause * 2, 250)) {
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      events = (await store.after(sessionHash, lastEventId)) ?? [];
+    }
+    const body = [`retry: ${SSE_RETRY_MS}\n\n`, ...events.map((e) => `event: message\nid: ${e.id}\ndata: ${JSON.stringify(e.message)}\n\n`)].join('');
+    return reply
+      .code(200)
+      .header('content-type', 'text/event-stream')
+      .header('cache-control', 'no-cache, no-transform')
+      .header('x-accel-buffering', 'no')
+      .send(body);
   }
 
   /** The request as a web-standard Request (headers only: the body is passed parsed). */
@@ -396,12 +496,15 @@ export function mcpRoutes(ctx: McpRouteContext) {
     };
     app.post(MCP_PATH, guard(post));
     app.delete(MCP_PATH, guard(remove));
-    // No server-initiated messages to stream: the spec allows 405 for GET. Without a token it is 401
-    // first: mcp-remote probes with an unauthenticated GET and starts its OAuth flow on the challenge.
+    // GET resumes an SSE answer (Last-Event-ID, getStream). Otherwise there are no server-initiated
+    // messages to stream: the spec allows 405 for GET. Without a token it is 401 first: mcp-remote
+    // probes with an unauthenticated GET and starts its OAuth flow on the challenge.
     app.get(
       MCP_PATH,
       guard(async (req, reply) => {
         checkOrigin(req);
+        const lastEventId = headerOf(req, 'last-event-id');
+        if (lastEventId && ctx.streamEvents) return getStream(req, reply, lastEventId);
         await authenticate(req, true);
         return reply.code(405).header('allow', 'POST, DELETE').send(jsonRpcError(-32000, 'Method Not Allowed: this server does not offer a GET stream'));
       }),

@@ -143,9 +143,13 @@ test(`${NAME} (embedded bus)`, { timeout: 900_000 }, (t) => scenario(t));
 // Kafka: the stack's bus is a real broker from tools/kafka. Skipped without the jars; under CI=true
 // (CI installs them) a missing broker fails the test instead.
 const kafkaMissing = localKafkaUnavailable();
-test(`${NAME} (Kafka)`, { timeout: 1_200_000, skip: kafkaMissing && process.env.CI !== 'true' ? `no local Kafka broker: ${kafkaMissing}` : false }, async (t) => {
-  if (kafkaMissing) throw new Error(`CI needs the local Kafka broker (scripts/install-kafka.sh): ${kafkaMissing}`);
-  const kafka: LocalKafka = await startLocalKafka();
-  cleanups.push(() => kafka.stop());
-  await scenario(t, kafka.brokers);
-});
+test(
+  `${NAME} (Kafka)`,
+  { timeout: 1_200_000, skip: kafkaMissing && process.env.CI !== 'true' ? `no local Kafka broker: ${kafkaMissing}` : false },
+  async (t) => {
+    if (kafkaMissing) throw new Error(`CI needs the local Kafka broker (scripts/install-kafka.sh): ${kafkaMissing}`);
+    const kafka: LocalKafka = await startLocalKafka();
+    cleanups.push(() => kafka.stop());
+    await scenario(t, kafka.brokers);
+  },
+);

@@ -54,7 +54,12 @@ export function killAll(): void {
 }
 
 /** Creates an active webhook workflow (with a secret) of `owner` with `graph`; answers its id and secret. */
-export async function createWebhookWorkflow(stack: Stack, keys: SigningKeys, owner: string, graph: unknown): Promise<{ id: string; webhookSecret: string; executionOrder?: string }> {
+export async function createWebhookWorkflow(
+  stack: Stack,
+  keys: SigningKeys,
+  owner: string,
+  graph: unknown,
+): Promise<{ id: string; webhookSecret: string; executionOrder?: string }> {
   const ownerToken = signInternalToken(keys, { sub: owner, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'test' });
   const res = await fetch(`${stack.apiUrl}/api/v1/workflows`, {
     method: 'POST',

@@ -22,7 +22,6 @@ export function RetentionSettings({ value, onChange }: { value: WorkflowRetentio
       <Group grow align="flex-start">
         <NumberInput
           label="Keep days"
-          aria-label="Keep runs for days"
           placeholder="Global"
           min={1}
           max={3650}
@@ -32,7 +31,6 @@ export function RetentionSettings({ value, onChange }: { value: WorkflowRetentio
         />
         <NumberInput
           label="Keep newest runs"
-          aria-label="Keep newest runs"
           placeholder="Global"
           min={1}
           max={1_000_000}

@@ -6,15 +6,11 @@
 // then finishes the work. Waits are on conditions, with generous ceilings (a loaded 2-core machine).
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
-import { generateSigningKeys, signInternalToken } from '@flowdesk/service-kit';
-import { children, runsOf, send, startStack, until } from './helpers/stack.ts';
+import { generateSigningKeys } from '@flowdesk/service-kit';
+import { createWebhookWorkflow, send, stackDatabase, startStack, until, untilSucceeded } from './helpers/stack.ts';
 
 const keys = generateSigningKeys();
 const owner = randomUUID();
@@ -37,14 +33,10 @@ const endpoint = http.createServer((req, res) => {
 });
 endpoint.keepAliveTimeout = 30_000;
 
-let testDb: TestDatabase | undefined;
-let dataDir: string | undefined;
-
+let cleanup = async () => {};
 after(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await cleanup();
   endpoint.close();
-  await testDb?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 // On Postgres, one run on a machine at load average ~40 left 11 of ~600 accepted events without a
@@ -62,41 +54,22 @@ test(
   async (t) => {
     await new Promise<void>((r) => endpoint.listen(0, '127.0.0.1', r));
     const allow = `127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
-    let dbConfig: unknown;
-    if (process.env.DATABASE_URL) {
-      testDb = await createTestDatabase();
-      dbConfig = { kind: 'postgres', url: testDb.url };
-    } else {
-      dataDir = mkdtempSync(path.join(tmpdir(), 'flowdesk-kill9-'));
-      dbConfig = { kind: 'pglite', dataDir };
-    }
-    t.diagnostic(`database: ${process.env.DATABASE_URL ? 'postgres' : 'pglite'}`);
+    const database = await stackDatabase('flowdesk-kill9-');
+    const dbConfig = database.dbConfig;
+    cleanup = database.cleanup;
+    t.diagnostic(`database: ${database.kind}`);
 
     let stack = await startStack(stackEnv, dbConfig, allow, (m) => t.diagnostic(m));
-    const ownerToken = signInternalToken(keys, { sub: owner, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'test' });
-    const wf = (await (
-      await fetch(`${stack.apiUrl}/api/v1/workflows`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          name: 'Orders',
-          triggerType: 'webhook',
-          active: true,
-          requireWebhookSecret: true,
-          graph: {
-            nodes: [
-              { id: 'check', type: 'condition', params: { left: '{{trigger.n}}', operator: 'exists' } },
-              { id: 'notify', type: 'http_request', params: { method: 'POST', url: `http://${allow}/hook`, body: { n: '{{trigger.n}}' } } },
-            ],
-            edges: [
-              { from: 'trigger', to: 'check' },
-              { from: 'check', to: 'notify', branch: 'true' },
-            ],
-          },
-        }),
-      })
-    ).json()) as { id: string; webhookSecret: string; executionOrder?: string };
-    assert.ok(wf.id, JSON.stringify(wf));
+    const wf = await createWebhookWorkflow(stack, keys, owner, {
+      nodes: [
+        { id: 'check', type: 'condition', params: { left: '{{trigger.n}}', operator: 'exists' } },
+        { id: 'notify', type: 'http_request', params: { method: 'POST', url: `http://${allow}/hook`, body: { n: '{{trigger.n}}' } } },
+      ],
+      edges: [
+        { from: 'trigger', to: 'check' },
+        { from: 'check', to: 'notify', branch: 'true' },
+      ],
+    });
     assert.notEqual(wf.executionOrder, 'ordered', 'runs of this workflow run concurrently');
 
     // 1. kill -9 while webhooks are being accepted (and the first runs are running).
@@ -126,16 +99,7 @@ test(
     latencyMs = 50;
     stack = await startStack(stackEnv, dbConfig, allow, (m) => t.diagnostic(m));
     const accepted = [...first, ...second];
-    let runs: { eventId: string; status: string }[] = [];
-    const finished = await until(
-      async () => {
-        runs = await runsOf(stack);
-        const done = new Set(runs.filter((r) => r.status === 'succeeded').map((r) => r.eventId));
-        return accepted.every((id) => done.has(id));
-      },
-      600_000,
-      500,
-    );
+    const { finished, runs } = await untilSucceeded(stack, accepted);
     const perEvent = new Map<string, number>();
     for (const r of runs) perEvent.set(r.eventId, (perEvent.get(r.eventId) ?? 0) + 1);
     const statusOf = new Map(runs.map((r) => [r.eventId, r.status]));

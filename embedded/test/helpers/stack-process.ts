@@ -1,10 +1,12 @@
 // One process with workspace-api, webhook-ingest, the workflow engine and the embedded bus on one
-// database, for tests that kill it with SIGKILL (embedded/test/concurrent-durability.test.ts). Started
-// with fork(); configured by environment; answers over IPC:
+// database (or Kafka, STACK_KAFKA_BROKERS), for tests that kill it with SIGKILL
+// (concurrent-durability.test.ts, durable-steps.test.ts). Started with fork(); configured by
+// environment; answers over IPC:
 //   ready  → { ready: true, apiUrl, ingestUrl }
 //   { q: 'runs' } → { runs: [{ eventId, status }] } (every run of the engine's table)
 //   { q: 'tasks' } → { tasks: [{ title, n }] } (every task title with its number of tasks)
-import { createEmbeddedBus } from '@flowdesk/bus';
+import { createEmbeddedBus, createKafkaBus, ensureKafkaTopics, type EventBus } from '@flowdesk/bus';
+import { CREDENTIAL_REVOKED_TOPIC, ENTITY_CHANGED_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
 import { openDatabase, type DatabaseConfig } from '@flowdesk/db';
 import { listen, signInternalToken, type SigningKeys } from '@flowdesk/service-kit';
 import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
@@ -20,8 +22,21 @@ const keys = JSON.parse(env('STACK_KEYS')) as SigningKeys;
 const db = await openDatabase(JSON.parse(env('STACK_DB')) as DatabaseConfig);
 await migrateWorkspace(db);
 await migrateEngine(db);
-// A short lease: deliveries a killed engine held are handed out again after 2 s, not 30.
-const bus = await createEmbeddedBus(db, { pollIntervalMs: 25, leaseMs: 2_000 });
+// Embedded: a short lease, so deliveries a killed engine held are handed out again after 2 s, not 30.
+// Kafka (STACK_KAFKA_BROKERS, comma-separated): topics created if missing (as embedded/src/start.ts
+// does), and a 6 s session (the broker's minimum), so a killed process's partitions move to the new
+// one soon; what it had not committed is delivered again.
+const kafkaBrokers = (process.env.STACK_KAFKA_BROKERS ?? '').split(',').filter(Boolean);
+let bus: EventBus;
+if (kafkaBrokers.length > 0) {
+  await ensureKafkaTopics(
+    { brokers: kafkaBrokers, clientId: 'stack-process' },
+    [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC].map((topic) => ({ topic, numPartitions: 4, replicationFactor: 1 })),
+  );
+  bus = await createKafkaBus({ brokers: kafkaBrokers, clientId: 'stack-process', sessionTimeoutMs: 6_000 });
+} else {
+  bus = await createEmbeddedBus(db, { pollIntervalMs: 25, leaseMs: 2_000 });
+}
 const api = await buildWorkspaceApi({
   db,
   jwtPublicKeyPem: keys.publicKeyPem,

@@ -1,10 +1,13 @@
 // Starting, feeding and asking the one-process stack (stack-process.ts) of the kill -9 tests
-// (concurrent-durability.test.ts, durable-steps.test.ts).
+// (concurrent-durability.test.ts, durable-steps.test.ts, durable-steps-kafka.test.ts).
 import assert from 'node:assert/strict';
 import { fork, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SigningKeys } from '@flowdesk/service-kit';
+import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
+import { signInternalToken, type SigningKeys } from '@flowdesk/service-kit';
 
 const STACK = path.join(path.dirname(fileURLToPath(import.meta.url)), 'stack-process.ts');
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -15,6 +18,66 @@ export const children: ChildProcess[] = [];
 export interface StackEnv {
   keys: SigningKeys;
   secretKey: string;
+  /** host:port of a Kafka broker: the stack's bus is Kafka instead of the embedded bus. */
+  kafkaBrokers?: string[];
+}
+
+/**
+ * The stack's database: Postgres (a fresh database) with DATABASE_URL, else PGlite in a temporary
+ * folder. `cleanup()` (for after()) kills every stack process left and removes the database.
+ */
+export async function stackDatabase(prefix: string): Promise<{ dbConfig: unknown; kind: string; cleanup: () => Promise<void> }> {
+  let testDb: TestDatabase | undefined;
+  let dataDir: string | undefined;
+  let dbConfig: unknown;
+  if (process.env.DATABASE_URL) {
+    testDb = await createTestDatabase();
+    dbConfig = { kind: 'postgres', url: testDb.url };
+  } else {
+    dataDir = mkdtempSync(path.join(tmpdir(), prefix));
+    dbConfig = { kind: 'pglite', dataDir };
+  }
+  return {
+    dbConfig,
+    kind: testDb ? 'postgres' : 'pglite',
+    cleanup: async () => {
+      killAll();
+      await testDb?.close();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** kill -9 every stack process still running. */
+export function killAll(): void {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+}
+
+/** Creates an active webhook workflow (with a secret) of `owner` with `graph`; answers its id and secret. */
+export async function createWebhookWorkflow(
+  stack: Stack,
+  keys: SigningKeys,
+  owner: string,
+  graph: unknown,
+): Promise<{ id: string; webhookSecret: string; executionOrder?: string }> {
+  const ownerToken = signInternalToken(keys, { sub: owner, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'test' });
+  const res = await fetch(`${stack.apiUrl}/api/v1/workflows`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ownerToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'Orders', triggerType: 'webhook', active: true, requireWebhookSecret: true, graph }),
+  });
+  const wf = (await res.json()) as { id: string; webhookSecret: string; executionOrder?: string };
+  assert.ok(res.status === 201 || res.status === 200, JSON.stringify(wf));
+  assert.ok(wf.id, JSON.stringify(wf));
+  return wf;
+}
+
+/** Sends `q` to the stack process and answers the `field` of its reply. */
+function ask<T>(s: Stack, q: string, field: string): Promise<T> {
+  return new Promise<T>((resolve) => {
+    s.child.once('message', (m: Record<string, T>) => resolve(m[field]!));
+    s.child.send({ q });
+  });
 }
 
 /** Polls `done` until true or `ceilingMs` passed; returns whether it became true. */
@@ -51,10 +114,17 @@ export async function startStack(env: StackEnv, dbConfig: unknown, allow: string
   }
 }
 
-async function startStackOnce({ keys, secretKey }: StackEnv, dbConfig: unknown, allow: string): Promise<Stack> {
+async function startStackOnce({ keys, secretKey, kafkaBrokers }: StackEnv, dbConfig: unknown, allow: string): Promise<Stack> {
   const child = fork(STACK, [], {
     execArgv: ['--conditions=source', '--import', 'tsx'],
-    env: { ...process.env, STACK_KEYS: JSON.stringify(keys), STACK_DB: JSON.stringify(dbConfig), STACK_SECRET_KEY: secretKey, STACK_SSRF_ALLOWLIST: allow },
+    env: {
+      ...process.env,
+      STACK_KEYS: JSON.stringify(keys),
+      STACK_DB: JSON.stringify(dbConfig),
+      STACK_SECRET_KEY: secretKey,
+      STACK_SSRF_ALLOWLIST: allow,
+      STACK_KAFKA_BROKERS: (kafkaBrokers ?? []).join(','),
+    },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   children.push(child);
@@ -68,11 +138,26 @@ async function startStackOnce({ keys, secretKey }: StackEnv, dbConfig: unknown, 
   return { child, apiUrl: ready.apiUrl, ingestUrl: ready.ingestUrl, exited };
 }
 
-export const runsOf = (s: Stack) =>
-  new Promise<{ eventId: string; status: string }[]>((resolve) => {
-    s.child.once('message', (m: { runs: { eventId: string; status: string }[] }) => resolve(m.runs));
-    s.child.send({ q: 'runs' });
-  });
+/** Every run of the engine's table. */
+export const runsOf = (s: Stack) => ask<{ eventId: string; status: string }[]>(s, 'runs', 'runs');
+
+/** Waits (up to 10 minutes) until every accepted event has a succeeded run; answers whether they all did and the runs last seen. */
+export async function untilSucceeded(s: Stack, accepted: string[]): Promise<{ finished: boolean; runs: { eventId: string; status: string }[] }> {
+  let runs: { eventId: string; status: string }[] = [];
+  const finished = await until(
+    async () => {
+      runs = await runsOf(s);
+      const done = new Set(runs.filter((r) => r.status === 'succeeded').map((r) => r.eventId));
+      return accepted.every((id) => done.has(id));
+    },
+    600_000,
+    500,
+  );
+  return { finished, runs };
+}
+
+/** Every task title with its number of tasks. */
+export const tasksOf = (s: Stack) => ask<{ title: string; n: number }[]>(s, 'tasks', 'tasks');
 
 /**
  * Sends `count` deliveries with 16 senders, as a real sender would: a 429 or 5xx (a trigger lookup

@@ -528,6 +528,17 @@ describe('workflow tools in strict-schema shape', () => {
       const refused = await client.callTool({ name: 'update_workflow', arguments: { workflowId: created.id, graph: unknown } });
       assert.equal(refused.isError, true);
       assert.match((refused.content as { text: string }[])[0]!.text, /colour/);
+      // The workflow's own run history retention; {} gives it back to the global setting.
+      const kept = (await client.callTool({ name: 'update_workflow', arguments: { workflowId: created.id, retention: { days: 7 } } })).structuredContent as {
+        retention: unknown;
+      };
+      assert.deepEqual(kept.retention, { days: 7 });
+      const tooLong = await client.callTool({ name: 'update_workflow', arguments: { workflowId: created.id, retention: { days: 4000 } } });
+      assert.equal(tooLong.isError, true);
+      const global = (await client.callTool({ name: 'update_workflow', arguments: { workflowId: created.id, retention: {} } })).structuredContent as {
+        retention: unknown;
+      };
+      assert.equal(global.retention, null);
     } finally {
       await client.close();
     }

@@ -104,7 +104,10 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
       : undefined,
   );
   const cancellations = new RunCancellations(runs, app.log, deps.cancelPollMs);
-  const retention = new RunRetention(runs, { ...DEFAULT_RETENTION, ...deps.retention }, clock, app.log);
+  // A workflow's own retention travels with its definition (workflow.changed events): read at each round.
+  const retention = new RunRetention(runs, { ...DEFAULT_RETENTION, ...deps.retention }, clock, app.log, function* () {
+    for (const d of definitions.all()) if (d.retention) yield { ownerId: d.ownerId, workflowId: d.id, ...d.retention };
+  });
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
   // What starts runs inside the engine (webhook and manual runs are published by ingest and the runs API).
   const triggerSources: TriggerSource[] = [

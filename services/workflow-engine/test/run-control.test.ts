@@ -280,4 +280,90 @@ describe('run history retention', () => {
     assert.equal(off.enabled, false);
     assert.equal(await off.pruneOnce(), 0);
   });
+
+  test("a workflow's own retention (days and/or runs) replaces the global one for its runs only, in the same rounds", async () => {
+    const db = stack.testDb.db;
+    const store = new RunStore(db);
+    const owner = randomUUID();
+    const [short, long, counted, plain] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const at = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString();
+    // Each workflow: finished runs aged 0, 5, 20 and 40 days.
+    const ages = [0, 5, 20, 40];
+    for (const wf of [short, long, counted, plain]) {
+      for (const age of ages) {
+        await store.record({ ownerId: owner, workflowId: wf, eventId: `${age}`, status: 'succeeded', startedAt: at(0), finishedAt: at(0) });
+        await db.exec(`UPDATE "engine"."run" SET created_at = $1 WHERE workflow_id = $2 AND event_id = $3`, [at(age), wf, `${age}`]);
+      }
+    }
+    await store.record({ ownerId: owner, workflowId: short, eventId: 'running', status: 'running', startedAt: at(0) });
+    await db.exec(`UPDATE "engine"."run" SET created_at = $1 WHERE workflow_id = $2 AND event_id = 'running'`, [at(90), short]);
+    const left = async (wf: string) =>
+      (await db.exec(`SELECT event_id FROM "engine"."run" WHERE workflow_id = $1 ORDER BY created_at DESC`, [wf])).rows.map((r) => String(r.event_id));
+
+    // Global: 30 days. short: 3 days; long: 365 days; counted: the 2 newest (age from the global rule).
+    const overrides = [
+      { ownerId: owner, workflowId: short, days: 3 },
+      { ownerId: owner, workflowId: long, days: 365 },
+      { ownerId: owner, workflowId: counted, runs: 2 },
+    ];
+    const calls: Parameters<RunStore['prune']>[0][] = [];
+    const counting = { prune: async (rule: Parameters<RunStore['prune']>[0], limit: number) => (calls.push(rule), store.prune(rule, limit)) };
+    const retention = new RunRetention(
+      counting,
+      { ...DEFAULT_RETENTION, maxAgeDays: 30 },
+      () => new Date(),
+      silentLog,
+      () => overrides,
+    );
+    assert.ok((await retention.pruneOnce()) >= 5);
+    assert.deepEqual(await left(short), ['0', 'running'], 'own 3 days; an unfinished run is kept');
+    assert.deepEqual(await left(long), ['0', '5', '20', '40'], 'own 365 days: the global 30 days does not apply');
+    assert.deepEqual(await left(counted), ['0', '5'], 'own 2 runs');
+    assert.deepEqual(await left(plain), ['0', '5', '20'], 'no own retention: the global 30 days');
+    assert.deepEqual(
+      calls.map((r) => r.workflow?.workflowId ?? `global except ${[...(r.except ?? [])].length}`),
+      ['global except 3', short, long, counted],
+      'one global rule leaving the three out, then one rule each',
+    );
+
+    // Global retention off: a workflow's own retention still applies, and the timer runs for it.
+    await store.record({ ownerId: owner, workflowId: short, eventId: 'late', status: 'succeeded', startedAt: at(0), finishedAt: at(0) });
+    await db.exec(`UPDATE "engine"."run" SET created_at = $1 WHERE workflow_id = $2 AND event_id = 'late'`, [at(10), short]);
+    const onlyOwn = new RunRetention(
+      store,
+      { ...DEFAULT_RETENTION, maxAgeDays: null, keepPerWorkflow: null },
+      () => new Date(),
+      silentLog,
+      () => overrides,
+    );
+    assert.equal(onlyOwn.enabled, false);
+    assert.equal(await onlyOwn.pruneOnce(), 1);
+    assert.deepEqual(await left(short), ['0', 'running']);
+  });
+
+  test('many workflows with their own retention: a round stops after maxBatches full batches, the next one goes on where it stopped', async () => {
+    // Each workflow's first batch of a round is full, its second finds nothing more.
+    const seen: string[] = [];
+    const store = {
+      prune: async (rule: { workflow?: { workflowId: string } }, limit: number) => {
+        const id = rule.workflow?.workflowId ?? 'global';
+        seen.push(id);
+        return seen.at(-2) === id ? 0 : limit;
+      },
+    };
+    const overrides = ['w1', 'w2', 'w3', 'w4'].map((workflowId) => ({ ownerId: 'o', workflowId, runs: 1 }));
+    const retention = new RunRetention(
+      store,
+      { ...DEFAULT_RETENTION, maxAgeDays: null, maxBatches: 2, batchSize: 10 },
+      () => new Date(),
+      silentLog,
+      () => overrides,
+    );
+    assert.equal(await retention.pruneOnce(), 20);
+    assert.deepEqual(seen.splice(0), ['w1', 'w1', 'w2'], 'w1 full then done, w2 full: two full batches, the round ends');
+    await retention.pruneOnce();
+    assert.deepEqual(seen.splice(0), ['w3', 'w3', 'w4'], 'the next round starts at w3');
+    await retention.pruneOnce();
+    assert.deepEqual(seen.splice(0), ['w1', 'w1', 'w2'], 'and then comes round again');
+  });
 });

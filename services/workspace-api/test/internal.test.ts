@@ -96,6 +96,7 @@ describe('workflow definitions for the caches (engine, ingest)', () => {
       triggerType: 'webhook',
       executionOrder: 'ordered',
       triggerConfig: { rateLimitPerSecond: 5 },
+      retention: { days: 7 },
     });
     const wb = await b.call('POST', '/api/v1/workflows', { name: 'B', triggerType: 'manual', active: true });
     const ids = new Map<string, any>();
@@ -115,6 +116,7 @@ describe('workflow definitions for the caches (engine, ingest)', () => {
       active: false,
       executionOrder: 'ordered',
       errorWorkflowId: null,
+      retention: { days: 7 },
       graph: { nodes: [], edges: [] },
       triggerConfig: { rateLimitPerSecond: 5 },
     });

@@ -29,6 +29,7 @@ const WORKFLOW_KEYS = [
   'graph',
   'id',
   'name',
+  'retention',
   'samplePayload',
   'samplePayloadAt',
   'triggerConfig',
@@ -993,5 +994,38 @@ describe('error workflow', () => {
     const cleared = await u.call('PATCH', `/api/v1/workflows/${main.body.id}`, { errorWorkflowId: null });
     assert.equal(cleared.status, 200);
     assert.equal(cleared.body.errorWorkflowId, null);
+  });
+});
+
+describe('run history retention per workflow', () => {
+  test('retention {days?, runs?} is stored, shown, replaced as a whole, cleared with null; out-of-range or unknown fields are 400', async () => {
+    const u = api.user();
+    const created = (await u.call('POST', '/api/v1/workflows', { name: 'wf', triggerType: 'manual', retention: { days: 7 } })) as { status: number; body: any };
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.deepEqual(created.body.retention, { days: 7 });
+    const id = created.body.id as string;
+    assert.deepEqual((await u.call('GET', `/api/v1/workflows/${id}`)).body.retention, { days: 7 });
+    assert.equal((await u.call('POST', '/api/v1/workflows', { name: 'plain', triggerType: 'manual' })).body.retention, null);
+
+    const both = await u.call('PATCH', `/api/v1/workflows/${id}`, { retention: { days: 90, runs: 500 } });
+    assert.equal(both.status, 200, JSON.stringify(both.body));
+    assert.deepEqual(both.body.retention, { days: 90, runs: 500 });
+    const runsOnly = await u.call('PATCH', `/api/v1/workflows/${id}`, { retention: { runs: 20 } });
+    assert.deepEqual(runsOnly.body.retention, { runs: 20 }, 'the whole object replaces the previous one');
+    const renamed = await u.call('PATCH', `/api/v1/workflows/${id}`, { name: 'renamed' });
+    assert.deepEqual(renamed.body.retention, { runs: 20 }, 'a PATCH without retention leaves it');
+
+    for (const retention of [{ days: 0 }, { days: 3651 }, { runs: 0 }, { runs: 1_000_001 }, { days: 1.5 }, { days: '7' }, { weeks: 2 }, 'forever']) {
+      const bad = await u.call('PATCH', `/api/v1/workflows/${id}`, { retention });
+      assert.equal(bad.status, 400, JSON.stringify(retention));
+      assert.equal(bad.body.error, 'validation_failed', JSON.stringify(bad.body));
+      assert.match(bad.body.message, /retention/, JSON.stringify(bad.body));
+    }
+    assert.deepEqual((await u.call('GET', `/api/v1/workflows/${id}`)).body.retention, { runs: 20 }, 'a refused PATCH changes nothing');
+
+    const cleared = await u.call('PATCH', `/api/v1/workflows/${id}`, { retention: null });
+    assert.equal(cleared.body.retention, null);
+    const emptied = await u.call('PATCH', `/api/v1/workflows/${id}`, { retention: {} });
+    assert.equal(emptied.body.retention, null, '{} is the global setting too');
   });
 });

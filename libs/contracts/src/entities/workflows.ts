@@ -58,6 +58,20 @@ export const WebhookEndpoint = Type.Object({
   requireSecret: Type.Boolean(),
 });
 
+/**
+ * A workflow's own run history retention (docs/operations.md, "Run history retention"): keep its
+ * finished runs `days` days and/or its `runs` newest finished runs. A field left out follows the
+ * engine's global setting (RUN_RETENTION_DAYS, RUN_RETENTION_PER_WORKFLOW); null: the global setting.
+ */
+export const WorkflowRetention = Type.Object(
+  {
+    days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Keep finished runs this many days (1-3650)' })),
+    runs: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Keep this many newest finished runs (1-1000000)' })),
+  },
+  { additionalProperties: false },
+);
+export type WorkflowRetention = Static<typeof WorkflowRetention>;
+
 export const Workflow = Type.Object(
   {
     id: Uuid,
@@ -70,6 +84,8 @@ export const Workflow = Type.Object(
     executionOrder: ExecutionOrder,
     /** The workflow started when a run of this one fails (another workflow of the owner), else null. */
     errorWorkflowId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    /** This workflow's run history retention; null: the engine's global setting. */
+    retention: Type.Optional(Type.Union([WorkflowRetention, Type.Null()])),
     webhook: Type.Union([WebhookEndpoint, Type.Null()]),
     samplePayload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
     samplePayloadAt: Type.Union([DateTime, Type.Null()]),
@@ -92,6 +108,8 @@ export const CreateWorkflow = Type.Object(
     executionOrder: Type.Optional(ExecutionOrder),
     /** Another workflow of yours, started with {workflow, run, failedNode, error} when a run of this one fails; null: none. */
     errorWorkflowId: Type.Optional(Type.Union([Uuid, Type.Null()])),
+    /** Run history kept for this workflow ({days?, runs?}); null: the global setting. */
+    retention: Type.Optional(Type.Union([WorkflowRetention, Type.Null()])),
   },
   { additionalProperties: false },
 );

@@ -472,7 +472,22 @@ export const TOOLS = [
       description: 'Change a workflow’s name, description, trigger, graph (replaces it) or settings. Pass only the fields to change.',
       access: 'write',
       idempotent: true,
-      input: Type.Object({ ...workflowId, ...Type.Partial(McpCreateWorkflow).properties }, strict),
+      input: Type.Object(
+        {
+          ...workflowId,
+          ...Type.Partial(McpCreateWorkflow).properties,
+          retention: Type.Optional(
+            Type.Object(
+              {
+                days: Type.Optional(Type.Integer({ minimum: 1, maximum: 3650, description: 'Keep finished runs this many days.' })),
+                runs: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Keep this many newest finished runs.' })),
+              },
+              { ...strict, description: 'Run history kept for this workflow (replaces the previous one); {}: the global setting.' },
+            ),
+          ),
+        },
+        strict,
+      ),
       output: Workflow,
     },
     {

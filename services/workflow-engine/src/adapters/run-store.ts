@@ -455,42 +455,53 @@ export class RunStore implements RunRecorder {
    * beyond the `keepPerWorkflow` newest finished runs of their workflow. Owners and workflows are
    * found by a loose index scan of the owner-led indexes, each delete walks one owner's (or
    * workflow's) index range: no index is added to the hot path's inserts for this. Returns how many
-   * runs were deleted.
+   * runs were deleted. `rule.workflow` narrows the batch to that one workflow (its own retention);
+   * `rule.except` leaves those workflows out (they have their own).
    */
-  async prune(rule: { before: Date | null; keepPerWorkflow: number | null }, limit: number): Promise<number> {
+  async prune(rule: PruneRule, limit: number): Promise<number> {
     return this.asKeeper(async (exec) => {
       let deleted = 0;
       const finished = `status NOT IN ('queued', 'running', 'waiting')`;
-      const owners = await exec(
-        `WITH RECURSIVE o AS (
+      const except = rule.except ?? [];
+      const notExcepted = except.length > 0 ? ` AND workflow_id <> ALL($4::uuid[])` : '';
+      const owners = rule.workflow
+        ? { rows: [{ owner_id: rule.workflow.ownerId }] }
+        : await exec(
+            `WITH RECURSIVE o AS (
            (SELECT owner_id FROM "engine"."run" ORDER BY owner_id LIMIT 1)
            UNION ALL
            SELECT (SELECT r.owner_id FROM "engine"."run" r WHERE r.owner_id > o.owner_id ORDER BY r.owner_id LIMIT 1) FROM o WHERE o.owner_id IS NOT NULL
          ) SELECT owner_id FROM o WHERE owner_id IS NOT NULL`,
-      );
+          );
       for (const { owner_id: owner } of owners.rows) {
         if (deleted >= limit) break;
         if (rule.before) {
           const r = await exec(
             `WITH d AS (DELETE FROM "engine"."run" WHERE id IN (
-               SELECT id FROM "engine"."run" WHERE owner_id = $1 AND created_at < $2::timestamptz AND ${finished}
+               SELECT id FROM "engine"."run" WHERE owner_id = $1 AND created_at < $2::timestamptz AND ${finished}${
+                 rule.workflow ? ' AND workflow_id = $4::uuid' : notExcepted
+               }
                 ORDER BY created_at LIMIT $3) RETURNING 1) SELECT count(*)::int AS n FROM d`,
-            [owner, rule.before.toISOString(), limit - deleted],
+            [owner, rule.before.toISOString(), limit - deleted, ...(rule.workflow ? [rule.workflow.workflowId] : except.length > 0 ? [except] : [])],
           );
           deleted += Number(r.rows[0]?.n ?? 0);
         }
         if (rule.keepPerWorkflow === null || deleted >= limit) continue;
-        const workflows = await exec(
-          `WITH RECURSIVE w AS (
+        const workflows = rule.workflow
+          ? { rows: [{ workflow_id: rule.workflow.workflowId }] }
+          : await exec(
+              `WITH RECURSIVE w AS (
              (SELECT workflow_id FROM "engine"."run" WHERE owner_id = $1 ORDER BY workflow_id LIMIT 1)
              UNION ALL
              SELECT (SELECT r.workflow_id FROM "engine"."run" r WHERE r.owner_id = $1 AND r.workflow_id > w.workflow_id ORDER BY r.workflow_id LIMIT 1)
                FROM w WHERE w.workflow_id IS NOT NULL
            ) SELECT workflow_id FROM w WHERE workflow_id IS NOT NULL`,
-          [owner],
-        );
+              [owner],
+            );
+        const skipped = new Set(except);
         for (const { workflow_id: workflow } of workflows.rows) {
           if (deleted >= limit) break;
+          if (skipped.has(String(workflow))) continue;
           const r = await exec(
             `WITH d AS (DELETE FROM "engine"."run" WHERE id IN (
                SELECT id FROM "engine"."run" WHERE owner_id = $1 AND workflow_id = $2 AND ${finished}
@@ -511,6 +522,16 @@ export class RunStore implements RunRecorder {
       await exec('DELETE FROM "engine"."run" WHERE workflow_id = $1', [workflowId]);
     });
   }
+}
+
+/** One retention batch's rule (RunStore.prune). */
+export interface PruneRule {
+  before: Date | null;
+  keepPerWorkflow: number | null;
+  /** Only this workflow's runs. */
+  workflow?: { ownerId: string; workflowId: string };
+  /** Not these workflows' runs (ids). */
+  except?: readonly string[];
 }
 
 const COLUMNS =

@@ -83,6 +83,9 @@ export class RunCancellations {
  * default unlimited) are deleted every `intervalMs` (RUN_RETENTION_INTERVAL_SECONDS, default 300 s), in
  * batches of `batchSize` (each its own short transaction, the event loop free between them), at
  * most `maxBatches` per round: a large backlog is worked off over several rounds, never in one burst.
+ * A workflow with its own retention (`retention: { days?, runs? }`, set by its owner; a field left out
+ * follows the global one) is pruned by that instead, in the same round: the global rule leaves it out
+ * and a rule of its own follows.
  */
 export interface RetentionPolicy {
   /** null: runs are not pruned by age. */
@@ -94,6 +97,21 @@ export interface RetentionPolicy {
   maxBatches: number;
 }
 
+/** A workflow's own retention, from its definition (the engine's cache of every workflow). */
+export interface WorkflowRetentionOverride {
+  ownerId: string;
+  workflowId: string;
+  days?: number;
+  runs?: number;
+}
+
+type PruneRule = {
+  before: Date | null;
+  keepPerWorkflow: number | null;
+  workflow?: { ownerId: string; workflowId: string };
+  except?: readonly string[];
+};
+
 export const DEFAULT_RETENTION: RetentionPolicy = { maxAgeDays: 30, keepPerWorkflow: null, intervalMs: 300_000, batchSize: 500, maxBatches: 20 };
 
 export class RunRetention {
@@ -101,12 +119,15 @@ export class RunRetention {
   private round: Promise<number> | undefined;
 
   constructor(
-    private readonly store: { prune(rule: { before: Date | null; keepPerWorkflow: number | null }, limit: number): Promise<number> },
+    private readonly store: { prune(rule: PruneRule, limit: number): Promise<number> },
     private readonly policy: RetentionPolicy,
     private readonly clock: () => Date,
     private readonly log: LogPort,
+    /** The workflows with their own retention, asked at each round (never on the hot path). */
+    private readonly overrides: () => Iterable<WorkflowRetentionOverride> = () => [],
   ) {}
 
+  /** Whether the global rule prunes anything (a workflow's own retention is applied even when not). */
   get enabled(): boolean {
     return this.policy.maxAgeDays !== null || this.policy.keepPerWorkflow !== null;
   }
@@ -117,23 +138,42 @@ export class RunRetention {
     return this.round;
   }
 
+  /** Where the next round starts among the workflows with their own retention (so none waits forever behind others). */
+  private cursor = 0;
+
   private async runRound(): Promise<number> {
-    if (!this.enabled) return 0;
     const { maxAgeDays, keepPerWorkflow, batchSize, maxBatches } = this.policy;
-    const before = maxAgeDays === null ? null : new Date(this.clock().getTime() - maxAgeDays * 86_400_000);
-    let total = 0;
-    for (let i = 0; i < maxBatches; i++) {
-      const n = await this.store.prune({ before, keepPerWorkflow }, batchSize);
-      total += n;
-      if (n < batchSize) break;
-      await new Promise((resolve) => setImmediate(resolve));
+    const own = [...this.overrides()].filter((o) => o.days !== undefined || o.runs !== undefined);
+    const before = (days: number | null) => (days === null ? null : new Date(this.clock().getTime() - days * 86_400_000));
+    const rules: PruneRule[] = [];
+    if (this.enabled) rules.push({ before: before(maxAgeDays), keepPerWorkflow, ...(own.length > 0 ? { except: own.map((o) => o.workflowId) } : {}) });
+    const start = own.length > 0 ? this.cursor % own.length : 0;
+    for (const o of [...own.slice(start), ...own.slice(0, start)]) {
+      const rule = { before: before(o.days ?? maxAgeDays), keepPerWorkflow: o.runs ?? keepPerWorkflow };
+      if (rule.before !== null || rule.keepPerWorkflow !== null) rules.push({ ...rule, workflow: { ownerId: o.ownerId, workflowId: o.workflowId } });
     }
+    // At most maxBatches full batches per round; a workflow's rule that deletes less than a batch
+    // costs one short query.
+    let total = 0;
+    let full = 0;
+    let visited = 0;
+    for (const rule of rules) {
+      if (full >= maxBatches) break;
+      if (rule.workflow) visited++;
+      for (;;) {
+        const n = await this.store.prune(rule, batchSize);
+        total += n;
+        await new Promise((resolve) => setImmediate(resolve));
+        if (n < batchSize || ++full >= maxBatches) break;
+      }
+    }
+    this.cursor = start + visited;
     if (total > 0) this.log.info({ deleted: total }, 'run history pruned');
     return total;
   }
 
   start(): void {
-    if (!this.enabled || this.timer) return;
+    if (this.timer) return;
     this.timer = setInterval(() => {
       this.pruneOnce().catch((err: unknown) => this.log.warn({ err }, 'run history could not be pruned; trying again next round'));
     }, this.policy.intervalMs);

@@ -1,4 +1,4 @@
-import type { CalendarEntry, ExecutionOrder, Note, Project, Task, Workflow, WorkflowDefinition, WorkflowGraph } from '@flowdesk/contracts';
+import type { CalendarEntry, ExecutionOrder, Note, Project, Task, Workflow, WorkflowDefinition, WorkflowGraph, WorkflowRetention } from '@flowdesk/contracts';
 import type {
   CalendarEntry as CalendarRow,
   Note as NoteRow,
@@ -60,6 +60,18 @@ export const toNote = (r: NoteRow): Note => ({
 
 export const webhookUrl = (publicBaseUrl: string, workflowId: string) => `${publicBaseUrl}/functions/v1/webhook-trigger/${workflowId}`;
 
+/** The retention columns as the API's `retention` (null when neither is set). */
+export function toRetention(r: { retentionDays?: number | null; retentionRuns?: number | null }): WorkflowRetention | null {
+  if (r.retentionDays == null && r.retentionRuns == null) return null;
+  return { ...(r.retentionDays != null ? { days: r.retentionDays } : {}), ...(r.retentionRuns != null ? { runs: r.retentionRuns } : {}) };
+}
+
+/** The API's `retention` as its columns (undefined: unchanged; null or {}: both cleared). */
+export function retentionColumns(retention: WorkflowRetention | null | undefined): { retentionDays?: number | null; retentionRuns?: number | null } {
+  if (retention === undefined) return {};
+  return { retentionDays: retention?.days ?? null, retentionRuns: retention?.runs ?? null };
+}
+
 export const toWorkflow =
   (publicBaseUrl: string) =>
   (r: WorkflowRow): Workflow => ({
@@ -72,6 +84,7 @@ export const toWorkflow =
     triggerConfig: r.triggerConfig as Record<string, unknown>,
     executionOrder: r.executionOrder as ExecutionOrder,
     errorWorkflowId: r.errorWorkflowId ?? null,
+    retention: toRetention(r),
     webhook: r.triggerType === 'webhook' ? { url: webhookUrl(publicBaseUrl, r.id), requireSecret: r.requireWebhookSecret } : null,
     samplePayload: (r.samplePayload as Record<string, unknown> | null) ?? null,
     samplePayloadAt: isoOrNull(r.samplePayloadAt),
@@ -83,6 +96,8 @@ export const toWorkflow =
 export const toDefinition = (
   r: Pick<WorkflowRow, 'id' | 'ownerId' | 'version' | 'triggerType' | 'active' | 'executionOrder' | 'graph' | 'triggerConfig'> & {
     errorWorkflowId?: string | null;
+    retentionDays?: number | null;
+    retentionRuns?: number | null;
   },
 ): WorkflowDefinition => ({
   id: r.id,
@@ -92,6 +107,7 @@ export const toDefinition = (
   active: r.active,
   executionOrder: r.executionOrder as ExecutionOrder,
   errorWorkflowId: r.errorWorkflowId ?? null,
+  retention: toRetention(r),
   graph: r.graph as unknown as WorkflowGraph,
   triggerConfig: r.triggerConfig as Record<string, unknown>,
 });

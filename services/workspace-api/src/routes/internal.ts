@@ -12,6 +12,8 @@ const DEFINITION_COLUMNS = {
   active: true,
   executionOrder: true,
   errorWorkflowId: true,
+  retentionDays: true,
+  retentionRuns: true,
   graph: true,
   triggerConfig: true,
 } as const;

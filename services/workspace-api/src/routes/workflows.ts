@@ -20,7 +20,7 @@ import { announceWorkflowChange } from '../adapters/outbox.ts';
 import { keysetPage } from '../domain/pagination.ts';
 import { containsText } from '../domain/text-search.ts';
 import { mapPrismaError } from '../domain/errors.ts';
-import { toWorkflow, webhookUrl } from '../domain/mappers.ts';
+import { retentionColumns, toWorkflow, webhookUrl } from '../domain/mappers.ts';
 import { validateGraph, validateTriggerConfig } from '../domain/graph.ts';
 import { SecretBox } from '../domain/secret-box.ts';
 import { errorResponses } from './schemas.ts';
@@ -98,6 +98,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
             webhookSecretCipher: secret ? secrets.seal(secret) : null,
             executionOrder: b.executionOrder ?? 'parallel',
             errorWorkflowId: b.errorWorkflowId ?? null,
+            ...retentionColumns(b.retention),
           },
         });
         await announceWorkflowChange(tx, 'created', created, now());
@@ -162,6 +163,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
             requireWebhookSecret: b.requireWebhookSecret,
             executionOrder: b.executionOrder,
             errorWorkflowId: b.errorWorkflowId,
+            ...retentionColumns(b.retention),
             version: { increment: 1 },
             ...secretChange,
           },

@@ -53,6 +53,7 @@ import {
 } from '../workflows/graph.ts';
 import { StepForm } from '../workflows/StepForm.tsx';
 import { ErrorWorkflowSelect, OnErrorSelect } from '../workflows/ErrorSettings.tsx';
+import { RetentionSettings } from '../workflows/RetentionSettings.tsx';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
 import { defaultTriggerConfig, TriggerPanel, type TriggerDraft } from '../workflows/TriggerPanel.tsx';
 import { checkSchedule, TRIGGER_LABEL, triggerSample, type TriggerType } from '../workflows/triggers.ts';
@@ -118,6 +119,7 @@ function Editor({ initial }: { initial: Workflow }) {
   const [name, setName] = useState(initial.name);
   const [executionOrder, setExecutionOrder] = useState(initial.executionOrder);
   const [errorWorkflowId, setErrorWorkflowId] = useState(initial.errorWorkflowId ?? null);
+  const [retention, setRetention] = useState(initial.retention ?? null);
   const [dirty, setDirty] = useState(false);
   const [selectedId, setSelectedId] = useState<string>(TRIGGER_ID);
   const [secret, setSecret] = useState<string | null>(null);
@@ -218,6 +220,7 @@ function Editor({ initial }: { initial: Workflow }) {
     name,
     executionOrder,
     errorWorkflowId,
+    retention,
     triggerDraft,
     setNodes,
     select: setSelectedId,
@@ -476,7 +479,10 @@ function Editor({ initial }: { initial: Workflow }) {
                   </>
                 )}
                 {selected.data.kind === 'trigger' && (
-                  <ErrorWorkflowSelect workflowId={workflow.id} value={errorWorkflowId} onChange={(id) => (setErrorWorkflowId(id), setDirty(true))} />
+                  <>
+                    <ErrorWorkflowSelect workflowId={workflow.id} value={errorWorkflowId} onChange={(id) => (setErrorWorkflowId(id), setDirty(true))} />
+                    <RetentionSettings value={retention} onChange={(r) => (setRetention(r), setDirty(true))} />
+                  </>
                 )}
                 <Divider />
                 <VariablePicker

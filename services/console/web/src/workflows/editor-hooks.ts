@@ -168,6 +168,8 @@ export function useSave(editor: {
   executionOrder: Workflow['executionOrder'];
   /** Started when a run of this workflow fails (another workflow of the owner), or null. */
   errorWorkflowId: string | null;
+  /** The workflow's own run history retention, or null (the global setting). */
+  retention: Workflow['retention'];
   triggerDraft: TriggerDraft | null;
   setNodes: SetState<AnyNode[]>;
   select: (nodeId: string) => void;
@@ -175,7 +177,7 @@ export function useSave(editor: {
 }) {
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<string | null>(null);
-  const { workflow, nodes, edges, name, executionOrder, errorWorkflowId, triggerDraft, setNodes, select, onSaved } = editor;
+  const { workflow, nodes, edges, name, executionOrder, errorWorkflowId, retention, triggerDraft, setNodes, select, onSaved } = editor;
   const markErrors = (errors: Record<string, string>) => setNodes((ns) => ns.map((n) => ({ ...n, data: { ...n.data, error: errors[n.id] } }) as AnyNode));
 
   const save = async (): Promise<boolean> => {
@@ -195,6 +197,7 @@ export function useSave(editor: {
         graph,
         executionOrder,
         errorWorkflowId,
+        retention: retention ?? null,
         ...(triggerDraft ? { triggerConfig: triggerDraft.config } : {}),
       });
       onSaved(saved);

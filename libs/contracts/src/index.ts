@@ -11,6 +11,7 @@ export * from './nodes/index.ts';
 export * from './nodes/docs.ts';
 export * from './entities/workflows.ts';
 export * from './entities/workflow-runs.ts';
+export * from './entities/step-tests.ts';
 export * from './entities/credentials.ts';
 export * from './entities/workspace.ts';
 export * from './entities/comments.ts';

@@ -54,6 +54,7 @@ import {
 import { StepForm } from '../workflows/StepForm.tsx';
 import { ErrorWorkflowSelect, OnErrorSelect } from '../workflows/ErrorSettings.tsx';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
+import { RunStep } from '../workflows/run-step.tsx';
 import { defaultTriggerConfig, TriggerPanel, type TriggerDraft } from '../workflows/TriggerPanel.tsx';
 import { checkSchedule, TRIGGER_LABEL, triggerSample, type TriggerType } from '../workflows/triggers.ts';
 import { VariablePicker, type PickerSource } from '../workflows/VariablePicker.tsx';
@@ -473,6 +474,7 @@ function Editor({ initial }: { initial: Workflow }) {
                       value={selected.data.onError}
                       onChange={(onError) => updateData(selected.id, { ...(selected.data as StepData), onError }, 'onError')}
                     />
+                    <RunStep workflowId={workflow.id} nodeId={selected.id} data={selected.data} sample={scope.trigger} outputs={scope.nodes} />
                   </>
                 )}
                 {selected.data.kind === 'trigger' && (

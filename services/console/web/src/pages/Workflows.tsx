@@ -1,6 +1,6 @@
 import { ActionIcon, Badge, Button, Group, Menu, Modal, Paper, Radio, Skeleton, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconCopy, IconDots, IconPlayerPlay, IconPlus, IconSitemap, IconTrash } from '@tabler/icons-react';
+import { IconCopy, IconDots, IconPlayerPlay, IconPlus, IconSitemap, IconTemplate, IconTrash } from '@tabler/icons-react';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, type Workflow, type WorkflowRun } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
@@ -12,6 +12,7 @@ import { Link, navigate } from '../router.tsx';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
+import { TemplateGallery } from '../workflows/gallery/TemplateGallery.tsx';
 import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
 import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
 import { workspace } from '../workspace.ts';
@@ -57,6 +58,7 @@ export function WorkflowsPage() {
     reload,
   });
   const [creating, setCreating] = useState(false);
+  const [browsing, setBrowsing] = useState(false);
   /** The workflow whose Run now dialog is open (from its row's menu, as in the editor). */
   const [runningNow, setRunningNow] = useState<Workflow | null>(null);
   /** Active switches flipped and not yet confirmed by the server: shown at once, put back if refused (as in the editor). */
@@ -100,9 +102,14 @@ export function WorkflowsPage() {
     );
 
   const createButton = (
-    <Button leftSection={<IconPlus size={16} />} onClick={() => setCreating(true)}>
-      New workflow
-    </Button>
+    <Group gap="xs" wrap="wrap">
+      <Button variant="default" leftSection={<IconTemplate size={16} />} onClick={() => setBrowsing(true)}>
+        Start from a template
+      </Button>
+      <Button leftSection={<IconPlus size={16} />} onClick={() => setCreating(true)}>
+        New workflow
+      </Button>
+    </Group>
   );
 
   return (
@@ -193,6 +200,7 @@ export function WorkflowsPage() {
         </TableRegion>
       )}
       <CreateWorkflowModal opened={creating} onClose={() => setCreating(false)} />
+      <TemplateGallery opened={browsing} onClose={() => setBrowsing(false)} />
       {runningNow && (
         <RunNowDialog
           workflow={runningNow}

@@ -5,10 +5,11 @@
  * error. Nothing is activated, saved or recorded. A node that may change the world (sends a
  * request other than GET, creates something) asks first: it acts for real, as in n8n.
  */
-import { Alert, Badge, Button, Code, Group, Modal, Stack, Text } from '@mantine/core';
+import { Alert, Button, Code, Group, Modal, Stack, Text } from '@mantine/core';
 import { IconPlayerPlay } from '@tabler/icons-react';
 import { useEffect, useState } from 'react';
 import { api, ApiError, type StepTestResult } from '../api.ts';
+import { RunStatusBadge } from '../components/RunStatus.tsx';
 import { definitionOf, toParams, type ApiNode, type StepData } from './graph.ts';
 
 /** Node types that only compute (nothing outside the run changes): run without asking. Any other type asks. */
@@ -99,7 +100,7 @@ export function RunStep({
     <section aria-label="Run this step" data-testid="run-step">
       <Stack gap="xs">
         <Group gap="xs" justify="space-between" wrap="wrap">
-          <Button variant="light" size="xs" leftSection={<IconPlayerPlay size={14} />} onClick={start} loading={busy} disabled={!!problem}>
+          <Button variant="default" size="xs" leftSection={<IconPlayerPlay size={14} />} onClick={start} loading={busy} disabled={!!problem}>
             Run this step
           </Button>
           <Text size="xs" c="dimmed" style={{ flex: '1 1 12rem' }}>
@@ -144,17 +145,14 @@ export function RunStep({
 
 function StepResult({ result }: { result: StepTestResult }) {
   const { step } = result;
-  const ok = step.status === 'succeeded';
   return (
     <Stack gap={6} data-testid="run-step-result" aria-live="polite">
       <Group gap={6}>
-        <Badge color={ok ? 'green' : 'red'} variant="light" c={ok ? 'green.9' : 'red.9'} tt="none">
-          {ok ? 'Succeeded' : 'Failed'}
-        </Badge>
+        <RunStatusBadge status={step.status} />
         {result.branch && (
-          <Badge color="gray" variant="light" c="dark.6" tt="none">
-            Branch: {result.branch}
-          </Badge>
+          <Text size="xs">
+            Branch: <b>{result.branch}</b>
+          </Text>
         )}
         <Text size="xs" c="dimmed">
           {step.durationMs} ms
@@ -166,8 +164,8 @@ function StepResult({ result }: { result: StepTestResult }) {
         </Alert>
       )}
       {result.warnings.map((w) => (
-        <Text key={w} size="xs" c="yellow.9">
-          {w}
+        <Text key={w} size="xs" c="dark.6">
+          Warning: {w}
         </Text>
       ))}
       <Text size="xs" fw={600}>

@@ -26,7 +26,8 @@ const FILL: Record<string, string> = {};
 /** The form a newly added step starts with (web/src/workflows/graph.ts emptyForm). */
 function startingForm(fields: FormField[]): Record<string, unknown> {
   const form: Record<string, unknown> = {};
-  for (const f of fields) if (f.widget !== 'none') form[f.key] = f.widget === 'key-value' ? [] : f.widget === 'select' ? (f.hint.default ?? f.options![0]!.value) : '';
+  for (const f of fields)
+    if (f.widget !== 'none') form[f.key] = f.widget === 'key-value' ? [] : f.widget === 'select' ? (f.hint.default ?? f.options![0]!.value) : '';
   return form;
 }
 
@@ -231,7 +232,11 @@ describe('node forms, Run this step and the template gallery in chromium', { ski
     const id = page.url().split('/').at(-1)!;
     assert.equal(await page.getByRole('textbox', { name: 'Workflow name' }).inputValue(), template.name);
     for (const n of template.graph.nodes) await page.getByTestId(`node-${n.id}`).waitFor();
-    const wf = (await apiGet(`/workflows/${id}`)) as { active: boolean; triggerType: string; graph: { nodes: { id: string; type: string }[]; edges: unknown[] } };
+    const wf = (await apiGet(`/workflows/${id}`)) as {
+      active: boolean;
+      triggerType: string;
+      graph: { nodes: { id: string; type: string }[]; edges: unknown[] };
+    };
     assert.equal(wf.active, false, 'created inactive');
     assert.equal(wf.triggerType, template.triggerType);
     assert.deepEqual(

@@ -42,7 +42,8 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
   {
     id: 'form-to-task',
     name: 'Form submission → task',
-    description: 'A contact or request form posts to the webhook; its fields are tidied and a follow-up task is created. Point your form’s action at the workflow’s URL.',
+    description:
+      'A contact or request form posts to the webhook; its fields are tidied and a follow-up task is created. Point your form’s action at the workflow’s URL.',
     category: 'Forms & webhooks',
     triggerType: 'webhook',
     triggerConfig: {},
@@ -80,7 +81,8 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
   {
     id: 'github-issue-to-task',
     name: 'GitHub issue → task',
-    description: 'A GitHub webhook (issues events) creates a task for each newly opened issue; other actions end the run as skipped. Add the URL under the repository’s Settings → Webhooks.',
+    description:
+      'A GitHub webhook (issues events) creates a task for each newly opened issue; other actions end the run as skipped. Add the URL under the repository’s Settings → Webhooks.',
     category: 'Forms & webhooks',
     triggerType: 'webhook',
     triggerConfig: {},
@@ -92,7 +94,13 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
     graph: {
       triggerPosition: at(0, 0),
       nodes: [
-        { id: 'condition_1', type: 'condition', name: 'Newly opened?', position: col(0), params: { left: '{{trigger.action}}', operator: 'equals', right: 'opened' } },
+        {
+          id: 'condition_1',
+          type: 'condition',
+          name: 'Newly opened?',
+          position: col(0),
+          params: { left: '{{trigger.action}}', operator: 'equals', right: 'opened' },
+        },
         {
           id: 'task_1',
           type: 'create_task',
@@ -113,7 +121,8 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
   {
     id: 'stripe-payment',
     name: 'Stripe payment → task',
-    description: 'A Stripe webhook routes on the event type: a failed payment becomes a task to chase it, a succeeded one a bookkeeping task with the amount. Other events are skipped.',
+    description:
+      'A Stripe webhook routes on the event type: a failed payment becomes a task to chase it, a succeeded one a bookkeeping task with the amount. Other events are skipped.',
     category: 'Payments & orders',
     triggerType: 'webhook',
     triggerConfig: {},
@@ -143,7 +152,10 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           type: 'create_task',
           name: 'Book the payment',
           position: at(-160, 280),
-          params: { title: 'Book payment {{= $formatNumber(trigger.data.object.amount / 100, "0.00") }} {{= $uppercase(trigger.data.object.currency) }}', notes: 'From {{trigger.data.object.receipt_email}} ({{trigger.data.object.id}})' },
+          params: {
+            title: 'Book payment {{= $formatNumber(trigger.data.object.amount / 100, "0.00") }} {{= $uppercase(trigger.data.object.currency) }}',
+            notes: 'From {{trigger.data.object.receipt_email}} ({{trigger.data.object.id}})',
+          },
         },
         {
           id: 'task_2',
@@ -163,7 +175,8 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
   {
     id: 'overdue-digest',
     name: 'Daily digest of overdue items',
-    description: 'Every weekday at 08:00 reads a list of open items from an API, keeps the overdue ones and posts a digest to a chat webhook; nothing is posted when none is overdue. Replace both URLs.',
+    description:
+      'Every weekday at 08:00 reads a list of open items from an API, keeps the overdue ones and posts a digest to a chat webhook; nothing is posted when none is overdue. Replace both URLs.',
     category: 'Notifications',
     triggerType: 'schedule',
     triggerConfig: { cron: '0 8 * * 1-5', timezone: 'UTC' },
@@ -171,7 +184,13 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
     graph: {
       triggerPosition: at(0, 0),
       nodes: [
-        { id: 'http_1', type: 'http_request', name: 'Read open items', position: col(0), params: { method: 'GET', url: 'https://api.example.com/items?status=open' } },
+        {
+          id: 'http_1',
+          type: 'http_request',
+          name: 'Read open items',
+          position: col(0),
+          params: { method: 'GET', url: 'https://api.example.com/items?status=open' },
+        },
         {
           id: 'filter_1',
           type: 'filter',
@@ -179,7 +198,13 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           position: col(1),
           params: { items: '{{nodes.http_1.body.items}}', field: 'due', operator: 'less_than', right: '{{trigger.scheduledFor}}' },
         },
-        { id: 'condition_1', type: 'condition', name: 'Any overdue?', position: col(2), params: { left: '{{nodes.filter_1.count}}', operator: 'greater_than', right: '0' } },
+        {
+          id: 'condition_1',
+          type: 'condition',
+          name: 'Any overdue?',
+          position: col(2),
+          params: { left: '{{nodes.filter_1.count}}', operator: 'greater_than', right: '0' },
+        },
         {
           id: 'http_2',
           type: 'http_request',
@@ -212,7 +237,16 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
       event: 'created',
       entityId: '00000000-0000-4000-8000-000000000004',
       before: null,
-      after: { id: '00000000-0000-4000-8000-000000000004', title: 'Write report', status: 'todo', priority: 'high', projectId: null, dueDate: '2026-01-09', notes: '', tags: [] },
+      after: {
+        id: '00000000-0000-4000-8000-000000000004',
+        title: 'Write report',
+        status: 'todo',
+        priority: 'high',
+        projectId: null,
+        dueDate: '2026-01-09',
+        notes: '',
+        tags: [],
+      },
       changedAt: '2026-01-05T09:00:00.000Z',
     },
     graph: {
@@ -223,7 +257,13 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           type: 'http_request',
           name: 'Post to chat',
           position: col(0),
-          params: { method: 'POST', url: CHAT_URL, body: { text: 'New task: {{trigger.after.title}} (priority {{trigger.after.priority}}, due {{= trigger.after.dueDate ? trigger.after.dueDate : "no date" }})' } },
+          params: {
+            method: 'POST',
+            url: CHAT_URL,
+            body: {
+              text: 'New task: {{trigger.after.title}} (priority {{trigger.after.priority}}, due {{= trigger.after.dueDate ? trigger.after.dueDate : "no date" }})',
+            },
+          },
         },
       ],
       edges: [{ from: 'trigger', to: 'http_1' }],
@@ -232,7 +272,8 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
   {
     id: 'lead-enrichment',
     name: 'Lead enrichment',
-    description: 'A sign-up posts an email; an enrichment API (Clearbit-style) is asked about its company, the useful fields are kept, and a task is created for companies of 50 people or more. Replace the URL and its key.',
+    description:
+      'A sign-up posts an email; an enrichment API (Clearbit-style) is asked about its company, the useful fields are kept, and a task is created for companies of 50 people or more. Replace the URL and its key.',
     category: 'Sales',
     triggerType: 'webhook',
     triggerConfig: {},
@@ -260,13 +301,22 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
             ],
           },
         },
-        { id: 'condition_1', type: 'condition', name: '50 people or more?', position: col(2), params: { left: '{{nodes.set_1.employees}}', operator: 'greater_than', right: '49' } },
+        {
+          id: 'condition_1',
+          type: 'condition',
+          name: '50 people or more?',
+          position: col(2),
+          params: { left: '{{nodes.set_1.employees}}', operator: 'greater_than', right: '49' },
+        },
         {
           id: 'task_1',
           type: 'create_task',
           name: 'Call the lead',
           position: col(3),
-          params: { title: 'Call {{trigger.name}} at {{nodes.set_1.company}}', notes: '{{trigger.email}}: {{nodes.set_1.employees}} people ({{nodes.set_1.domain}})' },
+          params: {
+            title: 'Call {{trigger.name}} at {{nodes.set_1.company}}',
+            notes: '{{trigger.email}}: {{nodes.set_1.employees}} people ({{nodes.set_1.domain}})',
+          },
         },
       ],
       edges: [
@@ -295,8 +345,20 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
     graph: {
       triggerPosition: at(0, 0),
       nodes: [
-        { id: 'condition_1', type: 'condition', name: 'Urgent?', position: col(0), params: { left: '{{trigger.after.priority}}', operator: 'equals', right: 'urgent' } },
-        { id: 'condition_2', type: 'condition', name: 'Still open?', position: col(1), params: { left: '{{trigger.after.status}}', operator: 'not_equals', right: 'done' } },
+        {
+          id: 'condition_1',
+          type: 'condition',
+          name: 'Urgent?',
+          position: col(0),
+          params: { left: '{{trigger.after.priority}}', operator: 'equals', right: 'urgent' },
+        },
+        {
+          id: 'condition_2',
+          type: 'condition',
+          name: 'Still open?',
+          position: col(1),
+          params: { left: '{{trigger.after.status}}', operator: 'not_equals', right: 'done' },
+        },
         {
           id: 'http_1',
           type: 'http_request',
@@ -315,7 +377,8 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
   {
     id: 'order-lines',
     name: 'Shop order → packing task',
-    description: 'A shop (Shopify, WooCommerce) posts an order; Code totals its lines and a packing task lists them. Orders without lines stop as failed, so you see them.',
+    description:
+      'A shop (Shopify, WooCommerce) posts an order; Code totals its lines and a packing task lists them. Orders without lines stop as failed, so you see them.',
     category: 'Payments & orders',
     triggerType: 'webhook',
     triggerConfig: {},
@@ -332,8 +395,20 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
     graph: {
       triggerPosition: at(0, 0),
       nodes: [
-        { id: 'condition_1', type: 'condition', name: 'Has lines?', position: col(0), params: { left: '{{= $count(trigger.lines) }}', operator: 'greater_than', right: '0' } },
-        { id: 'stop_1', type: 'stop', name: 'No lines', position: at(260, 280), params: { status: 'failed', message: 'Order {{trigger.orderId}} has no lines' } },
+        {
+          id: 'condition_1',
+          type: 'condition',
+          name: 'Has lines?',
+          position: col(0),
+          params: { left: '{{= $count(trigger.lines) }}', operator: 'greater_than', right: '0' },
+        },
+        {
+          id: 'stop_1',
+          type: 'stop',
+          name: 'No lines',
+          position: at(260, 280),
+          params: { status: 'failed', message: 'Order {{trigger.orderId}} has no lines' },
+        },
         {
           id: 'code_1',
           type: 'code',
@@ -352,7 +427,10 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           type: 'create_task',
           name: 'Packing task',
           position: col(2),
-          params: { title: 'Pack order {{trigger.orderId}} ({{nodes.code_1.count}} lines, {{nodes.code_1.total}})', notes: 'For {{trigger.customer.name}}:\n{{nodes.code_1.list}}' },
+          params: {
+            title: 'Pack order {{trigger.orderId}} ({{nodes.code_1.count}} lines, {{nodes.code_1.total}})',
+            notes: 'For {{trigger.customer.name}}:\n{{nodes.code_1.list}}',
+          },
         },
       ],
       edges: [
@@ -366,13 +444,20 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
   {
     id: 'failed-run-alert',
     name: 'Alert when a workflow fails',
-    description: 'An error workflow: name it as another workflow’s error workflow and each failed run of that one posts the failed step and error to a chat webhook. Replace the URL.',
+    description:
+      'An error workflow: name it as another workflow’s error workflow and each failed run of that one posts the failed step and error to a chat webhook. Replace the URL.',
     category: 'Notifications',
     triggerType: 'error',
     triggerConfig: {},
     samplePayload: {
       workflow: { id: '00000000-0000-4000-8000-000000000005' },
-      run: { id: '00000000-0000-4000-8000-000000000006', eventId: 'evt_1', triggerType: 'webhook', startedAt: '2026-01-05T09:00:00.000Z', finishedAt: '2026-01-05T09:00:01.000Z' },
+      run: {
+        id: '00000000-0000-4000-8000-000000000006',
+        eventId: 'evt_1',
+        triggerType: 'webhook',
+        startedAt: '2026-01-05T09:00:00.000Z',
+        finishedAt: '2026-01-05T09:00:01.000Z',
+      },
       failedNode: { id: 'http_1', type: 'http_request', error: 'POST https://api.example.com/orders answered HTTP 500' },
       error: 'node "http_1" failed: POST https://api.example.com/orders answered HTTP 500',
     },
@@ -394,4 +479,3 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
 
 /** The template with this id, or undefined. */
 export const workflowTemplate = (id: string): WorkflowTemplate | undefined => WORKFLOW_TEMPLATES.find((t) => t.id === id);
-

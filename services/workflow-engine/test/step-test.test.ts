@@ -23,7 +23,14 @@ before(async () => {
       json(res, req.url === '/fail' ? 500 : 201, { ok: true, got: req.body });
     },
   });
-  engine = await buildApp({ bus: stack.bus, db: stack.testDb.db, jwtPublicKeyPem: keys.publicKeyPem, http: stack.http, workspace: stack.workspace, logLevel: 'silent' });
+  engine = await buildApp({
+    bus: stack.bus,
+    db: stack.testDb.db,
+    jwtPublicKeyPem: keys.publicKeyPem,
+    http: stack.http,
+    workspace: stack.workspace,
+    logLevel: 'silent',
+  });
   engineUrl = await listen(engine, 0);
 });
 after(async () => {
@@ -48,7 +55,7 @@ test('an HTTP Request step renders the sample and earlier outputs, calls for rea
   };
   const res = await call(owner, 'POST', `/api/v1/workflows/${id}/test-step`, { node, payload: { name: 'Ada' }, nodes: { set_1: { qty: 3 } } });
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  const body = res.body as any;
+  const body = res.body;
   assert.equal(body.step.status, 'succeeded', JSON.stringify(body));
   assert.equal(body.step.nodeId, 'http_1');
   assert.deepEqual(body.step.input.body, { name: 'Ada', total: 6 });
@@ -57,7 +64,7 @@ test('an HTTP Request step renders the sample and earlier outputs, calls for rea
   assert.deepEqual(JSON.parse(received.at(-1)!.body), { name: 'Ada', total: 6 });
   const runs = await call(owner, 'GET', `/api/v1/workflows/${id}/runs`);
   assert.equal(runs.status, 200);
-  assert.deepEqual((runs.body as any).items, [], 'a tested step is no run');
+  assert.deepEqual(runs.body.items, [], 'a tested step is no run');
 });
 
 test('a failing step answers 200 with the error; the SSRF guard refuses what a run would refuse', async () => {
@@ -67,14 +74,14 @@ test('a failing step answers 200 with the error; the SSRF guard refuses what a r
     node: { id: 'http_1', type: 'http_request', onError: 'continue', params: { method: 'GET', url: `${stack.receiver!.url}/fail` } },
   });
   assert.equal(failing.status, 200);
-  assert.equal((failing.body as any).step.status, 'failed', 'the node’s own on-error does not hide the failure in a test');
-  assert.match((failing.body as any).step.error, /500/);
+  assert.equal(failing.body.step.status, 'failed', 'the node’s own on-error does not hide the failure in a test');
+  assert.match(failing.body.step.error, /500/);
   const blocked = await call(owner, 'POST', `/api/v1/workflows/${id}/test-step`, {
     node: { id: 'http_2', type: 'http_request', params: { method: 'GET', url: 'http://127.0.0.1:9/secret' } },
   });
   assert.equal(blocked.status, 200);
-  assert.equal((blocked.body as any).step.status, 'failed');
-  assert.match((blocked.body as any).step.error, /SSRF|blocked|not allowed/i);
+  assert.equal(blocked.body.step.status, 'failed');
+  assert.match(blocked.body.step.error, /SSRF|blocked|not allowed/i);
 });
 
 test('Create Task acts for real, as the owner; a Condition answers its branch', async () => {
@@ -85,16 +92,19 @@ test('Create Task acts for real, as the owner; a Condition answers its branch', 
     payload: { name: 'Grace' },
   });
   assert.equal(res.status, 200, JSON.stringify(res.body));
-  assert.equal((res.body as any).step.output.title, 'Call Grace');
+  assert.equal(res.body.step.output.title, 'Call Grace');
   const tasks = await call(owner, 'GET', '/api/v1/tasks?limit=100');
-  assert.ok((tasks.body as any).items.some((t: { title: string }) => t.title === 'Call Grace'), JSON.stringify(tasks.body));
+  assert.ok(
+    tasks.body.items.some((t: { title: string }) => t.title === 'Call Grace'),
+    JSON.stringify(tasks.body),
+  );
   const cond = await call(owner, 'POST', `/api/v1/workflows/${id}/test-step`, {
     node: { id: 'condition_1', type: 'condition', params: { left: '{{trigger.amount}}', operator: 'greater_than', right: '100' } },
     payload: { amount: 50 },
   });
   assert.equal(cond.status, 200, JSON.stringify(cond.body));
-  assert.equal((cond.body as any).branch, 'false');
-  assert.deepEqual((cond.body as any).step.output, { result: false });
+  assert.equal(cond.body.branch, 'false');
+  assert.deepEqual(cond.body.step.output, { result: false });
 });
 
 test('refusals: another user’s workflow is 404, a node that fails the contract 400, read access 403', async () => {
@@ -104,9 +114,9 @@ test('refusals: another user’s workflow is 404, a node that fails the contract
   assert.equal((await call(randomUUID(), 'POST', `/api/v1/workflows/${id}/test-step`, { node })).status, 404);
   const bad = await call(owner, 'POST', `/api/v1/workflows/${id}/test-step`, { node: { id: 'x_1', type: 'no_such_type', params: {} } });
   assert.equal(bad.status, 400);
-  assert.equal(typeof (bad.body as any).error, 'string', JSON.stringify(bad.body));
+  assert.equal(typeof bad.body.error, 'string', JSON.stringify(bad.body));
   assert.equal((await call(owner, 'POST', `/api/v1/workflows/${id}/test-step`, { node }, 'mcp:read')).status, 403);
   const ok = await call(owner, 'POST', `/api/v1/workflows/${id}/test-step`, { node });
   assert.equal(ok.status, 200, JSON.stringify(ok.body));
-  assert.equal((ok.body as any).step.status, 'succeeded');
+  assert.equal(ok.body.step.status, 'succeeded');
 });

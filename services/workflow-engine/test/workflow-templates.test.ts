@@ -19,7 +19,13 @@ before(async () => {
   stack = await startEngineStack({
     keys,
     receiver: (req, res) => {
-      if (req.url.startsWith('/items')) json(res, 200, { items: [{ title: 'Send invoice', due: '2020-01-01' }, { title: 'Plan Q3', due: '2999-01-01' }] });
+      if (req.url.startsWith('/items'))
+        json(res, 200, {
+          items: [
+            { title: 'Send invoice', due: '2020-01-01' },
+            { title: 'Plan Q3', due: '2999-01-01' },
+          ],
+        });
       else if (req.url.startsWith('/enrich')) json(res, 200, { company: { name: 'BigCorp', employees: 1200 } });
       else json(res, 200, { ok: true });
     },
@@ -31,7 +37,9 @@ after(async () => {
 
 /** The template's graph with its example.com targets pointed at the loopback receiver. */
 const onLoopback = (graph: WorkflowGraph): WorkflowGraph =>
-  JSON.parse(JSON.stringify(graph).replaceAll('https://api.example.com', stack.receiver!.url).replaceAll('https://hooks.example.com', stack.receiver!.url)) as WorkflowGraph;
+  JSON.parse(
+    JSON.stringify(graph).replaceAll('https://api.example.com', stack.receiver!.url).replaceAll('https://hooks.example.com', stack.receiver!.url),
+  ) as WorkflowGraph;
 
 async function run(template: WorkflowTemplate) {
   const tasks: CreateTaskInput[] = [];
@@ -45,11 +53,16 @@ async function run(template: WorkflowTemplate) {
     receivedAt: '2026-01-05T08:00:00.000Z',
     payload: template.samplePayload,
     headers: {},
-  } as TriggerEvent;
+  };
   const record = await executeWorkflow({
     workflow: { id: event.workflowId, ownerId: event.ownerId, graph: onLoopback(template.graph) },
     event,
-    ports: { http: stack.http, createTask: async (_o, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }), clock: fixedClock(), log: silentLog },
+    ports: {
+      http: stack.http,
+      createTask: async (_o, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }),
+      clock: fixedClock(),
+      log: silentLog,
+    },
   });
   return { record, tasks, requests: sent.slice(from) };
 }
@@ -62,7 +75,11 @@ const EXPECTED: Record<string, (r: Awaited<ReturnType<typeof run>>) => void> = {
     assert.match(tasks[0]?.notes ?? '', /^ada@example\.com\n\nPlease call me back/);
   },
   'github-issue-to-task': ({ tasks }) => assert.equal(tasks[0]?.title, 'acme/app#42: Login button does nothing'),
-  'stripe-payment': ({ tasks }) => assert.deepEqual(tasks.map((t) => t.title), ['Book payment 49.50 EUR']),
+  'stripe-payment': ({ tasks }) =>
+    assert.deepEqual(
+      tasks.map((t) => t.title),
+      ['Book payment 49.50 EUR'],
+    ),
   'overdue-digest': ({ requests }) => {
     assert.equal(requests.length, 2);
     assert.deepEqual(JSON.parse(requests[1]!.body), { text: '1 overdue: Send invoice' });
@@ -78,7 +95,8 @@ const EXPECTED: Record<string, (r: Awaited<ReturnType<typeof run>>) => void> = {
     assert.equal(tasks[0]?.title, 'Pack order A-1001 (4 lines, 79.00)');
     assert.equal(tasks[0]?.notes, 'For Linus:\n2 × Mug (MUG-1)\n1 × T-shirt M (TEE-M)\n3 × Cap (CAP-1)\n4 × Pin (PIN-2)');
   },
-  'failed-run-alert': ({ requests }) => assert.match(JSON.parse(requests[0]!.body).text, /^Run 00000000-0000-4000-8000-000000000006 failed at http_1: node "http_1" failed/),
+  'failed-run-alert': ({ requests }) =>
+    assert.match(JSON.parse(requests[0]!.body).text, /^Run 00000000-0000-4000-8000-000000000006 failed at http_1: node "http_1" failed/),
 };
 
 test('the gallery holds at least eight templates, unique ids, only registered node types, each with its expectation here', () => {
@@ -86,7 +104,10 @@ test('the gallery holds at least eight templates, unique ids, only registered no
   assert.equal(new Set(WORKFLOW_TEMPLATES.map((t) => t.id)).size, WORKFLOW_TEMPLATES.length);
   const registered = new Set<string>(NODE_TYPES.map((d) => d.type));
   for (const t of WORKFLOW_TEMPLATES) for (const n of t.graph.nodes) assert.ok(registered.has(n.type), `${t.id}: ${n.type} is not a registered node type`);
-  assert.deepEqual(WORKFLOW_TEMPLATES.map((t) => t.id).filter((id) => !EXPECTED[id]), []);
+  assert.deepEqual(
+    WORKFLOW_TEMPLATES.map((t) => t.id).filter((id) => !EXPECTED[id]),
+    [],
+  );
 });
 
 describe('every template', () => {

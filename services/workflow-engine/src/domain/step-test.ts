@@ -78,7 +78,8 @@ export async function testStep(input: StepTestInput, deps: StepTestDeps): Promis
       log: secrets.length === 0 ? deps.log : redactingLog(deps.log, secrets),
       metrics: deps.metrics,
       // As in a run: the task carries this workflow as its origin (its change event never starts it again).
-      createTask: (ownerId, task, { signal, idempotencyKey }) => deps.workspace.createTask(ownerId, task, signal, { workflowId: input.workflowId, depth: 1 }, idempotencyKey),
+      createTask: (ownerId, task, { signal, idempotencyKey }) =>
+        deps.workspace.createTask(ownerId, task, signal, { workflowId: input.workflowId, depth: 1 }, idempotencyKey),
     },
   });
   const step = record.steps[0] ?? {

@@ -474,7 +474,14 @@ function Editor({ initial }: { initial: Workflow }) {
                       value={selected.data.onError}
                       onChange={(onError) => updateData(selected.id, { ...(selected.data as StepData), onError }, 'onError')}
                     />
-                    <RunStep workflowId={workflow.id} nodeId={selected.id} data={selected.data} sample={scope.trigger} outputs={scope.nodes} />
+                    <RunStep
+                      key={selected.id}
+                      workflowId={workflow.id}
+                      nodeId={selected.id}
+                      data={selected.data}
+                      sample={scope.trigger}
+                      outputs={scope.nodes}
+                    />
                   </>
                 )}
                 {selected.data.kind === 'trigger' && (

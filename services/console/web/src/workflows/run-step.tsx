@@ -7,7 +7,7 @@
  */
 import { Alert, Button, Code, Group, Modal, Stack, Text } from '@mantine/core';
 import { IconPlayerPlay } from '@tabler/icons-react';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { api, ApiError, type StepTestResult } from '../api.ts';
 import { RunStatusBadge } from '../components/RunStatus.tsx';
 import { definitionOf, toParams, type ApiNode, type StepData } from './graph.ts';
@@ -51,6 +51,7 @@ export function templateSample(workflowId: string): Record<string, unknown> | nu
 
 const json = (v: unknown) => JSON.stringify(v, null, 2) ?? 'null';
 
+/** Render it with `key={nodeId}`: another node selected starts without this one's result. */
 export function RunStep({
   workflowId,
   nodeId,
@@ -70,11 +71,6 @@ export function RunStep({
   const [result, setResult] = useState<StepTestResult | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [confirming, setConfirming] = useState<string | null>(null);
-  // Another node selected: its own result, not this one's.
-  useEffect(() => {
-    setResult(null);
-    setError(null);
-  }, [nodeId]);
 
   const { params, problem } = toParams(data);
   const effect = sideEffectOf(data, params);
@@ -104,7 +100,9 @@ export function RunStep({
             Run this step
           </Button>
           <Text size="xs" c="dimmed" style={{ flex: '1 1 12rem' }}>
-            {sample || templateSample(workflowId) ? 'On the sample and the last run’s outputs; nothing is saved or recorded.' : 'No sample yet: runs on an empty payload.'}
+            {sample || templateSample(workflowId)
+              ? 'On the sample and the last run’s outputs; nothing is saved or recorded.'
+              : 'No sample yet: runs on an empty payload.'}
             {effect ? ' Acts for real.' : ''}
           </Text>
         </Group>

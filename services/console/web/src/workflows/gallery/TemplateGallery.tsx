@@ -82,7 +82,14 @@ export function TemplateGallery({ opened, onClose }: { opened: boolean; onClose:
                 <Text size="xs" c="dark.4">
                   {stepsOf(t).join(' → ')}
                 </Text>
-                <Button size="xs" variant="default" onClick={() => void use(t)} loading={busy === t.id} disabled={busy !== null && busy !== t.id} aria-label={`Use this template: ${t.name}`}>
+                <Button
+                  size="xs"
+                  variant="default"
+                  onClick={() => void use(t)}
+                  loading={busy === t.id}
+                  disabled={busy !== null && busy !== t.id}
+                  aria-label={`Use this template: ${t.name}`}
+                >
                   Use this template
                 </Button>
               </Stack>

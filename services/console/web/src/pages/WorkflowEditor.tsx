@@ -475,7 +475,7 @@ function Editor({ initial }: { initial: Workflow }) {
                       onChange={(onError) => updateData(selected.id, { ...(selected.data as StepData), onError }, 'onError')}
                     />
                     <RunStep
-                      key={selected.id}
+                      key={`run-step-${selected.id}`}
                       workflowId={workflow.id}
                       nodeId={selected.id}
                       data={selected.data}

@@ -199,7 +199,10 @@ describe('node forms, Run this step and the template gallery in chromium', { ski
 
   test('the template gallery: every template listed, accessible (also at 390 px); one chosen opens the editor with its graph, and its step runs on the template’s sample', async () => {
     await page.goto(`${base}/workflows`);
-    await page.getByRole('button', { name: 'Start from a template' }).first().click();
+    // From the new-workflow dialog too.
+    await page.getByRole('button', { name: 'New workflow' }).first().click();
+    await page.getByRole('dialog', { name: 'New workflow' }).getByRole('button', { name: 'Or start from a template' }).click();
+    await page.getByRole('dialog', { name: 'New workflow' }).waitFor({ state: 'detached' });
     const gallery = page.getByRole('dialog', { name: 'Start from a template' });
     await gallery.getByTestId('template-gallery').waitFor();
     assert.ok(WORKFLOW_TEMPLATES.length >= 8);
@@ -248,6 +251,8 @@ describe('node forms, Run this step and the template gallery in chromium', { ski
     // No delivery yet: Run this step uses the template's sample; Create Task asks, then creates the task.
     await page.getByTestId('node-task_1').click();
     const box = panel();
+    // The variables preview against the template's sample as well.
+    assert.equal(await box.getByTestId('preview-text').first().innerText(), 'acme/app#42: Login button does nothing');
     await box.getByRole('button', { name: 'Run this step' }).click();
     await page.getByRole('dialog', { name: 'Run this step for real?' }).getByRole('button', { name: 'Run it' }).click();
     await box.getByTestId('run-step-result').waitFor();

@@ -54,7 +54,7 @@ import {
 import { StepForm } from '../workflows/StepForm.tsx';
 import { ErrorWorkflowSelect, OnErrorSelect } from '../workflows/ErrorSettings.tsx';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
-import { RunStep } from '../workflows/run-step.tsx';
+import { RunStep, templateSample } from '../workflows/run-step.tsx';
 import { defaultTriggerConfig, TriggerPanel, type TriggerDraft } from '../workflows/TriggerPanel.tsx';
 import { checkSchedule, TRIGGER_LABEL, triggerSample, type TriggerType } from '../workflows/triggers.ts';
 import { VariablePicker, type PickerSource } from '../workflows/VariablePicker.tsx';
@@ -284,10 +284,11 @@ function Editor({ initial }: { initial: Workflow }) {
   );
   const scope = useMemo(
     () => ({
-      trigger: trigger ? trigger.value : workflow.samplePayload,
+      // A workflow made from a template has the template's sample until a real delivery arrives.
+      trigger: trigger ? trigger.value : (workflow.samplePayload ?? templateSample(workflow.id)),
       nodes: Object.fromEntries((lastRun?.steps ?? []).filter((s) => s.output != null).map((s) => [s.nodeId, s.output])),
     }),
-    [workflow.samplePayload, lastRun, trigger],
+    [workflow.samplePayload, workflow.id, lastRun, trigger],
   );
   const pick = (text: string) => {
     if (!insertIntoTarget(target.current, text)) notifications.show({ message: 'Click into a field of the step first, then pick a variable.' });

@@ -199,7 +199,14 @@ export function WorkflowsPage() {
           </Table>
         </TableRegion>
       )}
-      <CreateWorkflowModal opened={creating} onClose={() => setCreating(false)} />
+      <CreateWorkflowModal
+        opened={creating}
+        onClose={() => setCreating(false)}
+        onTemplates={() => {
+          setCreating(false);
+          setBrowsing(true);
+        }}
+      />
       <TemplateGallery opened={browsing} onClose={() => setBrowsing(false)} />
       {runningNow && (
         <RunNowDialog
@@ -219,7 +226,7 @@ export function WorkflowsPage() {
   );
 }
 
-function CreateWorkflowModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+function CreateWorkflowModal({ opened, onClose, onTemplates }: { opened: boolean; onClose: () => void; onTemplates: () => void }) {
   const [name, setName] = useState('');
   const [triggerType, setTriggerType] = useState<TriggerType>('webhook');
   const { busy, error, run } = useSubmit();
@@ -262,6 +269,9 @@ function CreateWorkflowModal({ opened, onClose }: { opened: boolean; onClose: ()
           <FormActions onCancel={onClose} busy={busy} disabled={!name.trim()} mt="xs">
             Create workflow
           </FormActions>
+          <Button variant="subtle" size="xs" leftSection={<IconTemplate size={14} />} onClick={onTemplates} style={{ alignSelf: 'flex-start' }}>
+            Or start from a template
+          </Button>
         </Stack>
       </form>
     </Modal>

@@ -14,6 +14,7 @@ import type { HttpClient } from './domain/ports.ts';
 import type { RunLimits } from './domain/executor.ts';
 import { SampleKeeper, processTriggerEvent } from './domain/process-trigger.ts';
 import { runRoutes } from './routes/runs.ts';
+import { stepTestRoutes } from './routes/step-tests.ts';
 import { DEFAULT_RETENTION, RunCancellations, RunRetention, type RetentionPolicy } from './domain/run-control.ts';
 import { ScheduleStore } from './adapters/schedule-store.ts';
 import { Scheduler } from './domain/scheduler.ts';
@@ -119,6 +120,17 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   await app.register(internalAuth, { publicKeyPem: deps.jwtPublicKeyPem, audience: Audience.workflowEngine });
   await app.register(runRoutes(runs, definitions, { bus: deps.bus, clock, heartbeatMs: deps.streamHeartbeatMs, cancellations }), { prefix: API_PREFIX });
   await app.register(credentialRoutes(credentials), { prefix: API_PREFIX });
+  await app.register(
+    stepTestRoutes(definitions, {
+      credentials: credentials.configured ? credentials : undefined,
+      workspace: deps.workspace,
+      http: deps.http,
+      clock,
+      log: app.log,
+      limits: deps.limits,
+    }),
+    { prefix: API_PREFIX },
+  );
 
   /** A failed run for a trigger event the bus gave up on, with the reason (its payload, or a placeholder). */
   const recordDeadLetter = async (e: TriggerEvent, headers: Record<string, string>): Promise<void> => {

@@ -14,6 +14,8 @@ import {
   RunsHealth,
   RunsSummary,
   StartRun,
+  StepTestResult,
+  TestStep,
   UpdateCredential,
   UserList,
   WorkflowRun,
@@ -385,6 +387,16 @@ const RUN_PATHS: Json = {
       ],
       requestBody: { required: false, content: { 'application/json': { schema: strip(StartRun) } } },
       responses: { 202: json(ref('WorkflowRun'), 'Queued'), ...errors(400, 401, 403, 404, 503) },
+    },
+  },
+  '/api/v1/workflows/{id}/test-step': {
+    post: {
+      tags: ['workflow runs'],
+      summary:
+        'Run this step: execute one node (as sent, saved or not) once against a sample payload and earlier nodes’ outputs; records no run; HTTP Request and Create Task act for real',
+      parameters: idParam,
+      requestBody: { required: true, content: { 'application/json': { schema: strip(TestStep) } } },
+      responses: { 200: json(strip(StepTestResult), 'The step: input, output or error'), ...errors(400, 401, 403, 404) },
     },
   },
 };

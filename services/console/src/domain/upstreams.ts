@@ -31,6 +31,8 @@ export const UPSTREAM_ROUTES: readonly UpstreamRoute[] = [
   { prefix: '/credentials', upstream: 'workflow-engine', target: '/api/v1/credentials' },
   // `*`: exactly one path segment (the workflow id).
   { prefix: '/workflows/*/runs', upstream: 'workflow-engine', target: '/api/v1/workflows/*/runs' },
+  // Run this step: the engine executes one node against a sample (docs/workflow-engine.md).
+  { prefix: '/workflows/*/test-step', upstream: 'workflow-engine', target: '/api/v1/workflows/*/test-step' },
 ];
 
 function matches(path: string, prefix: string): boolean {

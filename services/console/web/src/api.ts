@@ -17,6 +17,8 @@ import type {
   PageOf,
   Project,
   SetupStatus,
+  StepTestResult,
+  TestStep,
   UpdateWorkflow,
   UserList,
   WebhookSecret,
@@ -26,7 +28,7 @@ import type {
 
 // The API's shapes are the contracts' (libs/contracts), imported as types only: nothing is added to
 // the bundle, and a change of a contract is a compile error here rather than a page that breaks.
-export type { ApiKey, ConnectedApp, CreatedApiKey, Credential, ListedUser, PageOf, Project, Workflow };
+export type { ApiKey, ConnectedApp, CreatedApiKey, Credential, ListedUser, PageOf, Project, StepTestResult, Workflow };
 export type { RunStep, WorkflowRun } from '@flowdesk/contracts';
 
 export type User = AccountUser;
@@ -164,6 +166,8 @@ export class ApiClient {
    */
   runWorkflow = (id: string, payload: Record<string, unknown>, idempotencyKey: string) =>
     this.request<WorkflowRun>('POST', `/workflows/${encodeURIComponent(id)}/runs`, { payload }, { headers: { 'idempotency-key': idempotencyKey } });
+  /** Run this step (POST /workflows/:id/test-step): one node once against a sample; records no run. */
+  testStep = (workflowId: string, body: TestStep) => this.request<StepTestResult>('POST', `/workflows/${encodeURIComponent(workflowId)}/test-step`, body);
   listProjects = () => this.request<PageOf<Project>>('GET', '/projects?limit=100').then((r) => r.items);
   /** Names of stored credentials, or null when this deployment has no credential store (not 200). */
   listCredentialNames = () =>

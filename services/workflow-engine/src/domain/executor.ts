@@ -80,6 +80,13 @@ export interface ExecuteWorkflowInput {
    * ends the run unfinished (executeWorkflow rejects): the bus delivers the event again.
    */
   checkpoint?: (steps: StepCheckpoint[]) => Promise<void>;
+  /**
+   * Outputs of nodes outside this graph, by node id, readable as {{nodes.<id>.…}}: a single step
+   * tested against a sample (step-test.ts) sees the last run's outputs of the nodes before it.
+   */
+  earlierOutputs?: ReadonlyMap<string, unknown>;
+  /** Told each executed node's result (the branch it took); the step test answers with it. */
+  onResult?: (nodeId: string, result: NodeResult) => void;
 }
 
 // Each handler is typed by its own node's params (nodes/index.ts); the executor dispatches on node.type.
@@ -107,7 +114,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   const started = ports.clock();
   const steps: RunStep[] = [];
   const warnings: string[] = [];
-  const outputs = new Map<string, unknown>();
+  const outputs = new Map<string, unknown>(input.earlierOutputs ?? []);
   const renderer = new TemplateRenderer({ payload: event.payload, headers: event.headers, nodes: outputs, credentials: input.credentials, clock: ports.clock });
   let error: string | null = null;
   let actionsRun = 0;
@@ -170,6 +177,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
             if (handler.isAction) unsavedEffect = true;
           }
         }
+        if (result) input.onResult?.(id, result);
         if (!result) break; // the step failed and its node says fail the run: stop at the first failure
         if (handler.isAction) actionsRun++;
         // A condition's false or a switch's branch with no edge, before any action: the run is skipped.

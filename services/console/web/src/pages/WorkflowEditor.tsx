@@ -55,6 +55,7 @@ import { StepForm } from '../workflows/StepForm.tsx';
 import { ErrorWorkflowSelect, OnErrorSelect } from '../workflows/ErrorSettings.tsx';
 import { RetentionSettings } from '../workflows/RetentionSettings.tsx';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
+import { RunStep, templateSample } from '../workflows/run-step.tsx';
 import { defaultTriggerConfig, TriggerPanel, type TriggerDraft } from '../workflows/TriggerPanel.tsx';
 import { checkSchedule, TRIGGER_LABEL, triggerSample, type TriggerType } from '../workflows/triggers.ts';
 import { VariablePicker, type PickerSource } from '../workflows/VariablePicker.tsx';
@@ -286,10 +287,11 @@ function Editor({ initial }: { initial: Workflow }) {
   );
   const scope = useMemo(
     () => ({
-      trigger: trigger ? trigger.value : workflow.samplePayload,
+      // A workflow made from a template has the template's sample until a real delivery arrives.
+      trigger: trigger ? trigger.value : (workflow.samplePayload ?? templateSample(workflow.id)),
       nodes: Object.fromEntries((lastRun?.steps ?? []).filter((s) => s.output != null).map((s) => [s.nodeId, s.output])),
     }),
-    [workflow.samplePayload, lastRun, trigger],
+    [workflow.samplePayload, workflow.id, lastRun, trigger],
   );
   const pick = (text: string) => {
     if (!insertIntoTarget(target.current, text)) notifications.show({ message: 'Click into a field of the step first, then pick a variable.' });
@@ -475,6 +477,14 @@ function Editor({ initial }: { initial: Workflow }) {
                     <OnErrorSelect
                       value={selected.data.onError}
                       onChange={(onError) => updateData(selected.id, { ...(selected.data as StepData), onError }, 'onError')}
+                    />
+                    <RunStep
+                      key={`run-step-${selected.id}`}
+                      workflowId={workflow.id}
+                      nodeId={selected.id}
+                      data={selected.data}
+                      sample={scope.trigger}
+                      outputs={scope.nodes}
                     />
                   </>
                 )}

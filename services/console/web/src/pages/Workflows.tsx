@@ -1,6 +1,6 @@
 import { ActionIcon, Badge, Button, Group, Menu, Modal, Paper, Radio, Skeleton, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconCopy, IconDots, IconPlayerPlay, IconPlus, IconSitemap, IconTrash } from '@tabler/icons-react';
+import { IconCopy, IconDots, IconPlayerPlay, IconPlus, IconSitemap, IconTemplate, IconTrash } from '@tabler/icons-react';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, type Workflow, type WorkflowRun } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
@@ -12,6 +12,7 @@ import { Link, navigate } from '../router.tsx';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
+import { TemplateGallery } from '../workflows/gallery/TemplateGallery.tsx';
 import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
 import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
 import { workspace } from '../workspace.ts';
@@ -57,6 +58,7 @@ export function WorkflowsPage() {
     reload,
   });
   const [creating, setCreating] = useState(false);
+  const [browsing, setBrowsing] = useState(false);
   /** The workflow whose Run now dialog is open (from its row's menu, as in the editor). */
   const [runningNow, setRunningNow] = useState<Workflow | null>(null);
   /** Active switches flipped and not yet confirmed by the server: shown at once, put back if refused (as in the editor). */
@@ -100,9 +102,14 @@ export function WorkflowsPage() {
     );
 
   const createButton = (
-    <Button leftSection={<IconPlus size={16} />} onClick={() => setCreating(true)}>
-      New workflow
-    </Button>
+    <Group gap="xs" wrap="wrap">
+      <Button variant="default" leftSection={<IconTemplate size={16} />} onClick={() => setBrowsing(true)}>
+        Start from a template
+      </Button>
+      <Button leftSection={<IconPlus size={16} />} onClick={() => setCreating(true)}>
+        New workflow
+      </Button>
+    </Group>
   );
 
   return (
@@ -192,7 +199,15 @@ export function WorkflowsPage() {
           </Table>
         </TableRegion>
       )}
-      <CreateWorkflowModal opened={creating} onClose={() => setCreating(false)} />
+      <CreateWorkflowModal
+        opened={creating}
+        onClose={() => setCreating(false)}
+        onTemplates={() => {
+          setCreating(false);
+          setBrowsing(true);
+        }}
+      />
+      <TemplateGallery opened={browsing} onClose={() => setBrowsing(false)} />
       {runningNow && (
         <RunNowDialog
           workflow={runningNow}
@@ -211,7 +226,7 @@ export function WorkflowsPage() {
   );
 }
 
-function CreateWorkflowModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
+function CreateWorkflowModal({ opened, onClose, onTemplates }: { opened: boolean; onClose: () => void; onTemplates: () => void }) {
   const [name, setName] = useState('');
   const [triggerType, setTriggerType] = useState<TriggerType>('webhook');
   const { busy, error, run } = useSubmit();
@@ -254,6 +269,9 @@ function CreateWorkflowModal({ opened, onClose }: { opened: boolean; onClose: ()
           <FormActions onCancel={onClose} busy={busy} disabled={!name.trim()} mt="xs">
             Create workflow
           </FormActions>
+          <Button variant="subtle" size="xs" leftSection={<IconTemplate size={14} />} onClick={onTemplates} style={{ alignSelf: 'flex-start' }}>
+            Or start from a template
+          </Button>
         </Stack>
       </form>
     </Modal>

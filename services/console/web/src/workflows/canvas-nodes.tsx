@@ -50,7 +50,13 @@ export function summaryOf(d: NodeData): string {
     case 'trigger':
       return d.summary ?? (d.triggerType === 'webhook' ? 'On webhook request' : TRIGGER_LABEL[triggerTypeOf(d.triggerType)]);
     default:
-      return definitionOf(d.kind).summary(toParams(d).params as never);
+      // A form being filled in is not yet valid params (a Switch's rules still empty): a summary that
+      // reads a missing param must not take the editor down with it.
+      try {
+        return definitionOf(d.kind).summary(toParams(d).params as never);
+      } catch {
+        return definitionOf(d.kind).label;
+      }
   }
 }
 

@@ -1,0 +1,40 @@
+import Type, { type Static } from 'typebox';
+import { WorkflowNode } from '../nodes/index.ts';
+import { RunStep } from './workflow-runs.ts';
+
+/** At most this many earlier nodes' outputs in one step test (a graph holds at most 100 nodes). */
+export const STEP_TEST_MAX_NODES = 100;
+
+/**
+ * POST /workflows/:id/test-step (Run this step, docs/workflow-engine.md): one node, as the editor
+ * holds it (saved or not), run once against a sample. Nothing is recorded; the workflow may be
+ * inactive. Side-effecting nodes (HTTP Request, Create Task) do their work for real.
+ */
+export const TestStep = Type.Object(
+  {
+    node: WorkflowNode,
+    /** `{{trigger.…}}`: the workflow's sample payload (default {}). */
+    payload: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'The trigger data, as {{trigger.<path>}}.' })),
+    /** `{{nodes.<id>.…}}`: earlier nodes' outputs (from the last run, or nothing), by node id. */
+    nodes: Type.Optional(
+      Type.Record(Type.String({ maxLength: 100 }), Type.Unknown(), {
+        maxProperties: STEP_TEST_MAX_NODES,
+        description: 'Earlier nodes’ outputs by node id, as {{nodes.<id>.<path>}}.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type TestStep = Static<typeof TestStep>;
+
+/** The step as a run would record it (input as masked, output or error), and the run's warnings about it. */
+export const StepTestResult = Type.Object(
+  {
+    step: RunStep,
+    /** The branch a node with branches took (condition, switch, `error`), else absent. */
+    branch: Type.Optional(Type.String()),
+    warnings: Type.Array(Type.String()),
+  },
+  { $id: 'StepTestResult' },
+);
+export type StepTestResult = Static<typeof StepTestResult>;

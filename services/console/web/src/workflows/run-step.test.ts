@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { NODE_TYPES } from '@flowdesk/contracts/nodes';
+import { emptyForm, toParams } from './graph.ts';
+import { sideEffectOf } from './run-step.tsx';
+
+describe('Run this step: which steps ask before acting', () => {
+  const effect = (kind: Parameters<typeof emptyForm>[0], form: Record<string, string> = {}) => {
+    const data = emptyForm(kind);
+    data.form = { ...data.form, ...form };
+    return sideEffectOf(data, toParams(data).params);
+  };
+  it('computing steps run at once; a GET is safe, any other method and Create Task ask', () => {
+    for (const kind of ['condition', 'set_fields', 'switch', 'filter', 'stop', 'code'] as const) expect(effect(kind)).toBeNull();
+    expect(effect('http_request', { method: 'GET' })).toBeNull();
+    expect(effect('http_request', { method: 'POST' })).toBe('It sends the POST request for real.');
+    expect(effect('http_request', { method: 'DELETE' })).toBe('It sends the DELETE request for real.');
+    expect(effect('create_task')).toMatch(/creates the task/);
+  });
+  it('a node type it does not know to be pure asks (a new node acts until listed as pure)', () => {
+    const known = new Set(['condition', 'set_fields', 'switch', 'filter', 'stop', 'code', 'http_request', 'create_task']);
+    for (const d of NODE_TYPES.filter((x) => !known.has(x.type))) expect(effect(d.type)).toMatch(/runs for real/);
+  });
+});

@@ -1,0 +1,183 @@
+/**
+ * Run this step (docs/console.md): the node panel's button that runs the selected node once, as it
+ * is in the editor (saved or not), against the sample (the workflow's sample payload, or the
+ * template's) and the last run's outputs of the nodes before it, and shows its input and output or
+ * error. Nothing is activated, saved or recorded. A node that may change the world (sends a
+ * request other than GET, creates something) asks first: it acts for real, as in n8n.
+ */
+import { Alert, Button, Code, Group, Modal, Stack, Text } from '@mantine/core';
+import { IconPlayerPlay } from '@tabler/icons-react';
+import { useState } from 'react';
+import { api, ApiError, type StepTestResult } from '../api.ts';
+import { RunStatusBadge } from '../components/RunStatus.tsx';
+import { definitionOf, toParams, type ApiNode, type StepData } from './graph.ts';
+
+/** Node types that only compute (nothing outside the run changes): run without asking. Any other type asks. */
+const PURE_KINDS = new Set<string>(['condition', 'set_fields', 'switch', 'filter', 'stop', 'code']);
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Whether running this step may change something outside Flowdesk's run (and so needs a confirmation), with what. */
+export function sideEffectOf(data: StepData, params: Record<string, unknown>): string | null {
+  if (PURE_KINDS.has(data.kind)) return null;
+  if (data.kind === 'http_request') {
+    const method = typeof params.method === 'string' ? params.method : 'POST';
+    return SAFE_METHODS.has(method) ? null : `It sends the ${method} request for real.`;
+  }
+  if (data.kind === 'create_task') return 'It creates the task in your workspace for real.';
+  return `${definitionOf(data.kind).label} runs for real: whatever it changes is changed.`;
+}
+
+const TEMPLATE_SAMPLE_KEY = (workflowId: string) => `flowdesk.template-sample.${workflowId}`;
+
+/** Keeps a template's sample payload for the new workflow (until a real delivery gives it one). */
+export function rememberTemplateSample(workflowId: string, sample: Record<string, unknown>): void {
+  try {
+    localStorage.setItem(TEMPLATE_SAMPLE_KEY(workflowId), JSON.stringify(sample));
+  } catch {
+    // Storage unavailable (private mode): the step then runs on an empty sample.
+  }
+}
+
+/** The template's sample payload kept for this workflow, or null. */
+export function templateSample(workflowId: string): Record<string, unknown> | null {
+  try {
+    const text = localStorage.getItem(TEMPLATE_SAMPLE_KEY(workflowId));
+    const value = text ? (JSON.parse(text) as unknown) : null;
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+const json = (v: unknown) => JSON.stringify(v, null, 2) ?? 'null';
+
+/** Render it with `key={nodeId}`: another node selected starts without this one's result. */
+export function RunStep({
+  workflowId,
+  nodeId,
+  data,
+  sample,
+  outputs,
+}: {
+  workflowId: string;
+  nodeId: string;
+  data: StepData;
+  /** {{trigger.…}}: the sample payload, or null when none arrived yet. */
+  sample: Record<string, unknown> | null;
+  /** {{nodes.<id>.…}}: the last run's outputs. */
+  outputs: Record<string, unknown>;
+}) {
+  const [busy, setBusy] = useState(false);
+  const [result, setResult] = useState<StepTestResult | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [confirming, setConfirming] = useState<string | null>(null);
+
+  const { params, problem } = toParams(data);
+  const effect = sideEffectOf(data, params);
+  const payload = sample ?? templateSample(workflowId) ?? {};
+
+  const run = async () => {
+    setConfirming(null);
+    setBusy(true);
+    setError(null);
+    setResult(null);
+    try {
+      const node = { id: nodeId, type: data.kind, params } as ApiNode;
+      setResult(await api.testStep(workflowId, { node, payload, nodes: outputs }));
+    } catch (err) {
+      setError(err instanceof ApiError || err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const start = () => (effect ? setConfirming(effect) : void run());
+
+  return (
+    <section aria-label="Run this step" data-testid="run-step">
+      <Stack gap="xs">
+        <Group gap="xs" justify="space-between" wrap="wrap">
+          <Button variant="default" size="xs" leftSection={<IconPlayerPlay size={14} />} onClick={start} loading={busy} disabled={!!problem}>
+            Run this step
+          </Button>
+          <Text size="xs" c="dimmed" style={{ flex: '1 1 12rem' }}>
+            {sample || templateSample(workflowId)
+              ? 'On the sample and the last run’s outputs; nothing is saved or recorded.'
+              : 'No sample yet: runs on an empty payload.'}
+            {effect ? ' Acts for real.' : ''}
+          </Text>
+        </Group>
+        {problem && (
+          <Text size="xs" c="red.8">
+            {problem}
+          </Text>
+        )}
+        {error && (
+          <Alert color="red" variant="light" role="alert" p="xs" title="Could not run the step">
+            {error}
+          </Alert>
+        )}
+        {result && <StepResult result={result} />}
+      </Stack>
+      <Modal
+        closeButtonProps={{ 'aria-label': 'Close' }}
+        opened={confirming !== null}
+        onClose={() => setConfirming(null)}
+        title={<Text fw={650}>Run this step for real?</Text>}
+        centered
+        radius="lg"
+      >
+        <Text size="sm">{confirming}</Text>
+        <Text size="sm" c="dimmed" mt="xs">
+          The workflow stays as it is (not activated, not saved) and no run is recorded.
+        </Text>
+        <Group justify="flex-end" mt="lg">
+          <Button variant="default" onClick={() => setConfirming(null)}>
+            Cancel
+          </Button>
+          <Button onClick={() => void run()}>Run it</Button>
+        </Group>
+      </Modal>
+    </section>
+  );
+}
+
+function StepResult({ result }: { result: StepTestResult }) {
+  const { step } = result;
+  return (
+    <Stack gap={6} data-testid="run-step-result" aria-live="polite">
+      <Group gap={6}>
+        <RunStatusBadge status={step.status} />
+        {result.branch && (
+          <Text size="xs">
+            Branch: <b>{result.branch}</b>
+          </Text>
+        )}
+        <Text size="xs" c="dimmed">
+          {step.durationMs} ms
+        </Text>
+      </Group>
+      {step.error && (
+        <Alert color="red" variant="light" p="xs" data-testid="run-step-error">
+          {step.error}
+        </Alert>
+      )}
+      {result.warnings.map((w) => (
+        <Text key={w} size="xs" c="dark.6">
+          Warning: {w}
+        </Text>
+      ))}
+      <Text size="xs" fw={600}>
+        Input
+      </Text>
+      <Code block data-testid="run-step-input" style={{ maxHeight: 200, overflow: 'auto' }}>
+        {json(step.input)}
+      </Code>
+      <Text size="xs" fw={600}>
+        Output
+      </Text>
+      <Code block data-testid="run-step-output" style={{ maxHeight: 240, overflow: 'auto' }}>
+        {json(step.output)}
+      </Code>
+    </Stack>
+  );
+}

@@ -1,0 +1,104 @@
+/**
+ * Run this step (docs/workflow-engine.md, "Testing one step"): one node, as the editor holds it,
+ * executed once against a sample payload and earlier nodes' outputs, through the executor itself
+ * (a one-node graph: the same render → expressions → mask → execute path, the same limits, the
+ * SSRF-guarded HTTP client, the owner's credentials, redaction of their values). Nothing is
+ * recorded: no run, no sample, no checkpoint. Action nodes do their work for real.
+ */
+import { randomUUID } from 'node:crypto';
+import type { StepTestResult, TriggerEvent, WorkflowNode } from '@flowdesk/contracts';
+import { executeWorkflow, type RunLimits } from './executor.ts';
+import { redactSecrets } from './mask.ts';
+import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, WorkspaceWrites } from './ports.ts';
+import { credentialNames } from './template.ts';
+
+/** A tested step's wall time limit (the run's own limit when lower). */
+export const STEP_TEST_TIMEOUT_MS = 30_000;
+
+export interface StepTestDeps {
+  credentials?: CredentialResolver;
+  workspace: Pick<WorkspaceWrites, 'createTask'>;
+  http: HttpClient;
+  clock: Clock;
+  log: LogPort;
+  metrics?: RunMetrics;
+  limits?: Partial<RunLimits>;
+}
+
+export interface StepTestInput {
+  workflowId: string;
+  ownerId: string;
+  node: WorkflowNode;
+  payload: Record<string, unknown>;
+  /** Earlier nodes' outputs by id ({{nodes.<id>.…}}). */
+  nodes: Record<string, unknown>;
+}
+
+export async function testStep(input: StepTestInput, deps: StepTestDeps): Promise<StepTestResult> {
+  const at = deps.clock().toISOString();
+  // The node's own "on error" is for runs; a test shows the failure as it is.
+  const node = { ...input.node, onError: 'fail' } as WorkflowNode;
+  let credentials: Map<string, string> | undefined;
+  const names = credentialNames(node);
+  if (names.length > 0) {
+    try {
+      if (!deps.credentials) throw new Error('the credentials store is not configured on this server (CREDENTIALS_KEY)');
+      credentials = await deps.credentials.resolve(input.ownerId, names);
+    } catch (err) {
+      const error = `credentials could not be read: ${(err as Error).message}`;
+      return { step: { nodeId: node.id, type: node.type, status: 'failed', input: null, output: null, error, startedAt: at, durationMs: 0 }, warnings: [] };
+    }
+  }
+  const event: TriggerEvent = {
+    // A fresh event per test: an action node's idempotency key differs each time, so each test acts.
+    eventId: `test_${randomUUID()}`,
+    workflowId: input.workflowId,
+    ownerId: input.ownerId,
+    source: 'manual',
+    startedBy: input.ownerId,
+    receivedAt: at,
+    payload: input.payload,
+    headers: {},
+  };
+  let branch: string | undefined;
+  const secrets = [...(credentials?.values() ?? [])];
+  const record = await executeWorkflow({
+    workflow: { id: input.workflowId, ownerId: input.ownerId, graph: { nodes: [node], edges: [{ from: 'trigger', to: node.id }] } },
+    event,
+    // One step, waited for by a person: at most STEP_TEST_TIMEOUT_MS whatever the run limit is.
+    limits: { ...deps.limits, runTimeoutMs: Math.min(deps.limits?.runTimeoutMs ?? STEP_TEST_TIMEOUT_MS, STEP_TEST_TIMEOUT_MS) },
+    credentials,
+    earlierOutputs: new Map(Object.entries(input.nodes)),
+    onResult: (_id, result) => {
+      branch = result.branch;
+    },
+    ports: {
+      http: deps.http,
+      clock: deps.clock,
+      log: secrets.length === 0 ? deps.log : redactingLog(deps.log, secrets),
+      metrics: deps.metrics,
+      // As in a run: the task carries this workflow as its origin (its change event never starts it again).
+      createTask: (ownerId, task, { signal, idempotencyKey }) =>
+        deps.workspace.createTask(ownerId, task, signal, { workflowId: input.workflowId, depth: 1 }, idempotencyKey),
+    },
+  });
+  const step = record.steps[0] ?? {
+    nodeId: node.id,
+    type: node.type,
+    status: 'failed' as const,
+    input: null,
+    output: null,
+    error: record.error ?? 'the step did not run',
+    startedAt: at,
+    durationMs: 0,
+  };
+  const result: StepTestResult = { step, warnings: record.warnings, ...(branch !== undefined ? { branch } : {}) };
+  return secrets.length === 0 ? result : redactSecrets(result, secrets);
+}
+
+/** Credential values never reach a log line (as in process-trigger.ts). */
+const redactingLog = (log: LogPort, secrets: string[]): LogPort => ({
+  info: (obj, msg) => log.info(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
+  warn: (obj, msg) => log.warn(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
+  error: (obj, msg) => log.error(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
+});

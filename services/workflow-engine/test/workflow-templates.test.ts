@@ -1,0 +1,132 @@
+// Every template of the gallery (libs/contracts workflow-templates.ts) is a test: it is accepted by
+// workspace-api as a new workflow (the contracts' graph schema, trigger settings, expression syntax),
+// uses only registered node types, and runs in the engine on its own sample payload to a succeeded
+// run whose actions did what the template says (its HTTP targets answered by a loopback server).
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { NODE_TYPES, WORKFLOW_TEMPLATES, type TriggerEvent, type WorkflowGraph, type WorkflowTemplate } from '@flowdesk/contracts';
+import { generateSigningKeys } from '@flowdesk/service-kit';
+import { executeWorkflow } from '../src/domain/executor.ts';
+import type { CreateTaskInput } from '../src/domain/ports.ts';
+import { fixedClock, json, silentLog, startEngineStack, type EngineStack, type Received, userCaller } from './support.ts';
+
+const keys = generateSigningKeys();
+let stack: EngineStack;
+const call = userCaller(keys, () => ({ apiUrl: stack.apiUrl, engineUrl: 'http://engine.invalid' }));
+
+before(async () => {
+  stack = await startEngineStack({
+    keys,
+    receiver: (req, res) => {
+      if (req.url.startsWith('/items'))
+        json(res, 200, {
+          items: [
+            { title: 'Send invoice', due: '2020-01-01' },
+            { title: 'Plan Q3', due: '2999-01-01' },
+          ],
+        });
+      else if (req.url.startsWith('/enrich')) json(res, 200, { company: { name: 'BigCorp', employees: 1200 } });
+      else json(res, 200, { ok: true });
+    },
+  });
+});
+after(async () => {
+  await stack?.close();
+});
+
+/** The template's graph with its example.com targets pointed at the loopback receiver. */
+const onLoopback = (graph: WorkflowGraph): WorkflowGraph =>
+  JSON.parse(
+    JSON.stringify(graph).replaceAll('https://api.example.com', stack.receiver!.url).replaceAll('https://hooks.example.com', stack.receiver!.url),
+  ) as WorkflowGraph;
+
+async function run(template: WorkflowTemplate) {
+  const tasks: CreateTaskInput[] = [];
+  const sent: Received[] = stack.receiver!.received;
+  const from = sent.length;
+  const event: TriggerEvent = {
+    eventId: `evt_${randomUUID()}`,
+    workflowId: randomUUID(),
+    ownerId: randomUUID(),
+    source: template.triggerType === 'webhook' ? 'webhook' : template.triggerType,
+    receivedAt: '2026-01-05T08:00:00.000Z',
+    payload: template.samplePayload,
+    headers: {},
+  };
+  const record = await executeWorkflow({
+    workflow: { id: event.workflowId, ownerId: event.ownerId, graph: onLoopback(template.graph) },
+    event,
+    ports: {
+      http: stack.http,
+      createTask: async (_o, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }),
+      clock: fixedClock(),
+      log: silentLog,
+    },
+  });
+  return { record, tasks, requests: sent.slice(from) };
+}
+
+/** What each template's run must have done on its sample; a template without an entry fails the suite. */
+const EXPECTED: Record<string, (r: Awaited<ReturnType<typeof run>>) => void> = {
+  'form-to-task': ({ tasks }) => {
+    assert.equal(tasks[0]?.title, 'Follow up: Ada Lovelace');
+    assert.match(tasks[0]?.dueDate ?? '', /^\d{4}-\d{2}-\d{2}$/);
+    assert.match(tasks[0]?.notes ?? '', /^ada@example\.com\n\nPlease call me back/);
+  },
+  'github-issue-to-task': ({ tasks }) => assert.equal(tasks[0]?.title, 'acme/app#42: Login button does nothing'),
+  'stripe-payment': ({ tasks }) =>
+    assert.deepEqual(
+      tasks.map((t) => t.title),
+      ['Book payment 49.50 EUR'],
+    ),
+  'overdue-digest': ({ requests }) => {
+    assert.equal(requests.length, 2);
+    assert.deepEqual(JSON.parse(requests[1]!.body), { text: '1 overdue: Send invoice' });
+  },
+  'new-task-chat': ({ requests }) => assert.deepEqual(JSON.parse(requests[0]!.body), { text: 'New task: Write report (priority high, due 2026-01-09)' }),
+  'lead-enrichment': ({ tasks, requests }) => {
+    assert.match(requests[0]!.url, /^\/enrich\?email=grace(@|%40)bigcorp\.example$/);
+    assert.equal(tasks[0]?.title, 'Call Grace Hopper at BigCorp');
+    assert.equal(tasks[0]?.notes, 'grace@bigcorp.example: 1200 people (bigcorp.example)');
+  },
+  'escalate-urgent': ({ requests }) => assert.deepEqual(JSON.parse(requests[0]!.body), { text: 'Urgent and open: Fix checkout (was high)' }),
+  'order-lines': ({ tasks }) => {
+    assert.equal(tasks[0]?.title, 'Pack order A-1001 (4 lines, 79.00)');
+    assert.equal(tasks[0]?.notes, 'For Linus:\n2 × Mug (MUG-1)\n1 × T-shirt M (TEE-M)\n3 × Cap (CAP-1)\n4 × Pin (PIN-2)');
+  },
+  'failed-run-alert': ({ requests }) =>
+    assert.match(JSON.parse(requests[0]!.body).text, /^Run 00000000-0000-4000-8000-000000000006 failed at http_1: node "http_1" failed/),
+};
+
+test('the gallery holds at least eight templates, unique ids, only registered node types, each with its expectation here', () => {
+  assert.ok(WORKFLOW_TEMPLATES.length >= 8, `${WORKFLOW_TEMPLATES.length} templates`);
+  assert.equal(new Set(WORKFLOW_TEMPLATES.map((t) => t.id)).size, WORKFLOW_TEMPLATES.length);
+  const registered = new Set<string>(NODE_TYPES.map((d) => d.type));
+  for (const t of WORKFLOW_TEMPLATES) for (const n of t.graph.nodes) assert.ok(registered.has(n.type), `${t.id}: ${n.type} is not a registered node type`);
+  assert.deepEqual(
+    WORKFLOW_TEMPLATES.map((t) => t.id).filter((id) => !EXPECTED[id]),
+    [],
+  );
+});
+
+describe('every template', () => {
+  for (const template of WORKFLOW_TEMPLATES) {
+    test(`${template.id}: workspace-api accepts it and it runs to success on its sample`, async () => {
+      const owner = randomUUID();
+      const created = await call(owner, 'POST', '/api/v1/workflows', {
+        name: template.name,
+        description: template.description,
+        triggerType: template.triggerType,
+        triggerConfig: template.triggerConfig,
+        graph: template.graph,
+        active: false,
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const result = await run(template);
+      assert.equal(result.record.status, 'succeeded', JSON.stringify({ error: result.record.error, steps: result.record.steps }, null, 1));
+      assert.deepEqual(result.record.warnings, [], 'no missing variables on the sample');
+      EXPECTED[template.id]!(result);
+    });
+  }
+});

@@ -19,6 +19,7 @@ export function triggerEventOf(
   payload: Record<string, unknown>,
   headers: Record<string, string | string[] | undefined>,
   receivedAt: Date,
+  rawBody?: Buffer,
 ): TriggerEvent {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -33,6 +34,8 @@ export function triggerEventOf(
     receivedAt: receivedAt.toISOString(),
     payload,
     headers: kept,
+    // Only for a workflow that verifies a signature (trigger.rawBody): the bytes as received, base64.
+    ...(trigger.rawBody && rawBody ? { rawBody: rawBody.toString('base64') } : {}),
   };
 }
 

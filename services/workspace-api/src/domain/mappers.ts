@@ -60,6 +60,19 @@ export const toNote = (r: NoteRow): Note => ({
 
 export const webhookUrl = (publicBaseUrl: string, workflowId: string) => `${publicBaseUrl}/functions/v1/webhook-trigger/${workflowId}`;
 
+/**
+ * How a webhook trigger authenticates a delivery, as ingest checks it (webhook-ingest's route): a signed
+ * trigger (Standard Webhooks) needs no x-webhook-secret whatever requireWebhookSecret says.
+ */
+export function webhookEndpoint(url: string, requireWebhookSecret: boolean, triggerConfig: unknown): NonNullable<Workflow['webhook']> {
+  const signed = (triggerConfig as { signature?: unknown } | null)?.signature === 'standard-webhooks';
+  return {
+    url,
+    requireSecret: requireWebhookSecret && !signed,
+    authentication: signed ? 'standard-webhooks' : requireWebhookSecret ? 'secret-header' : 'none',
+  };
+}
+
 export const toWorkflow =
   (publicBaseUrl: string) =>
   (r: WorkflowRow): Workflow => ({
@@ -72,7 +85,7 @@ export const toWorkflow =
     triggerConfig: r.triggerConfig as Record<string, unknown>,
     executionOrder: r.executionOrder as ExecutionOrder,
     errorWorkflowId: r.errorWorkflowId ?? null,
-    webhook: r.triggerType === 'webhook' ? { url: webhookUrl(publicBaseUrl, r.id), requireSecret: r.requireWebhookSecret } : null,
+    webhook: r.triggerType === 'webhook' ? webhookEndpoint(webhookUrl(publicBaseUrl, r.id), r.requireWebhookSecret, r.triggerConfig) : null,
     samplePayload: (r.samplePayload as Record<string, unknown> | null) ?? null,
     samplePayloadAt: isoOrNull(r.samplePayloadAt),
     createdAt: iso(r.createdAt),

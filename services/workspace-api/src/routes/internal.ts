@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { IdParams, WebhookTriggerLookup, WorkflowDefinition, WorkflowDefinitionPage, notFound } from '@flowdesk/contracts';
+import { IdParams, usesRawBody, WebhookTriggerLookup, WorkflowDefinition, WorkflowDefinitionPage, notFound } from '@flowdesk/contracts';
 import { asDefinitionReader, asTriggerReader } from '../adapters/db.ts';
 import { toDefinition } from '../domain/mappers.ts';
 
@@ -43,6 +43,7 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
             webhookSecretCipher: true,
             triggerConfig: true,
             executionOrder: true,
+            graph: true,
           },
         }),
       );
@@ -58,6 +59,8 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
         secret: row.webhookSecretCipher ? secrets.open(row.webhookSecretCipher) : null,
         executionOrder: row.executionOrder === 'ordered' ? ('ordered' as const) : ('parallel' as const),
         ...(typeof rate === 'number' && Number.isFinite(rate) && rate > 0 ? { rateLimitPerSecond: rate } : {}),
+        // Only workflows that verify a signature (or ask for it) get the raw body published with their events.
+        ...(usesRawBody(row.graph, row.triggerConfig) ? { rawBody: true } : {}),
       };
     },
   );

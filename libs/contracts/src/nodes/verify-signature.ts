@@ -100,13 +100,3 @@ export const verifySignature = defineNode({
   summary: (p) => `${p.preset === 'custom' ? (p.header ?? 'Custom header') : p.preset.replace('_', ' ')} with ${p.credential || '…'}`,
 });
 
-/**
- * Whether ingest publishes a webhook's raw body with its events (docs/webhooks.md, "Raw body"): the
- * graph has a Verify signature node, or the trigger asks for it (`triggerConfig.rawBody: true`, for a
- * Code node or an expression that reads `trigger.rawBody`). Other workflows carry no copy.
- */
-export function usesRawBody(graph: unknown, triggerConfig: unknown): boolean {
-  if (triggerConfig && typeof triggerConfig === 'object' && (triggerConfig as { rawBody?: unknown }).rawBody === true) return true;
-  const nodes = (graph as { nodes?: unknown } | null)?.nodes;
-  return Array.isArray(nodes) && nodes.some((n) => (n as { type?: unknown } | null)?.type === verifySignature.type);
-}

@@ -370,6 +370,7 @@ describe('raw body (docs/webhooks.md, "Raw body"): published only for workflows 
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     const [event] = await eventsFor(t.workflowId, 1);
     assert.equal(Buffer.from(event!.rawBody!, 'base64').toString('utf8'), raw);
+    assert.equal(event!.headers['webhook-signature'], `v1,${sig}`, 'kept for a workflow that verifies signatures itself');
     const other = createHmac('sha256', Buffer.from('another secret of 24 byte')).update(`${id}.${ts}.${raw}`).digest('base64');
     const bad = await post(t.workflowId, raw, { 'webhook-id': `${id}x`, 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${other}` });
     assert.equal(bad.status, 401);

@@ -23,7 +23,8 @@ export function triggerEventOf(
 ): TriggerEvent {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || SECRET_HEADERS.has(name)) continue;
+    // A workflow that verifies signatures itself (rawBody) keeps webhook-signature: a signature is no secret.
+    if (value === undefined || (SECRET_HEADERS.has(name) && !(trigger.rawBody && name === 'webhook-signature'))) continue;
     kept[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return {

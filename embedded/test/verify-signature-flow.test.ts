@@ -19,7 +19,11 @@ let token: string;
 
 const api = (method: string, p: string, body?: unknown) => callJson(`${flowdesk.localUrl}${p}`, token, method, body);
 const deliver = (workflowId: string, raw: string, headers: Record<string, string> = {}) =>
-  fetch(`${flowdesk.localUrl}/functions/v1/webhook-trigger/${workflowId}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: raw });
+  fetch(`${flowdesk.localUrl}/functions/v1/webhook-trigger/${workflowId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: raw,
+  });
 
 async function runsOf(workflowId: string, atLeast: number, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
@@ -89,7 +93,10 @@ test("Standard Webhooks on the trigger with the sender's own secret, and no x-we
     triggerType: 'webhook',
     active: true,
     triggerConfig: { signature: 'standard-webhooks' },
-    graph: { nodes: [{ id: 'seen', type: 'set_fields', params: { fields: [{ name: 'type', value: '{{trigger.type}}' }] } }], edges: [{ from: 'trigger', to: 'seen' }] },
+    graph: {
+      nodes: [{ id: 'seen', type: 'set_fields', params: { fields: [{ name: 'type', value: '{{trigger.type}}' }] } }],
+      edges: [{ from: 'trigger', to: 'seen' }],
+    },
   });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const id = created.body.id as string;
@@ -102,7 +109,9 @@ test("Standard Webhooks on the trigger with the sender's own secret, and no x-we
   const raw = '{"type":"user.created","data":{"id":"user_29w83sxmDNGwOuEthce5gg56FcC"}}';
   const signed = (secret: string, msgId: string) => {
     const ts = Math.floor(Date.now() / 1000);
-    const sig = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${msgId}.${ts}.${raw}`).digest('base64');
+    const sig = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+      .update(`${msgId}.${ts}.${raw}`)
+      .digest('base64');
     return { 'webhook-id': msgId, 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${sig}` };
   };
   // The change reaches ingest through workflow.changed (or its one-second cache): wait on the answer.
@@ -117,5 +126,8 @@ test("Standard Webhooks on the trigger with the sender's own secret, and no x-we
   assert.equal(run.status, 'succeeded');
 
   const trigger = await api('GET', `/api/v1/workflows/${id}`);
-  assert.deepEqual({ requireSecret: trigger.body.webhook.requireSecret, authentication: trigger.body.webhook.authentication }, { requireSecret: false, authentication: 'standard-webhooks' });
+  assert.deepEqual(
+    { requireSecret: trigger.body.webhook.requireSecret, authentication: trigger.body.webhook.authentication },
+    { requireSecret: false, authentication: 'standard-webhooks' },
+  );
 });

@@ -39,7 +39,12 @@ async function verify(params: Params, event: TriggerEvent, secrets: Record<strin
     workflow: { id: event.workflowId, ownerId: event.ownerId, graph },
     event,
     credentials: new Map(Object.entries(secrets)),
-    ports: { http: { send: () => Promise.reject(new Error('no HTTP')) }, createTask: () => Promise.reject(new Error('no tasks')), clock: fixedClock(), log: silentLog },
+    ports: {
+      http: { send: () => Promise.reject(new Error('no HTTP')) },
+      createTask: () => Promise.reject(new Error('no tasks')),
+      clock: fixedClock(),
+      log: silentLog,
+    },
   });
   const step = record.steps.find((s) => s.nodeId === 'verify');
   const ran = record.steps.filter((s) => s.status !== 'skipped').map((s) => s.nodeId);
@@ -94,7 +99,9 @@ test('the output and the recorded step never hold the secret or the expected sig
   });
 });
 
-const stripe = (t: number, secret = SECRET, body = BODY) => ({ 'stripe-signature': `t=${t},v1=${hmac('sha256', secret, `${t}.${body}`).digest('hex')},v0=deadbeef` });
+const stripe = (t: number, secret = SECRET, body = BODY) => ({
+  'stripe-signature': `t=${t},v1=${hmac('sha256', secret, `${t}.${body}`).digest('hex')},v0=deadbeef`,
+});
 
 test('Stripe: t=…,v1=… over "t.body"; the timestamp must be within the tolerance (default 300 s)', async () => {
   const ok = await verify({ preset: 'stripe', credential: 'hook' }, delivery(stripe(NOW_S - 60)));

@@ -689,9 +689,18 @@ describe('webhook secret', () => {
     assert.deepEqual(set.body, { workflowId: w.id, url: urlOf(w.id), secretEnding: own.slice(-4) });
     assert.ok(!JSON.stringify(set.body).includes(own.slice(6, 20)), 'not echoed back');
     assert.equal((await u.call('GET', `/api/v1/workflows/${w.id}/webhook-secret`)).body.secret, own, 'the reveal (write) shows it');
-    const { rows } = (await api.workspace.db.exec(`SELECT webhook_secret_cipher AS c FROM "workspace"."workflow" WHERE id = $1`, [w.id])) as { rows: { c: string }[] };
+    const { rows } = (await api.workspace.db.exec(`SELECT webhook_secret_cipher AS c FROM "workspace"."workflow" WHERE id = $1`, [w.id])) as {
+      rows: { c: string }[];
+    };
     assert.ok(rows[0]!.c.startsWith('v1.') && !rows[0]!.c.includes(own.slice(6)), 'sealed, not plaintext');
-    for (const bad of ['secret', 'whsec_', 'whsec_short', `whsec_${'A'.repeat(100)}`, `whsec_${Buffer.alloc(24).toString('base64')}!`, `whsec_${Buffer.alloc(16).toString('base64')}`]) {
+    for (const bad of [
+      'secret',
+      'whsec_',
+      'whsec_short',
+      `whsec_${'A'.repeat(100)}`,
+      `whsec_${Buffer.alloc(24).toString('base64')}!`,
+      `whsec_${Buffer.alloc(16).toString('base64')}`,
+    ]) {
       const res = await u.call('PUT', `/api/v1/workflows/${w.id}/webhook-secret`, { secret: bad });
       assert.equal(res.status, 400, bad);
       assert.equal(res.body.error, 'validation_failed');

@@ -99,4 +99,3 @@ export const verifySignature = defineNode({
   note: 'Connect **true** to what runs for a genuine delivery and **false** to what handles a forged one (a Stop, for one). A branch left unconnected ends the run there.',
   summary: (p) => `${p.preset === 'custom' ? (p.header ?? 'Custom header') : p.preset.replace('_', ' ')} with ${p.credential || '…'}`,
 });
-

@@ -158,8 +158,7 @@ export class ApiClient {
   webhookSecret = (id: string) => this.request<WebhookSecret>('GET', `/workflows/${encodeURIComponent(id)}/webhook-secret`);
   regenerateWebhookSecret = (id: string) => this.request<WebhookSecret>('POST', `/workflows/${encodeURIComponent(id)}/webhook-secret/regenerate`);
   /** A signing secret of the sender's choosing (whsec_…): the answer holds only its last four characters. */
-  setWebhookSecret = (id: string, secret: string) =>
-    this.request<WebhookSecretSet>('PUT', `/workflows/${encodeURIComponent(id)}/webhook-secret`, { secret });
+  setWebhookSecret = (id: string, secret: string) => this.request<WebhookSecretSet>('PUT', `/workflows/${encodeURIComponent(id)}/webhook-secret`, { secret });
   listRuns = (workflowId: string, limit = 100) =>
     this.request<PageOf<WorkflowRun>>('GET', `/workflows/${encodeURIComponent(workflowId)}/runs?limit=${limit}`).then((r) => r.items);
   /**

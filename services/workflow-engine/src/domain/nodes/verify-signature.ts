@@ -90,7 +90,9 @@ function verifyPlain(input: VerifySignatureInput, body: Buffer): Verdict {
   const given = decode(value.slice(input.prefix.length), input.encoding);
   if (!given) return fail('bad_format', `${input.header} is not a ${input.encoding} digest`);
   const expected = createHmac(input.algorithm, input.secret).update(body).digest();
-  return equal(given, expected) ? { valid: true } : fail('mismatch', `${input.header} does not match the body signed with the credential "${input.credential}"`);
+  return equal(given, expected)
+    ? { valid: true }
+    : fail('mismatch', `${input.header} does not match the body signed with the credential "${input.credential}"`);
 }
 
 /** Stripe: `t=<unix>,v1=<hex>[,v1=…]`, HMAC-SHA256 of `<t>.<body>`; any v1 may match (secret rotation). */
@@ -110,12 +112,15 @@ function verifyStripe(input: VerifySignatureInput, body: Buffer, nowMs: number):
       if (d) signatures.push(d);
     }
   }
-  if (!timestamp || !/^\d{1,12}$/.test(timestamp) || signatures.length === 0) return fail('bad_format', 'stripe-signature has no t= timestamp or no v1= signature');
+  if (!timestamp || !/^\d{1,12}$/.test(timestamp) || signatures.length === 0)
+    return fail('bad_format', 'stripe-signature has no t= timestamp or no v1= signature');
   if (Math.abs(nowMs / 1000 - Number(timestamp)) > input.toleranceSeconds) {
     return fail('timestamp_out_of_tolerance', `the signed timestamp is more than ${input.toleranceSeconds} s from now`);
   }
   const expected = createHmac('sha256', input.secret).update(`${timestamp}.`).update(body).digest();
-  return signatures.some((s) => equal(s, expected)) ? { valid: true } : fail('mismatch', `no v1 signature matches the body signed with the credential "${input.credential}"`);
+  return signatures.some((s) => equal(s, expected))
+    ? { valid: true }
+    : fail('mismatch', `no v1 signature matches the body signed with the credential "${input.credential}"`);
 }
 
 /** Standard Webhooks: `v1,<base64>` (space-separated, several during a rotation) over `<id>.<timestamp>.<body>`, key = the bytes after `whsec_`. */
@@ -138,7 +143,9 @@ function verifyStandardWebhooks(input: VerifySignatureInput, body: Buffer, nowMs
   const key = Buffer.from(input.secret.trim().replace(/^whsec_/, ''), 'base64');
   if (key.length === 0) return fail('mismatch', `the credential "${input.credential}" is not a whsec_<base64> secret`);
   const expected = createHmac('sha256', key).update(`${id}.${timestamp}.`).update(body).digest();
-  return signatures.some((s) => equal(s, expected)) ? { valid: true } : fail('mismatch', `no v1 signature matches the body signed with the credential "${input.credential}"`);
+  return signatures.some((s) => equal(s, expected))
+    ? { valid: true }
+    : fail('mismatch', `no v1 signature matches the body signed with the credential "${input.credential}"`);
 }
 
 const HEX = /^(?:[0-9a-fA-F]{2})+$/;

@@ -5,7 +5,7 @@
 // on its node, and a second user who never sees the first one's workflows. axe-core on the list (also at
 // phone width) and the editor; screenshots for the README with UPDATE_SCREENSHOTS=1.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
@@ -345,6 +345,25 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     await page.getByRole('switch', { name: /Sign deliveries/ }).check();
     await until('unsigned deliveries refused', async () => ((await deliver(url, fresh, { n: 6 })).status === 401 ? true : undefined));
     assert.equal((await api(page, `/workflows/${specWorkflowId}`)).body.triggerConfig.signature, 'standard-webhooks');
+    // Signed: no x-webhook-secret is needed, and the sender's own signing secret may replace ours.
+    assert.equal(await page.getByRole('switch', { name: /Require x-webhook-secret/ }).isDisabled(), true);
+    const own = `whsec_${randomBytes(24).toString('base64')}`;
+    await page.getByLabel('Use my own signing secret').fill(own);
+    await page.getByRole('button', { name: 'Save secret' }).click();
+    await page.getByText(`ending in ${own.slice(-4)}`).waitFor();
+    const signedBody = '{"n":8}';
+    const signedDelivery = () => {
+      const ts = Math.floor(Date.now() / 1000);
+      const sig = createHmac('sha256', Buffer.from(own.slice(6), 'base64'))
+        .update(`msg_own.${ts}.${signedBody}`)
+        .digest('base64');
+      return fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'webhook-id': 'msg_own', 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${sig}` },
+        body: signedBody,
+      });
+    };
+    await until("a delivery signed with the sender's secret", async () => ((await signedDelivery()).status === 200 ? true : undefined));
     await page.getByRole('switch', { name: /Sign deliveries/ }).uncheck();
     await page.getByRole('switch', { name: 'Active' }).uncheck();
     await page.getByText('Inactive: requests to this URL get 404').waitFor();

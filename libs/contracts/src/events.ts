@@ -7,6 +7,8 @@ import { TriggerOrigin } from './triggers.ts';
 /** Kafka topic (and embedded bus channel) of workflow trigger events, keyed by workflow id. */
 export const TRIGGER_TOPIC = 'workflow.trigger.v1';
 export const TRIGGER_DLQ_TOPIC = 'workflow.trigger.v1.dlq';
+/** The longest raw body a trigger event carries, base64: ingest's 1 MiB body limit, encoded. */
+export const RAW_BODY_MAX_BASE64 = Math.ceil((1024 * 1024) / 3) * 4;
 
 export const TriggerEvent = Type.Object(
   {
@@ -25,6 +27,11 @@ export const TriggerEvent = Type.Object(
     payload: Type.Record(Type.String(), Type.Unknown()),
     /** Request headers, lower-cased, secrets removed; {{trigger.headers.<name>}}. */
     headers: Type.Record(Type.String(), Type.String()),
+    /**
+     * The request body as received, base64: only for workflows that need the exact bytes (a Verify
+     * signature node, or `triggerConfig.rawBody: true`; docs/webhooks.md, "Raw body"). Absent otherwise.
+     */
+    rawBody: Type.Optional(Type.String({ maxLength: RAW_BODY_MAX_BASE64 })),
   },
   { $id: 'TriggerEvent' },
 );

@@ -1,7 +1,7 @@
 // POST /functions/v1/webhook-trigger/<workflow_id> over real HTTP, with a fake trigger directory and
 // the real embedded event bus on a fresh database (PGlite, or Postgres with DATABASE_URL).
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { createEmbeddedBus, type EventBus, type ReceivedMessage } from '@flowdesk/bus';
@@ -338,6 +338,42 @@ describe('Standard Webhooks signatures (opt-in)', () => {
     assert.match(stale.body.message, /timestamp/);
     const within = await post(t.workflowId, raw, signed(t, raw, nowMs / 1000 - 299));
     assert.equal(within.status, 200, 'inside the ±5 minute window');
+  });
+});
+
+describe('raw body (docs/webhooks.md, "Raw body"): published only for workflows that use it', () => {
+  test('a workflow whose lookup says rawBody gets the bytes as received, base64, beside the parsed payload', async () => {
+    const t = addTrigger({ requireSecret: false, rawBody: true });
+    const raw = '{"b":1,  "a":"Ünïcode ✓",\n "n": 1.50}';
+    assert.equal((await post(t.workflowId, raw)).status, 200);
+    const [event] = await eventsFor(t.workflowId, 1);
+    assert.deepEqual(event!.payload, { b: 1, a: 'Ünïcode ✓', n: 1.5 });
+    assert.ok(Buffer.from(event!.rawBody!, 'base64').equals(Buffer.from(raw, 'utf8')), 'exact bytes: spacing, order and number text kept');
+  });
+
+  test('other workflows carry no copy', async () => {
+    const t = addTrigger({ requireSecret: false });
+    assert.equal((await post(t.workflowId, '{"a":1}')).status, 200);
+    const [event] = await eventsFor(t.workflowId, 1);
+    assert.equal('rawBody' in event!, false);
+  });
+
+  test("a sender's own Standard Webhooks secret (Svix-style, base64 with padding) verifies, signed as the specification says, without x-webhook-secret", async () => {
+    const own = `whsec_${Buffer.from('0123456789abcdef01234567').toString('base64')}`;
+    const t = addTrigger({ requireSecret: true, signature: 'standard-webhooks', secret: own, rawBody: true });
+    const raw = '{"type":"user.created","data":{"id":"user_1"}}';
+    const id = 'msg_2Lh9KRb0pzN4LePd3XiA4Vq3ZSy';
+    const ts = Math.floor(nowMs / 1000);
+    const key = Buffer.from(own.split('_')[1]!, 'base64');
+    const sig = createHmac('sha256', key).update(`${id}.${ts}.${raw}`).digest('base64');
+    const ok = await post(t.workflowId, raw, { 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${sig}` });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    const [event] = await eventsFor(t.workflowId, 1);
+    assert.equal(Buffer.from(event!.rawBody!, 'base64').toString('utf8'), raw);
+    assert.equal(event!.headers['webhook-signature'], `v1,${sig}`, 'kept for a workflow that verifies signatures itself');
+    const other = createHmac('sha256', Buffer.from('another secret of 24 byte')).update(`${id}.${ts}.${raw}`).digest('base64');
+    const bad = await post(t.workflowId, raw, { 'webhook-id': `${id}x`, 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${other}` });
+    assert.equal(bad.status, 401);
   });
 });
 

@@ -41,6 +41,21 @@ test('webhook-ingest reads a trigger: owner, active flag, secret requirement, si
   assert.equal(after.body.secret, regenerated.body.secret);
 });
 
+test('rawBody: true only for a workflow with a Verify signature node (or triggerConfig.rawBody), so other workflows carry no copy', async () => {
+  const owner = api.user();
+  const plain = await owner.call('POST', '/api/v1/workflows', { name: 'Plain', triggerType: 'webhook' });
+  assert.equal('rawBody' in (await lookup(plain.body.id, serviceToken('webhook-ingest'))).body, false);
+  const graph = {
+    nodes: [{ id: 'verify', type: 'verify_signature', params: { preset: 'github', credential: 'gh' } }],
+    edges: [{ from: 'trigger', to: 'verify' }],
+  };
+  const verifying = await owner.call('POST', '/api/v1/workflows', { name: 'GitHub', triggerType: 'webhook', graph });
+  assert.equal(verifying.status, 201, JSON.stringify(verifying.body));
+  assert.equal((await lookup(verifying.body.id, serviceToken('webhook-ingest'))).body.rawBody, true);
+  const asked = await owner.call('POST', '/api/v1/workflows', { name: 'Code', triggerType: 'webhook', triggerConfig: { rawBody: true } });
+  assert.equal((await lookup(asked.body.id, serviceToken('webhook-ingest'))).body.rawBody, true);
+});
+
 test('unknown workflows and workflows without a webhook trigger are 404', async () => {
   const owner = api.user();
   const manual = await owner.call('POST', '/api/v1/workflows', { name: 'Manual', triggerType: 'manual' });

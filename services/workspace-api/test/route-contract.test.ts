@@ -45,6 +45,13 @@ const routes: Route[] = [
   { method: 'DELETE', path: '/workflows/:id', access: 'write', id: 'workflow' },
   { method: 'GET', path: '/workflows/:id/webhook-secret', access: 'write', id: 'workflow' },
   { method: 'POST', path: '/workflows/:id/webhook-secret/regenerate', access: 'write', id: 'workflow' },
+  {
+    method: 'PUT',
+    path: '/workflows/:id/webhook-secret',
+    access: 'write',
+    id: 'workflow',
+    body: { secret: `whsec_${Buffer.alloc(24, 7).toString('base64')}` },
+  },
   { method: 'GET', path: '/search?q=plan', access: 'read' },
   { method: 'GET', path: '/tags', access: 'read' },
   { method: 'GET', path: '/overview', access: 'read' },

@@ -155,7 +155,7 @@ describe('create', () => {
         assert.equal(typeof w.webhookSecret, 'string');
         assert.ok(w.webhookSecret.startsWith('whsec_'), w.webhookSecret);
         assert.ok(w.webhookSecret.length >= 40, `secret long enough: ${w.webhookSecret.length}`);
-        assert.deepEqual(w.webhook, { url: urlOf(w.id), requireSecret: true });
+        assert.deepEqual(w.webhook, { url: urlOf(w.id), requireSecret: true, authentication: 'secret-header' });
       } else {
         assert.equal(w.webhookSecret, null);
         assert.equal(w.webhook, null);
@@ -184,7 +184,7 @@ describe('create', () => {
     const a = await create(u, { name: 'Open hook', triggerType: 'webhook', active: true, requireWebhookSecret: false });
     const b = await create(u, { name: 'Second hook', triggerType: 'webhook' });
     assert.equal(a.active, true);
-    assert.deepEqual(a.webhook, { url: urlOf(a.id), requireSecret: false });
+    assert.deepEqual(a.webhook, { url: urlOf(a.id), requireSecret: false, authentication: 'none' });
     assert.notEqual(a.webhookSecret, b.webhookSecret, 'secrets are not shared between workflows');
   });
 
@@ -404,7 +404,7 @@ describe('get, patch, delete', () => {
     const res = await u.call('PATCH', `/api/v1/workflows/${w.id}`, { triggerType: 'webhook' });
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.equal(res.body.triggerType, 'webhook');
-    assert.deepEqual(res.body.webhook, { url: urlOf(w.id), requireSecret: true });
+    assert.deepEqual(res.body.webhook, { url: urlOf(w.id), requireSecret: true, authentication: 'secret-header' });
 
     const reveal = await u.call('GET', `/api/v1/workflows/${w.id}/webhook-secret`);
     assert.equal(reveal.status, 200, JSON.stringify(reveal.body));
@@ -430,9 +430,9 @@ describe('get, patch, delete', () => {
     const u = api.user();
     const w = await create(u, { name: 'Hook', triggerType: 'webhook' });
     const off = await u.call('PATCH', `/api/v1/workflows/${w.id}`, { requireWebhookSecret: false });
-    assert.deepEqual(off.body.webhook, { url: urlOf(w.id), requireSecret: false });
+    assert.deepEqual(off.body.webhook, { url: urlOf(w.id), requireSecret: false, authentication: 'none' });
     const on = await u.call('PATCH', `/api/v1/workflows/${w.id}`, { requireWebhookSecret: true });
-    assert.deepEqual(on.body.webhook, { url: urlOf(w.id), requireSecret: true });
+    assert.deepEqual(on.body.webhook, { url: urlOf(w.id), requireSecret: true, authentication: 'secret-header' });
   });
 
   test('PATCH with an empty body or an unknown field: 400; an unknown id: 404', async () => {
@@ -676,6 +676,46 @@ describe('graph validation', () => {
 });
 
 describe('webhook secret', () => {
+  test("a signing secret of the sender's choosing: validated, stored sealed like the generated one, never answered in full", async () => {
+    const u = api.user();
+    const w = await create(u, { name: 'Clerk', triggerType: 'webhook', triggerConfig: { signature: 'standard-webhooks' } });
+    assert.deepEqual(
+      (await u.call('GET', `/api/v1/workflows/${w.id}`)).body.webhook,
+      { url: urlOf(w.id), requireSecret: false, authentication: 'standard-webhooks' },
+      'a signed trigger needs no x-webhook-secret: it says how it is authenticated',
+    );
+    const own = `whsec_${Buffer.from('clerk-signing-key-24-byte').toString('base64')}`;
+    const set = await u.call('PUT', `/api/v1/workflows/${w.id}/webhook-secret`, { secret: own });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    assert.deepEqual(set.body, { workflowId: w.id, url: urlOf(w.id), secretEnding: own.slice(-4) });
+    assert.ok(!JSON.stringify(set.body).includes(own.slice(6, 20)), 'not echoed back');
+    assert.equal((await u.call('GET', `/api/v1/workflows/${w.id}/webhook-secret`)).body.secret, own, 'the reveal (write) shows it');
+    const { rows } = (await api.workspace.db.exec(`SELECT webhook_secret_cipher AS c FROM "workspace"."workflow" WHERE id = $1`, [w.id])) as {
+      rows: { c: string }[];
+    };
+    assert.ok(rows[0]!.c.startsWith('v1.') && !rows[0]!.c.includes(own.slice(6)), 'sealed, not plaintext');
+    for (const bad of [
+      'secret',
+      'whsec_',
+      'whsec_short',
+      `whsec_${'A'.repeat(100)}`,
+      `whsec_${Buffer.alloc(24).toString('base64')}!`,
+      `whsec_${Buffer.alloc(16).toString('base64')}`,
+    ]) {
+      const res = await u.call('PUT', `/api/v1/workflows/${w.id}/webhook-secret`, { secret: bad });
+      assert.equal(res.status, 400, bad);
+      assert.equal(res.body.error, 'validation_failed');
+      assert.match(res.body.message, /secret/);
+    }
+    assert.equal((await u.call('PUT', `/api/v1/workflows/${w.id}/webhook-secret`, { secret: own, extra: 1 })).status, 400);
+    const readOnly = signInternalToken(api.keys, { sub: u.id, aud: 'workspace-api', scope: 'mcp:read', azp: 'test' });
+    assert.equal((await u.call('PUT', `/api/v1/workflows/${w.id}/webhook-secret`, { secret: own }, { authorization: `Bearer ${readOnly}` })).status, 403);
+    const manual = await create(u, { name: 'Manual', triggerType: 'manual' });
+    assert.equal((await u.call('PUT', `/api/v1/workflows/${manual.id}/webhook-secret`, { secret: own })).status, 404);
+    const other = api.user();
+    assert.equal((await other.call('PUT', `/api/v1/workflows/${w.id}/webhook-secret`, { secret: own })).status, 404, "another user's workflow");
+  });
+
   test('GET /webhook-secret returns the secret given at creation, with workflowId and url', async () => {
     const u = api.user();
     const w = await create(u, { name: 'Hook', triggerType: 'webhook' });

@@ -54,8 +54,13 @@ export type ExecutionOrder = Static<typeof ExecutionOrder>;
 export const WebhookEndpoint = Type.Object({
   /** {PUBLIC_BASE_URL}/functions/v1/webhook-trigger/<workflow_id> */
   url: Type.String(),
-  /** Requests must carry x-webhook-secret equal to the trigger's secret. */
+  /** Requests must carry x-webhook-secret equal to the trigger's secret (false for a signed trigger, which needs no header). */
   requireSecret: Type.Boolean(),
+  /**
+   * How a delivery is authenticated: `standard-webhooks` (a webhook-signature with the trigger's secret,
+   * no x-webhook-secret), `secret-header` (x-webhook-secret), or `none` (anyone holding the URL).
+   */
+  authentication: StringEnum(['standard-webhooks', 'secret-header', 'none']),
 });
 
 /**
@@ -122,6 +127,30 @@ export type UpdateWorkflow = Static<typeof UpdateWorkflow>;
 export const WebhookSecret = Type.Object({ workflowId: Uuid, secret: Type.String(), url: Type.String() });
 export type WebhookSecret = Static<typeof WebhookSecret>;
 
+/**
+ * A Standard Webhooks signing secret: `whsec_` and the base64 (or base64url) of 24 to 64 random bytes, as
+ * Svix, Clerk, Resend and Flowdesk itself issue them (docs/webhooks.md, "A signing secret of the sender's choosing").
+ */
+export const SIGNING_SECRET_PATTERN = '^whsec_[A-Za-z0-9+/_-]{32,88}={0,2}$';
+/** Whether a signing secret decodes to 24–64 bytes (the pattern bounds its characters, this its key). */
+export function signingSecretProblem(secret: string): string | null {
+  if (!new RegExp(SIGNING_SECRET_PATTERN).test(secret)) return 'A signing secret is whsec_ followed by base64 (the provider shows it as whsec_…)';
+  const body = secret.slice('whsec_'.length).replace(/=+$/, '');
+  const bytes = Math.floor((body.length * 3) / 4);
+  if (bytes < 24 || bytes > 64) return 'A signing secret holds 24 to 64 bytes after whsec_';
+  return null;
+}
+
+/** PUT /workflows/:id/webhook-secret: the trigger's secret becomes one the sender chose (Svix, Clerk, Resend…). */
+export const SetWebhookSecret = Type.Object(
+  { secret: Type.String({ minLength: 1, maxLength: 200, description: 'The whsec_… signing secret the sending system shows.' }) },
+  { additionalProperties: false },
+);
+export type SetWebhookSecret = Static<typeof SetWebhookSecret>;
+/** The answer to setting a secret: never the secret itself, only its last four characters. */
+export const WebhookSecretSet = Type.Object({ workflowId: Uuid, url: Type.String(), secretEnding: Type.String() });
+export type WebhookSecretSet = Static<typeof WebhookSecretSet>;
+
 export const ListWorkflowsQuery = Type.Object(
   {
     ...PageQuery,
@@ -153,5 +182,7 @@ export const WebhookTriggerLookup = Type.Object({
   executionOrder: Type.Optional(ExecutionOrder),
   /** Accepted deliveries per second for this workflow (triggerConfig.rateLimitPerSecond); absent: the ingest default. */
   rateLimitPerSecond: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+  /** Publish the raw body with the event (a Verify signature node in the graph, or triggerConfig.rawBody); absent: no. */
+  rawBody: Type.Optional(Type.Boolean()),
 });
 export type WebhookTriggerLookup = Static<typeof WebhookTriggerLookup>;

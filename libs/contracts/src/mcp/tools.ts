@@ -553,7 +553,7 @@ export const TOOLS = [
       name: 'get_webhook_trigger',
       title: 'Get a webhook trigger',
       description:
-        'The webhook endpoint URL of a workflow and whether requests must carry the x-webhook-secret header. webhook is null for workflows with another trigger type. Does not show the secret.',
+        'The webhook endpoint URL of a workflow and how deliveries are authenticated: authentication is standard-webhooks (signed, no x-webhook-secret header), secret-header (x-webhook-secret) or none. webhook is null for workflows with another trigger type. Does not show the secret.',
       access: 'read',
       input: Type.Object({ ...workflowId }, strict),
       output: Type.Object({ workflowId: Uuid, triggerType: TriggerType, active: Type.Boolean(), webhook: Type.Union([WebhookEndpoint, Type.Null()]) }),

@@ -22,6 +22,7 @@ import type {
   UpdateWorkflow,
   UserList,
   WebhookSecret,
+  WebhookSecretSet,
   Workflow,
   WorkflowRun,
 } from '@flowdesk/contracts';
@@ -158,6 +159,8 @@ export class ApiClient {
   deleteWorkflow = (id: string) => this.request<void>('DELETE', `/workflows/${encodeURIComponent(id)}`);
   webhookSecret = (id: string) => this.request<WebhookSecret>('GET', `/workflows/${encodeURIComponent(id)}/webhook-secret`);
   regenerateWebhookSecret = (id: string) => this.request<WebhookSecret>('POST', `/workflows/${encodeURIComponent(id)}/webhook-secret/regenerate`);
+  /** A signing secret of the sender's choosing (whsec_…): the answer holds only its last four characters. */
+  setWebhookSecret = (id: string, secret: string) => this.request<WebhookSecretSet>('PUT', `/workflows/${encodeURIComponent(id)}/webhook-secret`, { secret });
   listRuns = (workflowId: string, limit = 100) =>
     this.request<PageOf<WorkflowRun>>('GET', `/workflows/${encodeURIComponent(workflowId)}/runs?limit=${limit}`).then((r) => r.items);
   /**

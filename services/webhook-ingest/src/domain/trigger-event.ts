@@ -19,10 +19,12 @@ export function triggerEventOf(
   payload: Record<string, unknown>,
   headers: Record<string, string | string[] | undefined>,
   receivedAt: Date,
+  rawBody?: Buffer,
 ): TriggerEvent {
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || SECRET_HEADERS.has(name)) continue;
+    // A workflow that verifies signatures itself (rawBody) keeps webhook-signature: a signature is no secret.
+    if (value === undefined || (SECRET_HEADERS.has(name) && !(trigger.rawBody && name === 'webhook-signature'))) continue;
     kept[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return {
@@ -33,6 +35,8 @@ export function triggerEventOf(
     receivedAt: receivedAt.toISOString(),
     payload,
     headers: kept,
+    // Only for a workflow that verifies a signature (trigger.rawBody): the bytes as received, base64.
+    ...(trigger.rawBody && rawBody ? { rawBody: rawBody.toString('base64') } : {}),
   };
 }
 

@@ -102,7 +102,7 @@ export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync
         if (!v.ok) throw new HttpError('unauthorized', v.reason);
       }
 
-      const event = triggerEventOf(trigger, req.body, req.headers, now);
+      const event = triggerEventOf(trigger, req.body, req.headers, now, req.rawBody);
       try {
         // A workflow set to "one at a time, in order" (its definition's executionOrder) has its events
         // marked ordered: the engine then runs them one after the other, in this order.

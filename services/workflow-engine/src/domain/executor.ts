@@ -115,7 +115,14 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   const steps: RunStep[] = [];
   const warnings: string[] = [];
   const outputs = new Map<string, unknown>(input.earlierOutputs ?? []);
-  const renderer = new TemplateRenderer({ payload: event.payload, headers: event.headers, nodes: outputs, credentials: input.credentials, clock: ports.clock });
+  const renderer = new TemplateRenderer({
+    payload: event.payload,
+    headers: event.headers,
+    nodes: outputs,
+    credentials: input.credentials,
+    clock: ports.clock,
+    ...(event.rawBody !== undefined ? { rawBody: event.rawBody } : {}),
+  });
   let error: string | null = null;
   let actionsRun = 0;
   let conditionStopped = false;

@@ -32,6 +32,8 @@ export interface TemplateScope {
   index?: number;
   /** The run's clock, for an expression's `now` (default: the system clock). */
   clock?: () => Date;
+  /** The webhook's body as received, base64 (only for workflows that need it: docs/webhooks.md, "Raw body"). */
+  rawBody?: string;
 }
 
 /** A `{{credentials.<name>}}` the owner has no credential for (or a malformed reference). */
@@ -39,10 +41,19 @@ export class CredentialReferenceError extends Error {}
 
 const CREDENTIAL_REFERENCE = /\{\{\s*credentials\.([^{}\s]*?)\s*\}\}/g;
 
-/** The credential names a graph refers to, so a run loads only those (none: no query at all). */
+/**
+ * The credential names a graph refers to, so a run loads only those (none: no query at all): the
+ * `{{credentials.<name>}}` references, and the names nodes take as a param (Verify signature's `credential`).
+ */
 export function credentialNames(graph: unknown): string[] {
   const names = new Set<string>();
   for (const m of JSON.stringify(graph).matchAll(CREDENTIAL_REFERENCE)) names.add(m[1] ?? '');
+  const nodes = (graph as { nodes?: unknown } | null)?.nodes;
+  if (Array.isArray(nodes)) {
+    for (const node of nodes as { type?: unknown; params?: { credential?: unknown } }[]) {
+      if (node?.type === 'verify_signature' && typeof node.params?.credential === 'string') names.add(node.params.credential);
+    }
+  }
   return [...names];
 }
 
@@ -98,12 +109,38 @@ export class TemplateRenderer {
     for (const source of sources) this.evaluated.set(source, await evaluateExpression(source, scope));
   }
 
-  /** The data an expression or the Code node sees: trigger, headers, earlier outputs, the item, `now`. */
-  data(): { trigger: Record<string, unknown>; headers: Record<string, string>; nodes: Record<string, unknown>; item?: unknown; index?: number; now: string } {
+  /** The value of a credential named by a node's param (Verify signature); an unknown name fails the node. */
+  credential(name: string): string {
+    const value = this.scope.credentials?.get(name);
+    if (value === undefined) throw new CredentialReferenceError(`unknown credential "${name}": create it under Settings → Credentials`);
+    return value;
+  }
+
+  /** The webhook request as received: its (lower-cased) headers and raw body bytes, when ingest kept them. */
+  request(): { headers: Readonly<Record<string, string>>; rawBody?: Buffer } {
+    if (this.scope.rawBody !== undefined) this.rawBytes ??= Buffer.from(this.scope.rawBody, 'base64');
+    return { headers: this.scope.headers, ...(this.rawBytes ? { rawBody: this.rawBytes } : {}) };
+  }
+
+  private rawBytes?: Buffer;
+  private rawText?: string;
+
+  /** The data an expression or the Code node sees: trigger, headers, earlier outputs, the item, `now`; `rawBody` (text) when kept. */
+  data(): {
+    trigger: Record<string, unknown>;
+    headers: Record<string, string>;
+    nodes: Record<string, unknown>;
+    item?: unknown;
+    index?: number;
+    now: string;
+    rawBody?: string;
+  } {
+    if (this.scope.rawBody !== undefined) this.rawText ??= this.request().rawBody!.toString('utf8');
     return {
       trigger: this.scope.payload,
       headers: this.scope.headers,
       nodes: Object.fromEntries(this.scope.nodes),
+      ...(this.rawText !== undefined && { rawBody: this.rawText }),
       ...(this.scope.item !== undefined && { item: this.scope.item, index: this.scope.index }),
       now: (this.scope.clock?.() ?? new Date()).toISOString(),
     };

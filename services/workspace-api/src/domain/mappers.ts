@@ -72,6 +72,19 @@ export function retentionColumns(retention: WorkflowRetention | null | undefined
   return { retentionDays: retention?.days ?? null, retentionRuns: retention?.runs ?? null };
 }
 
+/**
+ * How a webhook trigger authenticates a delivery, as ingest checks it (webhook-ingest's route): a signed
+ * trigger (Standard Webhooks) needs no x-webhook-secret whatever requireWebhookSecret says.
+ */
+export function webhookEndpoint(url: string, requireWebhookSecret: boolean, triggerConfig: unknown): NonNullable<Workflow['webhook']> {
+  const signed = (triggerConfig as { signature?: unknown } | null)?.signature === 'standard-webhooks';
+  return {
+    url,
+    requireSecret: requireWebhookSecret && !signed,
+    authentication: signed ? 'standard-webhooks' : requireWebhookSecret ? 'secret-header' : 'none',
+  };
+}
+
 export const toWorkflow =
   (publicBaseUrl: string) =>
   (r: WorkflowRow): Workflow => ({
@@ -85,7 +98,7 @@ export const toWorkflow =
     executionOrder: r.executionOrder as ExecutionOrder,
     errorWorkflowId: r.errorWorkflowId ?? null,
     retention: toRetention(r),
-    webhook: r.triggerType === 'webhook' ? { url: webhookUrl(publicBaseUrl, r.id), requireSecret: r.requireWebhookSecret } : null,
+    webhook: r.triggerType === 'webhook' ? webhookEndpoint(webhookUrl(publicBaseUrl, r.id), r.requireWebhookSecret, r.triggerConfig) : null,
     samplePayload: (r.samplePayload as Record<string, unknown> | null) ?? null,
     samplePayloadAt: isoOrNull(r.samplePayloadAt),
     createdAt: iso(r.createdAt),

@@ -33,20 +33,24 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { hide: true, params: IdParams, response: { 200: WebhookTriggerLookup, ...errorResponses } },
     },
     async (req) => {
-      const row = await asTriggerReader(prisma, (tx) =>
-        tx.workflow.findUnique({
-          where: { id: req.params.id },
-          select: {
-            id: true,
-            ownerId: true,
-            triggerType: true,
-            active: true,
-            requireWebhookSecret: true,
-            webhookSecretCipher: true,
-            triggerConfig: true,
-            executionOrder: true,
-          },
-        }),
+      const [row, flags] = await asTriggerReader(prisma, (tx) =>
+        Promise.all([
+          tx.workflow.findUnique({
+            where: { id: req.params.id },
+            select: {
+              id: true,
+              ownerId: true,
+              triggerType: true,
+              active: true,
+              requireWebhookSecret: true,
+              webhookSecretCipher: true,
+              triggerConfig: true,
+              executionOrder: true,
+            },
+          }),
+          // Computed by Postgres from the graph, which this role may not read (migration 20270120000000).
+          tx.$queryRaw<{ uses_raw_body: boolean }[]>`SELECT "uses_raw_body" FROM "workspace"."workflow" WHERE "id" = ${req.params.id}::uuid`,
+        ]),
       );
       if (!row || row.triggerType !== 'webhook') throw notFound('Webhook trigger');
       const config = (row.triggerConfig ?? {}) as { signature?: unknown; rateLimitPerSecond?: unknown };
@@ -60,6 +64,8 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
         secret: row.webhookSecretCipher ? secrets.open(row.webhookSecretCipher) : null,
         executionOrder: row.executionOrder === 'ordered' ? ('ordered' as const) : ('parallel' as const),
         ...(typeof rate === 'number' && Number.isFinite(rate) && rate > 0 ? { rateLimitPerSecond: rate } : {}),
+        // Only workflows that verify a signature (or ask for it) get the raw body published with their events.
+        ...(flags[0]?.uses_raw_body ? { rawBody: true } : {}),
       };
     },
   );

@@ -8,8 +8,11 @@ import {
   ListWorkflowsQuery,
   Page,
   UpdateWorkflow,
+  SetWebhookSecret,
   WebhookSecret,
+  WebhookSecretSet,
   Workflow,
+  signingSecretProblem,
   allows,
   maskGraphSecrets,
   notFound,
@@ -233,6 +236,40 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return updated;
       }).then(published);
       return { workflowId: row.id, secret, url: webhookUrl(publicBaseUrl, row.id) };
+    },
+  );
+
+  // A signing secret of the sender's choosing (Svix, Clerk, Resend show theirs): kept sealed like the
+  // generated one (HMAC verification needs the secret itself, so it cannot be hashed), and never
+  // answered back in full. The change is announced like a regeneration: ingest reads the trigger again.
+  app.put(
+    '/workflows/:id/webhook-secret',
+    {
+      preHandler: app.requireAccess('write'),
+      schema: {
+        tags,
+        params: IdParams,
+        body: SetWebhookSecret,
+        response: { 200: WebhookSecretSet, ...errorResponses },
+        summary: "Use a signing secret of the sender's choosing (whsec_…); the old secret stops working at once",
+      },
+    },
+    async (req) => {
+      const secret = req.body.secret.trim();
+      const problem = signingSecretProblem(secret);
+      if (problem) throw new HttpError('validation_failed', `body.secret: ${problem}`);
+      const row = await asUser(prisma, req.identity.userId, async (tx) => {
+        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true } });
+        if (!current) throw notFound('Workflow');
+        if (current.triggerType !== 'webhook') throw notFound('Webhook trigger');
+        const updated = await tx.workflow.update({
+          where: { id: req.params.id },
+          data: { webhookSecretCipher: secrets.seal(secret), version: { increment: 1 } },
+        });
+        await announceWorkflowChange(tx, 'secret_regenerated', updated, now());
+        return updated;
+      }).then(published);
+      return { workflowId: row.id, url: webhookUrl(publicBaseUrl, row.id), secretEnding: secret.slice(-4) };
     },
   );
 };

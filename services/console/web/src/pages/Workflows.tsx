@@ -93,7 +93,8 @@ export function WorkflowsPage() {
           graph: w.graph,
           triggerConfig: w.triggerConfig,
           executionOrder: w.executionOrder,
-          requireWebhookSecret: w.webhook?.requireSecret ?? true,
+          // A signed trigger reports requireSecret false (the signature authenticates): the copy keeps the header required.
+          requireWebhookSecret: w.webhook ? w.webhook.requireSecret || w.webhook.authentication === 'standard-webhooks' : true,
           active: false,
         }),
       `Duplicated “${w.name}”.`,

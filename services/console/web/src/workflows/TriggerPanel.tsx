@@ -543,7 +543,12 @@ function WebhookSettings({
       </div>
       <Switch
         label="Require x-webhook-secret"
-        description="Refuse requests (401) whose x-webhook-secret header is not the secret below."
+        description={
+          signed
+            ? 'Signed deliveries need no x-webhook-secret: the signature, made with the secret below, authenticates them.'
+            : 'Refuse requests (401) whose x-webhook-secret header is not the secret below.'
+        }
+        disabled={signed}
         checked={hook.requireSecret}
         onChange={(e) => {
           const on = e.currentTarget.checked;
@@ -584,6 +589,7 @@ function WebhookSettings({
           void patch({ triggerConfig }, { webhook: hook, triggerConfig }, on ? 'Signed deliveries are required now.' : 'Signatures are no longer checked.');
         }}
       />
+      {signed && <OwnSigningSecret workflowId={workflow.id} onSet={() => onSecret(null)} />}
       <ConfirmDialog
         opened={confirming}
         title="Regenerate the webhook secret?"
@@ -602,5 +608,47 @@ function WebhookSettings({
         The current secret stops working at once: every sender still using it gets 401 until you update it with the new secret.
       </ConfirmDialog>
     </Stack>
+  );
+}
+
+/**
+ * "Use my own signing secret": the whsec_… secret a provider (Svix, Clerk, Resend) shows replaces the
+ * generated one (PUT /workflows/:id/webhook-secret). Write-only: the server answers its last four characters.
+ */
+function OwnSigningSecret({ workflowId, onSet }: { workflowId: string; onSet: () => void }) {
+  const [value, setValue] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const save = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const set = await api.setWebhookSecret(workflowId, value.trim());
+      setValue('');
+      onSet();
+      notifications.show({ color: 'green', message: `Signing secret saved (ending in ${set.secretEnding}). Deliveries signed with the old one are refused.` });
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Group gap="xs" align="flex-end" wrap="nowrap">
+      <TextInput
+        style={{ flex: 1 }}
+        type="password"
+        autoComplete="off"
+        label="Use my own signing secret"
+        description="The whsec_… secret the sending service shows (Svix, Clerk, Resend…). It replaces the secret above."
+        placeholder="whsec_…"
+        value={value}
+        error={error}
+        onChange={(e) => setValue(e.currentTarget.value)}
+      />
+      <Button size="sm" variant="default" loading={busy} disabled={value.trim() === ''} onClick={() => void save()}>
+        Save secret
+      </Button>
+    </Group>
   );
 }

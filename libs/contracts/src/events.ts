@@ -25,6 +25,19 @@ export const TriggerEvent = Type.Object(
     payload: Type.Record(Type.String(), Type.Unknown()),
     /** Request headers, lower-cased, secrets removed; {{trigger.headers.<name>}}. */
     headers: Type.Record(Type.String(), Type.String()),
+    /**
+     * Set on the event that wakes a parked run (the engine's wait timers, docs/workflow-engine.md
+     * "Parking"): the run is claimed again and resumes from its checkpoints; the parked step runs
+     * again with how it was woken.
+     */
+    resume: Type.Optional(
+      Type.Object({
+        nodeId: Type.String(),
+        resumedBy: StringEnum(['timer', 'resume', 'approve', 'reject', 'timeout']),
+        at: Type.String({ format: 'date-time' }),
+        body: Type.Optional(Type.Unknown()),
+      }),
+    ),
   },
   { $id: 'TriggerEvent' },
 );

@@ -277,8 +277,16 @@ export class RunStore implements RunRecorder {
   }
 
   async get(userId: string, runId: string): Promise<WorkflowRun | null> {
-    const { rows } = await this.asUser(userId, (exec) => exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE id = $1`, [runId]));
-    return rows[0] ? toRun(rows[0]) : null;
+    return this.asUser(userId, async (exec) => {
+      const { rows } = await exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE id = $1`, [runId]);
+      if (!rows[0]) return null;
+      const run = toRun(rows[0]);
+      if (run.status !== 'waiting') return run;
+      // A waiting run's wait: the run page shows its wake time, or Approve / Reject and the resume link.
+      const wait = await exec(`SELECT node_id, fire_at, resumable FROM "engine"."run_wait" WHERE run_id = $1`, [runId]);
+      const w = wait.rows[0];
+      return { ...run, wait: w ? { nodeId: String(w.node_id), until: isoOrNull(w.fire_at), resumable: Boolean(w.resumable) } : null };
+    });
   }
 
   /**
@@ -402,7 +410,11 @@ export class RunStore implements RunRecorder {
           WHERE id = $1 AND status IN ('queued', 'running', 'waiting') RETURNING ${COLUMNS}`,
         [runId, at.toISOString()],
       );
-      if (updated.rows[0]) return { cancelled: toRun(updated.rows[0]) };
+      if (updated.rows[0]) {
+        // A waiting run's timer and resume link go with it.
+        if (updated.rows[0].status === 'cancelled') await exec(`DELETE FROM "engine"."run_wait" WHERE run_id = $1`, [runId]);
+        return { cancelled: toRun(updated.rows[0]) };
+      }
       const { rows } = await exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE id = $1`, [runId]);
       return rows[0] ? { finished: toRun(rows[0]) } : null;
     });

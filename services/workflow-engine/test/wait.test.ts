@@ -88,7 +88,7 @@ const finished = (owner: string, id: string, timeoutMs = 10_000) =>
       const r = await getRun(owner, id);
       return ['succeeded', 'failed', 'skipped', 'cancelled'].includes(r.status) ? r : undefined;
     },
-    { timeoutMs },
+    timeoutMs,
   );
 /** The Wait node's output as the HTTP step after it sent it (the body param is sent as a JSON string). */
 const waitOf = (p: { body: string }) => {

@@ -68,7 +68,8 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   // retries, the dead-letter subscriber records a failed run).
   const claim = await recordRun(
     runs,
-    { ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}), ...(event.resume ? { wake: true } : {}) },
+    // A woken run keeps the start of its first claim (its duration counts the wait).
+    { ...key, status: 'running', payload: event.payload, ...(event.resume ? { wake: true } : { startedAt }), triggerType, ...(traceId ? { traceId } : {}) },
     (reason, err) => ({
       ...key,
       status: 'failed',
@@ -176,7 +177,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
     steps: record.steps,
     warnings: record.warnings,
     error: record.error,
-    startedAt: record.startedAt,
+    ...(event.resume ? {} : { startedAt: record.startedAt }),
     finishedAt: record.finishedAt,
     ...(checkpointed ? { dropSteps: true } : {}),
   };
@@ -245,7 +246,7 @@ async function park(
     steps: record.steps,
     warnings: record.warnings,
     error: null,
-    startedAt: record.startedAt,
+    ...(event.resume ? {} : { startedAt: record.startedAt }),
     finishedAt: null,
     wait: { nodeId: parked.nodeId, until: parked.until?.toISOString() ?? null, resumable: parked.resumable, waitId, secretHash, event: original },
   };

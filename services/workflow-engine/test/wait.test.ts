@@ -123,7 +123,8 @@ describe('Wait node', () => {
       ['/after/resumed'],
     );
     assert.ok(posts[0]!.at >= due, 'not before its due time');
-    assert.ok(posts[0]!.at - due < 1_500, `on time (${posts[0]!.at - due} ms late)`);
+    // One run on a shared machine: within a few polls (the bench measures the p99 of 10,000).
+    assert.ok(posts[0]!.at - due < 3_000, `on time (${posts[0]!.at - due} ms late)`);
     const out = waitOf(posts[0]!);
     assert.equal(out.resumedBy, 'timer');
     assert.ok(Date.parse(out.resumedAt) >= due);

@@ -64,7 +64,8 @@ BEGIN
     IF any_wakes THEN
       UPDATE "engine"."run" AS "run" SET status = 'running', claims = "run".claims + 1
         FROM jsonb_to_recordset(batch) AS r("ownerId" uuid, "workflowId" uuid, "eventId" text, wake boolean)
-       WHERE r."ownerId" = o AND r.wake AND "run".workflow_id = r."workflowId" AND "run".event_id = r."eventId" AND "run".status = 'waiting';
+       WHERE r."ownerId" = o AND r.wake AND "run".owner_id = o AND "run".workflow_id = r."workflowId" AND "run".event_id = r."eventId"
+         AND "run".status = 'waiting';
     END IF;
     RETURN QUERY
       INSERT INTO "engine"."run" AS "run" (owner_id, workflow_id, event_id, status, trigger_payload, steps, warnings, error, started_at, finished_at, trace_id, trigger_type)

@@ -242,7 +242,7 @@ export function RunPage({ runId }: { runId: string }) {
           <Group gap="sm">
             {run.status === 'waiting' && run.wait?.resumable && (
               <>
-                <Button color="teal" leftSection={<IconCheck size={16} />} onClick={() => void resume('approve')} loading={busy}>
+                <Button leftSection={<IconCheck size={16} />} onClick={() => void resume('approve')} loading={busy}>
                   Approve
                 </Button>
                 <Button color="red" variant="light" leftSection={<IconX size={16} />} onClick={() => void resume('reject')} loading={busy}>

@@ -61,12 +61,20 @@ function memory() {
 
 const keys = generateSigningKeys();
 const owner = randomUUID();
-const token = (sub: string, azp: string, scope = 'mcp:read mcp:write') => signInternalToken(keys, { sub, aud: 'workspace-api', scope, azp }, { ttlSeconds: 3600 });
+const token = (sub: string, azp: string, scope = 'mcp:read mcp:write') =>
+  signInternalToken(keys, { sub, aud: 'workspace-api', scope, azp }, { ttlSeconds: 3600 });
 const db = await createTestDatabase();
 await migrateWorkspace(db.db);
 await migrateEngine(db.db);
 const bus = await createEmbeddedBus(db.db, { pollIntervalMs: 20 });
-const api = await buildWorkspaceApi({ db: db.db, jwtPublicKeyPem: keys.publicKeyPem, webhookSecretKey: randomBytes(32), publicBaseUrl: 'http://bench', logLevel: 'silent', events: bus });
+const api = await buildWorkspaceApi({
+  db: db.db,
+  jwtPublicKeyPem: keys.publicKeyPem,
+  webhookSecretKey: randomBytes(32),
+  publicBaseUrl: 'http://bench',
+  logLevel: 'silent',
+  events: bus,
+});
 const apiUrl = await listen(api, 0);
 const workspace = workspaceClient({
   workspaceApiUrl: apiUrl,
@@ -156,8 +164,12 @@ console.log(`  runs/s (first publish to last finished, incl. the wait): ${(N / (
 console.log(
   `  memory: idle heap ${mb(idle.heap)} MB rss ${mb(idle.rss)} MB; all ${N} parked heap ${mb(peak.heap)} MB (+${mb(peak.heap - idle.heap)}) rss ${mb(peak.rss)} MB (+${mb(peak.rss - idle.rss)}); per waiting run ${((peak.heap - idle.heap) / N).toFixed(0)} B heap; after all resumed heap ${mb(after.heap)} MB`,
 );
-console.log(`  late after due (finished_at − due): p50 ${q(0.5).toFixed(0)} ms, p99 ${q(0.99).toFixed(0)} ms, max ${late[late.length - 1]!.toFixed(0)} ms (${late.length} runs); the timer claimed (resumedAt − due): p50 ${qc(0.5).toFixed(0)} ms, p99 ${qc(0.99).toFixed(0)} ms`);
-console.log(`  CPU per run: this process ${(cpu / N).toFixed(2)} ms, Postgres ${(pg / N).toFixed(2)} ms; load average ${load0.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`);
+console.log(
+  `  late after due (finished_at − due): p50 ${q(0.5).toFixed(0)} ms, p99 ${q(0.99).toFixed(0)} ms, max ${late[late.length - 1]!.toFixed(0)} ms (${late.length} runs); the timer claimed (resumedAt − due): p50 ${qc(0.5).toFixed(0)} ms, p99 ${qc(0.99).toFixed(0)} ms`,
+);
+console.log(
+  `  CPU per run: this process ${(cpu / N).toFixed(2)} ms, Postgres ${(pg / N).toFixed(2)} ms; load average ${load0.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`,
+);
 console.log(
   `  targets: heap within +50 MB of idle ${peak.heap - idle.heap <= 50 * 1024 * 1024 ? 'met' : 'NOT met'}; p99 ≤ 1 s ${q(0.99) <= 1_000 ? 'met' : 'NOT met'}`,
 );

@@ -106,7 +106,9 @@ test('kill -9 in the middle of a wait: every run resumes once, on time, in the n
   const times = [...arrivals.values()].map((a) => a[0]!);
   const earliest = Math.min(...times);
   const latest = Math.max(...times);
-  t.diagnostic(`restart took ${restarted - lastParked} ms after the kill; resumed between ${earliest - firstSent} and ${latest - firstSent} ms after the first delivery`);
+  t.diagnostic(
+    `restart took ${restarted - lastParked} ms after the kill; resumed between ${earliest - firstSent} and ${latest - firstSent} ms after the first delivery`,
+  );
   assert.ok(earliest >= firstSent + WAIT_S * 1000, 'no run resumed before its due time');
   // Due between firstSent + 25 s and lastParked + 25 s. A restart slower than the wait makes them late
   // by its excess (the engine starts consuming, and polling its timers, a moment after the process is ready).

@@ -161,7 +161,11 @@ describe('Wait node', () => {
     const link = resumeUrlOf(parked);
     assert.match(link, /^http:\/\/flowdesk\.test\/api\/v1\/resume\/[0-9a-f-]{36}\?secret=[A-Za-z0-9_-]{43}$/);
     const post = (url: string, body?: unknown) =>
-      fetch(url, { method: 'POST', headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      fetch(url, {
+        method: 'POST',
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
 
     const wrong = await post(onEngine(link).replace(/secret=.*/, 'secret=wrong'), { approved: true });
     assert.equal(wrong.status, 401);

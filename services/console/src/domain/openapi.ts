@@ -367,7 +367,10 @@ const RUN_PATHS: Json = {
         additionalProperties: false,
         properties: { action: { type: 'string', enum: ['approve', 'reject'] }, body: { type: 'object' } },
       }),
-      responses: { 202: json({ type: 'object', properties: { runId: { type: 'string' }, resumedBy: { type: 'string' } } }, 'Resumed'), ...errors(400, 401, 403, 404, 409) },
+      responses: {
+        202: json({ type: 'object', properties: { runId: { type: 'string' }, resumedBy: { type: 'string' } } }, 'Resumed'),
+        ...errors(400, 401, 403, 404, 409),
+      },
     },
   },
   '/api/v1/resume/{waitId}': {
@@ -380,7 +383,10 @@ const RUN_PATHS: Json = {
         { name: 'waitId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
         { name: 'secret', in: 'query', required: true, schema: { type: 'string' } },
       ],
-      responses: { 202: json({ type: 'object', properties: { runId: { type: 'string' }, resumedBy: { type: 'string' } } }, 'Resumed'), ...errors(400, 401, 404, 409) },
+      responses: {
+        202: json({ type: 'object', properties: { runId: { type: 'string' }, resumedBy: { type: 'string' } } }, 'Resumed'),
+        ...errors(400, 401, 404, 409),
+      },
     },
   },
   '/api/v1/workflow-runs/{id}/rerun': {

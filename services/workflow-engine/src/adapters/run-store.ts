@@ -142,7 +142,8 @@ export class RunStore implements RunRecorder {
     });
   }
 
-  private reads: { run: { ownerId: string; workflowId: string; eventId: string }; resolve(m: Map<string, StepCheckpoint>): void; reject(e: unknown): void }[] = [];
+  private reads: { run: { ownerId: string; workflowId: string; eventId: string }; resolve(m: Map<string, StepCheckpoint>): void; reject(e: unknown): void }[] =
+    [];
 
   private async readCheckpoints(reads: RunStore['reads']): Promise<void> {
     const byOwner = new Map<string, RunStore['reads']>();
@@ -160,9 +161,11 @@ export class RunStore implements RunRecorder {
         for (const r of rows) {
           const k = String(r.k);
           if (!maps.has(k)) maps.set(k, new Map());
-          maps.get(k)!.set(String(r.node_id), { step: jsonOf(r.step) as RunStep, output: jsonOf(r.output), ...(r.branch ? { branch: r.branch as string } : {}) });
+          maps
+            .get(k)!
+            .set(String(r.node_id), { step: jsonOf(r.step) as RunStep, output: jsonOf(r.output), ...(r.branch ? { branch: r.branch as string } : {}) });
         }
-        for (const r of rs) r.resolve(maps.get(keyOf(r.run)) ?? new Map());
+        for (const r of rs) r.resolve(maps.get(keyOf(r.run)) ?? new Map<string, StepCheckpoint>());
       } catch (err) {
         for (const r of rs) r.reject(err);
       }

@@ -362,9 +362,7 @@ function WaitingNotice({ run }: { run: WorkflowRun }) {
       <Stack gap={4}>
         {!wait.resumable && wait.until && <Text size="sm">Resumes at {exact(wait.until)}.</Text>}
         {wait.resumable && (
-          <Text size="sm">
-            Waits for Approve / Reject or a POST to its resume link{wait.until ? `; times out at ${exact(wait.until)}` : ''}.
-          </Text>
+          <Text size="sm">Waits for Approve / Reject or a POST to its resume link{wait.until ? `; times out at ${exact(wait.until)}` : ''}.</Text>
         )}
         {link && (
           <Group gap="xs" wrap="nowrap">

@@ -314,7 +314,19 @@ for (const target of TARGETS) {
       };
       const labelsOf = (svc: ServiceName) => deployment(objects(), svc).spec.template.metadata.labels;
       assert.deepEqual([...admitted(labelsOf('workspace-api'))].sort(), ['console', 'mcp-gateway', 'webhook-ingest', 'workflow-engine']);
-      assert.deepEqual([...admitted(labelsOf('workflow-engine'))].sort(), ['console', 'mcp-gateway'], 'the runs API: the public edge and the gateway');
+      const engineCallers = [...admitted(labelsOf('workflow-engine'))];
+      assert.deepEqual(
+        engineCallers.filter((w) => !w.startsWith('outside:')).sort(),
+        ['console', 'mcp-gateway'],
+        'the runs API: the public edge and the gateway',
+      );
+      // And the ingress controller only, for a waiting run's resume link (/api/v1/resume/).
+      assert.deepEqual(
+        engineCallers
+          .filter((w) => w.startsWith('outside:'))
+          .map((w) => JSON.parse(w.slice('outside:'.length)).podSelector.matchLabels['app.kubernetes.io/name']),
+        ['ingress-nginx'],
+      );
       const authCallers = [...admitted(labelsOf('auth'))];
       assert.deepEqual(authCallers.filter((w) => !w.startsWith('outside:')).sort(), ['console', 'mcp-gateway', 'webhook-ingest', 'workflow-engine']);
     });

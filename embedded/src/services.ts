@@ -23,6 +23,8 @@ export const PUBLIC_ROUTES: readonly Route[] = [
   // workspace-api itself is internal only (it accepts nothing but internal tokens).
   { prefix: '/api/v1', service: 'console' },
   { prefix: '/functions/v1/mcp-server-v2', service: 'mcp-gateway' },
+  // A parked run's resume link (the Wait node; the secret in the link is the credential): the engine's public route.
+  { prefix: '/api/v1/resume/', service: 'workflow-engine' },
   { prefix: '/functions/v1/webhook-trigger/', service: 'webhook-ingest' },
   // RFC 9728 metadata of the MCP endpoint; the longer prefix wins over /.well-known/ (routing.ts).
   { prefix: '/.well-known/oauth-protected-resource', service: 'mcp-gateway' },
@@ -164,6 +166,9 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       // Tests that move the engine's clock look for ticks often; otherwise SCHEDULER_POLL_MS (0: none).
       scheduler: { pollMs: d.engineClock ? 50 : d.tuning?.engineTuning?.scheduler.pollMs },
       retention: d.tuning?.engineTuning?.retention,
+      // Resume links of waiting runs (the Wait node) are published under the public base URL.
+      publicBaseUrl: d.publicBaseUrl,
+      waits: d.tuning?.engineTuning?.waits,
     });
     app.addHook('onClose', async () => {
       await http.close();

@@ -105,6 +105,7 @@ test("the engine's and the caches' variables reach the services' configuration, 
     ENGINE_CONCURRENCY: '7',
     ENGINE_WORKFLOW_CONCURRENCY: '3',
     SCHEDULER_POLL_MS: '0',
+    WAIT_POLL_MS: '100',
     RUN_RETENTION_DAYS: '0',
     RUN_RETENTION_PER_WORKFLOW: '50',
     RUN_RETENTION_INTERVAL_SECONDS: '60',
@@ -117,6 +118,7 @@ test("the engine's and the caches' variables reach the services' configuration, 
     concurrency: 7,
     workflowConcurrency: 3,
     scheduler: { pollMs: 0 },
+    waits: { pollMs: 100 },
     retention: { ...retention, maxAgeDays: null, keepPerWorkflow: 50, intervalMs: 60_000 },
   });
   assert.equal(config.introspectionCacheMs, 0);
@@ -127,6 +129,7 @@ test("the engine's and the caches' variables reach the services' configuration, 
     concurrency: 256,
     workflowConcurrency: 128,
     scheduler: { pollMs: 1000 },
+    waits: { pollMs: 250 },
     retention: { ...retention, maxAgeDays: 30, keepPerWorkflow: null, intervalMs: 300_000 },
   });
   assert.deepEqual([defaults.signupMode, defaults.introspectionCacheMs, defaults.consoleAllowedOrigins], ['invite', 30_000, []]);

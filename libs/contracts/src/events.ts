@@ -32,6 +32,19 @@ export const TriggerEvent = Type.Object(
      * signature node, or `triggerConfig.rawBody: true`; docs/webhooks.md, "Raw body"). Absent otherwise.
      */
     rawBody: Type.Optional(Type.String({ maxLength: RAW_BODY_MAX_BASE64 })),
+    /**
+     * Set on the event that wakes a parked run (the engine's wait timers, docs/workflow-engine.md
+     * "Parking"): the run is claimed again and resumes from its checkpoints; the parked step runs
+     * again with how it was woken.
+     */
+    resume: Type.Optional(
+      Type.Object({
+        nodeId: Type.String(),
+        resumedBy: StringEnum(['timer', 'resume', 'approve', 'reject', 'timeout']),
+        at: Type.String({ format: 'date-time' }),
+        body: Type.Optional(Type.Unknown()),
+      }),
+    ),
   },
   { $id: 'TriggerEvent' },
 );

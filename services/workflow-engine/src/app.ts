@@ -18,6 +18,8 @@ import { stepTestRoutes } from './routes/step-tests.ts';
 import { DEFAULT_RETENTION, RunCancellations, RunRetention, type RetentionPolicy } from './domain/run-control.ts';
 import { ScheduleStore } from './adapters/schedule-store.ts';
 import { Scheduler } from './domain/scheduler.ts';
+import { WaitStore } from './adapters/wait-store.ts';
+import { WaitTimers } from './domain/wait-timers.ts';
 import { ChangeTriggers } from './domain/change-triggers.ts';
 import type { TriggerSource } from './domain/trigger-source.ts';
 
@@ -75,6 +77,13 @@ export interface WorkflowEngineDeps {
   retention?: Partial<RetentionPolicy>;
   /** How often this replica asks whether a run it executes was cancelled through another replica (default 1000 ms). */
   cancelPollMs?: number;
+  /**
+   * Parked runs (docs/workflow-engine.md, "Parking"): how often this replica looks for due wakes
+   * (WAIT_POLL_MS, default 250; 0: never) and the claim's lease.
+   */
+  waits?: { pollMs?: number; leaseMs?: number; batch?: number };
+  /** The public base URL of resume links (PUBLIC_BASE_URL), e.g. https://flowdesk.example.com. */
+  publicBaseUrl?: string;
 }
 
 /**
@@ -109,6 +118,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   const retention = new RunRetention(runs, { ...DEFAULT_RETENTION, ...deps.retention }, clock, app.log, function* () {
     for (const d of definitions.all()) if (d.retention) yield { ownerId: d.ownerId, workflowId: d.id, ...d.retention };
   });
+  const waits = new WaitStore(deps.db);
+  const waitTimers = new WaitTimers({ store: waits, bus: deps.bus, clock, log: app.log, ...deps.waits });
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
   // What starts runs inside the engine (webhook and manual runs are published by ingest and the runs API).
   const triggerSources: TriggerSource[] = [
@@ -118,7 +129,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
 
   app.addSchema(ErrorBody);
   await app.register(internalAuth, { publicKeyPem: deps.jwtPublicKeyPem, audience: Audience.workflowEngine });
-  await app.register(runRoutes(runs, definitions, { bus: deps.bus, clock, heartbeatMs: deps.streamHeartbeatMs, cancellations }), { prefix: API_PREFIX });
+  await app.register(runRoutes(runs, definitions, { bus: deps.bus, clock, heartbeatMs: deps.streamHeartbeatMs, cancellations, waits }), { prefix: API_PREFIX });
   await app.register(credentialRoutes(credentials), { prefix: API_PREFIX });
   await app.register(
     stepTestRoutes(definitions, {
@@ -220,6 +231,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
             metrics: runMetrics,
             limits: deps.limits,
             cancellations,
+            resumeBaseUrl: deps.publicBaseUrl,
             startErrorWorkflow: (event, ordered) =>
               deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
           });
@@ -254,6 +266,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     for (const s of triggerSources) await s.start();
     cancellations.start();
     retention.start();
+    waitTimers.start();
     consuming = true;
   };
   app.addHook('onReady', async () => {
@@ -271,6 +284,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     await starting;
     // The sources first (no new trigger events), then the consumers, in reverse.
     for (const s of triggerSources) await s.stop();
+    await waitTimers.stop();
     await retention.stop();
     consuming = false;
     // In reverse: stop taking trigger events (in-flight runs finish and are recorded), then the rest.

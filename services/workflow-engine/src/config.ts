@@ -11,6 +11,8 @@ export interface EngineTuning {
   scheduler: { pollMs: number };
   /** Run history retention: RUN_RETENTION_DAYS, RUN_RETENTION_PER_WORKFLOW, RUN_RETENTION_INTERVAL_SECONDS. */
   retention: RetentionPolicy;
+  /** Parked runs: WAIT_POLL_MS (default 250; 0: this replica wakes no runs). */
+  waits: { pollMs: number };
 }
 
 export const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
@@ -24,6 +26,7 @@ export function engineTuningFromEnv(env: NodeJS.ProcessEnv): EngineTuning {
     concurrency: positiveInteger(env, 'ENGINE_CONCURRENCY', 256),
     workflowConcurrency: positiveInteger(env, 'ENGINE_WORKFLOW_CONCURRENCY', 128),
     scheduler: { pollMs: env.SCHEDULER_POLL_MS === '0' ? 0 : positiveInteger(env, 'SCHEDULER_POLL_MS', 1_000) },
+    waits: { pollMs: env.WAIT_POLL_MS === '0' ? 0 : positiveInteger(env, 'WAIT_POLL_MS', 250) },
     retention: {
       ...DEFAULT_RETENTION,
       // 0 keeps runs of any age; unset keeps any number of runs per workflow.

@@ -83,6 +83,8 @@ const app = await buildApp({
   // of its own (two engines on one host included); app.ts subscribes with it as ephemeral.
   definitionsGroup: instanceGroupId(`${ENGINE_GROUP}.definitions`),
   logLevel: process.env.LOG_LEVEL,
+  // The base of waiting runs' resume links (the Wait node); without it a link is a path only.
+  publicBaseUrl: process.env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
 });
 // serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM /readyz
 // answers 503 at once; app.close() stops accepting, and its onClose hook closes the subscriptions,

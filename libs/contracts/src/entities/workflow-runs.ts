@@ -14,7 +14,8 @@ export type RunStatus = Static<typeof RunStatus>;
 export const RunStep = Type.Object({
   nodeId: Type.String(),
   type: Type.String(),
-  status: StringEnum(['succeeded', 'failed', 'skipped']),
+  /** `waiting`: the step parked its run (a Wait node); it becomes succeeded when the run resumes. */
+  status: StringEnum(['succeeded', 'failed', 'skipped', 'waiting']),
   input: Type.Unknown(),
   output: Type.Unknown(),
   error: Type.Union([Type.String(), Type.Null()]),
@@ -48,6 +49,13 @@ export const WorkflowRun = Type.Object(
      * docs/observability.md): look it up in Jaeger/Tempo. Null when tracing was off for the run.
      */
     traceId: Type.Optional(Type.Union([Type.String({ pattern: '^[0-9a-f]{32}$' }), Type.Null()])),
+    /**
+     * A `waiting` run's wait (docs/workflow-engine.md, "Parking"): the step that parked it, when its
+     * timer fires (null: only a resume wakes it) and whether a resume URL or Approve / Reject wakes it.
+     */
+    wait: Type.Optional(
+      Type.Union([Type.Object({ nodeId: Type.String(), until: Type.Union([DateTime, Type.Null()]), resumable: Type.Boolean() }), Type.Null()]),
+    ),
   },
   { $id: 'WorkflowRun' },
 );
@@ -142,3 +150,18 @@ export const StartRun = Type.Union([
   Type.Null(),
 ]);
 export type StartRun = Static<typeof StartRun>;
+
+/** How a parked run was woken (TriggerEvent.resume, the Wait node's `resumedBy`). */
+export const RESUMED_BY = ['timer', 'resume', 'approve', 'reject', 'timeout'] as const;
+export type ResumedBy = (typeof RESUMED_BY)[number];
+
+/** POST /workflow-runs/:id/resume: Approve or Reject a run waiting for a resume (a Wait node in mode `resume`). */
+export const ResumeRun = Type.Object(
+  {
+    action: StringEnum(['approve', 'reject']),
+    /** Becomes the Wait node's `body` output. */
+    body: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: false, $id: 'ResumeRun' },
+);
+export type ResumeRun = Static<typeof ResumeRun>;

@@ -357,6 +357,40 @@ const RUN_PATHS: Json = {
       responses: { 200: json(ref('WorkflowRun'), 'Cancelled'), ...errors(401, 403, 404, 409) },
     },
   },
+  '/api/v1/workflow-runs/{id}/resume': {
+    post: {
+      tags: ['workflow runs'],
+      summary:
+        'Approve or Reject a run waiting for a resume (a Wait node in mode resume): it continues on the Wait node’s resumed or rejected branch with `body` as the output’s body. 409 when it is not waiting for a resume or was resumed already',
+      parameters: idParam,
+      requestBody: body({
+        type: 'object',
+        required: ['action'],
+        additionalProperties: false,
+        properties: { action: { type: 'string', enum: ['approve', 'reject'] }, body: { type: 'object' } },
+      }),
+      responses: {
+        202: json({ type: 'object', properties: { runId: { type: 'string' }, resumedBy: { type: 'string' } } }, 'Resumed'),
+        ...errors(400, 401, 403, 404, 409),
+      },
+    },
+  },
+  '/api/v1/resume/{waitId}': {
+    post: {
+      tags: ['workflow runs'],
+      summary:
+        'A waiting run’s resume link (the Wait node; public, served by the workflow engine: the secret in the link is the credential). The JSON body (optional, ≤ 256 KiB) becomes the Wait node’s `body`. 401 for a wrong secret, 404 for an unknown link, 409 when resumed already',
+      security: [],
+      parameters: [
+        { name: 'waitId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } },
+        { name: 'secret', in: 'query', required: true, schema: { type: 'string' } },
+      ],
+      responses: {
+        202: json({ type: 'object', properties: { runId: { type: 'string' }, resumedBy: { type: 'string' } } }, 'Resumed'),
+        ...errors(400, 401, 404, 409),
+      },
+    },
+  },
   '/api/v1/workflow-runs/{id}/rerun': {
     post: {
       tags: ['workflow runs'],

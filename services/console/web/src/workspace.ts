@@ -84,6 +84,9 @@ export const workspace = {
   getRun: (runId: string) => api.request<WorkflowRun>('GET', `/workflow-runs/${id(runId)}`),
   rerun: (runId: string) => api.request<WorkflowRun>('POST', `/workflow-runs/${id(runId)}/rerun`),
   cancelRun: (runId: string) => api.request<WorkflowRun>('POST', `/workflow-runs/${id(runId)}/cancel`),
+  /** Approve or Reject a run waiting for a resume (a Wait node in mode resume). */
+  resumeRun: (runId: string, action: 'approve' | 'reject', body?: Record<string, unknown>) =>
+    api.request<{ runId: string; resumedBy: string }>('POST', `/workflow-runs/${id(runId)}/resume`, { action, ...(body ? { body } : {}) }),
   runsSummary: () => api.request<RunsSummary>('GET', '/workflow-runs/summary'),
   runsHealth: () => api.request<RunsHealth>('GET', '/workflow-runs/health'),
   listWorkflows: () => all<WorkflowItem>('/workflows'),

@@ -130,14 +130,46 @@ export class RunStore implements RunRecorder {
     ).then(() => undefined);
   }
 
-  /** The checkpoints of one run, by node id (read only when a claim answered 'resumed'). */
-  async checkpoints(run: { ownerId: string; workflowId: string; eventId: string }): Promise<Map<string, StepCheckpoint>> {
-    const { rows } = await this.asUser(run.ownerId, (exec) =>
-      exec(`SELECT node_id, step, output, branch FROM "engine"."run_step" WHERE workflow_id = $1 AND event_id = $2`, [run.workflowId, run.eventId]),
-    );
-    return new Map(
-      rows.map((r) => [String(r.node_id), { step: jsonOf(r.step) as RunStep, output: jsonOf(r.output), ...(r.branch ? { branch: r.branch as string } : {}) }]),
-    );
+  /**
+   * The checkpoints of one run, by node id (read only when a claim answered 'resumed': a run taken
+   * over, or a parked run woken). Batched: the reads asked for in one turn of the event loop go out
+   * as one query per owner (woken runs come in bursts when many timers are due together).
+   */
+  checkpoints(run: { ownerId: string; workflowId: string; eventId: string }): Promise<Map<string, StepCheckpoint>> {
+    return new Promise((resolve, reject) => {
+      this.reads.push({ run, resolve, reject });
+      if (this.reads.length === 1) setImmediate(() => void this.readCheckpoints(this.reads.splice(0)));
+    });
+  }
+
+  private reads: { run: { ownerId: string; workflowId: string; eventId: string }; resolve(m: Map<string, StepCheckpoint>): void; reject(e: unknown): void }[] =
+    [];
+
+  private async readCheckpoints(reads: RunStore['reads']): Promise<void> {
+    const byOwner = new Map<string, RunStore['reads']>();
+    for (const r of reads) byOwner.set(r.run.ownerId, [...(byOwner.get(r.run.ownerId) ?? []), r]);
+    for (const [owner, rs] of byOwner) {
+      try {
+        const { rows } = await this.asUser(owner, (exec) =>
+          exec(
+            `SELECT workflow_id::text || '/' || event_id AS k, node_id, step, output, branch FROM "engine"."run_step"
+              WHERE (workflow_id, event_id) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))`,
+            [rs.map((r) => r.run.workflowId), rs.map((r) => r.run.eventId)],
+          ),
+        );
+        const maps = new Map<string, Map<string, StepCheckpoint>>();
+        for (const r of rows) {
+          const k = String(r.k);
+          if (!maps.has(k)) maps.set(k, new Map());
+          maps
+            .get(k)!
+            .set(String(r.node_id), { step: jsonOf(r.step) as RunStep, output: jsonOf(r.output), ...(r.branch ? { branch: r.branch as string } : {}) });
+        }
+        for (const r of rs) r.resolve(maps.get(keyOf(r.run)) ?? new Map<string, StepCheckpoint>());
+      } catch (err) {
+        for (const r of rs) r.reject(err);
+      }
+    }
   }
 
   /**
@@ -277,8 +309,16 @@ export class RunStore implements RunRecorder {
   }
 
   async get(userId: string, runId: string): Promise<WorkflowRun | null> {
-    const { rows } = await this.asUser(userId, (exec) => exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE id = $1`, [runId]));
-    return rows[0] ? toRun(rows[0]) : null;
+    return this.asUser(userId, async (exec) => {
+      const { rows } = await exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE id = $1`, [runId]);
+      if (!rows[0]) return null;
+      const run = toRun(rows[0]);
+      if (run.status !== 'waiting') return run;
+      // A waiting run's wait: the run page shows its wake time, or Approve / Reject and the resume link.
+      const wait = await exec(`SELECT node_id, fire_at, resumable FROM "engine"."run_wait" WHERE run_id = $1`, [runId]);
+      const w = wait.rows[0];
+      return { ...run, wait: w ? { nodeId: String(w.node_id), until: isoOrNull(w.fire_at), resumable: Boolean(w.resumable) } : null };
+    });
   }
 
   /**
@@ -402,7 +442,11 @@ export class RunStore implements RunRecorder {
           WHERE id = $1 AND status IN ('queued', 'running', 'waiting') RETURNING ${COLUMNS}`,
         [runId, at.toISOString()],
       );
-      if (updated.rows[0]) return { cancelled: toRun(updated.rows[0]) };
+      if (updated.rows[0]) {
+        // A waiting run's timer and resume link go with it.
+        if (updated.rows[0].status === 'cancelled') await exec(`DELETE FROM "engine"."run_wait" WHERE run_id = $1`, [runId]);
+        return { cancelled: toRun(updated.rows[0]) };
+      }
       const { rows } = await exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE id = $1`, [runId]);
       return rows[0] ? { finished: toRun(rows[0]) } : null;
     });

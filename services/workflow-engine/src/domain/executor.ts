@@ -17,29 +17,45 @@ import type { EnginePorts } from './ports.ts';
 import { TemplateRenderer } from './template.ts';
 import type { HttpNodeOptions } from './nodes/http-request.ts';
 import { nodeHandlers } from './nodes/index.ts';
-import type { NodeHandler, NodeResult } from './nodes/node-handler.ts';
+import type { NodeHandler, NodeResult, Resumption } from './nodes/node-handler.ts';
 
+/**
+ * A run's own limits. There is no overall wall time (a run may wait for days, parked: "Parking" in
+ * docs/workflow-engine.md); each node keeps its own timeout.
+ */
 export interface RunLimits {
   /** Nodes executed (not counting skipped ones) per run. */
   maxNodesPerRun: number;
-  /** Wall time of the whole run; the node running when it passes is aborted and fails. */
-  runTimeoutMs: number;
 }
 
-export const DEFAULT_RUN_LIMITS: RunLimits = { maxNodesPerRun: 50, runTimeoutMs: 5 * 60_000 };
+export const DEFAULT_RUN_LIMITS: RunLimits = { maxNodesPerRun: 50 };
 
 export type FinalRunStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';
+
+/**
+ * A parked run (status `waiting`): the step that parked it, when its timer fires and whether a resume
+ * wakes it, and the executed steps not stored yet (the parked one last, status `waiting`), which the
+ * caller stores with the run's `waiting` row.
+ */
+export interface ParkedRun {
+  nodeId: string;
+  until: Date | null;
+  resumable: boolean;
+  unsaved: StepCheckpoint[];
+}
 
 export interface RunRecord {
   workflowId: string;
   eventId: string;
-  status: FinalRunStatus;
+  status: FinalRunStatus | 'waiting';
   steps: RunStep[];
   warnings: string[];
   error: string | null;
   startedAt: string;
   finishedAt: string;
   durationMs: number;
+  /** Set when status is `waiting`. */
+  parked?: ParkedRun;
 }
 
 /**
@@ -87,6 +103,8 @@ export interface ExecuteWorkflowInput {
   earlierOutputs?: ReadonlyMap<string, unknown>;
   /** Told each executed node's result (the branch it took); the step test answers with it. */
   onResult?: (nodeId: string, result: NodeResult) => void;
+  /** The run was woken (TriggerEvent.resume): the parked step `nodeId` executes again with it. */
+  wake?: { nodeId: string } & Resumption;
 }
 
 // Each handler is typed by its own node's params (nodes/index.ts); the executor dispatches on node.type.
@@ -132,8 +150,9 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   let unsavedEffect = false;
   const storeFailed: { error?: Error } = {};
 
+  // Handed to the nodes as their signal; there is no overall run time any more (nodes have their own timeouts).
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(new NodeFailedError(`the run exceeded its time limit of ${limits.runTimeoutMs} ms`)), limits.runTimeoutMs);
+  let parked: ParkedRun | undefined;
 
   try {
     const plan = planOf(workflow.graph);
@@ -167,6 +186,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
         const handler = handlers[node.type];
         const saved = input.resume?.get(id);
         let result: NodeResult | null;
+        const wake = input.wake?.nodeId === id ? input.wake : undefined;
         if (saved && saved.step.status === 'succeeded') {
           // Executed under an earlier claim of this run (its engine died): reuse the stored outcome.
           steps.push(saved.step);
@@ -176,7 +196,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           if (handler.isAction && unsavedEffect && input.checkpoint) await storeUnsaved();
           // One span per executed node: the HTTP Request node's outbound call and Create Task's
           // workspace-api call become its children (docs/observability.md).
-          result = await withSpan('workflow-engine', `node ${node.type}`, () => runStep(node, handler), {
+          result = await withSpan('workflow-engine', `node ${node.type}`, () => runStep(node, handler, wake), {
             attributes: { 'flowdesk.node.id': node.id, 'flowdesk.node.type': node.type },
           });
           if (result) {
@@ -186,6 +206,13 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
         }
         if (result) input.onResult?.(id, result);
         if (!result) break; // the step failed and its node says fail the run: stop at the first failure
+        if (result.park) {
+          // Parking: the walk stops here; the caller stores the unsaved steps (this one `waiting`) and the run's row.
+          const p = result.park;
+          const until = p.until ?? p.timeoutAt ?? null;
+          parked = { nodeId: id, until, resumable: p.resumable === true, unsaved: unsaved.splice(0) };
+          break;
+        }
         if (handler.isAction) actionsRun++;
         // A condition's false or a switch's branch with no edge, before any action: the run is skipped.
         if (result.branch !== undefined && result.branch !== 'true' && !out.some((i) => workflow.graph.edges[i]!.branch === result.branch) && actionsRun === 0)
@@ -202,14 +229,20 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     }
   } catch (err) {
     error ??= (err as Error).message;
-  } finally {
-    clearTimeout(timer);
   }
   if (storeFailed.error) throw storeFailed.error;
 
   for (const w of renderer.warnings) if (!warnings.includes(w)) warnings.push(w);
   const finished = ports.clock();
-  const status: FinalRunStatus = cancelled ? 'cancelled' : error ? 'failed' : actionsRun === 0 && conditionStopped ? 'skipped' : 'succeeded';
+  const status: RunRecord['status'] = cancelled
+    ? 'cancelled'
+    : error
+      ? 'failed'
+      : parked
+        ? 'waiting'
+        : actionsRun === 0 && conditionStopped
+          ? 'skipped'
+          : 'succeeded';
   ports.log.info({ workflowId: workflow.id, eventId: event.eventId, status, steps: steps.length }, 'workflow run finished');
   return {
     workflowId: workflow.id,
@@ -221,6 +254,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
+    ...(parked && status === 'waiting' ? { parked } : {}),
   };
 
   /** Stores the executed steps not stored yet; a failure ends the run unfinished (rethrown after the walk). */
@@ -235,7 +269,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   }
 
   /** Renders, records and executes one node; returns null (and sets `error`) when it failed. */
-  async function runStep(node: WorkflowNode, handler: AnyHandler): Promise<NodeResult | null> {
+  async function runStep(node: WorkflowNode, handler: AnyHandler, resumed?: Resumption): Promise<NodeResult | null> {
     const stepStart = ports.clock();
     const before = renderer.warnings.length;
     // Expressions ({{= … }}) evaluate first; one that fails (syntax, time, size) fails this node, recorded like any other failure.
@@ -267,12 +301,14 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           ownerId: workflow.ownerId,
           signal: deadline.signal,
           warn: (m: string) => addWarning(node.id, m),
+          ...(resumed ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } } : {}),
           ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id) } : {}),
         }),
         deadline.signal,
       );
       outputs.set(node.id, result.output);
       step.output = result.recorded ?? result.output;
+      if (result.park) step.status = 'waiting';
       return result;
     } catch (err) {
       return stepFailed(node, step, err);

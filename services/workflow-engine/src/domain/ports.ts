@@ -71,6 +71,23 @@ export interface RunWrite {
   triggerType?: TriggerEvent['source'];
   /** With a final status: delete the run's checkpoints (engine.run_step) in the same statement. */
   dropSteps?: boolean;
+  /** A claim that wakes a parked run (its TriggerEvent.resume): it may take a `waiting` run. */
+  wake?: boolean;
+  /** With status `waiting`: the run's timer / resume, stored in engine.run_wait in the same statement. */
+  wait?: WaitWrite;
+}
+
+/** A parked run's wait (engine.run_wait): what wakes it, and the event that resumes it. */
+export interface WaitWrite {
+  nodeId: string;
+  /** When the timer fires (ISO), or null: only a resume wakes it. */
+  until: string | null;
+  resumable: boolean;
+  /** The resume URL's id, and the SHA-256 (hex) of its secret; null when not resumable. */
+  waitId: string;
+  secretHash: string | null;
+  /** The run's trigger event, republished with `resume` to wake it. */
+  event: TriggerEvent;
 }
 
 /** What a claim (a write with status running) found: a new run, a resumed one (claimed before), or a finished one. */
@@ -164,4 +181,19 @@ export interface ScheduleStorePort {
   published(workflowIds: string[]): Promise<void>;
   /** Pending events whose claimer did not publish them in time, taken over by this replica until `leaseUntil`. */
   takeOverStale(now: Date, leaseUntil: Date, limit: number): Promise<{ workflowId: string; event: TriggerEvent }[]>;
+}
+
+/** A due wake this replica claimed: the run's trigger event, and how it is woken. */
+export interface DueWake {
+  waitId: string;
+  /** The claim's lease (fire_at while claimed): published() matches on it. */
+  leaseUntil: Date;
+  event: TriggerEvent;
+  resume: NonNullable<TriggerEvent['resume']>;
+}
+
+/** Where parked runs' timers are kept (adapters/wait-store.ts, engine.run_wait). */
+export interface WaitStorePort {
+  claimDue(now: Date, leaseUntil: Date, limit: number): Promise<DueWake[]>;
+  published(wakes: readonly Pick<DueWake, 'waitId' | 'leaseUntil'>[]): Promise<void>;
 }

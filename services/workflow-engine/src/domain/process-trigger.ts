@@ -1,3 +1,4 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { ErrorPayload, TriggerEvent } from '@flowdesk/contracts';
 import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
@@ -24,7 +25,12 @@ export interface ProcessDeps {
   cancellations?: RunCancellations;
   /** Publishes the trigger event of an error workflow's run (the engine's trigger topic). */
   startErrorWorkflow?: (event: TriggerEvent, ordered: boolean) => Promise<void>;
+  /** The public base URL of resume links (PUBLIC_BASE_URL): `<base>/api/v1/resume/<waitId>?secret=…`. */
+  resumeBaseUrl?: string;
 }
+
+/** SHA-256 (hex) of a resume secret: engine.run_wait keeps only this. */
+export const resumeSecretHash = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
 export type ProcessOutcome = 'ran' | 'duplicate' | 'workflow-gone' | 'inactive';
 
@@ -62,7 +68,8 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   // retries, the dead-letter subscriber records a failed run).
   const claim = await recordRun(
     runs,
-    { ...key, status: 'running', payload: event.payload, startedAt, triggerType, ...(traceId ? { traceId } : {}) },
+    // A woken run keeps the start of its first claim (its duration counts the wait).
+    { ...key, status: 'running', payload: event.payload, ...(event.resume ? { wake: true } : { startedAt }), triggerType, ...(traceId ? { traceId } : {}) },
     (reason, err) => ({
       ...key,
       status: 'failed',
@@ -134,6 +141,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
         credentials,
         cancelled: cancellations ? () => cancellations.isCancelled(key) : undefined,
         ...(resume ? { resume } : {}),
+        ...(event.resume ? { wake: event.resume } : {}),
         checkpoint: (steps) => {
           checkpointed = true;
           // Credential values never reach the table, as for the run's own record.
@@ -162,13 +170,14 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
           error: redactSecrets(executed.error, secrets),
         };
   deps.metrics.runFinished(record.status, record.durationMs / 1000);
+  if (record.status === 'waiting' && executed.parked) return park(event, key, record, executed.parked, secrets, deps);
   const outcome: RunWrite = {
     ...key,
     status: record.status,
     steps: record.steps,
     warnings: record.warnings,
     error: record.error,
-    startedAt: record.startedAt,
+    ...(event.resume ? {} : { startedAt: record.startedAt }),
     finishedAt: record.finishedAt,
     ...(checkpointed ? { dropSteps: true } : {}),
   };
@@ -197,6 +206,53 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
   // steps that did run.
   if (!stored.written) await runs.keepCancelledSteps(outcome);
   else if (record.status === 'failed' && workflow.errorWorkflowId) await startErrorWorkflow(event, workflow.errorWorkflowId, record, deps);
+  return 'ran';
+}
+
+/**
+ * Parks a run (docs/workflow-engine.md, "Parking"): the executed steps not stored yet (the parked one
+ * last, `waiting`) are stored as checkpoints and the run's row becomes `waiting` with its wait
+ * (engine.run_wait: timer, resume secret's hash, the event that wakes it), all in one batch
+ * statement. The handler then resolves: the bus acknowledges the event, nothing stays in memory.
+ */
+async function park(
+  event: TriggerEvent,
+  key: { ownerId: string; workflowId: string; eventId: string },
+  record: RunRecord,
+  parked: NonNullable<RunRecord['parked']>,
+  secrets: string[],
+  deps: ProcessDeps,
+): Promise<ProcessOutcome> {
+  const waitId = randomUUID();
+  let secretHash: string | null = null;
+  if (parked.resumable) {
+    const secret = randomBytes(32).toString('base64url');
+    secretHash = resumeSecretHash(secret);
+    const base = (deps.resumeBaseUrl ?? '').replace(/\/+$/, '');
+    const resumeUrl = `${base}/api/v1/resume/${waitId}?secret=${secret}`;
+    // The owner sees the link on the run page (the parked step's output); the lookup keeps only the hash.
+    const step = parked.unsaved[parked.unsaved.length - 1]!.step;
+    step.output = { ...(step.output as Record<string, unknown>), resumeUrl };
+    parked.unsaved[parked.unsaved.length - 1]!.output = step.output;
+    const recorded = record.steps.findLast((s) => s.nodeId === parked.nodeId);
+    if (recorded && recorded !== step) recorded.output = { ...(recorded.output as Record<string, unknown>), resumeUrl };
+  }
+  const { resume: _previous, ...original } = event;
+  const unsaved = secrets.length === 0 ? parked.unsaved : redactSecrets(parked.unsaved, secrets);
+  const stored = deps.runs.checkpoint(key, unsaved);
+  const write: RunWrite = {
+    ...key,
+    status: 'waiting',
+    steps: record.steps,
+    warnings: record.warnings,
+    error: null,
+    ...(event.resume ? {} : { startedAt: record.startedAt }),
+    finishedAt: null,
+    wait: { nodeId: parked.nodeId, until: parked.until?.toISOString() ?? null, resumable: parked.resumable, waitId, secretHash, event: original },
+  };
+  const [written] = await Promise.all([recordRun(deps.runs, write), stored]);
+  if (!written.written) await deps.runs.keepCancelledSteps(write); // cancelled meanwhile
+  deps.log.info({ workflowId: key.workflowId, eventId: key.eventId, nodeId: parked.nodeId, until: write.wait!.until }, 'workflow run parked');
   return 'ran';
 }
 

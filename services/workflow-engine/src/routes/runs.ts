@@ -14,6 +14,7 @@ import {
   RunsSummaryQuery,
   TRIGGER_TOPIC,
   StartRun,
+  ResumeRun,
   WorkflowRun,
   notFound,
   type RunStreamEvent,
@@ -25,6 +26,28 @@ import type { RunWrite } from '../domain/ports.ts';
 import { isUnstorablePayload } from '../domain/run-recording.ts';
 import type { DefinitionCache } from '../domain/definitions.ts';
 import type { RunCancellations } from '../domain/run-control.ts';
+import type { ResumeAnswer, WaitStore } from '../adapters/wait-store.ts';
+import { resumeSecretHash } from '../domain/process-trigger.ts';
+import Type from 'typebox';
+
+/** The largest body a resume URL or Approve / Reject takes (it becomes the Wait node's output). */
+export const RESUME_BODY_LIMIT = 256 * 1024;
+
+/** A refused resume as an HTTP error (docs/workflow-engine.md, "Wait"). */
+function resumeRefused(answer: Exclude<ResumeAnswer, { ok: true }>): HttpError {
+  switch (answer.why) {
+    case 'wrong_secret':
+      return new HttpError('unauthorized', 'The resume link is not valid');
+    case 'already_resumed':
+      return new HttpError('conflict', 'This wait was already resumed');
+    case 'not_resumable':
+      return new HttpError('conflict', 'This run waits for a timer; only a wait for a resume can be approved or rejected');
+    case 'not_waiting':
+      return new HttpError('conflict', 'This run is not waiting for a resume');
+    default:
+      return notFound('Wait');
+  }
+}
 
 const errorResponses = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody } as const;
 
@@ -44,6 +67,8 @@ export interface RunRoutesOptions {
   heartbeatMs?: number;
   /** A run cancelled here that executes on this replica stops at its next step at once. */
   cancellations?: Pick<RunCancellations, 'markCancelled'>;
+  /** Parked runs' waits: the resume URL and Approve / Reject. */
+  waits?: WaitStore;
 }
 
 /**
@@ -241,6 +266,51 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
           throw new HttpError('conflict', `This run already finished (${result.finished?.status}); only a queued, running or waiting run can be cancelled`);
         options.cancellations?.markCancelled(result.cancelled);
         return result.cancelled;
+      },
+    );
+    app.post(
+      '/workflow-runs/:id/resume',
+      {
+        preHandler: app.requireAccess('write'),
+        bodyLimit: RESUME_BODY_LIMIT,
+        schema: {
+          tags,
+          summary:
+            'Approve or Reject a run waiting for a resume (a Wait node in mode resume): the run continues on the Wait node’s resumed or rejected branch, with `body` as its output’s body; 409 when it is not waiting for a resume or was resumed already',
+          params: IdParams,
+          body: ResumeRun,
+          response: { 202: Type.Object({ runId: Type.String(), resumedBy: Type.String() }), ...errorResponses, 409: ErrorBody },
+        },
+      },
+      async (req, reply) => {
+        if (!options.waits) throw new HttpError('conflict', 'This run is not waiting for a resume');
+        const answer = await options.waits.resumeByOwner(req.identity.userId, req.params.id, req.body.action, req.body.body, options.clock());
+        if (!answer.ok) {
+          if (answer.why === 'not_waiting' && !(await store.get(req.identity.userId, req.params.id))) throw notFound('Workflow run');
+          throw resumeRefused(answer);
+        }
+        return reply.code(202).send({ runId: answer.runId, resumedBy: req.body.action });
+      },
+    );
+    app.post(
+      '/resume/:waitId',
+      {
+        // Public: the secret in the link is the credential (a capability URL, as n8n's resume URL).
+        bodyLimit: RESUME_BODY_LIMIT,
+        schema: {
+          tags,
+          summary:
+            'Resume a run waiting for a resume (a Wait node in mode resume) by its resume link: the JSON body (optional) becomes the Wait node’s `body`; 401 for a wrong secret, 404 for an unknown link, 409 when it was resumed already',
+          params: Type.Object({ waitId: Type.String({ maxLength: 100 }) }),
+          querystring: Type.Object({ secret: Type.String({ minLength: 1, maxLength: 200 }) }),
+          response: { 202: Type.Object({ runId: Type.String(), resumedBy: Type.String() }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        },
+      },
+      async (req, reply) => {
+        if (!options.waits) throw notFound('Wait');
+        const answer = await options.waits.resumeBySecret(req.params.waitId, resumeSecretHash(req.query.secret), req.body ?? undefined, options.clock());
+        if (!answer.ok) throw resumeRefused(answer);
+        return reply.code(202).send({ runId: answer.runId, resumedBy: 'resume' });
       },
     );
     app.post(

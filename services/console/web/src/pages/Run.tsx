@@ -1,6 +1,6 @@
 import { ActionIcon, Alert, Anchor, Badge, Button, Card, Code, CopyButton, Group, List, Loader, SimpleGrid, Stack, Text, Title, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconAlertTriangle, IconCheck, IconCopy, IconExternalLink, IconPlayerPlay, IconPlayerStop } from '@tabler/icons-react';
+import { IconAlertTriangle, IconCheck, IconCopy, IconExternalLink, IconPlayerPlay, IconPlayerStop, IconX } from '@tabler/icons-react';
 import { useCallback, useEffect, useState } from 'react';
 import { nodeLabel } from '@flowdesk/contracts/nodes';
 import { ErrorState, PageHeader } from '../components/States.tsx';
@@ -206,6 +206,21 @@ export function RunPage({ runId }: { runId: string }) {
     }
   };
 
+  // Approve / Reject a run waiting for a resume: the Wait node follows its resumed or rejected branch.
+  const resume = async (action: 'approve' | 'reject') => {
+    if (!run) return;
+    setBusy(true);
+    try {
+      await workspace.resumeRun(run.id, action);
+      notifications.show({ message: action === 'approve' ? 'Approved: the run continues.' : 'Rejected: the run continues on its rejected branch.' });
+    } catch (err) {
+      notifications.show({ color: 'red', title: `Could not ${action} the run`, message: (err as Error).message });
+    } finally {
+      setBusy(false);
+      void load();
+    }
+  };
+
   if (error) return <ErrorState title="This run could not be loaded" message={error} onRetry={() => void load()} />;
   if (!run) return <Loader aria-label="Loading the run" />;
   const warningsOf = (nodeId: string) => run.warnings.filter((w) => w.startsWith(`node "${nodeId}":`));
@@ -225,6 +240,16 @@ export function RunPage({ runId }: { runId: string }) {
         action={
           // A manual run runs whether the workflow is active or not (docs/triggers.md), so this is never disabled.
           <Group gap="sm">
+            {run.status === 'waiting' && run.wait?.resumable && (
+              <>
+                <Button leftSection={<IconCheck size={16} />} onClick={() => void resume('approve')} loading={busy}>
+                  Approve
+                </Button>
+                <Button color="red" variant="light" leftSection={<IconX size={16} />} onClick={() => void resume('reject')} loading={busy}>
+                  Reject
+                </Button>
+              </>
+            )}
             {unfinished && (
               <Button color="red" variant="light" leftSection={<IconPlayerStop size={16} />} onClick={() => void cancel()} loading={busy}>
                 Cancel run
@@ -280,6 +305,7 @@ export function RunPage({ runId }: { runId: string }) {
           </Stack>
         </Group>
       </Card>
+      {run.status === 'waiting' && run.wait && <WaitingNotice run={run} />}
       {run.error && (
         <Alert color="red" variant="light" styles={{ title: { color: textOn('red') } }} title="The run failed" mb="md" role="alert">
           <Text size="sm" style={{ overflowWrap: 'anywhere' }}>
@@ -323,5 +349,38 @@ export function RunPage({ runId }: { runId: string }) {
         </section>
       </Stack>
     </>
+  );
+}
+
+/** What a waiting run waits for: its wake time, or a resume (the link, Approve / Reject) and its timeout. */
+function WaitingNotice({ run }: { run: WorkflowRun }) {
+  const wait = run.wait!;
+  const step = run.steps.find((s) => s.nodeId === wait.nodeId && s.status === 'waiting');
+  const link = (step?.output as { resumeUrl?: string } | null)?.resumeUrl;
+  return (
+    <Alert color="orange" variant="light" styles={{ title: { color: textOn('orange') } }} title={`Waiting at "${wait.nodeId}"`} mb="md" role="status">
+      <Stack gap={4}>
+        {!wait.resumable && wait.until && <Text size="sm">Resumes at {exact(wait.until)}.</Text>}
+        {wait.resumable && (
+          <Text size="sm">Waits for Approve / Reject or a POST to its resume link{wait.until ? `; times out at ${exact(wait.until)}` : ''}.</Text>
+        )}
+        {link && (
+          <Group gap="xs" wrap="nowrap">
+            <Code style={{ overflowWrap: 'anywhere' }} aria-label="Resume link">
+              {link}
+            </Code>
+            <CopyButton value={link}>
+              {({ copied, copy }) => (
+                <Tooltip label={copied ? 'Copied' : 'Copy the resume link'}>
+                  <ActionIcon variant="subtle" onClick={copy} aria-label="Copy the resume link">
+                    {copied ? <IconCheck size={16} /> : <IconCopy size={16} />}
+                  </ActionIcon>
+                </Tooltip>
+              )}
+            </CopyButton>
+          </Group>
+        )}
+      </Stack>
+    </Alert>
   );
 }

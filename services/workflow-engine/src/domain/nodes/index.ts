@@ -14,6 +14,7 @@ import { switchHandler } from './switch.ts';
 import { filterHandler } from './filter.ts';
 import { stopHandler } from './stop.ts';
 import { verifySignatureHandler } from './verify-signature.ts';
+import { waitHandler } from './wait.ts';
 
 // The rendered input is each handler's own business; the executor only passes it from render to execute.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -34,5 +35,6 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     filter: filterHandler,
     stop: stopHandler,
     verify_signature: verifySignatureHandler,
+    wait: waitHandler,
   };
 }

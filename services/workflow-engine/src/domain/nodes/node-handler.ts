@@ -4,12 +4,13 @@
  * mask (the copy that is recorded), execute (side effects, may throw).
  */
 import type { TemplateRenderer } from '../template.ts';
+import type { ResumedBy } from '@flowdesk/contracts';
 import type { EnginePorts } from '../ports.ts';
 
 export interface NodeContext {
   ports: EnginePorts;
   ownerId: string;
-  /** Aborted when the run's overall timeout passes. */
+  /** Aborted when the run must stop (the engine closes); nodes keep their own timeouts. */
   signal: AbortSignal;
   /** Records a warning on the run (prefixed with the node id by the executor). */
   warn(message: string): void;
@@ -18,6 +19,33 @@ export interface NodeContext {
    * again (executor.ts stepIdempotencyKey). Absent for the others.
    */
   idempotencyKey?: string;
+  /**
+   * Set when this step parked its run and the run was woken (docs/workflow-engine.md, "Parking"): the
+   * step executes again with how and when it was woken, and what a resume sent.
+   */
+  resumed?: Resumption;
+}
+
+/** How a parked step's run was woken. */
+export interface Resumption {
+  resumedBy: ResumedBy;
+  /** When it was woken (ISO). */
+  at: string;
+  /** The JSON a resume URL was sent, or an Approve / Reject's body. */
+  body?: unknown;
+}
+
+/**
+ * A step's request to park its run (any node: the Wait node, a retry's long backoff): the walk stops,
+ * the executed steps and this one (status `waiting`) are stored as checkpoints, the run becomes
+ * `waiting` and holds no memory. It is woken at `until` (resumedBy `timer`), by a resume when
+ * `resumable` (the resume URL, Approve / Reject), or at `timeoutAt` (resumedBy `timeout`) if no
+ * resume came first; the step then executes again with `ctx.resumed`.
+ */
+export interface ParkRequest {
+  until?: Date;
+  resumable?: boolean;
+  timeoutAt?: Date;
 }
 
 export interface NodeResult {
@@ -29,6 +57,8 @@ export interface NodeResult {
   branch?: string;
   /** The run ends after this node (Stop); nothing else runs. */
   end?: boolean;
+  /** Park the run here (see ParkRequest); `output` is what the waiting step records. */
+  park?: ParkRequest;
 }
 
 export interface NodeHandler<Params, Input> {

@@ -1,0 +1,180 @@
+// Parked runs at scale (docs/workflow-engine.md, "Parking"): N runs of trigger → Wait (W s) → Set
+// Fields, in one process: the engine, workspace-api and the embedded bus on one database. Trigger
+// events are published straight onto the bus (no webhook hop), in batches of 500.
+//
+//   npm run bench:wait [-- --runs 10000] [--wait 60]
+//   DATABASE_URL=postgres://... for Postgres (a fresh database), else PGlite in memory (whose WASM heap
+//   holds the database, so the RSS there counts the rows too; the JS heap is the services' own).
+//
+// Prints: runs/s (first publish to last run finished), the memory of this process (JS heap after a GC
+// and RSS) idle, with every run parked, and per waiting run; how late each run finished after its due
+// time (p50/p99/max: the run's start, the Wait being its first step, + W, to the run's finished_at, so the rest of the run is
+// counted too); the CPU per run of this process and of Postgres (from /proc). Targets (issue 24):
+// 10,000 runs waiting 60 s: heap within +50 MB of idle, p99 late ≤ 1 s.
+import { readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { createEmbeddedBus } from '@flowdesk/bus';
+import { TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
+import { createTestDatabase } from '@flowdesk/db';
+import { generateSigningKeys, listen, signInternalToken } from '@flowdesk/service-kit';
+import { buildApp as buildEngine, createGuardedHttpClient, migrateEngine, workspaceClient } from '@flowdesk/workflow-engine';
+import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
+
+const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '10000' }, wait: { type: 'string', default: '60' } } });
+const N = Number(args.runs);
+const WAIT_S = Number(args.wait);
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error('run with --expose-gc (npm run bench:wait does)');
+
+const TICK = 100;
+function procCpuMs(pid: number | 'self'): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / TICK;
+  } catch {
+    return 0;
+  }
+}
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') total += procCpuMs(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
+function memory() {
+  gc!();
+  gc!();
+  const m = process.memoryUsage();
+  return { heap: m.heapUsed, rss: m.rss };
+}
+
+const keys = generateSigningKeys();
+const owner = randomUUID();
+const token = (sub: string, azp: string, scope = 'mcp:read mcp:write') =>
+  signInternalToken(keys, { sub, aud: 'workspace-api', scope, azp }, { ttlSeconds: 3600 });
+const db = await createTestDatabase();
+await migrateWorkspace(db.db);
+await migrateEngine(db.db);
+const bus = await createEmbeddedBus(db.db, { pollIntervalMs: 20 });
+const api = await buildWorkspaceApi({
+  db: db.db,
+  jwtPublicKeyPem: keys.publicKeyPem,
+  webhookSecretKey: randomBytes(32),
+  publicBaseUrl: 'http://bench',
+  logLevel: 'silent',
+  events: bus,
+});
+const apiUrl = await listen(api, 0);
+const workspace = workspaceClient({
+  workspaceApiUrl: apiUrl,
+  userToken: async (sub) => token(sub, 'workflow-engine'),
+  serviceToken: async () => token('svc:workflow-engine', 'workflow-engine', 'internal'),
+});
+const engine = await buildEngine({ bus, db: db.db, jwtPublicKeyPem: keys.publicKeyPem, http: createGuardedHttpClient({}), workspace, logLevel: 'silent' });
+await listen(engine, 0);
+
+const wf = (await (
+  await fetch(`${apiUrl}/api/v1/workflows`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token(owner, 'bench')}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      name: 'bench wait',
+      triggerType: 'webhook',
+      active: true,
+      graph: {
+        nodes: [
+          { id: 'w', type: 'wait', params: { mode: 'duration', amount: String(WAIT_S), unit: 'seconds' } },
+          { id: 's', type: 'set_fields', params: { fields: [{ name: 'n', value: '{{trigger.n}}' }] } },
+        ],
+        edges: [
+          { from: 'trigger', to: 'w' },
+          { from: 'w', to: 's', branch: 'resumed' },
+        ],
+      },
+    }),
+  })
+).json()) as { id: string };
+if (!wf.id) throw new Error(`workflow not created: ${JSON.stringify(wf)}`);
+await sleep(500); // the engine's definition cache hears of it
+
+const count = async (status: string) => Number((await db.db.exec(`SELECT count(*)::int AS n FROM "engine"."run" WHERE status = $1`, [status])).rows[0]!.n);
+const event = (n: number): TriggerEvent => ({
+  eventId: `bench_${n}_${randomUUID()}`,
+  workflowId: wf.id,
+  ownerId: owner,
+  source: 'webhook',
+  receivedAt: new Date().toISOString(),
+  payload: { n },
+  headers: {},
+});
+// Warm-up (not measured): one short run through the whole path.
+await bus.publish(TRIGGER_TOPIC, [{ key: wf.id, value: event(-1) }]);
+while ((await count('succeeded')) + (await count('waiting')) < 1) await sleep(50);
+while ((await count('waiting')) > 0) await sleep(100);
+const idle = memory();
+
+const load0 = loadavg()[0]!;
+const cpu0 = procCpuMs('self');
+const pg0 = postgresCpuMs();
+const t0 = Date.now();
+for (let i = 0; i < N; i += 500)
+  await bus.publish(
+    TRIGGER_TOPIC,
+    Array.from({ length: Math.min(500, N - i) }, (_, k) => ({ key: wf.id, value: event(i + k) })),
+  );
+let parkedAt = 0;
+let peak = idle;
+for (;;) {
+  const waiting = await count('waiting');
+  if (waiting >= N - (await count('succeeded')) - 1 && waiting > 0 && !parkedAt) {
+    parkedAt = Date.now();
+    peak = memory();
+  }
+  if ((await count('succeeded')) >= N + 1) break;
+  await sleep(200);
+}
+const t1 = Date.now();
+const cpu = procCpuMs('self') - cpu0;
+const pg = postgresCpuMs() - pg0;
+// How late: the run's finished_at after its start (its first claim; the Wait is its first step) + W.
+const { rows } = await db.db.exec(
+  `SELECT extract(epoch FROM finished_at) * 1000 - (extract(epoch FROM started_at) * 1000 + $1::float8) AS late,
+          extract(epoch FROM (steps->0->'output'->>'resumedAt')::timestamptz) * 1000 - (extract(epoch FROM started_at) * 1000 + $1::float8) AS claimed
+     FROM "engine"."run" WHERE status = 'succeeded' AND event_id LIKE 'bench\\_%' AND event_id NOT LIKE 'bench\\_-1\\_%'`,
+  [WAIT_S * 1000],
+);
+const late = rows.map((r) => Number(r.late)).sort((a, b) => a - b);
+const q = (p: number) => late[Math.min(late.length - 1, Math.floor(p * late.length))]!;
+const claimed = rows.map((r) => Number(r.claimed)).sort((a, b) => a - b);
+const qc = (p: number) => claimed[Math.min(claimed.length - 1, Math.floor(p * claimed.length))]!;
+const after = memory();
+console.log(`bench:wait — ${N} runs, trigger → Wait ${WAIT_S} s → Set Fields, ${process.env.DATABASE_URL ? 'Postgres' : 'PGlite'}, embedded bus`);
+console.log(`  runs/s (first publish to last finished, incl. the wait): ${(N / ((t1 - t0) / 1000)).toFixed(0)}; all parked after ${parkedAt - t0} ms`);
+console.log(
+  `  memory: idle heap ${mb(idle.heap)} MB rss ${mb(idle.rss)} MB; all ${N} parked heap ${mb(peak.heap)} MB (+${mb(peak.heap - idle.heap)}) rss ${mb(peak.rss)} MB (+${mb(peak.rss - idle.rss)}); per waiting run ${((peak.heap - idle.heap) / N).toFixed(0)} B heap; after all resumed heap ${mb(after.heap)} MB`,
+);
+console.log(
+  `  late after due (finished_at − due): p50 ${q(0.5).toFixed(0)} ms, p99 ${q(0.99).toFixed(0)} ms, max ${late[late.length - 1]!.toFixed(0)} ms (${late.length} runs); the timer claimed (resumedAt − due): p50 ${qc(0.5).toFixed(0)} ms, p99 ${qc(0.99).toFixed(0)} ms`,
+);
+console.log(
+  `  CPU per run: this process ${(cpu / N).toFixed(2)} ms, Postgres ${(pg / N).toFixed(2)} ms; load average ${load0.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`,
+);
+console.log(
+  `  targets: heap within +50 MB of idle ${peak.heap - idle.heap <= 50 * 1024 * 1024 ? 'met' : 'NOT met'}; p99 ≤ 1 s ${q(0.99) <= 1_000 ? 'met' : 'NOT met'}`,
+);
+await engine.close();
+await api.close();
+await bus.close();
+await db.close();
+process.exit(0);

@@ -1,0 +1,98 @@
+import { timingSafeEqual } from 'node:crypto';
+import { APP_ROLE, type Database } from '@flowdesk/db';
+import type { ResumedBy, TriggerEvent } from '@flowdesk/contracts';
+import type { DueWake, WaitStorePort } from '../domain/ports.ts';
+
+const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
+const jsonOf = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What a resume found: done, or why not (the route's status). */
+export type ResumeAnswer = { ok: true; runId: string } | { ok: false; why: 'not_found' | 'wrong_secret' | 'already_resumed' | 'not_resumable' | 'not_waiting' };
+
+/**
+ * engine.run_wait (migration 20270120000000_run_waits): parked runs' timers and resume secrets. The
+ * poller's statements and the public resume URL run as the engine's own login (the table's owner);
+ * Approve / Reject as the run's owner (row-level security).
+ */
+export class WaitStore implements WaitStorePort {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Claims due wakes (compare-and-set on fire_at, so one replica claims each): fire_at moves to
+   * `leaseUntil` (a claimer that dies before publishing leaves it due again then), and a wake no
+   * resume came for is decided now as `timer` (or `timeout` for a resumable wait).
+   */
+  async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<DueWake[]> {
+    const { rows } = await this.db.exec(
+      `UPDATE "engine"."run_wait" AS w
+          SET fire_at = $2, resumed_by = COALESCE(w.resumed_by, CASE WHEN w.resumable THEN 'timeout' ELSE 'timer' END),
+              resumed_at = COALESCE(w.resumed_at, $1)
+         FROM (SELECT owner_id, workflow_id, event_id, fire_at FROM "engine"."run_wait"
+                WHERE fire_at <= $1 ORDER BY fire_at LIMIT ${Math.trunc(limit)}) AS d
+        WHERE w.owner_id = d.owner_id AND w.workflow_id = d.workflow_id AND w.event_id = d.event_id AND w.fire_at = d.fire_at
+        RETURNING w.wait_id, w.node_id, w.resumed_by, w.resumed_at, w.body, w.event`,
+      [now, leaseUntil],
+    );
+    return rows.map((r) => {
+      const body = jsonOf(r.body);
+      return {
+        waitId: String(r.wait_id),
+        leaseUntil,
+        event: jsonOf(r.event) as TriggerEvent,
+        resume: {
+          nodeId: String(r.node_id),
+          resumedBy: r.resumed_by as ResumedBy,
+          at: date(r.resumed_at).toISOString(),
+          ...(body !== null && body !== undefined ? { body } : {}),
+        },
+      };
+    });
+  }
+
+  /** The claimed wakes are published: no longer due (the row stays, resumed, until the run's outcome). */
+  async published(wakes: readonly Pick<DueWake, 'waitId' | 'leaseUntil'>[]): Promise<void> {
+    if (wakes.length === 0) return;
+    await this.db.exec(
+      `UPDATE "engine"."run_wait" AS w SET fire_at = NULL
+         FROM unnest($1::uuid[], $2::timestamptz[]) AS p(wait_id, lease)
+        WHERE w.wait_id = p.wait_id AND w.fire_at = p.lease`,
+      [wakes.map((w) => w.waitId), wakes.map((w) => w.leaseUntil)],
+    );
+  }
+
+  /** The resume URL: the secret's hash compared in constant time; resumes at most once. */
+  async resumeBySecret(waitId: string, secretHash: string, body: unknown, now: Date): Promise<ResumeAnswer> {
+    if (!UUID.test(waitId)) return { ok: false, why: 'not_found' };
+    const { rows } = await this.db.exec(`SELECT run_id, secret_hash, resumed_by FROM "engine"."run_wait" WHERE wait_id = $1`, [waitId]);
+    const row = rows[0];
+    if (!row || typeof row.secret_hash !== 'string') return { ok: false, why: 'not_found' };
+    const stored = Buffer.from(row.secret_hash, 'hex');
+    const given = Buffer.from(secretHash, 'hex');
+    if (stored.length !== given.length || !timingSafeEqual(stored, given)) return { ok: false, why: 'wrong_secret' };
+    if (row.resumed_by !== null) return { ok: false, why: 'already_resumed' };
+    const updated = await this.db.exec(
+      `UPDATE "engine"."run_wait" SET resumed_by = 'resume', resumed_at = $2, body = $3::jsonb, fire_at = $2
+        WHERE wait_id = $1 AND resumed_by IS NULL RETURNING run_id`,
+      [waitId, now, body === undefined ? null : JSON.stringify(body)],
+    );
+    return updated.rows[0] ? { ok: true, runId: String(row.run_id) } : { ok: false, why: 'already_resumed' };
+  }
+
+  /** Approve / Reject by the run's owner (row-level security): resumes at most once. */
+  async resumeByOwner(userId: string, runId: string, by: 'approve' | 'reject', body: unknown, now: Date): Promise<ResumeAnswer> {
+    if (!UUID.test(userId) || !UUID.test(runId)) return { ok: false, why: 'not_found' };
+    return this.db.transaction(async (exec) => {
+      await exec(`SELECT set_config('role', '${APP_ROLE}', true), set_config('app.user_id', $1, true)`, [userId]);
+      const updated = await exec(
+        `UPDATE "engine"."run_wait" SET resumed_by = $2, resumed_at = $3, body = $4::jsonb, fire_at = $3
+          WHERE run_id = $1 AND resumable AND resumed_by IS NULL RETURNING run_id`,
+        [runId, by, now, body === undefined ? null : JSON.stringify(body)],
+      );
+      if (updated.rows[0]) return { ok: true as const, runId };
+      const { rows } = await exec(`SELECT resumable, resumed_by FROM "engine"."run_wait" WHERE run_id = $1`, [runId]);
+      if (!rows[0]) return { ok: false as const, why: 'not_waiting' as const };
+      return { ok: false as const, why: rows[0].resumed_by !== null ? ('already_resumed' as const) : ('not_resumable' as const) };
+    });
+  }
+}

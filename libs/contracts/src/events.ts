@@ -72,10 +72,7 @@ export const WorkflowDefinition = Type.Object(
     errorWorkflowId: Type.Optional(Type.Union([Type.String({ format: 'uuid' }), Type.Null()])),
     /** The workflow's own run history retention (absent in older events, null: the engine's global setting). */
     retention: Type.Optional(
-      Type.Union([
-        Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1 })), runs: Type.Optional(Type.Integer({ minimum: 1 })) }),
-        Type.Null(),
-      ]),
+      Type.Union([Type.Object({ days: Type.Optional(Type.Integer({ minimum: 1 })), runs: Type.Optional(Type.Integer({ minimum: 1 })) }), Type.Null()]),
     ),
     graph: WorkflowGraph,
     triggerConfig: Type.Record(Type.String(), Type.Unknown()),

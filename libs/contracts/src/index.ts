@@ -21,3 +21,4 @@ export * from './mcp/index.ts';
 export * from './workflow-secrets.ts';
 export * from './triggers.ts';
 export * from './trigger-types.ts';
+export * from './webhook-reply.ts';

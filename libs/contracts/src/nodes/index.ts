@@ -14,6 +14,7 @@ import { setFields } from './set-fields.ts';
 import { switchNode } from './switch.ts';
 import { filter } from './filter.ts';
 import { stop } from './stop.ts';
+import { respond } from './respond.ts';
 
 export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
@@ -23,7 +24,7 @@ export { SWITCH_BRANCHES, SWITCH_MAX_RULES } from './switch.ts';
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];
 
-export const NODE_TYPES = [httpRequest, createTask, condition, setFields, switchNode, filter, stop, code] as const;
+export const NODE_TYPES = [httpRequest, createTask, condition, setFields, switchNode, filter, stop, respond, code] as const;
 
 type Definitions = typeof NODE_TYPES;
 export type NodeType = Definitions[number]['type'];

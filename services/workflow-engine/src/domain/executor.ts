@@ -17,7 +17,7 @@ import type { EnginePorts } from './ports.ts';
 import { TemplateRenderer } from './template.ts';
 import type { HttpNodeOptions } from './nodes/http-request.ts';
 import { nodeHandlers } from './nodes/index.ts';
-import type { NodeHandler, NodeResult } from './nodes/node-handler.ts';
+import type { NodeContext, NodeHandler, NodeResult } from './nodes/node-handler.ts';
 
 export interface RunLimits {
   /** Nodes executed (not counting skipped ones) per run. */
@@ -80,6 +80,8 @@ export interface ExecuteWorkflowInput {
    * ends the run unfinished (executeWorkflow rejects): the bus delivers the event again.
    */
   checkpoint?: (steps: StepCheckpoint[]) => Promise<void>;
+  /** The answer to the webhook's caller, for Respond nodes (NodeContext.respond; process-trigger.ts). */
+  respond?: NodeContext['respond'];
 }
 
 // Each handler is typed by its own node's params (nodes/index.ts); the executor dispatches on node.type.
@@ -252,6 +254,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           ownerId: workflow.ownerId,
           signal: deadline.signal,
           warn: (m: string) => addWarning(node.id, m),
+          ...(input.respond ? { respond: input.respond } : {}),
           ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id) } : {}),
         }),
         deadline.signal,

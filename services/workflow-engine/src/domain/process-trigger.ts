@@ -1,4 +1,4 @@
-import type { ErrorPayload, TriggerEvent } from '@flowdesk/contracts';
+import { WEBHOOK_REPLY_MAX_BODY, type ErrorPayload, type TriggerEvent, type WebhookReply } from '@flowdesk/contracts';
 import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
 import type { DefinitionCache } from './definitions.ts';
@@ -24,6 +24,8 @@ export interface ProcessDeps {
   cancellations?: RunCancellations;
   /** Publishes the trigger event of an error workflow's run (the engine's trigger topic). */
   startErrorWorkflow?: (event: TriggerEvent, ordered: boolean) => Promise<void>;
+  /** Sends the answer of a run whose webhook caller waits (the reply topic, keyed by ingest replica). */
+  reply?: (reply: WebhookReply) => Promise<void>;
 }
 
 export type ProcessOutcome = 'ran' | 'duplicate' | 'workflow-gone' | 'inactive';
@@ -37,6 +39,67 @@ export type ProcessOutcome = 'ran' | 'duplicate' | 'workflow-gone' | 'inactive';
  * before the handler resolves, so the bus acknowledges the event only once its run is stored.
  */
 export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps): Promise<ProcessOutcome> {
+  const replyTo = event.replyTo;
+  if (!replyTo || !deps.reply) return runTriggerEvent(event, deps);
+  // The caller waits (docs/webhooks.md, "Answering the caller"): a Respond node answers first, or the
+  // run's summary once it is recorded. A lost answer costs the caller its wait (then the poll link),
+  // never the run: a failed publish is logged, not thrown.
+  const send = deps.reply;
+  const state: ReplyState = { answered: false };
+  const answer = async (a: { status: number; headers: Record<string, string>; body: unknown }) => {
+    state.answered = true;
+    try {
+      await send({ eventId: event.eventId, replica: replyTo.replica, ...a });
+    } catch (err) {
+      deps.log.warn({ workflowId: event.workflowId, eventId: event.eventId, err }, 'answer to the webhook caller not sent');
+    }
+  };
+  state.respond = async (a) => {
+    if (replyTo.mode !== 'respond_node') return 'nobody-waits';
+    if (state.answered) return 'earlier';
+    await answer(a);
+    return 'sent';
+  };
+  const outcome = await runTriggerEvent(event, deps, state);
+  if (!state.answered) {
+    const run = await deps.runs.getByEvent(event.ownerId, event.workflowId, event.eventId).catch(() => null);
+    await answer(fallbackAnswer(event.eventId, run?.id ?? null, outcome, state.record));
+  }
+  return outcome;
+}
+
+interface ReplyState {
+  answered: boolean;
+  respond?: NonNullable<Parameters<typeof executeWorkflow>[0]['respond']>;
+  record?: Pick<RunRecord, 'status' | 'steps' | 'error'>;
+}
+
+const FALLBACK_STATUS: Record<RunRecord['status'], number> = { succeeded: 200, skipped: 200, failed: 500, cancelled: 409 };
+
+/**
+ * The answer of a run that reached no Respond node (or of `finished` mode): `{runId, status, output}`
+ * with the last executed step's output, HTTP 200 for a succeeded or skipped run, 500 with the error
+ * for a failed one, 409 for a cancelled one. An event that did not run (a duplicate delivery, the
+ * workflow deleted or deactivated) answers 202 with what happened.
+ */
+export function fallbackAnswer(
+  eventId: string,
+  runId: string | null,
+  outcome: ProcessOutcome,
+  record: Pick<RunRecord, 'status' | 'steps' | 'error'> | undefined,
+): { status: number; headers: Record<string, string>; body: unknown } {
+  if (outcome !== 'ran' || !record) return { status: 202, headers: {}, body: { accepted: true, eventId, runId, status: outcome } };
+  let output = record.steps.findLast((s) => s.status === 'succeeded')?.output ?? null;
+  const tooBig = Buffer.byteLength(JSON.stringify(output) ?? 'null') > WEBHOOK_REPLY_MAX_BODY;
+  if (tooBig) output = null;
+  return {
+    status: FALLBACK_STATUS[record.status],
+    headers: {},
+    body: { runId, status: record.status, output, ...(tooBig ? { outputOmitted: `larger than ${WEBHOOK_REPLY_MAX_BODY} bytes` } : {}), ...(record.error ? { error: record.error } : {}) },
+  };
+}
+
+async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: ReplyState): Promise<ProcessOutcome> {
   const { clock, log, runs } = deps;
   let workflow = await deps.definitions.get(event.workflowId);
   // Ingest accepted this event, so the workflow was active then; a cache that says otherwise may only
@@ -134,6 +197,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
         credentials,
         cancelled: cancellations ? () => cancellations.isCancelled(key) : undefined,
         ...(resume ? { resume } : {}),
+        ...(reply?.respond ? { respond: reply.respond } : {}),
         checkpoint: (steps) => {
           checkpointed = true;
           // Credential values never reach the table, as for the run's own record.
@@ -162,6 +226,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
           error: redactSecrets(executed.error, secrets),
         };
   deps.metrics.runFinished(record.status, record.durationMs / 1000);
+  if (reply) reply.record = record;
   const outcome: RunWrite = {
     ...key,
     status: record.status,

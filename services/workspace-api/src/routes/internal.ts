@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { IdParams, WebhookTriggerLookup, WorkflowDefinition, WorkflowDefinitionPage, notFound } from '@flowdesk/contracts';
+import { IdParams, responseModeOf, WebhookTriggerLookup, WorkflowDefinition, WorkflowDefinitionPage, notFound } from '@flowdesk/contracts';
 import { asDefinitionReader, asTriggerReader } from '../adapters/db.ts';
 import { toDefinition } from '../domain/mappers.ts';
 
@@ -47,7 +47,8 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
         }),
       );
       if (!row || row.triggerType !== 'webhook') throw notFound('Webhook trigger');
-      const config = (row.triggerConfig ?? {}) as { signature?: unknown; rateLimitPerSecond?: unknown };
+      const config = (row.triggerConfig ?? {}) as { signature?: unknown; rateLimitPerSecond?: unknown; responseMode?: unknown };
+      const responseMode = responseModeOf(config);
       const rate = config.rateLimitPerSecond;
       return {
         workflowId: row.id,
@@ -58,6 +59,7 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
         secret: row.webhookSecretCipher ? secrets.open(row.webhookSecretCipher) : null,
         executionOrder: row.executionOrder === 'ordered' ? ('ordered' as const) : ('parallel' as const),
         ...(typeof rate === 'number' && Number.isFinite(rate) && rate > 0 ? { rateLimitPerSecond: rate } : {}),
+        ...(responseMode !== 'immediately' ? { responseMode } : {}),
       };
     },
   );

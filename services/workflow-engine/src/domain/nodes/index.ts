@@ -13,6 +13,7 @@ import { setFieldsHandler } from './set-fields.ts';
 import { switchHandler } from './switch.ts';
 import { filterHandler } from './filter.ts';
 import { stopHandler } from './stop.ts';
+import { respondHandler } from './respond.ts';
 
 // The rendered input is each handler's own business; the executor only passes it from render to execute.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -32,5 +33,6 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     switch: switchHandler,
     filter: filterHandler,
     stop: stopHandler,
+    respond: respondHandler,
   };
 }

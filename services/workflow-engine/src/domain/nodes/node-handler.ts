@@ -18,6 +18,11 @@ export interface NodeContext {
    * again (executor.ts stepIdempotencyKey). Absent for the others.
    */
   idempotencyKey?: string;
+  /**
+   * The run's answer to the webhook's caller (a Respond node): `sent` for the first answer of a run,
+   * `earlier` when one was sent before, `nobody-waits` when no caller waits for this run's answer.
+   */
+  respond?(answer: { status: number; headers: Record<string, string>; body: unknown }): Promise<'sent' | 'earlier' | 'nobody-waits'>;
 }
 
 export interface NodeResult {

@@ -199,15 +199,14 @@ test('the poll link of an unknown event is 404', async () => {
   assert.equal(res.status, 404);
 });
 
-}
-
-async function pollRun(workflowId: string, done: (run: any) => boolean) {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const items = (await api('GET', `/api/v1/workflows/${workflowId}/runs`)).body.items as any[];
-    const run = items.find(done);
-    if (run) return (await api('GET', `/api/v1/workflow-runs/${run.id}`)).body;
-    if (Date.now() > deadline) throw new Error(`no run matched: ${JSON.stringify(items)}`);
-    await new Promise((r) => setTimeout(r, 50));
+  async function pollRun(workflowId: string, done: (run: any) => boolean) {
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const items = (await api('GET', `/api/v1/workflows/${workflowId}/runs`)).body.items as any[];
+      const run = items.find(done);
+      if (run) return (await api('GET', `/api/v1/workflow-runs/${run.id}`)).body;
+      if (Date.now() > deadline) throw new Error(`no run matched: ${JSON.stringify(items)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 }

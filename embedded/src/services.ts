@@ -52,7 +52,10 @@ export interface ServiceDeps {
   /** MCP_ALLOWED_ORIGINS: more origins the MCP endpoint accepts (no CORS). */
   allowedOrigins?: readonly string[];
   /** The services' own variables (EmbeddedConfig): sign-up, sessions, the console's origins, caches, engine and ingest limits. */
-  tuning?: Pick<EmbeddedConfig, 'signupMode' | 'sessionPolicy' | 'consoleAllowedOrigins' | 'introspectionCacheMs' | 'engineTuning' | 'webhookAdmission' | 'respondTimeoutMs'>;
+  tuning?: Pick<
+    EmbeddedConfig,
+    'signupMode' | 'sessionPolicy' | 'consoleAllowedOrigins' | 'introspectionCacheMs' | 'engineTuning' | 'webhookAdmission' | 'respondTimeoutMs'
+  >;
 }
 
 export interface RunningService {

@@ -103,7 +103,9 @@ export async function buildApp(deps: WebhookIngestDeps): Promise<Service> {
           onError: (err) => app.log.warn({ err }, 'backlog not read; admitting on the last count'),
         })
       : undefined;
-  const replies = deps.replies ? new ReplyWaiter(deps.replies.replica, Math.min(deps.replies.timeoutMs ?? DEFAULT_RESPOND_TIMEOUT_MS, MAX_RESPOND_TIMEOUT_MS)) : undefined;
+  const replies = deps.replies
+    ? new ReplyWaiter(deps.replies.replica, Math.min(deps.replies.timeoutMs ?? DEFAULT_RESPOND_TIMEOUT_MS, MAX_RESPOND_TIMEOUT_MS))
+    : undefined;
   if (replies) {
     let answers: Subscription | undefined;
     app.addHook('onReady', async () => {

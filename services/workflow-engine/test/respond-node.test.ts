@@ -8,7 +8,13 @@ import { fallbackAnswer } from '../src/domain/process-trigger.ts';
 
 function context(respond?: NodeContext['respond']) {
   const warnings: string[] = [];
-  const ctx = { ports: {} as NodeContext['ports'], ownerId: 'o', signal: new AbortController().signal, warn: (m: string) => warnings.push(m), ...(respond ? { respond } : {}) };
+  const ctx = {
+    ports: {} as NodeContext['ports'],
+    ownerId: 'o',
+    signal: new AbortController().signal,
+    warn: (m: string) => warnings.push(m),
+    ...(respond ? { respond } : {}),
+  };
   return { ctx, warnings };
 }
 const input = (over: Partial<RespondInput> = {}): RespondInput => ({ status: 200, headers: {}, body: { ok: true }, ...over });
@@ -39,7 +45,17 @@ test('nobody waits (a manual run): recorded, not sent, with a warning', async ()
 
 test('refused: hop-by-hop, framing and security-sensitive headers, bad names and values, 1xx, a body above the limit', async () => {
   const { ctx } = context(async () => 'sent');
-  for (const name of ['Connection', 'transfer-encoding', 'Set-Cookie', 'Location', 'Access-Control-Allow-Origin', 'Content-Type', 'Strict-Transport-Security', 'Proxy-Foo', 'bad name'])
+  for (const name of [
+    'Connection',
+    'transfer-encoding',
+    'Set-Cookie',
+    'Location',
+    'Access-Control-Allow-Origin',
+    'Content-Type',
+    'Strict-Transport-Security',
+    'Proxy-Foo',
+    'bad name',
+  ])
     await assert.rejects(respondHandler.execute(input({ headers: { [name]: 'x' } }), ctx), /cannot be set|not a valid/, name);
   await assert.rejects(respondHandler.execute(input({ headers: { 'X-A': 'a\r\nSet-Cookie: x' } }), ctx), /line break/);
   await assert.rejects(respondHandler.execute(input({ status: 101 }), ctx), /informational/);
@@ -48,12 +64,17 @@ test('refused: hop-by-hop, framing and security-sensitive headers, bad names and
 });
 
 test('the fallback: 200 with the last output, 500 with the error, 202 for an event that did not run', () => {
-  const step = (status: string, output: unknown) => ({ nodeId: 'n', type: 'set_fields', status, input: null, output, error: null, startedAt: '', durationMs: 0 }) as never;
+  const step = (status: string, output: unknown) =>
+    ({ nodeId: 'n', type: 'set_fields', status, input: null, output, error: null, startedAt: '', durationMs: 0 }) as never;
   assert.deepEqual(fallbackAnswer('e', 'r', 'ran', { status: 'succeeded', steps: [step('succeeded', { a: 1 }), step('skipped', null)], error: null }), {
     status: 200,
     headers: {},
     body: { runId: 'r', status: 'succeeded', output: { a: 1 } },
   });
   assert.equal(fallbackAnswer('e', 'r', 'ran', { status: 'failed', steps: [], error: 'boom' }).status, 500);
-  assert.deepEqual(fallbackAnswer('e', null, 'duplicate', undefined), { status: 202, headers: {}, body: { accepted: true, eventId: 'e', runId: null, status: 'duplicate' } });
+  assert.deepEqual(fallbackAnswer('e', null, 'duplicate', undefined), {
+    status: 202,
+    headers: {},
+    body: { accepted: true, eventId: 'e', runId: null, status: 'duplicate' },
+  });
 });

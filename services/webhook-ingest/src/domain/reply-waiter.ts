@@ -74,6 +74,7 @@ export function respondTimeoutFromEnv(env: NodeJS.ProcessEnv): number {
   const raw = env.RESPOND_TIMEOUT_MS;
   if (!raw) return DEFAULT_RESPOND_TIMEOUT_MS;
   const v = Number(raw);
-  if (!Number.isSafeInteger(v) || v < 1 || v > MAX_RESPOND_TIMEOUT_MS) throw new Error(`RESPOND_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_RESPOND_TIMEOUT_MS}`);
+  if (!Number.isSafeInteger(v) || v < 1 || v > MAX_RESPOND_TIMEOUT_MS)
+    throw new Error(`RESPOND_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_RESPOND_TIMEOUT_MS}`);
   return v;
 }

@@ -144,7 +144,6 @@ export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync
  * of the workflow's owner, read scope), by the event id. Not a public URL: a run's record can hold
  * workspace data, and a bearer secret in a URL would end up in logs.
  */
-export const pollPath = (workflowId: string, eventId: string): string =>
-  `/api/v1/workflows/${workflowId}/runs/by-event/${encodeURIComponent(eventId)}`;
+export const pollPath = (workflowId: string, eventId: string): string => `/api/v1/workflows/${workflowId}/runs/by-event/${encodeURIComponent(eventId)}`;
 
 const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);

@@ -95,7 +95,13 @@ export function fallbackAnswer(
   return {
     status: FALLBACK_STATUS[record.status],
     headers: {},
-    body: { runId, status: record.status, output, ...(tooBig ? { outputOmitted: `larger than ${WEBHOOK_REPLY_MAX_BODY} bytes` } : {}), ...(record.error ? { error: record.error } : {}) },
+    body: {
+      runId,
+      status: record.status,
+      output,
+      ...(tooBig ? { outputOmitted: `larger than ${WEBHOOK_REPLY_MAX_BODY} bytes` } : {}),
+      ...(record.error ? { error: record.error } : {}),
+    },
   };
 }
 

@@ -26,7 +26,8 @@ export const respondHandler: NodeHandler<RespondParams, RespondInput> = {
   }),
   mask: (input) => ({ ...input, headers: maskHeaders(input.headers), body: maskJson(input.body) }),
   execute: async (input, ctx) => {
-    if (!Number.isInteger(input.status) || input.status < 100 || input.status > 599) throw new NodeFailedError(`status ${input.status} is not an HTTP status (100–599)`);
+    if (!Number.isInteger(input.status) || input.status < 100 || input.status > 599)
+      throw new NodeFailedError(`status ${input.status} is not an HTTP status (100–599)`);
     // An informational status cannot end a request: the caller would wait for the final one.
     if (input.status < 200) throw new NodeFailedError(`status ${input.status} is informational (1xx) and cannot answer a request; use 200–599`);
     const headers: Record<string, string> = {};
@@ -40,7 +41,7 @@ export const respondHandler: NodeHandler<RespondParams, RespondInput> = {
     const answer = { status: input.status, headers, body: input.body };
     const sent = ctx.respond ? await ctx.respond(answer) : 'nobody-waits';
     if (sent === 'earlier') ctx.warn('a Respond node answered the caller earlier in this run; this answer was not sent');
-    if (sent === 'nobody-waits') ctx.warn("nobody waits for this answer (the run was not started by a webhook set to answer from a Respond node)");
+    if (sent === 'nobody-waits') ctx.warn('nobody waits for this answer (the run was not started by a webhook set to answer from a Respond node)');
     return { output: { ...answer, sent: sent === 'sent' } };
   },
 };

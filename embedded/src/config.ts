@@ -3,7 +3,7 @@ import { busConfigFromEnv, type BusConfig } from '@flowdesk/bus';
 import { introspectionCacheMsFrom, originList } from '@flowdesk/service-kit';
 import { parseSignupMode, sessionPolicyFrom, type AuthDeps } from '@flowdesk/auth';
 import { engineTuningFromEnv, type EngineTuning } from '@flowdesk/workflow-engine';
-import { admissionFromEnv } from '@flowdesk/webhook-ingest';
+import { admissionFromEnv, respondTimeoutFromEnv } from '@flowdesk/webhook-ingest';
 
 export interface EmbeddedConfig {
   /** Keys, the demo credentials and (on PGlite) the data live here. */
@@ -53,6 +53,8 @@ export interface EmbeddedConfig {
   engineTuning?: EngineTuning;
   /** WEBHOOK_RATE_LIMIT_PER_SECOND, WEBHOOK_RATE_LIMIT_BURST, WEBHOOK_MAX_BACKLOG (webhook-ingest). */
   webhookAdmission?: ReturnType<typeof admissionFromEnv>;
+  /** RESPOND_TIMEOUT_MS (webhook-ingest): how long a webhook waits for its run's answer. */
+  respondTimeoutMs?: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): EmbeddedConfig {
@@ -79,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     introspectionCacheMs: introspectionCacheMsFrom(env),
     engineTuning: engineTuningFromEnv(env),
     webhookAdmission: admissionFromEnv(env),
+    respondTimeoutMs: respondTimeoutFromEnv(env),
   };
 }
 

@@ -54,7 +54,10 @@ export interface ServiceDeps {
   /** MCP_ALLOWED_ORIGINS: more origins the MCP endpoint accepts (no CORS). */
   allowedOrigins?: readonly string[];
   /** The services' own variables (EmbeddedConfig): sign-up, sessions, the console's origins, caches, engine and ingest limits. */
-  tuning?: Pick<EmbeddedConfig, 'signupMode' | 'sessionPolicy' | 'consoleAllowedOrigins' | 'introspectionCacheMs' | 'engineTuning' | 'webhookAdmission'>;
+  tuning?: Pick<
+    EmbeddedConfig,
+    'signupMode' | 'sessionPolicy' | 'consoleAllowedOrigins' | 'introspectionCacheMs' | 'engineTuning' | 'webhookAdmission' | 'respondTimeoutMs'
+  >;
 }
 
 export interface RunningService {
@@ -139,6 +142,8 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
         token: serviceTokenSource(tokenOptions(d, started, 'webhook-ingest')),
       }),
       definitionEvents: { groupId: 'webhook-ingest.definitions' },
+      // One replica: the answers of waiting webhooks come back on the reply topic of this bus.
+      replies: { replica: 'webhook-ingest.replies', timeoutMs: d.tuning?.respondTimeoutMs },
       ...d.tuning?.webhookAdmission,
       logLevel: d.logLevel,
     }),

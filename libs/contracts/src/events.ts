@@ -3,6 +3,7 @@ import { StringEnum } from './common.ts';
 import { ExecutionOrder, WorkflowGraph } from './entities/workflows.ts';
 import { TriggerType } from './trigger-types.ts';
 import { TriggerOrigin } from './triggers.ts';
+import { ReplyTo } from './webhook-reply.ts';
 
 /** Kafka topic (and embedded bus channel) of workflow trigger events, keyed by workflow id. */
 export const TRIGGER_TOPIC = 'workflow.trigger.v1';
@@ -45,6 +46,8 @@ export const TriggerEvent = Type.Object(
         body: Type.Optional(Type.Unknown()),
       }),
     ),
+    /** Set when the webhook's caller waits for the answer (responseMode not `immediately`): where the engine sends it. */
+    replyTo: Type.Optional(ReplyTo),
   },
   { $id: 'TriggerEvent' },
 );

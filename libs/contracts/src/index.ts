@@ -23,3 +23,4 @@ export * from './workflow-secrets.ts';
 export * from './triggers.ts';
 export * from './trigger-types.ts';
 export * from './workflow-templates.ts';
+export * from './webhook-reply.ts';

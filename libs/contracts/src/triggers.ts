@@ -3,6 +3,7 @@ import { Check, Errors } from 'typebox/value';
 import { Cron } from 'croner';
 import { StringEnum } from './common.ts';
 import type { TriggerType } from './trigger-types.ts';
+import { RESPONSE_MODES } from './webhook-reply.ts';
 
 /**
  * The four trigger types besides the webhook (docs/triggers.md): their settings (a workflow's
@@ -133,7 +134,7 @@ export function scheduleOf(config: Record<string, unknown>): Schedule {
 
 /**
  * Why a workflow's trigger settings cannot be saved, or null when they can. Webhook and manual
- * triggers take any settings (webhook's are checked by ingest); the others must match their schema.
+ * triggers take any settings (webhook's are checked by ingest; only responseMode is checked here); the others must match their schema.
  */
 export function triggerConfigProblem(type: TriggerType, config: Record<string, unknown>): string | null {
   const check = (schema: typeof NoteTriggerConfig | typeof EntityTriggerConfig) => {
@@ -153,6 +154,10 @@ export function triggerConfigProblem(type: TriggerType, config: Record<string, u
       return check(NoteTriggerConfig);
     case 'entity':
       return check(EntityTriggerConfig);
+    case 'webhook':
+      return config.responseMode === undefined || RESPONSE_MODES.includes(config.responseMode as never)
+        ? null
+        : `triggerConfig.responseMode must be one of ${RESPONSE_MODES.join(', ')}`;
     default:
       return null;
   }

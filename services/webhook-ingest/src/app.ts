@@ -1,5 +1,6 @@
 import type { EventBus, Subscription } from '@flowdesk/bus';
-import { TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type WorkflowChanged } from '@flowdesk/contracts';
+import { TRIGGER_TOPIC, WEBHOOK_REPLY_TOPIC, WORKFLOW_CHANGED_TOPIC, type WebhookReply, type WorkflowChanged } from '@flowdesk/contracts';
+import { DEFAULT_RESPOND_TIMEOUT_MS, MAX_RESPOND_TIMEOUT_MS, ReplyWaiter } from './domain/reply-waiter.ts';
 import { createService, type Service } from '@flowdesk/service-kit';
 import { cachedDirectory, type TriggerDirectory } from './domain/trigger-directory.ts';
 import { rateLimiter } from './domain/rate-limit.ts';
@@ -54,6 +55,12 @@ export interface WebhookIngestDeps {
    * one (secrets never travel on the bus, so the trigger itself is read again, once per change).
    */
   definitionEvents?: { groupId: string };
+  /**
+   * Answering the caller (docs/webhooks.md): this replica's id on the reply topic (also its consumer
+   * group there, deleted on close) and how long a request waits for its run's answer
+   * (RESPOND_TIMEOUT_MS, default 10 s, at most 30 s). Absent: every webhook answers at once.
+   */
+  replies?: { replica: string; timeoutMs?: number };
 }
 
 export async function buildApp(deps: WebhookIngestDeps): Promise<Service> {
@@ -96,8 +103,34 @@ export async function buildApp(deps: WebhookIngestDeps): Promise<Service> {
           onError: (err) => app.log.warn({ err }, 'backlog not read; admitting on the last count'),
         })
       : undefined;
+  const replies = deps.replies
+    ? new ReplyWaiter(deps.replies.replica, Math.min(deps.replies.timeoutMs ?? DEFAULT_RESPOND_TIMEOUT_MS, MAX_RESPOND_TIMEOUT_MS))
+    : undefined;
+  if (replies) {
+    let answers: Subscription | undefined;
+    app.addHook('onReady', async () => {
+      answers = await deps.bus.subscribe<WebhookReply>({
+        topic: WEBHOOK_REPLY_TOPIC,
+        groupId: replies.replica,
+        ephemeral: true,
+        concurrency: 64,
+        keyConcurrency: 64,
+        retry: { maxAttempts: 1 },
+        handler: (message) => replies.deliver(message.value),
+      });
+    });
+    // Held requests answer at once (with their poll link) when the service stops.
+    app.addHook('preClose', (done) => {
+      replies.close();
+      done();
+    });
+    app.addHook('onClose', async () => {
+      await answers?.close();
+    });
+  }
   await app.register(
     webhookTriggerRoutes({
+      replies,
       bus: deps.bus,
       directory,
       limiter: rateLimiter({ ...limit, now: () => now().getTime() }),

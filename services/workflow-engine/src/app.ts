@@ -1,6 +1,15 @@
 import type { EventBus, Subscription } from '@flowdesk/bus';
 import { DLQ_HEADERS, instanceGroupId } from '@flowdesk/bus';
-import { Audience, ErrorBody, TRIGGER_DLQ_TOPIC, TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type TriggerEvent, type WorkflowChanged } from '@flowdesk/contracts';
+import {
+  Audience,
+  ErrorBody,
+  TRIGGER_DLQ_TOPIC,
+  TRIGGER_TOPIC,
+  WEBHOOK_REPLY_TOPIC,
+  WORKFLOW_CHANGED_TOPIC,
+  type TriggerEvent,
+  type WorkflowChanged,
+} from '@flowdesk/contracts';
 import type { Database } from '@flowdesk/db';
 import { createService, internalAuth, SecretBox, type Service } from '@flowdesk/service-kit';
 import { CredentialStore } from './adapters/credential-store.ts';
@@ -234,6 +243,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
             resumeBaseUrl: deps.publicBaseUrl,
             startErrorWorkflow: (event, ordered) =>
               deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
+            // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request.
+            reply: (reply) => deps.bus.publish(WEBHOOK_REPLY_TOPIC, [{ key: reply.replica, value: reply }]),
           });
         },
       }),

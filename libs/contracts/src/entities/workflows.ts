@@ -1,6 +1,7 @@
 import Type, { type Static } from 'typebox';
 import { DateTime, PageQuery, SearchText, StringEnum, Uuid } from '../common.ts';
 import { TriggerType } from '../trigger-types.ts';
+import { ResponseMode } from '../webhook-reply.ts';
 import { condition } from '../nodes/condition.ts';
 import { createTask } from '../nodes/create-task.ts';
 import { httpRequest } from '../nodes/http-request.ts';
@@ -184,5 +185,7 @@ export const WebhookTriggerLookup = Type.Object({
   rateLimitPerSecond: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
   /** Publish the raw body with the event (a Verify signature node in the graph, or triggerConfig.rawBody); absent: no. */
   rawBody: Type.Optional(Type.Boolean()),
+  /** triggerConfig.responseMode; absent: `immediately` (docs/webhooks.md, "Answering the caller"). */
+  responseMode: Type.Optional(ResponseMode),
 });
 export type WebhookTriggerLookup = Static<typeof WebhookTriggerLookup>;

@@ -16,6 +16,7 @@ import { filter } from './filter.ts';
 import { stop } from './stop.ts';
 import { verifySignature } from './verify-signature.ts';
 import { wait } from './wait.ts';
+import { respond } from './respond.ts';
 
 export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
@@ -27,7 +28,7 @@ export { WAIT_BRANCHES, WAIT_MAX_MS, WAIT_UNITS } from './wait.ts';
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];
 
-export const NODE_TYPES = [httpRequest, createTask, condition, setFields, switchNode, filter, stop, code, verifySignature, wait] as const;
+export const NODE_TYPES = [httpRequest, createTask, condition, setFields, switchNode, filter, stop, respond, code, verifySignature, wait] as const;
 
 type Definitions = typeof NODE_TYPES;
 export type NodeType = Definitions[number]['type'];

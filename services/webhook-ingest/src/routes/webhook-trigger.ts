@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { HttpError, TRIGGER_TOPIC } from '@flowdesk/contracts';
+import { HttpError, responseHeaderProblem, TRIGGER_TOPIC } from '@flowdesk/contracts';
+import type { ReplyWaiter } from '../domain/reply-waiter.ts';
 import type { EventBus } from '@flowdesk/bus';
 import type { TriggerDirectory } from '../domain/trigger-directory.ts';
 import { checkSecretHeader, checkStandardWebhook } from '../domain/signatures.ts';
@@ -18,6 +19,8 @@ export interface WebhookRouteDeps {
   /** Back-pressure from the engine's backlog (absent: admission by rate only). */
   backlog?: ReturnType<typeof backlogGate>;
   now: () => Date;
+  /** The requests held for the engine's answer (docs/webhooks.md, "Answering the caller"); absent: every webhook answers at once. */
+  replies?: ReplyWaiter;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -103,19 +106,44 @@ export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync
       }
 
       const event = triggerEventOf(trigger, req.body, req.headers, now, req.rawBody);
+      // A workflow that answers later (responseMode): the wait is registered before the event is
+      // published, so its answer cannot arrive unheard; immediate mode costs one comparison.
+      const mode = trigger.responseMode;
+      const waiter = mode && mode !== 'immediately' && deps.replies?.canWait() ? deps.replies : undefined;
+      const wait = waiter?.register(event.eventId);
+      if (waiter && mode !== undefined && mode !== 'immediately') event.replyTo = { replica: waiter.replica, mode };
       try {
         // A workflow set to "one at a time, in order" (its definition's executionOrder) has its events
         // marked ordered: the engine then runs them one after the other, in this order.
         await deps.bus.publish(TRIGGER_TOPIC, [{ key: trigger.workflowId, value: event, ...(trigger.executionOrder === 'ordered' ? { ordered: true } : {}) }]);
       } catch (err) {
+        wait?.cancel();
         req.log.error({ err, workflowId }, 'could not hand the trigger event over');
         throw new HttpError('unavailable', 'The delivery could not be stored; retry later', { 'retry-after': '5' });
       }
       deps.backlog?.accepted(id);
       req.log.info({ workflowId, eventId: event.eventId }, 'webhook accepted');
-      return reply.code(200).send({ accepted: true, eventId: event.eventId });
+      if (!wait) return reply.code(200).send({ accepted: true, eventId: event.eventId });
+      // The event is on the bus: whatever happens to the wait, it runs.
+      const answer = await wait.wait();
+      if (!answer) {
+        // The run did not answer in time (RESPOND_TIMEOUT_MS): 202 and where to read its result later.
+        return reply.code(202).send({ accepted: true, eventId: event.eventId, status: 'running', poll: pollPath(trigger.workflowId, event.eventId) });
+      }
+      // The engine checked the headers already (Respond node); checked again here, where they are sent.
+      for (const [name, value] of Object.entries(answer.headers)) if (!responseHeaderProblem(name, value)) reply.header(name, value);
+      reply.code(answer.status);
+      if (answer.status === 204 || answer.status === 304) return reply.send();
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(answer.body ?? null));
     });
   };
 }
+
+/**
+ * The poll link of a delivery answered before its run: the runs API (authenticated with an API key
+ * of the workflow's owner, read scope), by the event id. Not a public URL: a run's record can hold
+ * workspace data, and a bearer secret in a URL would end up in logs.
+ */
+export const pollPath = (workflowId: string, eventId: string): string => `/api/v1/workflows/${workflowId}/runs/by-event/${encodeURIComponent(eventId)}`;
 
 const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);

@@ -17,7 +17,7 @@ import type { EnginePorts } from './ports.ts';
 import { TemplateRenderer } from './template.ts';
 import type { HttpNodeOptions } from './nodes/http-request.ts';
 import { nodeHandlers } from './nodes/index.ts';
-import type { NodeHandler, NodeResult, Resumption } from './nodes/node-handler.ts';
+import type { NodeContext, NodeHandler, NodeResult, Resumption } from './nodes/node-handler.ts';
 
 /**
  * A run's own limits. There is no overall wall time (a run may wait for days, parked: "Parking" in
@@ -105,6 +105,8 @@ export interface ExecuteWorkflowInput {
   onResult?: (nodeId: string, result: NodeResult) => void;
   /** The run was woken (TriggerEvent.resume): the parked step `nodeId` executes again with it. */
   wake?: { nodeId: string } & Resumption;
+  /** The answer to the webhook's caller, for Respond nodes (NodeContext.respond; process-trigger.ts). */
+  respond?: NodeContext['respond'];
 }
 
 // Each handler is typed by its own node's params (nodes/index.ts); the executor dispatches on node.type.
@@ -302,6 +304,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           signal: deadline.signal,
           warn: (m: string) => addWarning(node.id, m),
           ...(resumed ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } } : {}),
+          ...(input.respond ? { respond: input.respond } : {}),
           ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id) } : {}),
         }),
         deadline.signal,

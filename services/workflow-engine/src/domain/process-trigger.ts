@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { ErrorPayload, TriggerEvent } from '@flowdesk/contracts';
+import { WEBHOOK_REPLY_MAX_BODY, type ErrorPayload, type TriggerEvent, type WebhookReply } from '@flowdesk/contracts';
 import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
 import type { DefinitionCache } from './definitions.ts';
@@ -27,6 +27,8 @@ export interface ProcessDeps {
   startErrorWorkflow?: (event: TriggerEvent, ordered: boolean) => Promise<void>;
   /** The public base URL of resume links (PUBLIC_BASE_URL): `<base>/api/v1/resume/<waitId>?secret=…`. */
   resumeBaseUrl?: string;
+  /** Sends the answer of a run whose webhook caller waits (the reply topic, keyed by ingest replica). */
+  reply?: (reply: WebhookReply) => Promise<void>;
 }
 
 /** SHA-256 (hex) of a resume secret: engine.run_wait keeps only this. */
@@ -43,6 +45,73 @@ export type ProcessOutcome = 'ran' | 'duplicate' | 'workflow-gone' | 'inactive';
  * before the handler resolves, so the bus acknowledges the event only once its run is stored.
  */
 export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps): Promise<ProcessOutcome> {
+  const replyTo = event.replyTo;
+  if (!replyTo || !deps.reply) return runTriggerEvent(event, deps);
+  // The caller waits (docs/webhooks.md, "Answering the caller"): a Respond node answers first, or the
+  // run's summary once it is recorded. A lost answer costs the caller its wait (then the poll link),
+  // never the run: a failed publish is logged, not thrown.
+  const send = deps.reply;
+  const state: ReplyState = { answered: false };
+  const answer = async (a: { status: number; headers: Record<string, string>; body: unknown }) => {
+    state.answered = true;
+    try {
+      await send({ eventId: event.eventId, replica: replyTo.replica, ...a });
+    } catch (err) {
+      deps.log.warn({ workflowId: event.workflowId, eventId: event.eventId, err }, 'answer to the webhook caller not sent');
+    }
+  };
+  state.respond = async (a) => {
+    if (replyTo.mode !== 'respond_node') return 'nobody-waits';
+    if (state.answered) return 'earlier';
+    await answer(a);
+    return 'sent';
+  };
+  const outcome = await runTriggerEvent(event, deps, state);
+  if (!state.answered) {
+    const run = await deps.runs.getByEvent(event.ownerId, event.workflowId, event.eventId).catch(() => null);
+    await answer(fallbackAnswer(event.eventId, run?.id ?? null, outcome, state.record));
+  }
+  return outcome;
+}
+
+interface ReplyState {
+  answered: boolean;
+  respond?: NonNullable<Parameters<typeof executeWorkflow>[0]['respond']>;
+  record?: Pick<RunRecord, 'status' | 'steps' | 'error'>;
+}
+
+const FALLBACK_STATUS: Record<RunRecord['status'], number> = { succeeded: 200, skipped: 200, failed: 500, cancelled: 409, waiting: 202 };
+
+/**
+ * The answer of a run that reached no Respond node (or of `finished` mode): `{runId, status, output}`
+ * with the last executed step's output, HTTP 200 for a succeeded or skipped run, 500 with the error
+ * for a failed one, 409 for a cancelled one. An event that did not run (a duplicate delivery, the
+ * workflow deleted or deactivated) answers 202 with what happened.
+ */
+export function fallbackAnswer(
+  eventId: string,
+  runId: string | null,
+  outcome: ProcessOutcome,
+  record: Pick<RunRecord, 'status' | 'steps' | 'error'> | undefined,
+): { status: number; headers: Record<string, string>; body: unknown } {
+  if (outcome !== 'ran' || !record) return { status: 202, headers: {}, body: { accepted: true, eventId, runId, status: outcome } };
+  let output = record.steps.findLast((s) => s.status === 'succeeded')?.output ?? null;
+  const tooBig = Buffer.byteLength(JSON.stringify(output) ?? 'null') > WEBHOOK_REPLY_MAX_BODY;
+  if (tooBig) output = null;
+  return {
+    status: FALLBACK_STATUS[record.status],
+    headers: {},
+    body: {
+      runId,
+      status: record.status,
+      output,
+      ...(tooBig ? { outputOmitted: `larger than ${WEBHOOK_REPLY_MAX_BODY} bytes` } : {}),
+      ...(record.error ? { error: record.error } : {}),
+    },
+  };
+}
+
+async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: ReplyState): Promise<ProcessOutcome> {
   const { clock, log, runs } = deps;
   let workflow = await deps.definitions.get(event.workflowId);
   // Ingest accepted this event, so the workflow was active then; a cache that says otherwise may only
@@ -142,6 +211,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
         cancelled: cancellations ? () => cancellations.isCancelled(key) : undefined,
         ...(resume ? { resume } : {}),
         ...(event.resume ? { wake: event.resume } : {}),
+        ...(reply?.respond ? { respond: reply.respond } : {}),
         checkpoint: (steps) => {
           checkpointed = true;
           // Credential values never reach the table, as for the run's own record.
@@ -170,6 +240,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
           error: redactSecrets(executed.error, secrets),
         };
   deps.metrics.runFinished(record.status, record.durationMs / 1000);
+  if (reply) reply.record = record;
   if (record.status === 'waiting' && executed.parked) return park(event, key, record, executed.parked, secrets, deps);
   const outcome: RunWrite = {
     ...key,

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import Type from 'typebox';
 import type { EventBus } from '@flowdesk/bus';
 import {
   ErrorBody,
@@ -111,6 +112,26 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
         // The definitions come from workflow.changed events (domain/definitions.ts).
         await ownedWorkflow(req.identity.userId, req.params.id);
         return store.list(req.identity.userId, { workflowId: req.params.id, status, cursor, limit });
+      },
+    );
+    // The poll link of a webhook answered before its run did (docs/webhooks.md, "Answering the
+    // caller"): the run of one delivery, by the event id the webhook answered with.
+    app.get(
+      '/workflows/:id/runs/by-event/:eventId',
+      {
+        preHandler: app.requireAccess('read'),
+        schema: {
+          tags,
+          summary: "Get the run of one webhook delivery by its event id (the webhook's poll link); 404 until the engine has taken the event",
+          params: Type.Object({ id: Type.String({ format: 'uuid' }), eventId: Type.String({ minLength: 1, maxLength: 200 }) }),
+          response: { 200: WorkflowRun, ...errorResponses },
+        },
+      },
+      async (req) => {
+        await ownedWorkflow(req.identity.userId, req.params.id);
+        const run = await store.getByEvent(req.identity.userId, req.params.id, req.params.eventId);
+        if (!run) throw notFound('Workflow run');
+        return run;
       },
     );
     app.get(

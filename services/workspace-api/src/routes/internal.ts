@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { IdParams, WebhookTriggerLookup, WorkflowDefinition, WorkflowDefinitionPage, notFound } from '@flowdesk/contracts';
+import { IdParams, responseModeOf, WebhookTriggerLookup, WorkflowDefinition, WorkflowDefinitionPage, notFound } from '@flowdesk/contracts';
 import { asDefinitionReader, asTriggerReader } from '../adapters/db.ts';
 import { toDefinition } from '../domain/mappers.ts';
 
@@ -53,7 +53,8 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ]),
       );
       if (!row || row.triggerType !== 'webhook') throw notFound('Webhook trigger');
-      const config = (row.triggerConfig ?? {}) as { signature?: unknown; rateLimitPerSecond?: unknown };
+      const config = (row.triggerConfig ?? {}) as { signature?: unknown; rateLimitPerSecond?: unknown; responseMode?: unknown };
+      const responseMode = responseModeOf(config);
       const rate = config.rateLimitPerSecond;
       return {
         workflowId: row.id,
@@ -66,6 +67,7 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ...(typeof rate === 'number' && Number.isFinite(rate) && rate > 0 ? { rateLimitPerSecond: rate } : {}),
         // Only workflows that verify a signature (or ask for it) get the raw body published with their events.
         ...(flags[0]?.uses_raw_body ? { rawBody: true } : {}),
+        ...(responseMode !== 'immediately' ? { responseMode } : {}),
       };
     },
   );

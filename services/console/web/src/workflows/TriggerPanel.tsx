@@ -2,6 +2,7 @@ import { Alert, Button, Checkbox, Code, CopyButton, Group, List, NativeSelect, N
 import { notifications } from '@mantine/notifications';
 import { IconCheck, IconCopy, IconEye, IconEyeOff, IconPlayerPlay, IconRefresh } from '@tabler/icons-react';
 import { useMemo, useState, type ReactNode } from 'react';
+import type { ResponseMode } from '@flowdesk/contracts';
 import { api, type Project, type Workflow } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import {
@@ -482,6 +483,20 @@ function EntitySettings({ config, onDraft }: { config: Record<string, unknown>; 
 
 // ---- webhook ----
 
+/** The webhook's answer to its caller (triggerConfig.responseMode; docs/webhooks.md, "Answering the caller"). */
+const RESPONSE_MODE_OPTIONS: { value: ResponseMode; label: string }[] = [
+  { value: 'immediately', label: 'Immediately: {accepted, eventId}' },
+  { value: 'finished', label: 'When the run finishes' },
+  { value: 'respond_node', label: 'From a Respond node' },
+];
+const responseModeOf = (config: Record<string, unknown>): ResponseMode =>
+  config.responseMode === 'finished' || config.responseMode === 'respond_node' ? config.responseMode : 'immediately';
+const RESPONSE_MODE_HELP: Record<ResponseMode, string> = {
+  immediately: 'Answers 200 {accepted, eventId} as soon as the delivery is stored; the run goes on afterwards.',
+  finished: 'Waits for the run (up to RESPOND_TIMEOUT_MS, 10 s by default) and answers {runId, status, output}; later: 202 with a link to poll.',
+  respond_node: 'The first Respond step of the run answers (status, headers, body); a run that reaches none answers as “when the run finishes”.',
+};
+
 function WebhookSettings({
   workflow,
   secret,
@@ -496,6 +511,7 @@ function WebhookSettings({
   const [confirming, setConfirming] = useState(false);
   const hook = workflow.webhook;
   const signed = workflow.triggerConfig.signature === 'standard-webhooks';
+  const responseMode = responseModeOf(workflow.triggerConfig);
 
   const patch = async (change: Parameters<typeof api.updateWorkflow>[1], shown: Pick<Workflow, 'webhook' | 'triggerConfig'>, done: string) => {
     const before = { webhook: workflow.webhook, triggerConfig: workflow.triggerConfig };
@@ -590,6 +606,19 @@ function WebhookSettings({
         }}
       />
       {signed && <OwnSigningSecret workflowId={workflow.id} onSet={() => onSecret(null)} />}
+      <NativeSelect
+        label="Answer the caller"
+        description={RESPONSE_MODE_HELP[responseMode]}
+        data-testid="webhook-response-mode"
+        value={responseMode}
+        data={RESPONSE_MODE_OPTIONS}
+        onChange={(e) => {
+          const mode = e.currentTarget.value;
+          const { responseMode: _old, ...rest } = workflow.triggerConfig;
+          const triggerConfig = mode === 'immediately' ? rest : { ...rest, responseMode: mode };
+          void patch({ triggerConfig }, { webhook: hook, triggerConfig }, 'The webhook answers its callers this way now.');
+        }}
+      />
       <ConfirmDialog
         opened={confirming}
         title="Regenerate the webhook secret?"

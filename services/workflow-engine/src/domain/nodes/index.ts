@@ -15,6 +15,7 @@ import { filterHandler } from './filter.ts';
 import { stopHandler } from './stop.ts';
 import { verifySignatureHandler } from './verify-signature.ts';
 import { waitHandler } from './wait.ts';
+import { respondHandler } from './respond.ts';
 
 // The rendered input is each handler's own business; the executor only passes it from render to execute.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -36,5 +37,6 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     stop: stopHandler,
     verify_signature: verifySignatureHandler,
     wait: waitHandler,
+    respond: respondHandler,
   };
 }

@@ -24,6 +24,11 @@ export interface NodeContext {
    * step executes again with how and when it was woken, and what a resume sent.
    */
   resumed?: Resumption;
+  /**
+   * The run's answer to the webhook's caller (a Respond node): `sent` for the first answer of a run,
+   * `earlier` when one was sent before, `nobody-waits` when no caller waits for this run's answer.
+   */
+  respond?(answer: { status: number; headers: Record<string, string>; body: unknown }): Promise<'sent' | 'earlier' | 'nobody-waits'>;
 }
 
 /** How a parked step's run was woken. */

@@ -29,7 +29,6 @@ import type { DefinitionCache } from '../domain/definitions.ts';
 import type { RunCancellations } from '../domain/run-control.ts';
 import type { ResumeAnswer, WaitStore } from '../adapters/wait-store.ts';
 import { resumeSecretHash } from '../domain/process-trigger.ts';
-import Type from 'typebox';
 
 /** The largest body a resume URL or Approve / Reject takes (it becomes the Wait node's output). */
 export const RESUME_BODY_LIMIT = 256 * 1024;

@@ -164,6 +164,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       // Tests that move the engine's clock look for ticks often; otherwise SCHEDULER_POLL_MS (0: none).
       scheduler: { pollMs: d.engineClock ? 50 : d.tuning?.engineTuning?.scheduler.pollMs },
       retention: d.tuning?.engineTuning?.retention,
+      limits: d.tuning?.engineTuning?.limits,
     });
     app.addHook('onClose', async () => {
       await http.close();

@@ -1,3 +1,4 @@
+import { DEFAULT_RUN_LIMITS, type RunLimits } from './domain/executor.ts';
 import { DEFAULT_RETENTION, type RetentionPolicy } from './domain/run-control.ts';
 
 /**
@@ -11,6 +12,8 @@ export interface EngineTuning {
   scheduler: { pollMs: number };
   /** Run history retention: RUN_RETENTION_DAYS, RUN_RETENTION_PER_WORKFLOW, RUN_RETENTION_INTERVAL_SECONDS. */
   retention: RetentionPolicy;
+  /** Per-run limits set by the environment: MAX_LOOP_ITEMS_PER_RUN (For each items per run). */
+  limits: Partial<RunLimits>;
 }
 
 export const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
@@ -31,5 +34,6 @@ export function engineTuningFromEnv(env: NodeJS.ProcessEnv): EngineTuning {
       keepPerWorkflow: env.RUN_RETENTION_PER_WORKFLOW ? positiveInteger(env, 'RUN_RETENTION_PER_WORKFLOW', 1) : null,
       intervalMs: positiveInteger(env, 'RUN_RETENTION_INTERVAL_SECONDS', DEFAULT_RETENTION.intervalMs / 1000) * 1000,
     },
+    limits: { maxLoopItemsPerRun: positiveInteger(env, 'MAX_LOOP_ITEMS_PER_RUN', DEFAULT_RUN_LIMITS.maxLoopItemsPerRun) },
   };
 }

@@ -14,16 +14,19 @@ import { setFields } from './set-fields.ts';
 import { switchNode } from './switch.ts';
 import { filter } from './filter.ts';
 import { stop } from './stop.ts';
+import { forEach } from './for-each.ts';
+import { aggregate } from './aggregate.ts';
 
 export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
 export { ConditionOperator } from './condition.ts';
 export { SWITCH_BRANCHES, SWITCH_MAX_RULES } from './switch.ts';
+export { FOR_EACH_MAX_CONCURRENCY, FOR_EACH_MAX_ITEMS, loopBodies, type LoopBody } from './for-each.ts';
 
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];
 
-export const NODE_TYPES = [httpRequest, createTask, condition, setFields, switchNode, filter, stop, code] as const;
+export const NODE_TYPES = [httpRequest, createTask, condition, setFields, switchNode, filter, forEach, aggregate, stop, code] as const;
 
 type Definitions = typeof NODE_TYPES;
 export type NodeType = Definitions[number]['type'];

@@ -17,7 +17,7 @@ import {
   type WorkflowRunsSummary,
 } from '@flowdesk/contracts';
 
-import type { StepCheckpoint } from '../domain/executor.ts';
+import { checkpointKey, type StepCheckpoint } from '../domain/executor.ts';
 
 /**
  * How the engine words a run it recorded for a dead-lettered trigger event (app.ts, the DLQ
@@ -123,14 +123,14 @@ export class RunStore implements RunRecorder {
       steps.map(
         (c) =>
           new Promise<void>((resolve, reject) => {
-            this.steps.push({ write: { ...run, nodeId: c.step.nodeId, ...c }, resolve, reject });
+            this.steps.push({ write: { ...run, nodeId: checkpointKey(c.step.nodeId, c.step.item), ...c }, resolve, reject });
             this.schedule();
           }),
       ),
     ).then(() => undefined);
   }
 
-  /** The checkpoints of one run, by node id (read only when a claim answered 'resumed'). */
+  /** The checkpoints of one run, by checkpointKey (node id; `<id>#<item>` in a loop body; read only when a claim answered 'resumed'). */
   async checkpoints(run: { ownerId: string; workflowId: string; eventId: string }): Promise<Map<string, StepCheckpoint>> {
     const { rows } = await this.asUser(run.ownerId, (exec) =>
       exec(`SELECT node_id, step, output, branch FROM "engine"."run_step" WHERE workflow_id = $1 AND event_id = $2`, [run.workflowId, run.eventId]),

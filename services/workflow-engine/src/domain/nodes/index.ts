@@ -13,6 +13,8 @@ import { setFieldsHandler } from './set-fields.ts';
 import { switchHandler } from './switch.ts';
 import { filterHandler } from './filter.ts';
 import { stopHandler } from './stop.ts';
+import { forEachHandler } from './for-each.ts';
+import { aggregateHandler } from './aggregate.ts';
 
 // The rendered input is each handler's own business; the executor only passes it from render to execute.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -31,6 +33,8 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     code: codeHandler,
     switch: switchHandler,
     filter: filterHandler,
+    for_each: forEachHandler,
+    aggregate: aggregateHandler,
     stop: stopHandler,
   };
 }

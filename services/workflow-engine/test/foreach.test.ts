@@ -251,3 +251,14 @@ test('a loop body is closed: an edge leaving it or entering it from outside is r
   assert.match(planGraph(entering).problem ?? '', /node "task_1" is in the loop of "loop_1" .*\(edge trigger -> task_1\)/);
   assert.equal(planGraph(base).problem, null);
 });
+
+test('{{item}} and {{index}} outside a loop body are missing: empty, with a warning that says where they are set', async () => {
+  const graph: WorkflowGraph = {
+    nodes: [{ id: 'set_1', type: 'set_fields', params: { fields: [{ name: 'x', value: 'a{{item.sku}}b{{index}}' }] } }],
+    edges: [{ from: 'trigger', to: 'set_1' }],
+  };
+  const record = await run(graph, ports().ports);
+  assert.equal(record.status, 'succeeded');
+  assert.deepEqual(record.steps[0]!.output, { x: 'ab' });
+  assert.ok(record.warnings.includes(`node "set_1": {{item.sku}} is empty: {{item}} is only set inside a For each's loop body`), record.warnings.join('\n'));
+});

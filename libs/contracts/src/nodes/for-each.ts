@@ -37,7 +37,7 @@ export const forEach = defineNode({
     },
   },
   branches: ['each', 'done'],
-  note: 'The steps reachable from `each` are the loop body: inside it {{item}} is the current element, {{index}} its position, and {{nodes.<id>}} of a body step is the current item\'s. After the last item the run continues on `done`.',
+  note: "The steps reachable from `each` are the loop body: inside it {{item}} is the current element, {{index}} its position, and {{nodes.<id>}} of a body step is the current item's. After the last item the run continues on `done`.",
   output:
     '`{ results, count }`: per item, in list order, the output of the last body step that ran for it (`null` when none ran); read after the loop as `{{nodes.<id>.results}}`.',
   summary: (p) => (p.items ? `Each of ${p.items}${p.concurrency && p.concurrency !== '1' ? `, ${p.concurrency} at a time` : ''}` : 'Set the list to loop over'),
@@ -79,7 +79,8 @@ export function loopBodies(graph: GraphLike): { bodies: LoopBody[]; problem: str
     bodies.push({ loopId: n.id, nodes: body });
   }
   for (const { loopId, nodes } of bodies) {
-    for (const id of nodes) if (types.get(id) === 'for_each') return { bodies, problem: `node "${id}" is a For each inside the loop of "${loopId}"; loops do not nest yet` };
+    for (const id of nodes)
+      if (types.get(id) === 'for_each') return { bodies, problem: `node "${id}" is a For each inside the loop of "${loopId}"; loops do not nest yet` };
     // Everything a body step leads to is in the body, so the one way to break it is an edge into it from outside.
     for (const e of graph.edges)
       if (nodes.has(e.to) && !nodes.has(e.from) && !(e.from === loopId && e.branch === 'each'))

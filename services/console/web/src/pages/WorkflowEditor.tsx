@@ -524,18 +524,27 @@ function activatedText(type: TriggerType, active: boolean): string {
 }
 
 /** The picker's earlier steps for the selected node: each HTTP Request before it, with its output from the last run. */
-function pickerSources(selectedId: string, nodes: AnyNode[], edges: Edge[], lastRun: WorkflowRun | null, trigger: Record<string, unknown> | null): PickerSource[] {
+function pickerSources(
+  selectedId: string,
+  nodes: AnyNode[],
+  edges: Edge[],
+  lastRun: WorkflowRun | null,
+  trigger: Record<string, unknown> | null,
+): PickerSource[] {
   if (selectedId === TRIGGER_ID) return [];
   const before = new Set(upstreamOf(selectedId, edges));
-  return [...loopSources(selectedId, nodes, edges, trigger), ...nodes
-    .filter((n) => before.has(n.id) && n.data.kind === 'http_request')
-    .map((n) => {
-      const step = lastRun?.steps.find((s) => s.nodeId === n.id && s.output != null);
-      const title = `${n.data.name || KIND_LABEL.http_request} (${n.id})`;
-      return step
-        ? { root: `nodes.${n.id}`, title, value: step.output, note: 'last run' }
-        : { root: `nodes.${n.id}`, title, value: { status: 200, body: {} }, note: 'not run yet' };
-    })];
+  return [
+    ...loopSources(selectedId, nodes, edges, trigger),
+    ...nodes
+      .filter((n) => before.has(n.id) && n.data.kind === 'http_request')
+      .map((n) => {
+        const step = lastRun?.steps.find((s) => s.nodeId === n.id && s.output != null);
+        const title = `${n.data.name || KIND_LABEL.http_request} (${n.id})`;
+        return step
+          ? { root: `nodes.${n.id}`, title, value: step.output, note: 'last run' }
+          : { root: `nodes.${n.id}`, title, value: { status: 200, body: {} }, note: 'not run yet' };
+      }),
+  ];
 }
 
 /** Inside a For each's loop body: `{{item}}` (its fields from the first element of the sample's list) and `{{index}}`. */
@@ -543,7 +552,8 @@ function loopSources(selectedId: string, nodes: AnyNode[], edges: Edge[], trigge
   const loopId = enclosingLoop(selectedId, nodes, edges);
   const loop = loopId ? nodes.find((n) => n.id === loopId) : undefined;
   if (!loop || loop.data.kind === 'trigger') return [];
-  const items = String(toParams(loop.data).params.items ?? '');
+  const raw = toParams(loop.data).params.items;
+  const items = typeof raw === 'string' ? raw : '';
   const item = loopItemSample(items, { trigger, nodes: {} });
   return [
     {

@@ -249,7 +249,11 @@ export function nodeOfError(message: string, sent: ApiGraph): string | null {
  * The For each whose loop body holds `id` (the nodes its `each` handle reaches), or null: inside a
  * loop the picker offers `{{item}}`, its fields and `{{index}}` (docs/workflow-engine.md, "For each").
  */
-export function enclosingLoop(id: string, nodes: { id: string; data: { kind: string } }[], edges: { source: string; target: string; sourceHandle?: string | null }[]): string | null {
+export function enclosingLoop(
+  id: string,
+  nodes: { id: string; data: { kind: string } }[],
+  edges: { source: string; target: string; sourceHandle?: string | null }[],
+): string | null {
   for (const loop of nodes) {
     if (loop.data.kind !== 'for_each') continue;
     const seen = new Set<string>();

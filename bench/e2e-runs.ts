@@ -1,6 +1,8 @@
 // Webhook to recorded run, end to end in one process: webhook-ingest, the bus (embedded, or Kafka),
 // the workflow engine (its own runs schema) and workspace-api on one database. Each delivery runs
-// condition → [HTTP Request to a loopback endpoint] → create task.
+// condition → [HTTP Request to a loopback endpoint] → create task. Then (one workflow, no --http-latency,
+// no --rate; --no-rich skips it) the richer workflow line: For each over 10 items → Set → Switch →
+// Create Task, 10 tasks per run (target ≥ 500 runs/s on Postgres, 2 cores).
 //
 //   npm run bench:e2e [-- --runs 5000] [--workflows 1] [--http-latency MS] [--rate R] [--connections C] [--bus kafka]
 //     --bus kafka       the Kafka bus: on KAFKA_BROKERS (topics must exist), else on a local one-node
@@ -103,6 +105,7 @@ const { values: args, positionals } = parseArgs({
     'engine-concurrency': { type: 'string', default: '256' },
     'workflow-concurrency': { type: 'string', default: '128' },
     bus: { type: 'string', default: 'embedded' },
+    'no-rich': { type: 'boolean', default: false },
   },
 });
 if (args.bus !== 'embedded' && args.bus !== 'kafka') throw new Error('--bus must be embedded or kafka');
@@ -250,68 +253,147 @@ const deliver = async (wf: { id: string; webhookSecret: string }, n: number) => 
   const text = await res.text();
   if (res.status !== 200) throw new Error(`delivery ${n}: ${res.status} ${text}`);
 };
-const finishedCount = async () =>
-  Number((await db.db.exec(`SELECT count(*)::int AS n FROM "engine"."run" WHERE status IN ('succeeded', 'failed', 'skipped')`)).rows[0]!.n);
-await Promise.all(workflows.map((wf, i) => deliver(wf, -1 - i)));
-while ((await finishedCount()) < WORKFLOWS) await new Promise((r) => setTimeout(r, 50));
+const finishedCount = async (wfs: { id: string }[]) =>
+  Number(
+    (
+      await db.db.exec(`SELECT count(*)::int AS n FROM "engine"."run" WHERE status IN ('succeeded', 'failed', 'skipped') AND workflow_id = ANY($1::uuid[])`, [
+        wfs.map((w) => w.id),
+      ])
+    ).rows[0]!.n,
+  );
+const warmUp = async (wfs: { id: string; webhookSecret: string }[]) => {
+  await Promise.all(wfs.map((wf, i) => deliver(wf, -1 - i)));
+  while ((await finishedCount(wfs)) < wfs.length) await new Promise((r) => setTimeout(r, 50));
+};
+await warmUp(workflows);
+await measure(workflows, 'simple');
 
-const sender = fork(fileURLToPath(import.meta.url), ['sender'], { execArgv: ['--conditions=source', '--import', 'tsx'] });
-await new Promise((r) => sender.once('message', r));
-const load0 = loadavg()[0]!;
-const cpu0 = { self: process.cpuUsage(), pg: postgresCpuMs(), broker: brokerCpuMs() };
-const started = performance.now();
-const sent = new Promise<{ acceptedAt: number[]; error?: string; retries: Record<number, number>; cpuMs: number }>((r) => sender.once('message', r));
-sender.send({
-  url: ingestUrl,
-  deliveries: workflows.map((wf) => ({ path: `/functions/v1/webhook-trigger/${wf.id}`, secret: wf.webhookSecret })),
-  count: N,
-  rate: RATE,
-  connections: CONNECTIONS,
-} satisfies SendJob);
-const { acceptedAt, error: sendError, retries, cpuMs: senderCpuMs } = await sent;
-if (sendError) throw new Error(sendError);
-const acceptDone = performance.now();
-while ((await finishedCount()) < N + WORKFLOWS) await new Promise((r) => setTimeout(r, 50));
-const done = performance.now();
-const cpuSelf = process.cpuUsage(cpu0.self);
-const cpuPg = postgresCpuMs() - cpu0.pg;
-const cpuBroker = brokerCpuMs() - cpu0.broker;
+// The richer workflow line (issue 25): For each over 10 items → Set → Switch → Create Task, 10 tasks per run.
+if (WORKFLOWS === 1 && LATENCY === undefined && !RATE && !args['no-rich']) {
+  const rich = {
+    nodes: [
+      { id: 'loop', type: 'for_each', params: { items: '{{= [0..9] }}' } },
+      {
+        id: 'set',
+        type: 'set_fields',
+        params: {
+          fields: [
+            { name: 'sku', value: 'SKU-{{trigger.n}}-{{item}}' },
+            { name: 'lane', value: '{{= index % 3 }}' },
+          ],
+        },
+      },
+      {
+        id: 'route',
+        type: 'switch',
+        params: {
+          value: '{{nodes.set.lane}}',
+          rules: [
+            { operator: 'equals', right: '0' },
+            { operator: 'equals', right: '1' },
+          ],
+        },
+      },
+      { id: 't', type: 'create_task', params: { title: 'order {{trigger.n}} line {{index}} {{nodes.set.sku}} lane {{nodes.route.branch}}' } },
+    ],
+    edges: [
+      { from: 'trigger', to: 'loop' },
+      { from: 'loop', to: 'set', branch: 'each' },
+      { from: 'set', to: 'route' },
+      { from: 'route', to: 't', branch: '1' },
+      { from: 'route', to: 't', branch: '2' },
+      { from: 'route', to: 't', branch: 'default' },
+    ],
+  };
+  const richWorkflows = [await asOwner('POST', '/api/v1/workflows', { name: 'bench rich', triggerType: 'webhook', active: true, graph: rich })];
+  if (!richWorkflows[0].id) throw new Error(`the rich workflow was refused: ${JSON.stringify(richWorkflows[0])}`);
+  await warmUp(richWorkflows);
+  await measure(richWorkflows, 'rich');
+}
 
-const { rows } = await db.db.exec(`SELECT (trigger_payload->>'n')::int AS n, status, finished_at FROM "engine"."run" WHERE (trigger_payload->>'n')::int >= 0`);
-const latencies = rows.map((r) => new Date(r.finished_at as string).getTime() - acceptedAt[Number(r.n)]!).sort((a, b) => a - b);
-const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!;
-const failed = rows.filter((r) => r.status !== 'succeeded').length;
-const errors = await db.db.exec(`SELECT error, count(*)::int AS n FROM "engine"."run" WHERE status <> 'succeeded' GROUP BY error ORDER BY n DESC LIMIT 3`);
-const tasks = (await asOwner('GET', '/api/v1/overview')).tasks.open as number;
-const seconds = (done - started) / 1000;
-const runsPerSecond = N / seconds;
+async function measure(workflows: { id: string; webhookSecret: string }[], kind: 'simple' | 'rich'): Promise<void> {
+  const tasks0 = (await asOwner('GET', '/api/v1/overview')).tasks.open as number;
+  const sender = fork(fileURLToPath(import.meta.url), ['sender'], { execArgv: ['--conditions=source', '--import', 'tsx'] });
+  await new Promise((r) => sender.once('message', r));
+  const load0 = loadavg()[0]!;
+  const cpu0 = { self: process.cpuUsage(), pg: postgresCpuMs(), broker: brokerCpuMs() };
+  const started = performance.now();
+  const sent = new Promise<{ acceptedAt: number[]; error?: string; retries: Record<number, number>; cpuMs: number }>((r) => sender.once('message', r));
+  sender.send({
+    url: ingestUrl,
+    deliveries: workflows.map((wf) => ({ path: `/functions/v1/webhook-trigger/${wf.id}`, secret: wf.webhookSecret })),
+    count: N,
+    rate: RATE,
+    connections: CONNECTIONS,
+  } satisfies SendJob);
+  const { acceptedAt, error: sendError, retries, cpuMs: senderCpuMs } = await sent;
+  if (sendError) throw new Error(sendError);
+  const acceptDone = performance.now();
+  while ((await finishedCount(workflows)) < N + workflows.length) await new Promise((r) => setTimeout(r, 50));
+  const done = performance.now();
+  const cpuSelf = process.cpuUsage(cpu0.self);
+  const cpuPg = postgresCpuMs() - cpu0.pg;
+  const cpuBroker = brokerCpuMs() - cpu0.broker;
 
-console.log(
-  `bench:e2e on ${db.db.kind}${kafka || brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries over ${WORKFLOWS} workflow(s)${LATENCY === undefined ? '' : `, HTTP Request node waiting ${LATENCY} ms`}${RATE ? `, sent at ${RATE}/s` : `, ${CONNECTIONS} senders`}`,
-);
-console.log(
-  `  accepted in ${((acceptDone - started) / 1000).toFixed(2)} s; all runs finished in ${seconds.toFixed(2)} s; ${failed} not succeeded; ${tasks} tasks`,
-);
-for (const e of errors.rows) console.log(`  not succeeded: ${String(e.n)} × ${String(e.error).slice(0, 200)}`);
-if (Object.keys(retries).length) console.log(`  deliveries retried by the senders (status: count): ${JSON.stringify(retries)}`);
-console.log(`  ${runsPerSecond.toFixed(0)} runs/s (first accept to last run finished)`);
-console.log(`  accepted → finished: p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies[latencies.length - 1]} ms`);
-console.log(
-  `  CPU per run: services (this process) ${((cpuSelf.user + cpuSelf.system) / 1000 / N).toFixed(2)} ms, Postgres ${db.db.kind === 'postgres' ? `${(cpuPg / N).toFixed(2)} ms` : 'n/a (PGlite runs in this process)'}${args.bus === 'kafka' ? `, Kafka broker ${kafka ? `${(cpuBroker / N).toFixed(2)} ms` : 'n/a (brokers not started here)'}` : ''}; senders (child) ${(senderCpuMs / N).toFixed(2)} ms`,
-);
-console.log(`  load average (1 min) at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} (2 cores)`);
-// A paced run (--rate) measures latency at that rate: its runs/s is the rate, not a throughput figure.
-const targets: string[] = RATE
-  ? []
-  : LATENCY !== undefined
-    ? [
-        `one workflow, HTTP node 200 ms: ≥ 500 runs/s → ${runsPerSecond >= 500 ? 'met' : 'NOT met'}${WORKFLOWS === 1 && LATENCY === 200 ? '' : ' (target is for 1 workflow, 200 ms)'}`,
-      ]
-    : WORKFLOWS === 1
-      ? [`one workflow: ≥ 1,000 runs/s → ${runsPerSecond >= 1000 ? 'met' : 'NOT met'}`]
-      : [`${WORKFLOWS} workflows: ≥ 2,000 runs/s (target for 100) → ${runsPerSecond >= 2000 ? 'met' : 'NOT met'}`];
-if (RATE) targets.push(`p99 accepted → finished ≤ 250 ms at ${RATE}/s (target at 500/s) → ${pct(99) <= 250 ? 'met' : 'NOT met'}`);
-console.log(`  targets (Postgres, 2 cores): ${targets.join('; ')}`);
+  const wfIds = [workflows.map((w) => w.id)];
+  const { rows } = await db.db.exec(
+    `SELECT (trigger_payload->>'n')::int AS n, status, finished_at FROM "engine"."run" WHERE (trigger_payload->>'n')::int >= 0 AND workflow_id = ANY($1::uuid[])`,
+    wfIds,
+  );
+  const latencies = rows.map((r) => new Date(r.finished_at as string).getTime() - acceptedAt[Number(r.n)]!).sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!;
+  const failed = rows.filter((r) => r.status !== 'succeeded').length;
+  const errors = await db.db.exec(
+    `SELECT error, count(*)::int AS n FROM "engine"."run" WHERE status <> 'succeeded' AND workflow_id = ANY($1::uuid[]) GROUP BY error ORDER BY n DESC LIMIT 3`,
+    wfIds,
+  );
+  const tasks = ((await asOwner('GET', '/api/v1/overview')).tasks.open as number) - tasks0;
+  const seconds = (done - started) / 1000;
+  const runsPerSecond = N / seconds;
+
+  if (kind === 'rich') {
+    console.log(
+      `bench:e2e richer workflow (For each over 10 items → Set → Switch → Create Task) on ${db.db.kind}${brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries, ${CONNECTIONS} senders`,
+    );
+    console.log(`  all runs finished in ${seconds.toFixed(2)} s; ${failed} not succeeded; ${tasks} tasks (${(tasks / N).toFixed(1)} per run)`);
+    for (const e of errors.rows) console.log(`  not succeeded: ${String(e.n)} × ${String(e.error).slice(0, 200)}`);
+    console.log(
+      `  ${runsPerSecond.toFixed(0)} runs/s, ${((tasks / seconds) | 0).toLocaleString('en')} tasks/s; accepted → finished p50 ${pct(50)} ms, p99 ${pct(99)} ms`,
+    );
+    console.log(
+      `  CPU per run: services (this process) ${((cpuSelf.user + cpuSelf.system) / 1000 / N).toFixed(2)} ms, Postgres ${db.db.kind === 'postgres' ? `${(cpuPg / N).toFixed(2)} ms` : 'n/a (PGlite runs in this process)'}; senders (child) ${(senderCpuMs / N).toFixed(2)} ms`,
+    );
+    console.log(`  load average (1 min) at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} (2 cores)`);
+    console.log(`  target (Postgres, 2 cores): richer workflow ≥ 500 runs/s → ${runsPerSecond >= 500 ? 'met' : 'NOT met'}`);
+    return;
+  }
+  console.log(
+    `bench:e2e on ${db.db.kind}${kafka || brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries over ${WORKFLOWS} workflow(s)${LATENCY === undefined ? '' : `, HTTP Request node waiting ${LATENCY} ms`}${RATE ? `, sent at ${RATE}/s` : `, ${CONNECTIONS} senders`}`,
+  );
+  console.log(
+    `  accepted in ${((acceptDone - started) / 1000).toFixed(2)} s; all runs finished in ${seconds.toFixed(2)} s; ${failed} not succeeded; ${tasks} tasks`,
+  );
+  for (const e of errors.rows) console.log(`  not succeeded: ${String(e.n)} × ${String(e.error).slice(0, 200)}`);
+  if (Object.keys(retries).length) console.log(`  deliveries retried by the senders (status: count): ${JSON.stringify(retries)}`);
+  console.log(`  ${runsPerSecond.toFixed(0)} runs/s (first accept to last run finished)`);
+  console.log(`  accepted → finished: p50 ${pct(50)} ms, p99 ${pct(99)} ms, max ${latencies[latencies.length - 1]} ms`);
+  console.log(
+    `  CPU per run: services (this process) ${((cpuSelf.user + cpuSelf.system) / 1000 / N).toFixed(2)} ms, Postgres ${db.db.kind === 'postgres' ? `${(cpuPg / N).toFixed(2)} ms` : 'n/a (PGlite runs in this process)'}${args.bus === 'kafka' ? `, Kafka broker ${kafka ? `${(cpuBroker / N).toFixed(2)} ms` : 'n/a (brokers not started here)'}` : ''}; senders (child) ${(senderCpuMs / N).toFixed(2)} ms`,
+  );
+  console.log(`  load average (1 min) at start ${load0.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} (2 cores)`);
+  // A paced run (--rate) measures latency at that rate: its runs/s is the rate, not a throughput figure.
+  const targets: string[] = RATE
+    ? []
+    : LATENCY !== undefined
+      ? [
+          `one workflow, HTTP node 200 ms: ≥ 500 runs/s → ${runsPerSecond >= 500 ? 'met' : 'NOT met'}${WORKFLOWS === 1 && LATENCY === 200 ? '' : ' (target is for 1 workflow, 200 ms)'}`,
+        ]
+      : WORKFLOWS === 1
+        ? [`one workflow: ≥ 1,000 runs/s → ${runsPerSecond >= 1000 ? 'met' : 'NOT met'}`]
+        : [`${WORKFLOWS} workflows: ≥ 2,000 runs/s (target for 100) → ${runsPerSecond >= 2000 ? 'met' : 'NOT met'}`];
+  if (RATE) targets.push(`p99 accepted → finished ≤ 250 ms at ${RATE}/s (target at 500/s) → ${pct(99) <= 250 ? 'met' : 'NOT met'}`);
+  console.log(`  targets (Postgres, 2 cores): ${targets.join('; ')}`);
+}
 
 await engine.close();
 await ingest.close();

@@ -1,3 +1,4 @@
+import { DEFAULT_RUN_LIMITS, type RunLimits } from './domain/executor.ts';
 import { DEFAULT_RETENTION, type RetentionPolicy } from './domain/run-control.ts';
 
 /**
@@ -13,6 +14,8 @@ export interface EngineTuning {
   retention: RetentionPolicy;
   /** Parked runs: WAIT_POLL_MS (default 250; 0: this replica wakes no runs). */
   waits: { pollMs: number };
+  /** Per-run limits set by the environment: MAX_LOOP_ITEMS_PER_RUN (For each items per run). */
+  limits: Partial<RunLimits>;
 }
 
 export const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
@@ -34,5 +37,6 @@ export function engineTuningFromEnv(env: NodeJS.ProcessEnv): EngineTuning {
       keepPerWorkflow: env.RUN_RETENTION_PER_WORKFLOW ? positiveInteger(env, 'RUN_RETENTION_PER_WORKFLOW', 1) : null,
       intervalMs: positiveInteger(env, 'RUN_RETENTION_INTERVAL_SECONDS', DEFAULT_RETENTION.intervalMs / 1000) * 1000,
     },
+    limits: { maxLoopItemsPerRun: positiveInteger(env, 'MAX_LOOP_ITEMS_PER_RUN', DEFAULT_RUN_LIMITS.maxLoopItemsPerRun) },
   };
 }

@@ -21,6 +21,8 @@ export const RunStep = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   startedAt: DateTime,
   durationMs: Type.Number(),
+  /** Inside a For each's loop body: the position of the item this step ran for (0-based); absent elsewhere. */
+  item: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export type RunStep = Static<typeof RunStep>;
 

@@ -17,6 +17,8 @@ import { stop } from './stop.ts';
 import { verifySignature } from './verify-signature.ts';
 import { wait } from './wait.ts';
 import { respond } from './respond.ts';
+import { forEach } from './for-each.ts';
+import { aggregate } from './aggregate.ts';
 
 export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
@@ -24,11 +26,12 @@ export { ConditionOperator } from './condition.ts';
 export { SWITCH_BRANCHES, SWITCH_MAX_RULES } from './switch.ts';
 export * from './verify-signature.ts';
 export { WAIT_BRANCHES, WAIT_MAX_MS, WAIT_UNITS } from './wait.ts';
+export { FOR_EACH_MAX_CONCURRENCY, FOR_EACH_MAX_ITEMS, loopBodies, type LoopBody } from './for-each.ts';
 
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];
 
-export const NODE_TYPES = [httpRequest, createTask, condition, setFields, switchNode, filter, stop, respond, code, verifySignature, wait] as const;
+export const NODE_TYPES = [httpRequest, createTask, condition, setFields, switchNode, filter, forEach, aggregate, stop, respond, code, verifySignature, wait] as const;
 
 type Definitions = typeof NODE_TYPES;
 export type NodeType = Definitions[number]['type'];

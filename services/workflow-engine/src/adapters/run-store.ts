@@ -17,7 +17,7 @@ import {
   type WorkflowRunsSummary,
 } from '@flowdesk/contracts';
 
-import type { StepCheckpoint } from '../domain/executor.ts';
+import { checkpointKey, type StepCheckpoint } from '../domain/executor.ts';
 
 /**
  * How the engine words a run it recorded for a dead-lettered trigger event (app.ts, the DLQ
@@ -123,7 +123,7 @@ export class RunStore implements RunRecorder {
       steps.map(
         (c) =>
           new Promise<void>((resolve, reject) => {
-            this.steps.push({ write: { ...run, nodeId: c.step.nodeId, ...c }, resolve, reject });
+            this.steps.push({ write: { ...run, nodeId: checkpointKey(c.step.nodeId, c.step.item), ...c }, resolve, reject });
             this.schedule();
           }),
       ),
@@ -131,7 +131,8 @@ export class RunStore implements RunRecorder {
   }
 
   /**
-   * The checkpoints of one run, by node id (read only when a claim answered 'resumed': a run taken
+   * The checkpoints of one run, by checkpoint key (the node id; `<id>#<item>` in a loop body), read
+   * only when a claim answered 'resumed' (a run taken
    * over, or a parked run woken). Batched: the reads asked for in one turn of the event loop go out
    * as one query per owner (woken runs come in bursts when many timers are due together).
    */

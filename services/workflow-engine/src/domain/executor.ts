@@ -10,13 +10,14 @@
  * "not taken" down all its edges.
  */
 import { createHash } from 'node:crypto';
-import { ERROR_BRANCH, type RunStep, type TriggerEvent, type WorkflowGraph, type WorkflowNode } from '@flowdesk/contracts';
+import { ERROR_BRANCH, loopBodies, type RunStep, type TriggerEvent, type WorkflowGraph, type WorkflowNode } from '@flowdesk/contracts';
 import { withSpan } from '@flowdesk/telemetry';
 import { findCause, NodeFailedError, SsrfBlockedError } from './errors.ts';
 import type { EnginePorts } from './ports.ts';
 import { TemplateRenderer } from './template.ts';
 import type { HttpNodeOptions } from './nodes/http-request.ts';
 import { nodeHandlers } from './nodes/index.ts';
+import type { ForEachPlan } from './nodes/for-each.ts';
 import type { NodeContext, NodeHandler, NodeResult, Resumption } from './nodes/node-handler.ts';
 
 /**
@@ -26,9 +27,14 @@ import type { NodeContext, NodeHandler, NodeResult, Resumption } from './nodes/n
 export interface RunLimits {
   /** Nodes executed (not counting skipped ones) per run. */
   maxNodesPerRun: number;
+  /**
+   * Items For each nodes loop over per run, summed over every loop of the run (MAX_LOOP_ITEMS_PER_RUN).
+   * Checked before a loop starts: a loop that would pass it fails before its first item, never drops items.
+   */
+  maxLoopItemsPerRun: number;
 }
 
-export const DEFAULT_RUN_LIMITS: RunLimits = { maxNodesPerRun: 50 };
+export const DEFAULT_RUN_LIMITS: RunLimits = { maxNodesPerRun: 50, maxLoopItemsPerRun: 1_000 };
 
 export type FinalRunStatus = 'succeeded' | 'failed' | 'skipped' | 'cancelled';
 
@@ -74,8 +80,15 @@ export interface StepCheckpoint {
  * the step executed again (a resumed run, a retry) sends the same key. Hashed: a receiver outside
  * Flowdesk learns no workflow or event id. `fd1-` + 43 base64url characters.
  */
-export function stepIdempotencyKey(workflowId: string, eventId: string, nodeId: string): string {
-  return `fd1-${createHash('sha256').update(`${workflowId}\n${eventId}\n${nodeId}`).digest('base64url')}`;
+export function stepIdempotencyKey(workflowId: string, eventId: string, nodeId: string, item?: number): string {
+  // A step inside a For each's loop body has one key per item; every other step's key is as it always was.
+  const of = item === undefined ? `${workflowId}\n${eventId}\n${nodeId}` : `${workflowId}\n${eventId}\n${nodeId}\n${item}`;
+  return `fd1-${createHash('sha256').update(of).digest('base64url')}`;
+}
+
+/** The key a step's checkpoint is stored and resumed under: the node id, or `<node id>#<item>` inside a loop body. */
+export function checkpointKey(nodeId: string, item?: number): string {
+  return item === undefined ? nodeId : `${nodeId}#${item}`;
 }
 
 export interface ExecuteWorkflowInput {
@@ -115,6 +128,14 @@ type AnyHandler = NodeHandler<any, any>;
 
 type EdgeState = 'pending' | 'taken' | 'not_taken';
 
+/** One item of a For each: its own renderer ({{item}}, {{index}}, its body nodes' outputs) and the step being run. */
+interface ItemScope {
+  index: number;
+  renderer: TemplateRenderer;
+  outputs: Map<string, unknown>;
+  step?: RunStep;
+}
+
 /**
  * Plans per graph object: the engine's definition cache hands every run of one workflow version the
  * same graph, so the checks and indexes are built once per version, not once per run (a plan is
@@ -135,18 +156,25 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   const steps: RunStep[] = [];
   const warnings: string[] = [];
   const outputs = new Map<string, unknown>(input.earlierOutputs ?? []);
-  const renderer = new TemplateRenderer({
+  const scope = {
     payload: event.payload,
     headers: event.headers,
-    nodes: outputs,
     credentials: input.credentials,
     clock: ports.clock,
     ...(event.rawBody !== undefined ? { rawBody: event.rawBody } : {}),
-  });
+  };
+  const renderer = new TemplateRenderer({ ...scope, nodes: outputs });
+  // The run's own scope, as against a loop item's (ItemScope).
+  const mainOutputs = outputs;
+  const mainRenderer = renderer;
   let error: string | null = null;
   let actionsRun = 0;
   let conditionStopped = false;
   let cancelled = false;
+  let executed = 0;
+  // Items looped over so far (RunLimits.maxLoopItemsPerRun) and the loop-body nodes already counted in `executed`.
+  let loopItems = 0;
+  const countedBodyNodes = new Set<string>();
   // Executed steps not stored yet, and whether one of them had a side effect.
   const unsaved: StepCheckpoint[] = [];
   let unsavedEffect = false;
@@ -164,7 +192,6 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     const edgeState = workflow.graph.edges.map((e): EdgeState => (e.from === 'trigger' ? 'taken' : 'pending'));
     const decided = new Set<string>();
     const queue: string[] = plan.outgoing.get('trigger')!.map((i) => workflow.graph.edges[i]!.to);
-    let executed = 0;
 
     while (queue.length > 0) {
       // A step boundary: a cancelled run stops here; the step in flight (if any) has finished.
@@ -192,17 +219,26 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
         if (saved && saved.step.status === 'succeeded') {
           // Executed under an earlier claim of this run (its engine died): reuse the stored outcome.
           steps.push(saved.step);
+          if (node.type === 'for_each') steps.push(...savedLoopSteps(id));
           outputs.set(id, saved.output);
           result = { output: saved.output, ...(saved.branch ? { branch: saved.branch } : {}) };
         } else {
           if (handler.isAction && unsavedEffect && input.checkpoint) await storeUnsaved();
           // One span per executed node: the HTTP Request node's outbound call and Create Task's
           // workspace-api call become its children (docs/observability.md).
-          result = await withSpan('workflow-engine', `node ${node.type}`, () => runStep(node, handler, wake), {
-            attributes: { 'flowdesk.node.id': node.id, 'flowdesk.node.type': node.type },
-          });
+          const at = steps.length;
+          result = await withSpan(
+            'workflow-engine',
+            `node ${node.type}`,
+            // A For each runs its loop body after its own step (runLoop), inside its span.
+            async () => {
+              const r = await runStep(node, handler, undefined, wake);
+              return r && node.type === 'for_each' && steps[at]!.status === 'succeeded' ? runLoop(node, steps[at]!, r.output as ForEachPlan) : r;
+            },
+            { attributes: { 'flowdesk.node.id': node.id, 'flowdesk.node.type': node.type } },
+          );
           if (result) {
-            unsaved.push({ step: steps[steps.length - 1]!, output: result.output, ...(result.branch ? { branch: result.branch } : {}) });
+            unsaved.push({ step: steps[at]!, output: result.output, ...(result.branch ? { branch: result.branch } : {}) });
             if (handler.isAction) unsavedEffect = true;
           }
         }
@@ -261,17 +297,24 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
 
   /** Stores the executed steps not stored yet; a failure ends the run unfinished (rethrown after the walk). */
   async function storeUnsaved(): Promise<void> {
+    // Cleared before the write: a side effect of a concurrent loop item recorded meanwhile sets it again.
+    unsavedEffect = false;
     try {
       await input.checkpoint!(unsaved.splice(0));
-      unsavedEffect = false;
     } catch (err) {
       storeFailed.error = err instanceof Error ? err : new Error(String(err));
       throw err;
     }
   }
 
-  /** Renders, records and executes one node; returns null (and sets `error`) when it failed. */
-  async function runStep(node: WorkflowNode, handler: AnyHandler, resumed?: Resumption): Promise<NodeResult | null> {
+  /**
+   * Renders, records and executes one node; returns null (and sets `error`) when it failed. Inside a
+   * loop body `item` gives the item's renderer and outputs, and receives the step; `resumed` tells a
+   * parked step how its run was woken.
+   */
+  async function runStep(node: WorkflowNode, handler: AnyHandler, item?: ItemScope, resumed?: Resumption): Promise<NodeResult | null> {
+    const renderer = item?.renderer ?? mainRenderer;
+    const outputs = item?.outputs ?? mainOutputs;
     const stepStart = ports.clock();
     const before = renderer.warnings.length;
     // Expressions ({{= … }}) evaluate first; one that fails (syntax, time, size) fails this node, recorded like any other failure.
@@ -293,8 +336,10 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       error: null,
       startedAt: stepStart.toISOString(),
       durationMs: 0,
+      ...(item ? { item: item.index } : {}),
     };
     steps.push(step);
+    if (item) item.step = step;
     try {
       if (expressionError) throw expressionError;
       const result = await untilDeadline(
@@ -305,7 +350,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           warn: (m: string) => addWarning(node.id, m),
           ...(resumed ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } } : {}),
           ...(input.respond ? { respond: input.respond } : {}),
-          ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id) } : {}),
+          ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id, item?.index) } : {}),
         }),
         deadline.signal,
       );
@@ -314,7 +359,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       if (result.park) step.status = 'waiting';
       return result;
     } catch (err) {
-      return stepFailed(node, step, err);
+      return stepFailed(node, step, err, outputs);
     } finally {
       step.durationMs = ports.clock().getTime() - stepStart.getTime();
       ports.metrics?.nodeFinished(node.type, step.status, step.durationMs / 1000);
@@ -326,7 +371,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
    * the run fails at its first failed step. A per-node "on error" (continue with the error as the
    * output, follow an error branch) plugs in here by returning a NodeResult instead of null.
    */
-  function stepFailed(node: WorkflowNode, step: RunStep, err: unknown): NodeResult | null {
+  function stepFailed(node: WorkflowNode, step: RunStep, err: unknown, outputs = mainOutputs): NodeResult | null {
     if (findCause(err, SsrfBlockedError)) ports.metrics?.ssrfRefused();
     step.status = 'failed';
     step.error = (err as Error).message || String(err);
@@ -343,6 +388,131 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     outputs.set(node.id, output);
     step.output = output;
     return { output, ...(onError === 'branch' ? { branch: ERROR_BRANCH } : {}) };
+  }
+
+  /**
+   * Runs a For each's loop body once per item (docs/workflow-engine.md, "For each"): items in order,
+   * `concurrency` at a time; the first item that fails the run stops the loop (items in flight
+   * finish). Replaces the For each's output with `{ results, count }` and continues on `done`.
+   */
+  async function runLoop(node: WorkflowNode, step: RunStep, loop: ForEachPlan): Promise<NodeResult | null> {
+    const body = planOf(workflow.graph).loops.get(node.id)!;
+    const { items } = loop;
+    if (loopItems + items.length > limits.maxLoopItemsPerRun)
+      return stepFailed(
+        node,
+        step,
+        new NodeFailedError(
+          `the list has ${items.length} items and this run looped over ${loopItems} before: more than the run's limit of ${limits.maxLoopItemsPerRun} loop items (MAX_LOOP_ITEMS_PER_RUN); no item ran`,
+        ),
+      );
+    loopItems += items.length;
+    const results: unknown[] = items.map(() => null);
+    let next = 0;
+    let stopped: 'failed' | 'end' | null = null;
+    let failedAt = -1;
+    const worker = async (): Promise<void> => {
+      while (stopped === null && next < items.length) {
+        if (input.cancelled?.()) {
+          cancelled = true;
+          stopped = 'failed';
+          return;
+        }
+        const index = next++;
+        const outcome = await runItem(body, items[index], index);
+        if (outcome === 'failed' || outcome === 'end') {
+          if (stopped === null) failedAt = index;
+          stopped ??= outcome;
+          return;
+        }
+        results[index] = outcome.last;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(loop.concurrency, items.length) }, worker));
+    const output = { results, count: items.length };
+    mainOutputs.set(node.id, output);
+    step.output = output;
+    if (stopped === 'failed') {
+      if (cancelled) return null;
+      step.status = 'failed';
+      step.error = `item ${failedAt}: ${error ?? 'failed'}`;
+      error = `node "${node.id}" stopped at item ${failedAt}: ${error ?? 'failed'}`;
+      return null;
+    }
+    return { output, branch: 'done', ...(stopped === 'end' ? { end: true } : {}) };
+  }
+
+  /**
+   * One item's walk of a loop body: the main walk's rules (OR-joins, branches, error paths, reused
+   * checkpoints) on the body's nodes, each step recorded with the item's index and checkpointed under
+   * `<node id>#<item>`. Answers the last executed node's output, or how the item stopped the loop.
+   */
+  async function runItem(body: LoopPlan, value: unknown, index: number): Promise<{ last: unknown } | 'failed' | 'end'> {
+    const edges = workflow.graph.edges;
+    const plan = planOf(workflow.graph);
+    const itemOutputs = new Map(mainOutputs);
+    const item: ItemScope = { index, outputs: itemOutputs, renderer: new TemplateRenderer({ ...scope, nodes: itemOutputs, item: value ?? null, index }) };
+    const state = new Map<number, EdgeState>(body.entry.map((i) => [i, 'taken']));
+    const queue = body.entry.map((i) => edges[i]!.to);
+    const decided = new Set<string>();
+    let last: unknown = null;
+    while (queue.length > 0) {
+      const id = queue.shift()!;
+      if (decided.has(id)) continue;
+      const incoming = plan.incoming.get(id) ?? [];
+      if (incoming.some((i) => (state.get(i) ?? 'pending') === 'pending')) continue;
+      decided.add(id);
+      const node = plan.nodes.get(id)!;
+      const out = plan.outgoing.get(id) ?? [];
+      if (!incoming.some((i) => state.get(i) === 'taken')) {
+        steps.push({ ...skippedStep(node, ports.clock()), item: index });
+        for (const i of out) state.set(i, 'not_taken');
+      } else {
+        if (!countedBodyNodes.has(id)) {
+          // A body node counts once against maxNodesPerRun; its executions per item are bounded by the item limit.
+          countedBodyNodes.add(id);
+          if (++executed > limits.maxNodesPerRun) throw new NodeFailedError(`the run exceeded its limit of ${limits.maxNodesPerRun} executed nodes`);
+        }
+        const handler = handlers[node.type];
+        const saved = input.resume?.get(checkpointKey(id, index));
+        let result: NodeResult | null;
+        if (saved && saved.step.status === 'succeeded') {
+          steps.push(saved.step);
+          itemOutputs.set(id, saved.output);
+          result = { output: saved.output, ...(saved.branch ? { branch: saved.branch } : {}) };
+        } else {
+          if (handler.isAction && unsavedEffect && input.checkpoint) await storeUnsaved();
+          result = await withSpan('workflow-engine', `node ${node.type}`, () => runStep(node, handler, item), {
+            attributes: { 'flowdesk.node.id': node.id, 'flowdesk.node.type': node.type, 'flowdesk.loop.item': index },
+          });
+          if (result) {
+            unsaved.push({ step: item.step!, output: result.output, ...(result.branch ? { branch: result.branch } : {}) });
+            if (handler.isAction) unsavedEffect = true;
+          }
+        }
+        if (!result) return 'failed';
+        if (handler.isAction) actionsRun++;
+        last = result.output;
+        if (result.end) return 'end';
+        for (const i of out) {
+          const edge = edges[i]!;
+          const taken = result.branch === ERROR_BRANCH ? edge.branch === ERROR_BRANCH : edge.branch === undefined || edge.branch === result.branch;
+          state.set(i, taken ? 'taken' : 'not_taken');
+        }
+      }
+      for (const i of out) queue.push(edges[i]!.to);
+    }
+    return { last };
+  }
+
+  /** A completed For each reused from a checkpoint: its body's steps stored with it, in item order. */
+  function savedLoopSteps(loopId: string): RunStep[] {
+    const body = planOf(workflow.graph).loops.get(loopId);
+    if (!body || !input.resume) return [];
+    return [...input.resume.values()]
+      .map((c) => c.step)
+      .filter((st) => st.item !== undefined && body.nodes.has(st.nodeId))
+      .sort((a, b) => a.item! - b.item!);
   }
 
   function addWarning(nodeId: string, message: string): void {
@@ -365,10 +535,20 @@ function untilDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/** A For each's loop body (loopBodies in contracts): its nodes and the `each` edges into it. */
+interface LoopPlan {
+  nodes: Set<string>;
+  entry: number[];
+}
+
 interface GraphPlan {
   nodes: Map<string, WorkflowNode>;
-  /** Edge indexes leaving each node ('trigger' included), in edge order. */
+  /**
+   * Edge indexes leaving each node ('trigger' included), in edge order; a For each's `each` edges are
+   * left out (its body runs in runLoop, never in the main walk).
+   */
   outgoing: Map<string, number[]>;
+  loops: Map<string, LoopPlan>;
   /** Edge indexes entering each node, only from sources reachable from the trigger. */
   incoming: Map<string, number[]>;
   reachable: Set<string>;
@@ -407,7 +587,20 @@ export function planGraph(graph: WorkflowGraph): GraphPlan {
     if (e.from === 'trigger' || reachable.has(e.from)) incoming.set(e.to, [...(incoming.get(e.to) ?? []), i]);
   });
   if (!problem && hasCycle(reachable, outgoing, graph)) problem = 'the graph has a cycle; a run must end';
-  return { nodes, outgoing, incoming, reachable, problem };
+  const loops = new Map<string, LoopPlan>();
+  if (!problem) {
+    const found = loopBodies(graph);
+    problem = found.problem;
+    for (const body of found.bodies) {
+      const entry = outgoing.get(body.loopId) ?? [];
+      loops.set(body.loopId, { nodes: body.nodes, entry: entry.filter((i) => graph.edges[i]!.branch === 'each') });
+      outgoing.set(
+        body.loopId,
+        entry.filter((i) => graph.edges[i]!.branch !== 'each'),
+      );
+    }
+  }
+  return { nodes, outgoing, incoming, reachable, loops, problem };
 }
 
 function hasCycle(reachable: Set<string>, outgoing: Map<string, number[]>, graph: WorkflowGraph): boolean {

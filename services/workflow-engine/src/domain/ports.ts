@@ -115,7 +115,7 @@ export interface RunRecorder {
   claim(write: RunWrite): Promise<ClaimResult>;
   /** Stores executed steps of a running run (batched); resolves once committed. */
   checkpoint(run: RunKey, steps: StepCheckpoint[]): Promise<void>;
-  /** The checkpoints of one run, by node id (read only when a claim answered 'resumed'). */
+  /** The checkpoints of one run, by checkpointKey (node id; `<id>#<item>` in a loop body; read only when a claim answered 'resumed'). */
   checkpoints(run: RunKey): Promise<Map<string, StepCheckpoint>>;
   /** Keeps the steps a run cancelled while it ran did execute (its row, already finished as cancelled, is not changed otherwise). */
   keepCancelledSteps(write: RunWrite): Promise<void>;

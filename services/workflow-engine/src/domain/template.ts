@@ -248,7 +248,13 @@ export class TemplateRenderer {
         throw new CredentialReferenceError(`unknown credential "${name}" ({{credentials.${name}}}): create it under Settings → Credentials`);
       return { found: true, value };
     }
-    return { found: false, why: 'unknown variable (variables start with trigger., nodes. or credentials.)' };
+    if (root === 'item' || root === 'index') {
+      // Inside a For each's loop body only: the current element ({{item.sku}}) and its position.
+      if (this.scope.item === undefined) return { found: false, why: `{{${root}}} is only set inside a For each's loop body` };
+      if (root === 'index') return rest.length === 0 ? { found: true, value: this.scope.index } : { found: false, why: 'an index has no fields' };
+      return rest.length === 0 ? { found: true, value: this.scope.item } : walk(this.scope.item, rest);
+    }
+    return { found: false, why: 'unknown variable (variables start with trigger., nodes., credentials., or inside a For each item. and index)' };
   }
 }
 

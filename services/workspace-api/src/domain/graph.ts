@@ -1,4 +1,4 @@
-import { ERROR_BRANCH, HttpError, nodeDefinition, triggerConfigProblem, type TriggerType, type WorkflowGraph } from '@flowdesk/contracts';
+import { ERROR_BRANCH, HttpError, loopBodies, nodeDefinition, triggerConfigProblem, type TriggerType, type WorkflowGraph } from '@flowdesk/contracts';
 import { templateExpressionProblem, templateStrings } from '@flowdesk/contracts/expressions';
 
 /**
@@ -59,6 +59,9 @@ export function validateGraph(graph: WorkflowGraph): void {
   };
   visit('trigger');
   for (const id of nodes.keys()) if (!state.has(id)) fail(`node "${id}" is not reachable from the trigger`);
+  // A For each's loop body (its `each` branch) is closed: nothing enters it or leaves it but through the loop.
+  const loops = loopBodies(graph);
+  if (loops.problem) fail(loops.problem);
 }
 
 /**

@@ -8,6 +8,7 @@ import { RunStatusBadge, duration, textOn } from '../components/RunStatus.tsx';
 import { exact } from '../format.ts';
 import { traceUrl, traceUrlTemplate } from '../pipeline.ts';
 import { Link, navigate } from '../router.tsx';
+import { groupSteps } from '../runs/step-groups.ts';
 import { subscribeRuns, workspace, type RunStep, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
 import { triggerOf } from './Runs.tsx';
 
@@ -32,7 +33,7 @@ function StepCard({ step, index, warnings }: { step: RunStep; index: number; war
       radius="md"
       padding="md"
       component="li"
-      aria-label={`Step ${index + 1}: ${step.nodeId}`}
+      aria-label={`Step ${index + 1}: ${step.nodeId}${step.item === undefined ? '' : ` (item ${step.item})`}`}
       data-node-id={step.nodeId}
       bg={skipped ? 'gray.0' : undefined}
     >
@@ -47,6 +48,11 @@ function StepCard({ step, index, warnings }: { step: RunStep; index: number; war
           <Badge variant="outline" color="gray.7" size="sm" radius="sm">
             {nodeLabel(step.type)}
           </Badge>
+          {step.item !== undefined && (
+            <Badge variant="light" color="grape" c="grape.9" size="sm" radius="sm" tt="none">
+              item {step.item}
+            </Badge>
+          )}
         </Group>
         <Group gap="sm">
           <RunStatusBadge status={step.status} />
@@ -341,9 +347,23 @@ export function RunPage({ runId }: { runId: string }) {
             </Text>
           ) : (
             <Stack gap="sm" component="ol" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
-              {run.steps.map((step, i) => (
-                <StepCard key={`${step.nodeId}-${i}`} step={step} index={i} warnings={warningsOf(step.nodeId)} />
-              ))}
+              {groupSteps(run.steps).map((entry) =>
+                entry.kind === 'step' ? (
+                  <StepCard key={`${entry.step.nodeId}-${entry.index}`} step={entry.step} index={entry.index} warnings={warningsOf(entry.step.nodeId)} />
+                ) : (
+                  // A For each's body steps for one item (RunStep.item), labelled and indented under the loop.
+                  <li key={`item-${entry.item}-${entry.steps[0]!.index}`} aria-label={`Item ${entry.item}`} data-item={entry.item} style={{ paddingLeft: 16 }}>
+                    <Text size="xs" fw={650} c="dimmed" tt="uppercase" mb={4}>
+                      Item {entry.item}
+                    </Text>
+                    <Stack gap="xs" component="ol" style={{ listStyle: 'none', padding: 0, margin: 0 }}>
+                      {entry.steps.map(({ step, index }) => (
+                        <StepCard key={`${step.nodeId}-${index}`} step={step} index={index} warnings={warningsOf(step.nodeId)} />
+                      ))}
+                    </Stack>
+                  </li>
+                ),
+              )}
             </Stack>
           )}
         </section>

@@ -42,16 +42,19 @@ import {
   edgeId,
   definitionOf,
   emptyForm,
+  enclosingLoop,
   KIND_LABEL,
   nextId,
   STEP_KINDS,
   toCanvas,
+  toParams,
   TRIGGER_ID,
   upstreamOf,
   type StepData,
   type StepKind,
 } from '../workflows/graph.ts';
 import { StepForm } from '../workflows/StepForm.tsx';
+import { loopItemSample } from '../workflows/templates.ts';
 import { ErrorWorkflowSelect, OnErrorSelect } from '../workflows/ErrorSettings.tsx';
 import { RetentionSettings } from '../workflows/RetentionSettings.tsx';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
@@ -280,7 +283,6 @@ function Editor({ initial }: { initial: Workflow }) {
   );
 
   // ---- the variable picker's sources ----
-  const nodeSources = pickerSources(selected.id, nodes, edges, lastRun);
   const trigger = useMemo(
     () => (workflow.triggerType === 'webhook' ? null : triggerSample(workflow.triggerType, triggerConfig, lastRun, workflow.samplePayload)),
     [workflow.triggerType, triggerConfig, lastRun, workflow.samplePayload],
@@ -293,6 +295,7 @@ function Editor({ initial }: { initial: Workflow }) {
     }),
     [workflow.samplePayload, workflow.id, lastRun, trigger],
   );
+  const nodeSources = pickerSources(selected.id, nodes, edges, lastRun, scope.trigger);
   const pick = (text: string) => {
     if (!insertIntoTarget(target.current, text)) notifications.show({ message: 'Click into a field of the step first, then pick a variable.' });
   };
@@ -537,16 +540,43 @@ function activatedText(type: TriggerType, active: boolean): string {
 }
 
 /** The picker's earlier steps for the selected node: each HTTP Request before it, with its output from the last run. */
-function pickerSources(selectedId: string, nodes: AnyNode[], edges: Edge[], lastRun: WorkflowRun | null): PickerSource[] {
+function pickerSources(
+  selectedId: string,
+  nodes: AnyNode[],
+  edges: Edge[],
+  lastRun: WorkflowRun | null,
+  trigger: Record<string, unknown> | null,
+): PickerSource[] {
   if (selectedId === TRIGGER_ID) return [];
   const before = new Set(upstreamOf(selectedId, edges));
-  return nodes
-    .filter((n) => before.has(n.id) && n.data.kind === 'http_request')
-    .map((n) => {
-      const step = lastRun?.steps.find((s) => s.nodeId === n.id && s.output != null);
-      const title = `${n.data.name || KIND_LABEL.http_request} (${n.id})`;
-      return step
-        ? { root: `nodes.${n.id}`, title, value: step.output, note: 'last run' }
-        : { root: `nodes.${n.id}`, title, value: { status: 200, body: {} }, note: 'not run yet' };
-    });
+  return [
+    ...loopSources(selectedId, nodes, edges, trigger),
+    ...nodes
+      .filter((n) => before.has(n.id) && n.data.kind === 'http_request')
+      .map((n) => {
+        const step = lastRun?.steps.find((s) => s.nodeId === n.id && s.output != null);
+        const title = `${n.data.name || KIND_LABEL.http_request} (${n.id})`;
+        return step
+          ? { root: `nodes.${n.id}`, title, value: step.output, note: 'last run' }
+          : { root: `nodes.${n.id}`, title, value: { status: 200, body: {} }, note: 'not run yet' };
+      }),
+  ];
+}
+
+/** Inside a For each's loop body: `{{item}}` (its fields from the first element of the sample's list) and `{{index}}`. */
+function loopSources(selectedId: string, nodes: AnyNode[], edges: Edge[], trigger: Record<string, unknown> | null): PickerSource[] {
+  const loopId = enclosingLoop(selectedId, nodes, edges);
+  const loop = loopId ? nodes.find((n) => n.id === loopId) : undefined;
+  if (!loop || loop.data.kind === 'trigger') return [];
+  const raw = toParams(loop.data).params.items;
+  const items = typeof raw === 'string' ? raw : '';
+  const item = loopItemSample(items, { trigger, nodes: {} });
+  return [
+    {
+      root: '',
+      title: `For each ${loop.data.name || loop.id}: the current item`,
+      value: { item: item ?? {}, index: 0 },
+      note: item === null ? 'no sample item' : 'first item of the sample',
+    },
+  ];
 }

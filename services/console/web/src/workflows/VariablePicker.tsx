@@ -5,7 +5,7 @@ import { tree, variable } from './templates.ts';
 import { TRIGGER_LABEL, type TriggerType } from './triggers.ts';
 
 export interface PickerSource {
-  /** Variables under this root, e.g. `trigger` or `nodes.http_1`. */
+  /** Variables under this root, e.g. `trigger` or `nodes.http_1`; empty: the value's own paths (`item.sku`, `index`). */
   root: string;
   title: string;
   value: unknown;
@@ -33,7 +33,8 @@ function Tree({ source, onPick }: { source: PickerSource; onPick: (text: string)
   return (
     <ul role="list" aria-label={`${source.title} fields`} style={{ listStyle: 'none', margin: 0, padding: 0 }}>
       {rows.map((r) => {
-        const text = variable(`${source.root}.${r.path}`);
+        // A root-less source (a For each's item and index) inserts its paths as they are.
+        const text = variable(source.root ? `${source.root}.${r.path}` : r.path);
         return (
           <li key={r.path}>
             <button

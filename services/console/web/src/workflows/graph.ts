@@ -245,6 +245,30 @@ export function nodeOfError(message: string, sent: ApiGraph): string | null {
   return null;
 }
 
+/**
+ * The For each whose loop body holds `id` (the nodes its `each` handle reaches), or null: inside a
+ * loop the picker offers `{{item}}`, its fields and `{{index}}` (docs/workflow-engine.md, "For each").
+ */
+export function enclosingLoop(
+  id: string,
+  nodes: { id: string; data: { kind: string } }[],
+  edges: { source: string; target: string; sourceHandle?: string | null }[],
+): string | null {
+  for (const loop of nodes) {
+    if (loop.data.kind !== 'for_each') continue;
+    const seen = new Set<string>();
+    const stack = edges.filter((e) => e.source === loop.id && e.sourceHandle === 'each').map((e) => e.target);
+    while (stack.length) {
+      const cur = stack.pop()!;
+      if (seen.has(cur) || cur === loop.id) continue;
+      seen.add(cur);
+      for (const e of edges) if (e.source === cur) stack.push(e.target);
+    }
+    if (seen.has(id)) return loop.id;
+  }
+  return null;
+}
+
 /** The ids of the nodes a run reaches before `id` (its ancestors), for the picker's node outputs. */
 export function upstreamOf(id: string, edges: { source: string; target: string }[]): string[] {
   const seen = new Set<string>();

@@ -92,6 +92,17 @@ export async function previewWithExpressions(
   return { text, missing, error: null };
 }
 
+/**
+ * The element the picker shows for a For each's `{{item}}`: the first element of its list (`items`,
+ * exactly one variable) as the sample or the last run has it; null when that is unknown or empty.
+ */
+export function loopItemSample(items: string, scope: PreviewScope): unknown {
+  const only = /^\{\{\s*([^{}=][^{}]*?)\s*\}\}$/.exec(items.trim());
+  if (!only) return null;
+  const found = lookup(only[1] ?? '', scope);
+  return found.found && Array.isArray(found.value) && found.value.length > 0 ? found.value[0] : null;
+}
+
 function lookup(path: string, scope: PreviewScope): { found: true; value: unknown } | { found: false } {
   const [root, ...rest] = path.split('.');
   if (root === 'trigger') return scope.trigger ? walk(scope.trigger, rest) : { found: false };

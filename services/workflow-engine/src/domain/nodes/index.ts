@@ -16,6 +16,8 @@ import { stopHandler } from './stop.ts';
 import { verifySignatureHandler } from './verify-signature.ts';
 import { waitHandler } from './wait.ts';
 import { respondHandler } from './respond.ts';
+import { forEachHandler } from './for-each.ts';
+import { aggregateHandler } from './aggregate.ts';
 
 // The rendered input is each handler's own business; the executor only passes it from render to execute.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -34,6 +36,8 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     code: codeHandler,
     switch: switchHandler,
     filter: filterHandler,
+    for_each: forEachHandler,
+    aggregate: aggregateHandler,
     stop: stopHandler,
     verify_signature: verifySignatureHandler,
     wait: waitHandler,

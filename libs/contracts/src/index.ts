@@ -14,6 +14,7 @@ export * from './entities/workflow-runs.ts';
 export * from './entities/credentials.ts';
 export * from './entities/workspace.ts';
 export * from './entities/comments.ts';
+export * from './entities/engine-creates.ts';
 export * from './entities/profile.ts';
 export * from './auth.ts';
 export * from './accounts.ts';

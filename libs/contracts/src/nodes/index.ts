@@ -14,16 +14,38 @@ import { setFields } from './set-fields.ts';
 import { switchNode } from './switch.ts';
 import { filter } from './filter.ts';
 import { stop } from './stop.ts';
+import { updateTask } from './update-task.ts';
+import { findTasks } from './find-tasks.ts';
+import { getProject } from './get-project.ts';
+import { createNote } from './create-note.ts';
+import { createCalendarEntry } from './create-calendar-entry.ts';
+import { addComment } from './add-comment.ts';
 
 export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
 export { ConditionOperator } from './condition.ts';
 export { SWITCH_BRANCHES, SWITCH_MAX_RULES } from './switch.ts';
+export { FIND_TASKS_MAX } from './find-tasks.ts';
 
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];
 
-export const NODE_TYPES = [httpRequest, createTask, condition, setFields, switchNode, filter, stop, code] as const;
+export const NODE_TYPES = [
+  httpRequest,
+  createTask,
+  updateTask,
+  findTasks,
+  getProject,
+  createNote,
+  createCalendarEntry,
+  addComment,
+  condition,
+  setFields,
+  switchNode,
+  filter,
+  stop,
+  code,
+] as const;
 
 type Definitions = typeof NODE_TYPES;
 export type NodeType = Definitions[number]['type'];

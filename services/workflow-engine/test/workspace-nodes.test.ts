@@ -45,7 +45,11 @@ test('create a task with priority and tags, update it, comment on it, find it, r
   const owner = randomUUID();
   const project = (await call(owner, 'POST', '/api/v1/projects', { name: 'Leads' })).body;
   const graph = chain(
-    { id: 'task', type: 'create_task', params: { title: 'Call {{trigger.name}}', projectId: project.id, priority: '{{trigger.priority}}', tags: 'lead, {{trigger.source}}' } },
+    {
+      id: 'task',
+      type: 'create_task',
+      params: { title: 'Call {{trigger.name}}', projectId: project.id, priority: '{{trigger.priority}}', tags: 'lead, {{trigger.source}}' },
+    },
     { id: 'upd', type: 'update_task', params: { taskId: '{{nodes.task.id}}', status: 'in_progress', dueDate: '2026-12-01T10:00:00Z', title: '' } },
     { id: 'comment', type: 'add_comment', params: { taskId: '{{nodes.task.id}}', body: 'Started by the workflow for {{trigger.name}}' } },
     { id: 'find', type: 'find_tasks', params: { tag: '{{trigger.source}}', status: 'in_progress, todo', limit: 10 } },

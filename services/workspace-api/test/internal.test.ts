@@ -321,4 +321,3 @@ describe('what the workflow engine keeps here, as the owner', () => {
     assert.equal(new Set(twins.map((t) => (t.body as { results: any[] }).results[0].item.id)).size, 1);
   });
 });
-

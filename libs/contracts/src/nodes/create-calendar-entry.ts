@@ -22,7 +22,13 @@ export const createCalendarEntry = defineNode({
   ),
   fields: {
     title: { label: 'Title', template: true, placeholder: 'Meeting with {{trigger.customer.name}}' },
-    startsAt: { label: 'Starts at', template: true, trim: true, placeholder: '2026-12-01T09:00:00Z', description: 'An ISO date-time (a date alone: 00:00 UTC).' },
+    startsAt: {
+      label: 'Starts at',
+      template: true,
+      trim: true,
+      placeholder: '2026-12-01T09:00:00Z',
+      description: 'An ISO date-time (a date alone: 00:00 UTC).',
+    },
     endsAt: { label: 'Ends at', template: true, trim: true, description: 'Default: one hour later (all-day: the end of the day).' },
     allDay: { label: 'All day', widget: 'json', description: 'true or false (default).' },
     description: { label: 'Description', template: true, multiline: true },

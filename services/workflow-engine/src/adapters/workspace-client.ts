@@ -234,7 +234,7 @@ export function workspaceClient(options: {
         if (v === undefined) continue;
         for (const one of Array.isArray(v) ? v : [v]) q.append(k, String(one));
       }
-      const page = await asOwner<{ items: Record<string, unknown>[] }>(ownerId, 'GET', `/api/v1/tasks?${q}`, 'finding tasks', undefined, signal);
+      const page = await asOwner<{ items: Record<string, unknown>[] }>(ownerId, 'GET', `/api/v1/tasks?${q.toString()}`, 'finding tasks', undefined, signal);
       return { items: page.items, count: page.items.length };
     },
     getProject: (ownerId, projectId, signal) =>

@@ -4,7 +4,17 @@
  * metrics) implement them and app.ts wires them in; tests pass fakes. domain/ never imports adapters/
  * (eslint.config.js refuses it).
  */
-import type { CreateTask, EngineCreateKind, ListTasksQuery, MissedTicks, UpdateTask, RunStatus, RunStep, TriggerEvent, TriggerOrigin } from '@flowdesk/contracts';
+import type {
+  CreateTask,
+  EngineCreateKind,
+  ListTasksQuery,
+  MissedTicks,
+  UpdateTask,
+  RunStatus,
+  RunStep,
+  TriggerEvent,
+  TriggerOrigin,
+} from '@flowdesk/contracts';
 import type { StepCheckpoint } from './executor.ts';
 
 // The outbound HTTP port is service-kit's (the guarded client lives there, shared with auth).
@@ -26,7 +36,12 @@ export interface WorkspaceNodesPort {
   updateTask(ownerId: string, taskId: string, changes: UpdateTask, signal: AbortSignal): Promise<Record<string, unknown>>;
   findTasks(ownerId: string, query: FindTasksInput, signal: AbortSignal): Promise<{ items: Record<string, unknown>[]; count: number }>;
   getProject(ownerId: string, projectId: string, signal: AbortSignal): Promise<Record<string, unknown>>;
-  create(ownerId: string, kind: EngineCreateKind, body: Record<string, unknown>, opts: { signal: AbortSignal; idempotencyKey?: string }): Promise<Record<string, unknown>>;
+  create(
+    ownerId: string,
+    kind: EngineCreateKind,
+    body: Record<string, unknown>,
+    opts: { signal: AbortSignal; idempotencyKey?: string },
+  ): Promise<Record<string, unknown>>;
 }
 
 /**

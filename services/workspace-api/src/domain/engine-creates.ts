@@ -38,7 +38,7 @@ export function calendarEntryData(userId: string, b: CreateCalendarEntry) {
 const TABLE: Record<EngineCreateKind, string> = { note: 'note', calendar_entry: 'calendar_entry', comment: 'comment' };
 
 async function read(tx: Tx, kind: EngineCreateKind, id: string): Promise<Record<string, unknown>> {
-  if (kind === 'note') return toNote((await tx.note.findUniqueOrThrow({ where: { id } }))!);
+  if (kind === 'note') return toNote(await tx.note.findUniqueOrThrow({ where: { id } }));
   if (kind === 'calendar_entry') return toCalendarEntry(await tx.calendarEntry.findUniqueOrThrow({ where: { id } }));
   return toComment(await tx.comment.findUniqueOrThrow({ where: { id } }));
 }

@@ -31,7 +31,9 @@ const kindName: Record<EngineCreateKind, string> = { note: 'Note', calendar_entr
 /** Postgres' unique violation (a concurrent twin with the same idempotency key), through Prisma or raw. */
 const isUniqueViolation = (e: unknown) => {
   const err = e as { code?: string; meta?: { code?: string }; cause?: { code?: string } };
-  return err.code === 'P2002' || err.code === '23505' || err.meta?.code === '23505' || err.cause?.code === '23505' || /23505|unique constraint/i.test(String(e));
+  return (
+    err.code === 'P2002' || err.code === '23505' || err.meta?.code === '23505' || err.cause?.code === '23505' || /23505|unique constraint/i.test(String(e))
+  );
 };
 
 /**

@@ -24,14 +24,18 @@ const filled: Record<(typeof KINDS)[number], Record<string, string>> = {
 
 test.each(KINDS)('%s: the editor offers it, its form renders every field, a filled form is a valid node', (kind) => {
   expect(STEP_KINDS).toContain(kind);
-  const data = { ...emptyForm(kind as StepKind), name: '' };
+  const data = { ...emptyForm(kind), name: '' };
   const html = renderToStaticMarkup(createElement(MantineProvider, null, createElement(StepForm, { data, onChange: () => {}, projects: [] })));
   const definition = nodeDefinition(kind)!;
-  for (const field of fieldsOf(kind as StepKind)) {
+  for (const field of fieldsOf(kind)) {
     expect(field.widget, `${kind}.${field.key}`).not.toBe('none');
     expect(html, `${kind} shows ${field.key}`).toContain(field.hint.label);
   }
-  expect(Object.keys(definition.params.properties).sort()).toEqual(fieldsOf(kind as StepKind).map((f) => f.key).sort());
+  expect(Object.keys(definition.params.properties).sort()).toEqual(
+    fieldsOf(kind as StepKind)
+      .map((f) => f.key)
+      .sort(),
+  );
   const { params, problem } = toParams({ ...data, form: { ...data.form, ...filled[kind] } });
   expect(problem).toBeUndefined();
   expect(nodeCheck.Check({ id: 'n_1', type: kind, params }), JSON.stringify(params)).toBe(true);

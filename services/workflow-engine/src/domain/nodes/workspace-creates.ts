@@ -12,7 +12,11 @@ interface CreateInput {
   body: Record<string, unknown>;
 }
 
-const createHandler = <P>(kind: EngineCreateKind, render: NodeHandler<P, CreateInput>['render'], check: (body: Record<string, unknown>) => void): NodeHandler<P, CreateInput> => ({
+const createHandler = <P>(
+  kind: EngineCreateKind,
+  render: NodeHandler<P, CreateInput>['render'],
+  check: (body: Record<string, unknown>) => void,
+): NodeHandler<P, CreateInput> => ({
   isAction: true,
   render,
   mask: (input) => input,

@@ -15,7 +15,14 @@ export const optional = (renderer: TemplateRenderer, template: string | undefine
   template === undefined ? '' : renderer.renderString(template).trim();
 
 /** `a, b,,c` → ['a', 'b', 'c'] (each trimmed, duplicates dropped). */
-export const tagList = (text: string): string[] => [...new Set(text.split(',').map((t) => t.trim()).filter(Boolean))];
+export const tagList = (text: string): string[] => [
+  ...new Set(
+    text
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+  ),
+];
 
 /** A date-time keeps its date (a task's due date is a day). */
 export const dateOnly = (text: string): string => (text.length > 10 && /^\d{4}-\d{2}-\d{2}T/.test(text) ? text.slice(0, 10) : text);

@@ -15,6 +15,7 @@ export * from './entities/step-tests.ts';
 export * from './entities/credentials.ts';
 export * from './entities/workspace.ts';
 export * from './entities/comments.ts';
+export * from './entities/engine-creates.ts';
 export * from './entities/profile.ts';
 export * from './auth.ts';
 export * from './accounts.ts';

@@ -283,4 +283,58 @@ describe('what the workflow engine keeps here, as the owner', () => {
     const theirsKeyed = await post(engineToken(other.id), { tasks: [{ title: 'their own' }], idempotencyKeys: ['k-1'] });
     assert.notEqual((theirsKeyed.body as { results: any[] }).results[0].task.id, first.id, "another owner's same key is their own");
   });
+
+  test('notes, calendar entries and comments of many runs in one call: validated per item, row-level security, once per idempotency key', async () => {
+    const owner = api.user();
+    const other = api.user();
+    const task = await owner.call('POST', '/api/v1/tasks', { title: 'mine' });
+    const theirTask = await other.call('POST', '/api/v1/tasks', { title: 'theirs' });
+    const theirProject = await other.call('POST', '/api/v1/projects', { name: 'Theirs' });
+    const post = (token: string, body: unknown) =>
+      rawCall(api.baseUrl, 'POST', '/internal/v1/creates/batch', {
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const items = [
+      { kind: 'note', body: { title: 'Call notes', content: 'said yes', tags: ['lead'] }, idempotencyKey: 'n-1' },
+      { kind: 'calendar_entry', body: { title: 'Meeting', startsAt: '2026-12-01T09:00:00.000Z' }, idempotencyKey: 'c-1' },
+      { kind: 'comment', body: { targetType: 'task', targetId: task.body.id, body: 'done by the workflow' }, idempotencyKey: 'm-1' },
+      { kind: 'comment', body: { targetType: 'task', targetId: theirTask.body.id, body: 'sneaky' }, idempotencyKey: 'm-2' },
+      { kind: 'note', body: { title: 'sneaky', projectId: theirProject.body.id } },
+      { kind: 'calendar_entry', body: { title: 'Backwards', startsAt: '2026-12-01T09:00:00.000Z', endsAt: '2026-12-01T08:00:00.000Z' } },
+      { kind: 'note', body: { content: 'no title' } },
+    ];
+    assert.equal((await post(owner.token, { items })).status, 403, 'a user (even with a write token) cannot');
+    const first = await post(engineToken(owner.id), { items });
+    assert.equal(first.status, 200);
+    const results = (first.body as { results: any[] }).results;
+    assert.deepEqual(
+      results.map((r) => r.status),
+      [201, 201, 201, 404, 404, 400, 400],
+    );
+    assert.equal(results[0].item.title, 'Call notes');
+    assert.deepEqual(results[0].item.tags, ['lead']);
+    assert.equal(results[1].item.endsAt, '2026-12-01T10:00:00.000Z', 'the default end, as POST /calendar-entries');
+    assert.equal(results[2].item.targetId, task.body.id);
+    assert.match(results[6].message, /title/);
+
+    // The same keys again (a step executed again): the same rows, nothing new; another owner's key is their own.
+    const again = await post(engineToken(owner.id), { items: items.slice(0, 3) });
+    assert.deepEqual(
+      (again.body as { results: any[] }).results.map((r) => r.item.id),
+      results.slice(0, 3).map((r) => r.item.id),
+    );
+    assert.equal((await owner.call('GET', '/api/v1/notes')).body.items.length, 1);
+    assert.equal((await owner.call('GET', '/api/v1/calendar-entries')).body.items.length, 1);
+    assert.equal((await owner.call('GET', `/api/v1/comments?targetType=task&targetId=${task.body.id}`)).body.items.length, 1);
+    assert.equal((await other.call('GET', `/api/v1/comments?targetType=task&targetId=${theirTask.body.id}`)).body.items.length, 0);
+    const theirs = await post(engineToken(other.id), { items: [{ kind: 'note', body: { title: 'their own' }, idempotencyKey: 'n-1' }] });
+    assert.notEqual((theirs.body as { results: any[] }).results[0].item.id, results[0].item.id);
+
+    // Concurrent twins with one key make one row.
+    const twins = await Promise.all(
+      [1, 2, 3].map(() => post(engineToken(owner.id), { items: [{ kind: 'note', body: { title: 'twin' }, idempotencyKey: 'n-twin' }] })),
+    );
+    assert.equal(new Set(twins.map((t) => (t.body as { results: any[] }).results[0].item.id)).size, 1);
+  });
 });

@@ -19,6 +19,12 @@ import { wait } from './wait.ts';
 import { respond } from './respond.ts';
 import { forEach } from './for-each.ts';
 import { aggregate } from './aggregate.ts';
+import { updateTask } from './update-task.ts';
+import { findTasks } from './find-tasks.ts';
+import { getProject } from './get-project.ts';
+import { createNote } from './create-note.ts';
+import { createCalendarEntry } from './create-calendar-entry.ts';
+import { addComment } from './add-comment.ts';
 
 export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
@@ -27,11 +33,32 @@ export { SWITCH_BRANCHES, SWITCH_MAX_RULES } from './switch.ts';
 export * from './verify-signature.ts';
 export { WAIT_BRANCHES, WAIT_MAX_MS, WAIT_UNITS } from './wait.ts';
 export { FOR_EACH_MAX_CONCURRENCY, FOR_EACH_MAX_ITEMS, loopBodies, type LoopBody } from './for-each.ts';
+export { FIND_TASKS_MAX } from './find-tasks.ts';
 
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];
 
-export const NODE_TYPES = [httpRequest, createTask, condition, setFields, switchNode, filter, forEach, aggregate, stop, respond, code, verifySignature, wait] as const;
+export const NODE_TYPES = [
+  httpRequest,
+  createTask,
+  updateTask,
+  findTasks,
+  getProject,
+  createNote,
+  createCalendarEntry,
+  addComment,
+  condition,
+  setFields,
+  switchNode,
+  filter,
+  forEach,
+  aggregate,
+  wait,
+  respond,
+  verifySignature,
+  stop,
+  code,
+] as const;
 
 type Definitions = typeof NODE_TYPES;
 export type NodeType = Definitions[number]['type'];

@@ -1,14 +1,17 @@
 import { Pool } from 'undici';
 import {
   CREATE_TASK_BATCH_MAX,
+  ENGINE_CREATE_BATCH_MAX,
   type CreateTaskBatchResult,
+  type EngineCreateBatchResult,
+  type EngineCreateKind,
   type TriggerOrigin,
   type WorkflowDefinition,
   type WorkflowDefinitionPage,
 } from '@flowdesk/contracts';
 import type { ServiceTokenSource, UserTokenSource } from '@flowdesk/service-kit';
 import type { DefinitionSource } from '../domain/definitions.ts';
-import type { CreateTaskInput, WorkspaceWrites } from '../domain/ports.ts';
+import type { CreateTaskInput, WorkspaceNodesPort, WorkspaceWrites } from '../domain/ports.ts';
 
 /**
  * The engine's view of workspace-api: the workspace writes of a run, as the workflow's owner (a token
@@ -16,6 +19,7 @@ import type { CreateTaskInput, WorkspaceWrites } from '../domain/ports.ts';
  * they are the engine's own data (adapters/run-store.ts).
  */
 export interface WorkspaceClient extends WorkspaceWrites {
+  nodes: WorkspaceNodesPort;
   /** Present when a service token source was given. */
   definitions?: DefinitionSource;
   close(): Promise<void>;
@@ -29,6 +33,60 @@ export class WorkspaceApiError extends Error {
     super(message);
     this.name = 'WorkspaceApiError';
   }
+}
+
+interface PendingCreate {
+  kind: EngineCreateKind;
+  body: Record<string, unknown>;
+  idempotencyKey?: string;
+  resolve: (row: Record<string, unknown>) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Per-owner batching: what is asked for during one event-loop turn, and while that owner's previous
+ * batches (up to `maxInFlight`) are in flight, goes to `send` together (at most `max` at once).
+ */
+function ownerBatcher<P>(max: number, maxInFlight: number, send: (ownerId: string, batch: P[]) => Promise<void>) {
+  const owners = new Map<string, { queue: P[]; inFlight: number; scheduled: boolean }>();
+  const schedule = (ownerId: string) => {
+    const o = owners.get(ownerId)!;
+    if (o.scheduled || o.inFlight >= maxInFlight || o.queue.length === 0) return;
+    o.scheduled = true;
+    setImmediate(() => {
+      o.scheduled = false;
+      if (o.inFlight >= maxInFlight || o.queue.length === 0) return;
+      const batch = o.queue.splice(0, max);
+      o.inFlight++;
+      void send(ownerId, batch).finally(() => {
+        o.inFlight--;
+        if (o.queue.length > 0) schedule(ownerId);
+        else if (o.inFlight === 0) owners.delete(ownerId);
+      });
+    });
+  };
+  return (ownerId: string, pending: P) => {
+    let o = owners.get(ownerId);
+    if (!o) owners.set(ownerId, (o = { queue: [], inFlight: 0, scheduled: false }));
+    o.queue.push(pending);
+    schedule(ownerId);
+  };
+}
+
+/** A promise that the run's abort rejects (the request, once sent, may still complete). */
+function abortable<T>(signal: AbortSignal | undefined, start: (resolve: (v: T) => void, reject: (e: unknown) => void) => void): Promise<T> {
+  signal?.throwIfAborted();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal!.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const done =
+      <V>(f: (v: V) => void) =>
+      (v: V) => {
+        signal?.removeEventListener('abort', onAbort);
+        f(v);
+      };
+    start(done(resolve), done(reject));
+  });
 }
 
 interface PendingTask {
@@ -66,7 +124,7 @@ export function workspaceClient(options: {
   });
   const call = async (
     token: string,
-    method: 'GET' | 'PUT' | 'POST',
+    method: 'GET' | 'PUT' | 'POST' | 'PATCH',
     path: string,
     body?: unknown,
     signal?: AbortSignal,
@@ -143,7 +201,50 @@ export function workspaceClient(options: {
     }
   };
 
+  // Create Note / Create Calendar Entry / Add Comment of many runs of one owner: one call.
+  const enqueueCreate = ownerBatcher<PendingCreate>(ENGINE_CREATE_BATCH_MAX, maxInFlight, async (ownerId, batch) => {
+    try {
+      const res = await call(await options.userToken(ownerId), 'POST', '/internal/v1/creates/batch', {
+        items: batch.map((p) => ({ kind: p.kind, body: p.body, ...(p.idempotencyKey ? { idempotencyKey: p.idempotencyKey } : {}) })),
+      });
+      const { results } = await ok<EngineCreateBatchResult>(res, 'creating');
+      batch.forEach((p, i) => {
+        const r = results[i];
+        if (r && 'item' in r) p.resolve(r.item);
+        else
+          p.reject(
+            new WorkspaceApiError(
+              r?.status ?? 502,
+              `creating the ${p.kind.replace('_', ' ')}: workspace-api answered ${r?.status ?? 'nothing'}${r && 'message' in r ? ` (${r.message})` : ''}`,
+            ),
+          );
+      });
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+    }
+  });
+  const asOwner = async <T>(ownerId: string, method: 'GET' | 'PATCH', path: string, what: string, body: unknown, signal: AbortSignal) =>
+    ok<T>(await call(await options.userToken(ownerId), method, path, body, signal), what);
+  const nodes: WorkspaceNodesPort = {
+    updateTask: (ownerId, taskId, changes, signal) =>
+      asOwner(ownerId, 'PATCH', `/api/v1/tasks/${encodeURIComponent(taskId)}`, 'updating the task', changes, signal),
+    async findTasks(ownerId, query, signal) {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(query)) {
+        if (v === undefined) continue;
+        for (const one of Array.isArray(v) ? v : [v]) q.append(k, String(one));
+      }
+      const page = await asOwner<{ items: Record<string, unknown>[] }>(ownerId, 'GET', `/api/v1/tasks?${q.toString()}`, 'finding tasks', undefined, signal);
+      return { items: page.items, count: page.items.length };
+    },
+    getProject: (ownerId, projectId, signal) =>
+      asOwner(ownerId, 'GET', `/api/v1/projects/${encodeURIComponent(projectId)}`, 'reading the project', undefined, signal),
+    create: (ownerId, kind, body, { signal, idempotencyKey }) =>
+      abortable(signal, (resolve, reject) => enqueueCreate(ownerId, { kind, body, ...(idempotencyKey ? { idempotencyKey } : {}), resolve, reject })),
+  };
+
   return {
+    nodes,
     async setSamplePayload(ownerId, workflowId, payload) {
       await ok<void>(
         await call(await options.userToken(ownerId), 'PUT', `/internal/v1/workflows/${workflowId}/sample-payload`, payload),

@@ -4,7 +4,17 @@
  * metrics) implement them and app.ts wires them in; tests pass fakes. domain/ never imports adapters/
  * (eslint.config.js refuses it).
  */
-import type { CreateTask, MissedTicks, RunStatus, RunStep, TriggerEvent, TriggerOrigin } from '@flowdesk/contracts';
+import type {
+  CreateTask,
+  EngineCreateKind,
+  ListTasksQuery,
+  MissedTicks,
+  UpdateTask,
+  RunStatus,
+  RunStep,
+  TriggerEvent,
+  TriggerOrigin,
+} from '@flowdesk/contracts';
 import type { StepCheckpoint } from './executor.ts';
 
 // The outbound HTTP port is service-kit's (the guarded client lives there, shared with auth).
@@ -12,7 +22,27 @@ import type { HttpClient } from '@flowdesk/service-kit';
 export type { HttpClient, HttpMethod, OutboundRequest, OutboundResponse } from '@flowdesk/service-kit';
 
 /** What the Create Task node sends: the subset of the task contract it fills. */
-export type CreateTaskInput = Pick<CreateTask, 'title' | 'projectId' | 'dueDate' | 'notes'>;
+export type CreateTaskInput = Pick<CreateTask, 'title' | 'projectId' | 'dueDate' | 'notes' | 'priority' | 'tags'>;
+
+/** What Find Tasks asks for: the public task list's filters (GET /api/v1/tasks). */
+export type FindTasksInput = Pick<ListTasksQuery, 'projectId' | 'status' | 'tag' | 'dueBefore' | 'overdue' | 'q' | 'limit'>;
+
+/**
+ * The workspace nodes besides Create Task (Update Task, Find Tasks, Get Project, Create Note, Create
+ * Calendar Entry, Add Comment), each as `ownerId` under row-level security. `create` takes the public
+ * create body of its kind; with an idempotency key, the same key again answers the row created first.
+ */
+export interface WorkspaceNodesPort {
+  updateTask(ownerId: string, taskId: string, changes: UpdateTask, signal: AbortSignal): Promise<Record<string, unknown>>;
+  findTasks(ownerId: string, query: FindTasksInput, signal: AbortSignal): Promise<{ items: Record<string, unknown>[]; count: number }>;
+  getProject(ownerId: string, projectId: string, signal: AbortSignal): Promise<Record<string, unknown>>;
+  create(
+    ownerId: string,
+    kind: EngineCreateKind,
+    body: Record<string, unknown>,
+    opts: { signal: AbortSignal; idempotencyKey?: string },
+  ): Promise<Record<string, unknown>>;
+}
 
 /**
  * Creates a task as `ownerId` (the adapter calls workspace-api as the workflow's owner). With an
@@ -36,6 +66,8 @@ export type Clock = () => Date;
 export interface EnginePorts {
   http: HttpClient;
   createTask: CreateTaskPort;
+  /** The other workspace nodes; absent (executor unit tests), they fail with a clear error. */
+  workspace?: WorkspaceNodesPort;
   clock: Clock;
   log: LogPort;
   metrics?: RunMetrics;
@@ -134,6 +166,8 @@ export interface WorkspaceWrites {
   /** `origin`: the run's workflow and chain depth, kept with the task (the loop guard, docs/triggers.md). */
   /** With an idempotency key, a second call with the same key answers the task the first created. */
   createTask(ownerId: string, input: CreateTaskInput, signal?: AbortSignal, origin?: TriggerOrigin, idempotencyKey?: string): Promise<Record<string, unknown>>;
+  /** The other workspace nodes' calls (optional so fakes that only create tasks still fit). */
+  nodes?: WorkspaceNodesPort;
 }
 
 /** A schedule as the engine keeps it (engine.schedule, migration 20261231000000_triggers). */

@@ -14,7 +14,7 @@ export interface ProcessDeps {
   /** The owner's credentials, read only for a graph that refers to some (docs/credentials.md). */
   credentials?: CredentialResolver;
   definitions: DefinitionCache;
-  workspace: Pick<WorkspaceWrites, 'createTask'>;
+  workspace: Pick<WorkspaceWrites, 'createTask' | 'nodes'>;
   samples: SampleKeeper;
   http: HttpClient;
   clock: Clock;
@@ -226,6 +226,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
           // a chain across workflows ends at MAX_TRIGGER_DEPTH (docs/triggers.md, "Loops").
           createTask: (ownerId, input, { signal, idempotencyKey }) =>
             deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }, idempotencyKey),
+          ...(deps.workspace.nodes ? { workspace: deps.workspace.nodes } : {}),
         },
       }),
     { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } },

@@ -7,15 +7,8 @@ import { offsetPage } from '../domain/pagination.ts';
 import { containsText } from '../domain/text-search.ts';
 import { mapPrismaError } from '../domain/errors.ts';
 import { toCalendarEntry } from '../domain/mappers.ts';
+import { calendarEntryData } from '../domain/engine-creates.ts';
 import { errorResponses } from './schemas.ts';
-
-const HOUR = 3_600_000;
-
-/** All-day entries default to the rest of their day; others to one hour. */
-function defaultEnd(startsAt: Date, allDay: boolean): Date {
-  if (!allDay) return new Date(startsAt.getTime() + HOUR);
-  return new Date(Date.UTC(startsAt.getUTCFullYear(), startsAt.getUTCMonth(), startsAt.getUTCDate() + 1));
-}
 
 function checkOrder(startsAt: Date, endsAt: Date) {
   if (endsAt < startsAt) throw new HttpError('validation_failed', 'body.endsAt must not be before startsAt');
@@ -59,25 +52,8 @@ export const calendarRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req, reply) => {
       const { userId } = req.identity;
-      const b = req.body;
-      const startsAt = new Date(b.startsAt);
-      const allDay = b.allDay ?? false;
-      const endsAt = b.endsAt ? new Date(b.endsAt) : defaultEnd(startsAt, allDay);
-      checkOrder(startsAt, endsAt);
-      const row = await asUser(prisma, userId, (tx) =>
-        tx.calendarEntry.create({
-          data: {
-            ownerId: userId,
-            title: b.title,
-            description: b.description ?? '',
-            location: b.location ?? null,
-            startsAt,
-            endsAt,
-            allDay,
-            projectId: b.projectId ?? null,
-          },
-        }),
-      ).catch((e: unknown) => mapPrismaError(e, 'Calendar entry'));
+      const data = calendarEntryData(userId, req.body);
+      const row = await asUser(prisma, userId, (tx) => tx.calendarEntry.create({ data })).catch((e: unknown) => mapPrismaError(e, 'Calendar entry'));
       return reply.code(201).send(toCalendarEntry(row));
     },
   );

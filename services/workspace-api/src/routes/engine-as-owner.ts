@@ -2,13 +2,39 @@ import Type from 'typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Compile } from 'typebox/compile';
-import { CreateTask, CreateTaskBatch, CreateTaskBatchResult, HttpError, IdParams, notFound, type TriggerOrigin } from '@flowdesk/contracts';
+import {
+  CreateCalendarEntry,
+  CreateComment,
+  CreateNote,
+  CreateTask,
+  CreateTaskBatch,
+  CreateTaskBatchResult,
+  EngineCreateBatch,
+  EngineCreateBatchResult,
+  HttpError,
+  IdParams,
+  notFound,
+  type EngineCreateKind,
+  type TriggerOrigin,
+} from '@flowdesk/contracts';
+import { asUser } from '../adapters/db.ts';
+import { mapPrismaError } from '../domain/errors.ts';
+import { createOnce } from '../domain/engine-creates.ts';
 import { toTask } from '../domain/mappers.ts';
 import { taskChanges } from '../domain/tasks.ts';
 import { errorResponses } from './schemas.ts';
 
 const createTaskCheck = Compile(CreateTask);
 type BatchAnswer = CreateTaskBatchResult['results'][number];
+const createChecks = { note: Compile(CreateNote), calendar_entry: Compile(CreateCalendarEntry), comment: Compile(CreateComment) };
+const kindName: Record<EngineCreateKind, string> = { note: 'Note', calendar_entry: 'Calendar entry', comment: 'Comment' };
+/** Postgres' unique violation (a concurrent twin with the same idempotency key), through Prisma or raw. */
+const isUniqueViolation = (e: unknown) => {
+  const err = e as { code?: string; meta?: { code?: string }; cause?: { code?: string } };
+  return (
+    err.code === 'P2002' || err.code === '23505' || err.meta?.code === '23505' || err.cause?.code === '23505' || /23505|unique constraint/i.test(String(e))
+  );
+};
 
 /**
  * What the workflow engine writes here as the workflow's owner (a user token it obtained by user id,
@@ -20,7 +46,7 @@ type BatchAnswer = CreateTaskBatchResult['results'][number];
  * service acts as itself.)
  */
 export const engineAsOwnerRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { now, tasks, workflows } = app.ctx;
+  const { now, tasks, workflows, prisma } = app.ctx;
   const writeAccess = app.requireAccess('write');
   const engineOnly = async (req: FastifyRequest, reply: Parameters<typeof writeAccess>[1]) => {
     await writeAccess(req, reply);
@@ -96,6 +122,44 @@ export const engineAsOwnerRoutes: FastifyPluginAsyncTypebox = async (app) => {
             // createMany of one, not create: it honours the item's idempotency key.
             results[v.index] = await tasks.createMany(userId, [v.data], at).then(([row]) => ({ status: 201 as const, task: toTask(row!) }), answer);
           }
+        }
+      }
+      return { results };
+    },
+  );
+
+  // Many runs' Create Note / Create Calendar Entry / Add Comment for one owner in one call. Each item
+  // is validated like its public create route and runs in its own transaction under the owner's
+  // row-level security (a target or project the owner cannot see is that item's 404); an item with an
+  // idempotency key the owner already used for its kind answers the row created with it.
+  app.post(
+    '/creates/batch',
+    {
+      preHandler: engineOnly,
+      schema: { hide: true, body: EngineCreateBatch, response: { 200: EngineCreateBatchResult, ...errorResponses } },
+    },
+    async (req) => {
+      const userId = req.identity.userId;
+      const results: EngineCreateBatchResult['results'] = [];
+      for (const { kind, body, idempotencyKey } of req.body.items) {
+        const check = createChecks[kind];
+        if (!check.Check(body)) {
+          const first = check.Errors(body)[0];
+          const where = first?.instancePath.replaceAll('/', '.') ?? '';
+          results.push({ status: 400, error: 'validation_failed', message: `body${where} ${first?.message ?? 'is invalid'}` });
+          continue;
+        }
+        const attempt = () =>
+          asUser(prisma, userId, (tx) => createOnce(tx, userId, kind, body, idempotencyKey ?? null)).catch((e: unknown) =>
+            isUniqueViolation(e) ? Promise.reject(e) : mapPrismaError(e, kindName[kind]),
+          );
+        try {
+          // A twin with the same key committed first: the second attempt finds its row.
+          const item = await attempt().catch((e: unknown) => (idempotencyKey && isUniqueViolation(e) ? attempt() : Promise.reject(e)));
+          results.push({ status: 201, item });
+        } catch (e) {
+          if (!(e instanceof HttpError)) throw e;
+          results.push({ status: e.statusCode, error: e.code, message: e.message });
         }
       }
       return { results };

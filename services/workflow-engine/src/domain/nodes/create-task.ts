@@ -8,6 +8,7 @@ import { NodeFailedError } from '../errors.ts';
 import type { CreateTaskInput } from '../ports.ts';
 import type { TemplateRenderer } from '../template.ts';
 import type { NodeHandler } from './node-handler.ts';
+import { checkEnum, checkTags, dateOnly, optional, PRIORITIES, tagList } from './workspace-input.ts';
 
 export type CreateTaskParams = NodeParams<'create_task'>;
 
@@ -17,6 +18,8 @@ export const createTaskHandler: NodeHandler<CreateTaskParams, CreateTaskInput> =
   mask: (input) => input,
   execute: async (input, ctx) => {
     if (!input.title) throw new NodeFailedError('the task title is empty after rendering its variables');
+    checkEnum('the priority', input.priority, PRIORITIES);
+    checkTags(input.tags);
     // The step's key makes it exactly once: executed again (a resumed run), it answers the same task.
     const task = await ctx.ports.createTask(ctx.ownerId, input, { signal: ctx.signal, idempotencyKey: ctx.idempotencyKey });
     return { output: task };
@@ -26,12 +29,16 @@ export const createTaskHandler: NodeHandler<CreateTaskParams, CreateTaskInput> =
 /** Optional fields that render empty are left out, so the task gets the API's defaults. */
 export function renderCreateTask(params: CreateTaskParams, renderer: TemplateRenderer): CreateTaskInput {
   const input: CreateTaskInput = { title: renderer.renderString(params.title).trim().slice(0, 500) };
-  const optional = (template: string | undefined) => (template === undefined ? '' : renderer.renderString(template).trim());
-  const projectId = optional(params.projectId);
-  const dueDate = optional(params.dueDate);
-  const notes = optional(params.notes);
+  const projectId = optional(renderer, params.projectId);
+  const dueDate = optional(renderer, params.dueDate);
+  const notes = optional(renderer, params.notes);
+  const priority = optional(renderer, params.priority);
+  const tags = tagList(optional(renderer, params.tags));
   if (projectId) input.projectId = projectId;
-  if (dueDate) input.dueDate = dueDate.length > 10 && /^\d{4}-\d{2}-\d{2}T/.test(dueDate) ? dueDate.slice(0, 10) : dueDate;
+  if (dueDate) input.dueDate = dateOnly(dueDate);
   if (notes) input.notes = notes.slice(0, 20_000);
+  // Checked in execute (render never throws): the recorded input shows what was asked for.
+  if (priority) input.priority = priority as CreateTaskInput['priority'];
+  if (tags.length > 0) input.tags = tags;
   return input;
 }

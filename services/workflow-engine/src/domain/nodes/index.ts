@@ -18,6 +18,10 @@ import { waitHandler } from './wait.ts';
 import { respondHandler } from './respond.ts';
 import { forEachHandler } from './for-each.ts';
 import { aggregateHandler } from './aggregate.ts';
+import { updateTaskHandler } from './update-task.ts';
+import { findTasksHandler } from './find-tasks.ts';
+import { getProjectHandler } from './get-project.ts';
+import { addCommentHandler, createCalendarEntryHandler, createNoteHandler } from './workspace-creates.ts';
 
 // The rendered input is each handler's own business; the executor only passes it from render to execute.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -31,6 +35,12 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
   return {
     http_request: httpRequestHandler(options.httpNode),
     create_task: createTaskHandler,
+    update_task: updateTaskHandler,
+    find_tasks: findTasksHandler,
+    get_project: getProjectHandler,
+    create_note: createNoteHandler,
+    create_calendar_entry: createCalendarEntryHandler,
+    add_comment: addCommentHandler,
     condition: conditionHandler,
     set_fields: setFieldsHandler,
     code: codeHandler,

@@ -1,0 +1,38 @@
+import Type from 'typebox';
+import { defineNode, Templated } from './define.ts';
+import { DATE_HINT, STATUS_HINT } from './workspace-fields.ts';
+
+/** The most tasks one Find Tasks returns (the public list's page limit). */
+export const FIND_TASKS_MAX = 100;
+
+export const findTasks = defineNode({
+  type: 'find_tasks',
+  label: 'Find Tasks',
+  description: "Lists the owner's tasks matching filters (project, status, tag, due before, overdue, text), newest first.",
+  idPrefix: 'find_tasks',
+  icon: 'list-check',
+  color: 'teal',
+  params: Type.Object(
+    {
+      projectId: Type.Optional(Templated(200)),
+      status: Type.Optional(Templated(200)),
+      tag: Type.Optional(Templated(200)),
+      dueBefore: Type.Optional(Templated(200)),
+      overdue: Type.Optional(Type.Boolean()),
+      text: Type.Optional(Templated(200)),
+      limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FIND_TASKS_MAX })),
+    },
+    { additionalProperties: false },
+  ),
+  fields: {
+    projectId: { label: 'Project', widget: 'project' },
+    status: { ...STATUS_HINT, description: 'One status or several, comma-separated.' },
+    tag: { label: 'Tag', template: true, trim: true },
+    dueBefore: DATE_HINT('Due before'),
+    overdue: { label: 'Only overdue', widget: 'json', description: 'true: only open tasks whose due date has passed.' },
+    text: { label: 'Text', template: true, trim: true, description: 'Found in the title or the notes.' },
+    limit: { label: 'Limit', widget: 'json', description: `At most ${FIND_TASKS_MAX} (default 25).` },
+  },
+  output: '`{{nodes.<id>.items}}` (the tasks, for For each) and `{{nodes.<id>.count}}`.',
+  summary: (p) => [p.status, p.tag && `#${p.tag}`, p.text && `“${p.text}”`].filter(Boolean).join(' ') || 'all tasks',
+});

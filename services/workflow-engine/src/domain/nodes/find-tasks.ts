@@ -1,0 +1,40 @@
+/**
+ * Find Tasks node: the owner's tasks matching the public list's filters (GET /api/v1/tasks as the
+ * owner), newest first, at most FIND_TASKS_MAX. Output `{ items, count }`: items for For each.
+ */
+import { FIND_TASKS_MAX, type NodeParams, type TaskStatus } from '@flowdesk/contracts';
+import type { FindTasksInput } from '../ports.ts';
+import type { TemplateRenderer } from '../template.ts';
+import type { NodeHandler } from './node-handler.ts';
+import { checkEnum, dateOnly, optional, STATUSES, tagList, workspacePort } from './workspace-input.ts';
+
+export type FindTasksParams = NodeParams<'find_tasks'>;
+type RenderedQuery = Omit<FindTasksInput, 'status'> & { status?: string[] };
+
+export const findTasksHandler: NodeHandler<FindTasksParams, RenderedQuery> = {
+  isAction: false,
+  render: renderFindTasks,
+  mask: (input) => input,
+  execute: async (input, ctx) => {
+    const { status, ...rest } = input;
+    const statuses: TaskStatus[] | undefined = status?.map((s) => checkEnum('the status', s, STATUSES)!);
+    const found = await workspacePort(ctx.ports.workspace).findTasks(ctx.ownerId, { ...rest, ...(statuses ? { status: statuses } : {}) }, ctx.signal);
+    return { output: found };
+  },
+};
+
+export function renderFindTasks(params: FindTasksParams, renderer: TemplateRenderer): RenderedQuery {
+  const query: RenderedQuery = { limit: Math.min(params.limit ?? 25, FIND_TASKS_MAX) };
+  const projectId = optional(renderer, params.projectId);
+  const status = tagList(optional(renderer, params.status));
+  const tag = optional(renderer, params.tag);
+  const dueBefore = optional(renderer, params.dueBefore);
+  const text = optional(renderer, params.text);
+  if (projectId) query.projectId = projectId;
+  if (status.length > 0) query.status = status;
+  if (tag) query.tag = tag;
+  if (dueBefore) query.dueBefore = dateOnly(dueBefore);
+  if (params.overdue) query.overdue = true;
+  if (text) query.q = text;
+  return query;
+}

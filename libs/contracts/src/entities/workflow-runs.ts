@@ -20,6 +20,10 @@ export const RunStep = Type.Object({
   error: Type.Union([Type.String(), Type.Null()]),
   startedAt: DateTime,
   durationMs: Type.Number(),
+  /** Attempts made under the node's retry policy (docs/workflow-engine.md, "Retries"); absent: one. */
+  attempts: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** The errors of the attempts before the last (at most 10, each cut at 500 characters); `error` is the last one's. */
+  attemptErrors: Type.Optional(Type.Array(Type.String({ maxLength: 500 }), { maxItems: 10 })),
 });
 export type RunStep = Static<typeof RunStep>;
 

@@ -133,6 +133,7 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
         limits: deps.limits,
         credentials,
         cancelled: cancellations ? () => cancellations.isCancelled(key) : undefined,
+        cancelSignal: cancellations ? () => cancellations.signalOf(key) : undefined,
         ...(resume ? { resume } : {}),
         checkpoint: (steps) => {
           checkpointed = true;

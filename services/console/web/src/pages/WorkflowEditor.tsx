@@ -52,7 +52,7 @@ import {
   type StepKind,
 } from '../workflows/graph.ts';
 import { StepForm } from '../workflows/StepForm.tsx';
-import { ErrorWorkflowSelect, OnErrorSelect } from '../workflows/ErrorSettings.tsx';
+import { ErrorWorkflowSelect, OnErrorSelect, RetrySettings } from '../workflows/ErrorSettings.tsx';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
 import { defaultTriggerConfig, TriggerPanel, type TriggerDraft } from '../workflows/TriggerPanel.tsx';
 import { checkSchedule, TRIGGER_LABEL, triggerSample, type TriggerType } from '../workflows/triggers.ts';
@@ -472,6 +472,10 @@ function Editor({ initial }: { initial: Workflow }) {
                     <OnErrorSelect
                       value={selected.data.onError}
                       onChange={(onError) => updateData(selected.id, { ...(selected.data as StepData), onError }, 'onError')}
+                    />
+                    <RetrySettings
+                      value={(selected.data as StepData).retry}
+                      onChange={(retry) => updateData(selected.id, { ...(selected.data as StepData), retry }, 'retry')}
                     />
                   </>
                 )}

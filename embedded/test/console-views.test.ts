@@ -4,7 +4,7 @@
 // created, edited, completed and deleted; the Overview's due task and failed run; a second user who
 // sees none of it; axe-core on every page at desktop and phone width (the part-1 pages too). The
 // Overview's run pipeline health, and a run's trace id on its page (tracing on, in memory, with a
-// TRACE_URL_TEMPLATE: a link; copyable).
+// TRACE_URL_TEMPLATE: a link; copyable). A retried step's attempts and earlier errors on its run's page.
 // Screenshots for the README with UPDATE_SCREENSHOTS=1 (run.png, tasks.png, overview.png).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -471,6 +471,38 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
     await until('the new run on top, the older ones kept', async () => (await runRows().count()) === 52);
     await page.getByText('All 52 runs').waitFor();
     await assertAccessible(page, 'runs (longer list)');
+  });
+
+  test("a run's page shows a retried step's attempts and the earlier attempts' errors", async () => {
+    // A Code node that always throws, retried 3 times on any failure, then continued past (onError).
+    const flaky = await api('POST', '/api/v1/workflows', {
+      name: 'Flaky step',
+      triggerType: 'webhook',
+      active: false,
+      graph: {
+        nodes: [
+          {
+            id: 'flaky',
+            type: 'code',
+            onError: 'continue',
+            retry: { attempts: 3, backoff: 'fixed', delayMs: 10, on: ['any'] },
+            params: { code: "throw new Error('upstream said no')" },
+          },
+        ],
+        edges: [{ from: 'trigger', to: 'flaky' }],
+      },
+    });
+    await api('POST', `/api/v1/workflows/${flaky.id}/runs`, { payload: {} });
+    const [run] = await finishedRuns(flaky.id, 1);
+    await page.goto(`${base}/runs/${run.id}`);
+    const step = page.locator('li[data-node-id="flaky"]');
+    await step.waitFor();
+    assert.equal(await step.getByTestId('step-attempts').textContent(), '3 attempts');
+    const earlier = step.getByRole('alert').filter({ hasText: 'Earlier attempts' });
+    assert.equal(await earlier.locator('li').count(), 2, 'the two attempts before the last');
+    assert.match(await earlier.innerText(), /upstream said no[\s\S]*upstream said no/);
+    assert.match(await step.innerText(), /Error[\s\S]*upstream said no/, 'the last attempt is the step’s error');
+    await assertAccessible(page, 'run (attempts)');
   });
 });
 

@@ -45,3 +45,18 @@ test('a param no widget can edit is refused by the form generator, naming the no
   const broken = { ...definitions[0]!, fields: {} } as unknown as AnyNodeDefinition;
   assert.throws(() => formFields(broken), /param "method" has no field hint/);
 });
+
+test('every node takes a retry policy beside onError (the registry common part), within its limits; MCP tools take the same', () => {
+  const graph = Compile(WorkflowGraph);
+  const mcpNode = Compile(McpWorkflowNode);
+  const http = (retry: unknown) => ({
+    nodes: [{ id: 'h', type: 'http_request', onError: 'continue', retry, params: { method: 'POST', url: 'https://example.com' } }],
+    edges: [],
+  });
+  assert.ok(graph.Check(http({ attempts: 3 })));
+  assert.ok(graph.Check(http({ attempts: 10, backoff: 'fixed', delayMs: 0, maxDelayMs: 3_600_000, jitter: false, on: ['network', 'timeout', '5xx', '429', 'any'] })));
+  for (const bad of [{ attempts: 0 }, { attempts: 11 }, { attempts: 2, on: ['4xx'] }, { attempts: 2, on: [] }, { attempts: 2, delayMs: 3_600_001 }, { attempts: 2, extra: 1 }, {}])
+    assert.equal(graph.Check(http(bad)), false, JSON.stringify(bad));
+  assert.ok(mcpNode.Check({ id: 'h', type: 'http_request', retry: { attempts: 3, on: ['5xx'] }, params: '{}' }));
+  assert.equal(mcpNode.Check({ id: 'h', type: 'http_request', retry: { attempts: 11 }, params: '{}' }), false);
+});

@@ -344,6 +344,7 @@ test('get_workflow with a read key masks secrets written inline in an HTTP Reque
         {
           id: 'push',
           type: 'http_request',
+          retry: { attempts: 3, backoff: 'fixed', delayMs: 500, on: ['5xx', '429'] },
           params: JSON.stringify({
             method: 'POST',
             url: 'https://bot:pa55-inline@api.example.test/v1?token=t-inline-1',
@@ -372,4 +373,5 @@ test('get_workflow with a read key masks secrets written inline in an HTTP Reque
   }
   const full = await call(client, 'get_workflow', { workflowId: created.id });
   assert.equal(full.graph.nodes[0].params.headers.Authorization, 'Bearer sk-inline-2', 'write access reads the graph as written');
+  assert.deepEqual(full.graph.nodes[0].retry, { attempts: 3, backoff: 'fixed', delayMs: 500, on: ['5xx', '429'] }, 'the retry policy is kept');
 });

@@ -60,7 +60,6 @@ async function run(g: WorkflowGraph) {
         return { id: `task-${titles.length}`, ...input };
       },
     },
-    httpNode: { sleep: async () => {} },
   });
   return { record, titles };
 }
@@ -83,7 +82,7 @@ test('on error "continue": the run goes on along the usual edges with { error } 
   assert.equal(record.status, 'succeeded');
   assert.equal(record.error, null);
   assert.equal(titles.length, 1);
-  assert.match(titles[0]!, /^after: POST http:\/\/127\.0\.0\.1:\d+\/fail answered HTTP 500 after 3 attempts$/);
+  assert.match(titles[0]!, /^after: POST http:\/\/127\.0\.0\.1:\d+\/fail answered HTTP 500$/);
   const call = record.steps.find((s) => s.nodeId === 'call')!;
   assert.equal(call.status, 'failed', 'the step still shows it failed');
   assert.match(call.error!, /HTTP 500/);
@@ -94,7 +93,7 @@ test('on error "branch": only the error edges are followed; the usual ones are s
   const { record, titles } = await run(graph('branch', true));
   assert.equal(record.status, 'succeeded');
   assert.equal(titles.length, 1);
-  assert.match(titles[0]!, /^fallback: POST .*answered HTTP 500 after 3 attempts$/);
+  assert.match(titles[0]!, /^fallback: POST .*answered HTTP 500$/);
   assert.deepEqual(Object.fromEntries(record.steps.map((s) => [s.nodeId, s.status])), { call: 'failed', ok: 'skipped', fallback: 'succeeded' });
 });
 

@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/service-kit';
-import { NodeFailedError, SsrfBlockedError } from '../src/domain/errors.ts';
-import { backoff, httpRequestHandler, retryAfterMs, type HttpNodeOptions, type HttpRequestParams } from '../src/domain/nodes/http-request.ts';
+import { HttpStatusError, NetworkError, NodeFailedError, SsrfBlockedError } from '../src/domain/errors.ts';
+import { httpRequestHandler, type HttpNodeOptions, type HttpRequestParams } from '../src/domain/nodes/http-request.ts';
 import { parseAllowlist, SsrfPolicy } from '@flowdesk/service-kit';
 import { TemplateRenderer } from '../src/domain/template.ts';
 import { fixedClock, json, silentLog, startServer, type TestServer } from './support.ts';
 
 let server: TestServer;
 let client: GuardedHttpClient;
-const sleeps: number[] = [];
 
 before(async () => {
   server = await startServer((req, res, n) => {
@@ -45,7 +44,7 @@ after(async () => {
 const payload = { customer: { name: 'O\'Brien "Bob"', id: 7 }, amount: 12 };
 
 async function run(params: HttpRequestParams, options: Partial<HttpNodeOptions> = {}, http = client, idempotencyKey?: string) {
-  const handler = httpRequestHandler({ sleep: async (ms) => void sleeps.push(ms), random: () => 0.5, ...options });
+  const handler = httpRequestHandler(options);
   const renderer = new TemplateRenderer({ payload, headers: {}, nodes: new Map() });
   const input = handler.render(params, renderer);
   const warnings: string[] = [];
@@ -59,9 +58,9 @@ async function run(params: HttpRequestParams, options: Partial<HttpNodeOptions> 
   const started = server.received.length;
   try {
     const result = await handler.execute(input, ctx);
-    return { result, input, masked: handler.mask(input), warnings, requests: server.received.slice(started) };
+    return { result, input, masked: handler.mask(input), warnings, requests: server.received.slice(started), safe: handler.retrySafe!(input) };
   } catch (error) {
-    return { error: error as Error, input, warnings, requests: server.received.slice(started) };
+    return { error: error as Error, input, warnings, requests: server.received.slice(started), safe: handler.retrySafe!(input) };
   }
 }
 
@@ -112,74 +111,49 @@ test('a non-JSON answer is kept as text; response cookies are masked in the reco
   assert.equal((r.result!.recorded as { headers: Record<string, string> }).headers['set-cookie'], '***');
 });
 
-test('GET is retried on 503 with backoff and succeeds on the third attempt', async () => {
-  sleeps.length = 0;
-  const r = await run({ method: 'GET', url: `${server.url}/flaky-get` });
-  assert.equal(r.requests.length, 3);
-  assert.equal((r.result!.output as { status: number }).status, 200);
-  assert.deepEqual(sleeps, [375, 750], 'exponential: 500 then 1000 ms ceilings, jittered to 3/4 with random()=0.5');
-  assert.equal(r.warnings.length, 2);
-});
-
-test('Retry-After is honoured (and capped) instead of the computed backoff', async () => {
-  sleeps.length = 0;
-  await run({ method: 'PUT', url: `${server.url}/flaky-retry-after` });
-  assert.deepEqual(sleeps, [2000, 2000]);
-  sleeps.length = 0;
-  await run({ method: 'GET', url: `${server.url}/flaky-retry-after-capped` }, { maxRetryAfterMs: 1500 });
-  assert.deepEqual(sleeps, [1500, 1500]);
-});
-
-test("POST without its step's key is not retried on 503: the node fails after one request, keeping the response", async () => {
-  const r = await run({ method: 'POST', url: `${server.url}/flaky-post`, body: { a: 1 } });
-  assert.equal(r.requests.length, 1);
-  assert.ok(r.error instanceof NodeFailedError);
+test('one attempt per execution: a 5xx fails the node with an HttpStatusError carrying status, Retry-After and the response', async () => {
+  const r = await run({ method: 'GET', url: `${server.url}/flaky-retry-after-once` });
+  assert.equal(r.requests.length, 1, 'the node never repeats a request itself (the retry policy does)');
+  assert.ok(r.error instanceof HttpStatusError);
+  assert.equal(r.error.status, 503);
+  assert.equal(r.error.retryAfter, '2');
   assert.match(r.error.message, /answered HTTP 503$/);
   assert.equal((r.error.output as { status: number }).status, 503);
 });
 
-test("POST and PATCH send the step's Idempotency-Key and are then retried with the same key; 'omit' sends none and is not retried", async () => {
+test("POST and PATCH send the step's Idempotency-Key and are then safe to retry; 'omit' sends none and is not", async () => {
   const key = 'fd1-step-key';
-  const post = await run({ method: 'POST', url: `${server.url}/flaky-keyed-post`, body: { a: 1 } }, {}, client, key);
-  assert.equal((post.result?.output as { status: number }).status, 200, 'the third attempt succeeded');
-  assert.deepEqual(
-    post.requests.map((r) => r.headers['idempotency-key']),
-    [key, key, key],
-    'one key on every attempt',
-  );
+  const post = await run({ method: 'POST', url: `${server.url}/echo`, body: { a: 1 } }, {}, client, key);
+  assert.equal(post.requests[0]!.headers['idempotency-key'], key);
+  assert.equal(post.safe, true, 'a keyed POST may be retried');
   const patch = await run({ method: 'PATCH', url: `${server.url}/echo`, body: {} }, {}, client, key);
   assert.equal(patch.requests[0]!.headers['idempotency-key'], key);
-  const omitted = await run({ method: 'POST', url: `${server.url}/flaky-unkeyed-post`, body: {}, idempotencyKey: 'omit' }, {}, client, key);
-  assert.equal(omitted.requests.length, 1, 'without the key a POST is sent once');
+  const omitted = await run({ method: 'POST', url: `${server.url}/echo`, body: {}, idempotencyKey: 'omit' }, {}, client, key);
   assert.equal(omitted.requests[0]!.headers['idempotency-key'], undefined);
+  assert.equal(omitted.safe, false, 'without the key a POST is never repeated');
   const get = await run({ method: 'GET', url: `${server.url}/echo` }, {}, client, key);
   assert.equal(get.requests[0]!.headers['idempotency-key'], undefined, 'GET sends none by default');
+  assert.equal(get.safe, true, 'GET is idempotent');
   const sent = await run({ method: 'DELETE', url: `${server.url}/echo`, idempotencyKey: 'send' }, {}, client, key);
   assert.equal(sent.requests[0]!.headers['idempotency-key'], key, "'send' sends it with any method");
-  const own = await run({ method: 'POST', url: `${server.url}/echo`, headers: { 'Idempotency-Key': 'order-{{trigger.customer.id}}' } }, {}, client, key);
+  const own = await run({ method: 'POST', url: `${server.url}/echo`, headers: { 'Idempotency-Key': 'order-{{trigger.customer.id}}' }, idempotencyKey: 'omit' }, {}, client, key);
   assert.equal(own.requests[0]!.headers['idempotency-key'], 'order-7', 'a key written in the node wins');
+  assert.equal(own.safe, true, 'a key written in the node makes it safe too');
 });
 
-test('retries stop after 3 attempts and a 4xx is not retried', async () => {
-  const down = await run({ method: 'GET', url: `${server.url}/always-503` });
-  assert.equal(down.requests.length, 3);
-  assert.match(down.error!.message, /HTTP 503 after 3 attempts/);
-  const missing = await run({ method: 'GET', url: `${server.url}/404` });
-  assert.equal(missing.requests.length, 1);
-  assert.match(missing.error!.message, /HTTP 404/);
-});
-
-test('network errors are retried for GET but not for POST', async () => {
+test('a network error is a NetworkError (the retry policy classifies it)', async () => {
   const dead = await startServer(() => {});
   const url = `${dead.url}/x`;
   await dead.close(); // the port now refuses connections
   const g = await run({ method: 'GET', url });
+  assert.ok(g.error && findNetwork(g.error), g.error?.message);
   assert.match(g.error!.message, /ECONNREFUSED/);
-  assert.equal(g.warnings.filter((w) => w.includes('retrying')).length, 2);
-  const p = await run({ method: 'POST', url, body: {} });
-  assert.match(p.error!.message, /ECONNREFUSED/);
-  assert.equal(p.warnings.length, 0);
 });
+
+function findNetwork(err: Error): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) if (e instanceof NetworkError) return true;
+  return false;
+}
 
 test('the timeout param bounds each attempt', async () => {
   const t0 = Date.now();
@@ -206,7 +180,7 @@ test('the SSRF guard applies to the node: a templated URL to a private address i
   try {
     const r = await run({ method: 'GET', url: 'http://169.254.169.254/{{trigger.customer.id}}' }, {}, guarded);
     assert.ok(r.error instanceof SsrfBlockedError);
-    assert.equal(r.warnings.length, 0, 'no retry');
+    assert.equal(r.requests.length, 0, 'nothing sent');
   } finally {
     await guarded.close();
   }
@@ -227,20 +201,6 @@ test('a header value with a line break (header injection) fails the node before 
     /line break/,
   );
   assert.equal(server.received.length, before);
-});
-
-test('backoff grows exponentially with jitter and is capped; Retry-After accepts seconds and dates', () => {
-  const o = { baseDelayMs: 100, maxDelayMs: 1000, random: () => 1 };
-  assert.deepEqual(
-    [1, 2, 3, 4, 5].map((n) => backoff(n, o)),
-    [100, 200, 400, 800, 1000],
-  );
-  assert.equal(backoff(1, { ...o, random: () => 0 }), 50);
-  const now = Date.parse('2025-01-01T00:00:00Z');
-  assert.equal(retryAfterMs('3', { maxRetryAfterMs: 10_000, now: () => now }), 3000);
-  assert.equal(retryAfterMs('Wed, 01 Jan 2025 00:00:05 GMT', { maxRetryAfterMs: 10_000, now: () => now }), 5000);
-  assert.equal(retryAfterMs('999', { maxRetryAfterMs: 10_000, now: () => now }), 10_000);
-  assert.equal(retryAfterMs('soon', { maxRetryAfterMs: 10_000, now: () => now }), null);
 });
 
 test('a redirect that leaves the origin drops credential-carrying and secret-looking headers; the same origin keeps them', async () => {
@@ -265,7 +225,7 @@ test('a redirect that leaves the origin drops credential-carrying and secret-loo
       'X-Trace': 'plain',
     };
     const credentials = new Map([['crm', 'crm-secret-value']]);
-    const handler = httpRequestHandler({ sleep: async () => {}, random: () => 0.5 });
+    const handler = httpRequestHandler();
     const ctx = {
       ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog },
       ownerId: 'u1',

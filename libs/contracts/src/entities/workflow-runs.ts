@@ -23,6 +23,10 @@ export const RunStep = Type.Object({
   durationMs: Type.Number(),
   /** Inside a For each's loop body: the position of the item this step ran for (0-based); absent elsewhere. */
   item: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Attempts made under the node's retry policy (docs/workflow-engine.md, "Retries"); absent: one. */
+  attempts: Type.Optional(Type.Integer({ minimum: 1 })),
+  /** The errors of the attempts before the last (at most 10, each cut at 500 characters); `error` is the last one's. */
+  attemptErrors: Type.Optional(Type.Array(Type.String({ maxLength: 500 }), { maxItems: 10 })),
 });
 export type RunStep = Static<typeof RunStep>;
 

@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { StringEnum } from '../common.ts';
 import { TriggerType } from '../entities/workflows.ts';
-import { NODE_TYPES, ON_ERROR } from '../nodes/index.ts';
+import { NODE_TYPES, ON_ERROR, RetryPolicySchema } from '../nodes/index.ts';
 
 /**
  * The workflow shapes as MCP tools take them. Strict tool schemas (OpenAI structured outputs, the
@@ -19,6 +19,23 @@ const NodeId = (description: string) => Type.String({ pattern: NODE_ID, descript
 /** The resource with every node type's params, branches and output (the tools' descriptions point to it). */
 export const NODE_CATALOGUE_URI = 'flowdesk://docs/workflow-nodes';
 
+/** The registry's retry policy with terse descriptions (tools/list has a token budget); same fields and limits. */
+function McpRetry() {
+  const p = RetryPolicySchema.properties;
+  const d = (schema: object, description: string) => ({ ...schema, description });
+  return Type.Object(
+    {
+      attempts: d(p.attempts, '1-10, first included.'),
+      backoff: Type.Optional(d(p.backoff, 'Default exponential.')),
+      delayMs: Type.Optional(d(p.delayMs, 'Default 1000.')),
+      maxDelayMs: Type.Optional(d(p.maxDelayMs, 'Default 30000.')),
+      jitter: Type.Optional(d(p.jitter, 'Default true.')),
+      on: Type.Optional(d(p.on, 'Default all but any.')),
+    } as unknown as typeof p,
+    { ...strict, description: 'Retries (POST/PATCH only with Idempotency-Key).' },
+  );
+}
+
 export const McpWorkflowNode = Type.Object(
   {
     id: NodeId('Unique node id.'),
@@ -30,6 +47,7 @@ export const McpWorkflowNode = Type.Object(
     onError: Type.Optional(
       StringEnum(ON_ERROR, { description: 'On failure: fail the run (default), continue with {error} as output, or take its error edges.' }),
     ),
+    retry: Type.Optional(McpRetry()),
     params: Type.String({
       maxLength: 200_000,
       description: `JSON text of the type's params object, e.g. "{\\"title\\":\\"Call {{trigger.name}}\\"}"; each type's params: resource ${NODE_CATALOGUE_URI}.`,

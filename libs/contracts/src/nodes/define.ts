@@ -23,6 +23,46 @@ export const OnErrorSchema = StringEnum(ON_ERROR);
 /** The branch an edge names to leave a node by its error path (a node with onError "branch"). */
 export const ERROR_BRANCH = 'error';
 
+/**
+ * Which failures a node's retry policy repeats (docs/workflow-engine.md, "Retries"): `network`
+ * (connection refused, reset, DNS), `timeout`, `5xx` and `429` answers (HTTP Request), or `any`
+ * failure (a 4xx, a workspace-api refusal, a Code node's exception).
+ */
+export const RETRY_ON = ['network', 'timeout', '5xx', '429', 'any'] as const;
+export type RetryOn = (typeof RETRY_ON)[number];
+export const RETRY_BACKOFF = ['fixed', 'exponential'] as const;
+/** Limits of a retry policy: delays run in memory today, inside the run's time limit. */
+export const RETRY_LIMITS = { maxAttempts: 10, maxDelayMs: 3_600_000 } as const;
+/** What an absent field of a retry policy means (attempts absent or 1: no retry). */
+export const RETRY_DEFAULTS = {
+  attempts: 1,
+  backoff: 'exponential',
+  delayMs: 1_000,
+  maxDelayMs: 30_000,
+  jitter: true,
+  on: ['network', 'timeout', '5xx', '429'],
+} as const satisfies { attempts: number; backoff: (typeof RETRY_BACKOFF)[number]; delayMs: number; maxDelayMs: number; jitter: boolean; on: readonly RetryOn[] };
+
+/**
+ * A node's retry policy, beside `onError`: the executor repeats a failed step (same rendered input,
+ * same idempotency key) before `onError` decides. `attempts` counts the first one (1 = no retry).
+ * POST and PATCH requests are repeated only when they send the step's Idempotency-Key.
+ */
+export const RetryPolicySchema = Type.Object(
+  {
+    attempts: Type.Integer({ minimum: 1, maximum: RETRY_LIMITS.maxAttempts, description: 'Attempts in all, the first included (1 = no retry).' }),
+    backoff: Type.Optional(StringEnum(RETRY_BACKOFF, { description: 'fixed: delayMs each time; exponential: delayMs·2^(n-1) (default).' })),
+    delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: RETRY_LIMITS.maxDelayMs, description: 'First delay (default 1000).' })),
+    maxDelayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: RETRY_LIMITS.maxDelayMs, description: 'Longest delay, Retry-After included (default 30000).' })),
+    jitter: Type.Optional(Type.Boolean({ description: 'Full jitter on exponential delays (default true).' })),
+    on: Type.Optional(
+      Type.Array(StringEnum(RETRY_ON), { minItems: 1, maxItems: RETRY_ON.length, description: 'Failures to retry (default network, timeout, 5xx, 429).' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RetryPolicy = Static<typeof RetryPolicySchema>;
+
 /** Where the console's editor draws a node; the engine ignores it. */
 export const Position = Type.Object({ x: Type.Number(), y: Type.Number() }, { additionalProperties: false });
 
@@ -99,6 +139,7 @@ export function nodeSchema<const T extends string, P extends TObject>(definition
       name: Type.Optional(Type.String({ maxLength: 200 })),
       position: Type.Optional(Position),
       onError: Type.Optional(OnErrorSchema),
+      retry: Type.Optional(RetryPolicySchema),
       params: definition.params,
     },
     { additionalProperties: false },

@@ -8,7 +8,7 @@ const hasBody = (method: string | undefined) => method !== 'GET' && method !== '
 export const httpRequest = defineNode({
   type: 'http_request',
   label: 'HTTP Request',
-  description: 'Sends an HTTP request (SSRF-guarded; retried on network errors, 5xx and 429).',
+  description: 'Sends an HTTP request (SSRF-guarded; its retry policy may repeat it: GET, PUT, DELETE, and POST or PATCH with their Idempotency-Key).',
   idPrefix: 'http',
   icon: 'world-upload',
   color: 'blue',
@@ -52,7 +52,7 @@ export const httpRequest = defineNode({
         { value: 'send', label: 'Send' },
         { value: 'omit', label: 'Omit' },
       ],
-      description: 'Sent again unchanged when the step is (a retry, a resumed run). Default: with POST and PATCH only.',
+      description: 'Sent again unchanged when the step is (a retry, a resumed run). Default: with POST and PATCH only. Without it a POST or PATCH is never retried.',
       // Not in the MCP tools (token budget): nodes made there send it with POST and PATCH.
     },
   },

@@ -19,6 +19,10 @@ import type { HttpNodeOptions } from './nodes/http-request.ts';
 import { nodeHandlers } from './nodes/index.ts';
 import type { ForEachPlan } from './nodes/for-each.ts';
 import type { NodeContext, NodeHandler, NodeResult, Resumption } from './nodes/node-handler.ts';
+import { abortableSleep, failureKind, resolveRetry, retries, retryDelay } from './retry.ts';
+
+/** Earlier attempts' errors kept on a step: each cut to this many characters (RunStep.attemptErrors). */
+const ATTEMPT_ERROR_CHARS = 500;
 
 /**
  * A run's own limits. There is no overall wall time (a run may wait for days, parked: "Parking" in
@@ -101,6 +105,8 @@ export interface ExecuteWorkflowInput {
   credentials?: ReadonlyMap<string, string>;
   /** True once a person cancelled the run: it stops before its next step (docs/workflow-engine.md). */
   cancelled?: () => boolean;
+  /** A signal aborted when a person cancels the run (asked for only before a retry's delay, which it interrupts). */
+  cancelSignal?: () => AbortSignal;
   /** Checkpoints of an earlier claim of this run, by node id: those steps are reused, not executed. */
   resume?: ReadonlyMap<string, StepCheckpoint>;
   /**
@@ -341,47 +347,89 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     steps.push(step);
     if (item) item.step = step;
     try {
-      if (expressionError) throw expressionError;
-      const result = await untilDeadline(
-        handler.execute(rendered, {
-          ports,
-          ownerId: workflow.ownerId,
-          signal: deadline.signal,
-          warn: (m: string) => addWarning(node.id, m),
-          ...(resumed ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } } : {}),
-          ...(input.respond ? { respond: input.respond } : {}),
-          ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id, item?.index) } : {}),
-        }),
-        deadline.signal,
-      );
-      outputs.set(node.id, result.output);
-      step.output = result.recorded ?? result.output;
-      if (result.park) step.status = 'waiting';
-      return result;
-    } catch (err) {
-      return stepFailed(node, step, err, outputs);
+      if (expressionError) return stepFailed(node, step, expressionError, outputs);
+      // The node's retry policy (docs/workflow-engine.md, "Retries"): the same rendered input and key on
+      // every attempt. A step executed again after a resume goes on counting from its checkpoint.
+      const policy = resolveRetry(node.retry);
+      const safe = handler.retrySafe ? handler.retrySafe(rendered) : !handler.isAction;
+      const earlier = input.resume?.get(checkpointKey(node.id, item?.index))?.step;
+      const earlierErrors = earlier ? [...(earlier.attemptErrors ?? []), ...(earlier.error ? [earlier.error] : [])] : [];
+      const errors: string[] = earlierErrors.slice(-9);
+      for (let attempt = (earlier?.attempts ?? (earlier ? 1 : 0)) + 1; ; attempt++) {
+        try {
+          const result = await untilDeadline(
+            handler.execute(rendered, {
+              ports,
+              ownerId: workflow.ownerId,
+              signal: deadline.signal,
+              warn: (m: string) => addWarning(node.id, m),
+              ...(resumed ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } } : {}),
+              ...(input.respond ? { respond: input.respond } : {}),
+              ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id, item?.index) } : {}),
+            }),
+            deadline.signal,
+          );
+          noteAttempts(step, attempt, errors);
+          outputs.set(node.id, result.output);
+          step.output = result.recorded ?? result.output;
+          if (result.park) step.status = 'waiting';
+          return result;
+        } catch (err) {
+          noteAttempts(step, attempt, errors);
+          const again = safe && attempt < policy.attempts && !deadline.signal.aborted && retries(policy, failureKind(err));
+          if (!again) return stepFailed(node, step, err, outputs);
+          if (input.cancelled?.()) return cancelledBeforeRetry(step, err);
+          const delay = retryDelay(policy, attempt - (earlier?.attempts ?? 0), err, ports.random ?? Math.random, ports.clock().getTime());
+          const cancelSignal = input.cancelSignal?.();
+          const signal = cancelSignal ? AbortSignal.any([deadline.signal, cancelSignal]) : deadline.signal;
+          try {
+            await (ports.sleep ?? abortableSleep)(delay, signal);
+          } catch (sleepErr) {
+            if (deadline.signal.aborted) return stepFailed(node, step, deadline.signal.reason, outputs);
+            if (cancelSignal?.aborted) return cancelledBeforeRetry(step, err);
+            throw sleepErr;
+          }
+          errors.push(messageOf(err).slice(0, ATTEMPT_ERROR_CHARS));
+          if (errors.length > 9) errors.shift();
+        }
+      }
     } finally {
       step.durationMs = ports.clock().getTime() - stepStart.getTime();
       ports.metrics?.nodeFinished(node.type, step.status, step.durationMs / 1000);
     }
   }
 
+  /** Cancelled while a step waited to be retried: the step keeps its last failure, the run ends cancelled. */
+  function cancelledBeforeRetry(step: RunStep, err: unknown): null {
+    step.status = 'failed';
+    step.error = messageOf(err);
+    cancelled = true;
+    return null;
+  }
+
+  /** Records the attempt count and the earlier attempts' errors on a step that took more than one. */
+  function noteAttempts(step: RunStep, attempt: number, errors: string[]): void {
+    if (attempt <= 1) return;
+    step.attempts = attempt;
+    step.attemptErrors = [...errors];
+  }
+
   /**
-   * The one place where a failed step's consequence is decided (after the node's own retries): today
-   * the run fails at its first failed step. A per-node "on error" (continue with the error as the
-   * output, follow an error branch) plugs in here by returning a NodeResult instead of null.
+   * The one place where a failed step's consequence is decided, after the node's retry policy gave up:
+   * the node's "on error" fails the run (null), or continues with the error as the output, or follows
+   * the error branch.
    */
   function stepFailed(node: WorkflowNode, step: RunStep, err: unknown, outputs = mainOutputs): NodeResult | null {
     if (findCause(err, SsrfBlockedError)) ports.metrics?.ssrfRefused();
     step.status = 'failed';
-    step.error = (err as Error).message || String(err);
+    step.error = messageOf(err);
     if (err instanceof NodeFailedError) step.output = err.output;
     ports.log.warn({ workflowId: workflow.id, nodeId: node.id, err: step.error }, 'workflow node failed');
     // The node's "on error" (nodes/define.ts): the run's end (default), or the error as its output.
     // The run's own deadline is never a node's error to handle.
     const onError = node.onError ?? 'fail';
     if (onError === 'fail' || deadline.signal.aborted) {
-      error = `node "${node.id}" failed: ${step.error}`;
+      error = `node "${node.id}" failed${step.attempts ? ` after ${step.attempts} attempts` : ''}: ${step.error}`;
       return null;
     }
     const output = { error: step.error, ...(step.output !== null && step.output !== undefined ? { output: step.output } : {}) };
@@ -519,6 +567,10 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     const text = `node "${nodeId}": ${message}`;
     if (!warnings.includes(text)) warnings.push(text);
   }
+}
+
+function messageOf(err: unknown): string {
+  return (err instanceof Error && err.message) || String(err);
 }
 
 function skippedStep(node: WorkflowNode, at: Date): RunStep {

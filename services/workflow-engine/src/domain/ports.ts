@@ -71,6 +71,13 @@ export interface EnginePorts {
   clock: Clock;
   log: LogPort;
   metrics?: RunMetrics;
+  /**
+   * Every delay of a run (a retry's backoff) goes through here; rejects with the signal's reason when
+   * it aborts (the run's time limit, a cancel). Default: a timer in memory (domain/retry.ts).
+   */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Jitter's randomness in [0, 1); default Math.random. */
+  random?: () => number;
 }
 
 /**

@@ -209,6 +209,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
         limits: deps.limits,
         credentials,
         cancelled: cancellations ? () => cancellations.isCancelled(key) : undefined,
+        cancelSignal: cancellations ? () => cancellations.signalOf(key) : undefined,
         ...(resume ? { resume } : {}),
         ...(event.resume ? { wake: event.resume } : {}),
         ...(reply?.respond ? { respond: reply.respond } : {}),

@@ -20,6 +20,8 @@ const keyOf = (k: Pick<RunKey, 'workflowId' | 'eventId'>) => `${k.workflowId}/${
 export class RunCancellations {
   private readonly inFlight = new Map<string, RunKey & { since: number }>();
   private readonly cancelled = new Set<string>();
+  /** Signals asked for by runs waiting to retry (made on demand: a run that never waits costs none). */
+  private readonly signals = new Map<string, AbortController>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
 
@@ -37,6 +39,7 @@ export class RunCancellations {
     return () => {
       this.inFlight.delete(key);
       this.cancelled.delete(key);
+      this.signals.delete(key);
     };
   }
 
@@ -44,10 +47,27 @@ export class RunCancellations {
     return this.cancelled.size > 0 && this.cancelled.has(keyOf(run));
   }
 
+  /** Aborted when the run is cancelled: interrupts a retry's delay. */
+  signalOf(run: Pick<RunKey, 'workflowId' | 'eventId'>): AbortSignal {
+    const key = keyOf(run);
+    let controller = this.signals.get(key);
+    if (!controller) {
+      controller = new AbortController();
+      if (this.cancelled.has(key)) controller.abort(new Error('the run was cancelled'));
+      else if (this.inFlight.has(key)) this.signals.set(key, controller);
+    }
+    return controller.signal;
+  }
+
   /** The run was cancelled (its row already says so): if it runs here, it stops at its next step. */
   markCancelled(run: Pick<RunKey, 'workflowId' | 'eventId'>): void {
-    const key = keyOf(run);
-    if (this.inFlight.has(key)) this.cancelled.add(key);
+    this.cancel(keyOf(run));
+  }
+
+  private cancel(key: string): void {
+    if (!this.inFlight.has(key)) return;
+    this.cancelled.add(key);
+    this.signals.get(key)?.abort(new Error('the run was cancelled'));
   }
 
   /** Asks the store about the runs in flight for longer than pollMs. */
@@ -58,7 +78,7 @@ export class RunCancellations {
     if (runs.length === 0) return;
     this.polling = true;
     try {
-      for (const key of await this.lookup.cancelledAmong(runs)) if (this.inFlight.has(key)) this.cancelled.add(key);
+      for (const key of await this.lookup.cancelledAmong(runs)) this.cancel(key);
     } catch (err) {
       this.log.warn({ err }, 'cancelled runs could not be checked; trying again');
     } finally {

@@ -4,7 +4,7 @@ import { IconAlertTriangle, IconCheck, IconCopy, IconExternalLink, IconPlayerPla
 import { useCallback, useEffect, useState } from 'react';
 import { nodeLabel } from '@flowdesk/contracts/nodes';
 import { ErrorState, PageHeader } from '../components/States.tsx';
-import { RunStatusBadge, duration, textOn } from '../components/RunStatus.tsx';
+import { RunStatusBadge, darkText, duration, textOn } from '../components/RunStatus.tsx';
 import { exact } from '../format.ts';
 import { traceUrl, traceUrlTemplate } from '../pipeline.ts';
 import { Link, navigate } from '../router.tsx';
@@ -56,11 +56,27 @@ function StepCard({ step, index, warnings }: { step: RunStep; index: number; war
         </Group>
         <Group gap="sm">
           <RunStatusBadge status={step.status} />
+          {(step.attempts ?? 1) > 1 && (
+            <Badge variant="light" color="orange" size="sm" radius="sm" styles={darkText('orange')} data-testid="step-attempts">
+              {step.attempts} attempts
+            </Badge>
+          )}
           <Text size="sm" c="dimmed">
             {skipped ? 'Branch not taken' : duration(step.durationMs)}
           </Text>
         </Group>
       </Group>
+      {step.attemptErrors && step.attemptErrors.length > 0 && (
+        <Alert color="orange" variant="light" styles={{ title: { color: textOn('orange') } }} mb="sm" p="xs" title="Earlier attempts">
+          <List size="sm" type="ordered">
+            {step.attemptErrors.map((e, i) => (
+              <List.Item key={i} style={{ overflowWrap: 'anywhere' }}>
+                {e}
+              </List.Item>
+            ))}
+          </List>
+        </Alert>
+      )}
       {warnings.length > 0 && (
         <Alert
           color="yellow"

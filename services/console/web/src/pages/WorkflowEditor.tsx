@@ -55,7 +55,7 @@ import {
 } from '../workflows/graph.ts';
 import { StepForm } from '../workflows/StepForm.tsx';
 import { loopItemSample } from '../workflows/templates.ts';
-import { ErrorWorkflowSelect, OnErrorSelect } from '../workflows/ErrorSettings.tsx';
+import { ErrorWorkflowSelect, OnErrorSelect, RetrySettings } from '../workflows/ErrorSettings.tsx';
 import { RetentionSettings } from '../workflows/RetentionSettings.tsx';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
 import { RunStep, templateSample } from '../workflows/run-step.tsx';
@@ -480,6 +480,10 @@ function Editor({ initial }: { initial: Workflow }) {
                     <OnErrorSelect
                       value={selected.data.onError}
                       onChange={(onError) => updateData(selected.id, { ...(selected.data as StepData), onError }, 'onError')}
+                    />
+                    <RetrySettings
+                      value={(selected.data as StepData).retry}
+                      onChange={(retry) => updateData(selected.id, { ...(selected.data as StepData), retry }, 'retry')}
                     />
                     <RunStep
                       key={`run-step-${selected.id}`}

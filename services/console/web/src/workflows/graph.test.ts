@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { nextId, nodeOfError, toApiGraph, toCanvas, upstreamOf, type ApiGraph } from './graph.ts';
+import { nextId, nodeOfError, retrySummary, savedRetry, toApiGraph, toCanvas, upstreamOf, type ApiGraph } from './graph.ts';
 
 const spec: ApiGraph = {
   nodes: [
@@ -104,5 +104,54 @@ describe('on error', () => {
     const saved = toApiGraph(changed, edges).graph;
     expect(saved.nodes[0]).not.toHaveProperty('onError');
     expect(saved.edges.find((e) => e.to === 'task_2')).toEqual({ from: 'http_1', to: 'task_2' });
+  });
+});
+
+describe('retry (the step form’s Retry section, beside On error)', () => {
+  const graph: ApiGraph = {
+    nodes: [
+      {
+        id: 'http_1',
+        type: 'http_request',
+        onError: 'continue',
+        retry: { attempts: 3, backoff: 'fixed', delayMs: 2000, on: ['5xx', '429'] },
+        position: { x: 300, y: 0 },
+        params: { method: 'GET', url: 'https://example.com' },
+      },
+      { id: 'task_1', type: 'create_task', position: { x: 600, y: 0 }, params: { title: 'ok' } },
+    ],
+    edges: [
+      { from: 'trigger', to: 'http_1' },
+      { from: 'http_1', to: 'task_1' },
+    ],
+    triggerPosition: { x: 0, y: 0 },
+  };
+
+  test('a step’s retry policy survives the canvas and back, for any node type', () => {
+    const { nodes, edges } = toCanvas(graph, 'webhook');
+    expect(nodes.find((n) => n.id === 'http_1')?.data).toMatchObject({ retry: graph.nodes[0]!.retry });
+    expect(toApiGraph(nodes, edges).graph).toEqual(graph);
+    const withTaskRetry = nodes.map((n) => (n.id === 'task_1' ? { ...n, data: { ...n.data, retry: { attempts: 2 } } } : n));
+    expect(toApiGraph(withTaskRetry, edges).graph.nodes[1]).toMatchObject({ retry: { attempts: 2 } });
+  });
+
+  test('one attempt saves no policy; numbers are kept within the schema’s limits; failure kinds once, in order', () => {
+    const { nodes, edges } = toCanvas(graph, 'webhook');
+    const one = nodes.map((n) => (n.id === 'http_1' ? { ...n, data: { ...n.data, retry: { attempts: 1, delayMs: 5 } } } : n));
+    expect(toApiGraph(one, edges).graph.nodes[0]).not.toHaveProperty('retry');
+    expect(savedRetry(undefined)).toBeUndefined();
+    expect(savedRetry({ attempts: 40, delayMs: -3, maxDelayMs: 99_999_999, on: ['any', '5xx', 'any'] })).toEqual({
+      attempts: 10,
+      delayMs: 0,
+      maxDelayMs: 3_600_000,
+      on: ['5xx', 'any'],
+    });
+  });
+
+  test('the section’s summary line says what the policy does', () => {
+    expect(retrySummary(undefined)).toBe('No retry');
+    expect(retrySummary({ attempts: 1 })).toBe('No retry');
+    expect(retrySummary({ attempts: 3 })).toBe('3 attempts, exponential from 1 s (max 30 s)');
+    expect(retrySummary({ attempts: 4, backoff: 'fixed', delayMs: 250 })).toBe('4 attempts, 250 ms apart');
   });
 });

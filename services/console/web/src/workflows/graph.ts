@@ -5,6 +5,10 @@ import {
   NODE_TYPES,
   nodeDefinition,
   type OnError,
+  RETRY_DEFAULTS,
+  RETRY_LIMITS,
+  RETRY_ON,
+  type RetryPolicy,
   type AnyNodeDefinition,
   type FormField,
   type NodeType,
@@ -38,7 +42,7 @@ export type FormValue = string | FormRow[] | number | boolean | undefined;
 export type StepForm = Record<string, FormValue>;
 
 // A type, not an interface: React Flow's node data must be a plain record.
-export type StepData = { kind: StepKind; name: string; form: StepForm; error?: string; onError?: OnError };
+export type StepData = { kind: StepKind; name: string; form: StepForm; error?: string; onError?: OnError; retry?: RetryPolicy };
 /** `summary`: the line under the trigger's name on the canvas (e.g. the schedule in words). */
 export type TriggerData = { kind: 'trigger'; name: string; triggerType: string; summary?: string; error?: string };
 export type NodeData = StepData | TriggerData;
@@ -141,7 +145,7 @@ function toData(n: ApiNode): StepData {
     } else if (f.widget === 'json') form[f.key] = v === undefined ? '' : JSON.stringify(v, null, 2);
     else form[f.key] = (v as string | undefined) ?? '';
   }
-  return { kind: n.type, name: n.name ?? '', form, ...(n.onError ? { onError: n.onError } : {}) };
+  return { kind: n.type, name: n.name ?? '', form, ...(n.onError ? { onError: n.onError } : {}), ...(n.retry ? { retry: n.retry } : {}) };
 }
 
 /**
@@ -207,6 +211,7 @@ export function toApiGraph(nodes: CanvasNode[], edges: CanvasEdge[]): { graph: A
       id: n.id,
       ...(d.name.trim() ? { name: d.name.trim() } : {}),
       ...(d.onError && d.onError !== 'fail' ? { onError: d.onError } : {}),
+      ...(savedRetry(d.retry) ? { retry: savedRetry(d.retry) } : {}),
       position: round(n.position),
     };
     const { params, problem } = toParams(d);
@@ -285,3 +290,46 @@ export function upstreamOf(id: string, edges: { source: string; target: string }
   seen.delete(id);
   return [...seen];
 }
+
+/**
+ * A step's retry policy as the editor saves it (libs/contracts RetryPolicySchema; docs/workflow-engine.md,
+ * "Retries"): nothing when it makes one attempt (the default), else the policy with its numbers kept
+ * within the schema's limits and each failure kind once, in the registry's order.
+ */
+export function savedRetry(policy: RetryPolicy | undefined): RetryPolicy | undefined {
+  if (!policy || !(policy.attempts > 1)) return undefined;
+  const clamp = (n: number | undefined, max: number) => (n === undefined || !Number.isFinite(n) ? undefined : Math.min(Math.max(Math.round(n), 0), max));
+  const out: RetryPolicy = { attempts: Math.min(Math.round(policy.attempts), RETRY_LIMITS.maxAttempts) };
+  if (policy.backoff) out.backoff = policy.backoff;
+  const delayMs = clamp(policy.delayMs, RETRY_LIMITS.maxDelayMs);
+  if (delayMs !== undefined) out.delayMs = delayMs;
+  const maxDelayMs = clamp(policy.maxDelayMs, RETRY_LIMITS.maxDelayMs);
+  if (maxDelayMs !== undefined) out.maxDelayMs = maxDelayMs;
+  if (policy.jitter !== undefined) out.jitter = policy.jitter;
+  if (policy.on) {
+    const on = RETRY_ON.filter((k) => policy.on!.includes(k));
+    if (on.length > 0) out.on = on;
+  }
+  return out;
+}
+
+/** The labels of the failures a retry policy may repeat (RETRY_ON), in its order. */
+export const RETRY_ON_LABELS: Record<(typeof RETRY_ON)[number], string> = {
+  network: 'Network errors',
+  timeout: 'Timeouts',
+  '5xx': 'Server errors (5xx)',
+  '429': 'Too many requests (429, waits Retry-After)',
+  any: 'Any failure (4xx too)',
+};
+
+/** The retry section's one-line summary: "3 attempts, exponential from 1 s (max 30 s)" or "No retry". */
+export function retrySummary(policy: RetryPolicy | undefined): string {
+  const p = savedRetry(policy);
+  if (!p) return 'No retry';
+  const backoff = p.backoff ?? RETRY_DEFAULTS.backoff;
+  const delay = seconds(p.delayMs ?? RETRY_DEFAULTS.delayMs);
+  const max = seconds(p.maxDelayMs ?? RETRY_DEFAULTS.maxDelayMs);
+  return backoff === 'fixed' ? `${p.attempts} attempts, ${delay} apart` : `${p.attempts} attempts, exponential from ${delay} (max ${max})`;
+}
+
+const seconds = (ms: number) => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);

@@ -24,6 +24,8 @@ export const createTaskHandler: NodeHandler<CreateTaskParams, CreateTaskInput> =
     const task = await ctx.ports.createTask(ctx.ownerId, input, { signal: ctx.signal, idempotencyKey: ctx.idempotencyKey });
     return { output: task };
   },
+  // The step's key makes every attempt answer the same task: repeating is exactly-once.
+  retrySafe: () => true,
 };
 
 /** Optional fields that render empty are left out, so the task gets the API's defaults. */

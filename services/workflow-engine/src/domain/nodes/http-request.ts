@@ -1,13 +1,14 @@
 /**
  * HTTP Request node (docs/workflow-engine.md, "HTTP Request"): sends the rendered request through the guarded HttpClient port;
- * `{ status, headers, body }` become {{nodes.<id>.…}} variables. Retries only what is safe to
- * repeat, on network errors, timeouts, 5xx and 429: idempotent methods (GET, PUT, DELETE), and POST or
- * PATCH when they carry the step's Idempotency-Key (the default), since a receiver that honours it
- * applies one effect per key. A POST or PATCH without the key is sent once: a retry after a lost
- * answer could create a second order.
+ * `{ status, headers, body }` become {{nodes.<id>.…}} variables. One attempt per execution: the node's
+ * retry policy (executor, domain/retry.ts) repeats it, and only when it is safe to repeat (`retrySafe`):
+ * idempotent methods (GET, PUT, DELETE), and POST or PATCH when they carry an Idempotency-Key (the
+ * step's, by default), since a receiver that honours it applies one effect per key. A POST or PATCH
+ * without a key is sent once: a retry after a lost answer could create a second order. Failures say
+ * what they are (NetworkError, RequestTimeoutError, HttpStatusError with the status and Retry-After).
  */
 import type { NodeParams } from '@flowdesk/contracts';
-import { NetworkError, NodeFailedError, RequestTimeoutError } from '../errors.ts';
+import { HttpStatusError, NodeFailedError } from '../errors.ts';
 import { maskHeaders, maskJson, maskUrl } from '../mask.ts';
 import type { HttpMethod, OutboundResponse } from '../ports.ts';
 import { refersToCredential, type TemplateRenderer } from '../template.ts';
@@ -30,29 +31,13 @@ export interface HttpRequestInput {
 export interface HttpNodeOptions {
   defaultTimeoutMs: number;
   maxTimeoutMs: number;
-  /** Attempts in all, first one included. */
-  maxAttempts: number;
   maxBodyBytes: number;
-  baseDelayMs: number;
-  maxDelayMs: number;
-  /** A longer Retry-After is shortened to this. */
-  maxRetryAfterMs: number;
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
-  random(): number;
-  now(): number;
 }
 
 export const DEFAULT_HTTP_NODE_OPTIONS: HttpNodeOptions = {
   defaultTimeoutMs: 10_000,
   maxTimeoutMs: 60_000,
-  maxAttempts: 3,
   maxBodyBytes: 1024 * 1024,
-  baseDelayMs: 500,
-  maxDelayMs: 8_000,
-  maxRetryAfterMs: 30_000,
-  sleep: abortableSleep,
-  random: Math.random,
-  now: Date.now,
 };
 
 const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH']);
@@ -85,6 +70,8 @@ export function httpRequestHandler(overrides: Partial<HttpNodeOptions> = {}): No
       body: maskJson(input.body),
     }),
     execute: (input, ctx) => executeHttpRequest(input, ctx, opts),
+    // Safe to repeat: an idempotent method, or a request that carries an Idempotency-Key (the step's, the same on every attempt, or one written in the node).
+    retrySafe: (input) => IDEMPOTENT.has(input.method) || input.sendKey || Object.keys(input.headers).some((h) => h.toLowerCase() === 'idempotency-key'),
   };
 }
 
@@ -127,42 +114,21 @@ async function executeHttpRequest(input: HttpRequestInput, ctx: NodeContext, opt
   // same name written in the node wins.
   const keyed = input.sendKey && !!ctx.idempotencyKey;
   if (keyed && !Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key')) headers['Idempotency-Key'] = ctx.idempotencyKey!;
-  const retryable = IDEMPOTENT.has(input.method) || keyed;
-  for (let attempt = 1; ; attempt++) {
-    const last = !retryable || attempt >= opts.maxAttempts;
-    let res: OutboundResponse;
-    try {
-      res = await ctx.ports.http.send({
-        method: input.method,
-        url: input.url,
-        headers,
-        credentialHeaders: input.credentialHeaders,
-        body,
-        timeoutMs: input.timeoutMs,
-        maxBodyBytes: opts.maxBodyBytes,
-        signal: ctx.signal,
-      });
-    } catch (err) {
-      const transient = err instanceof NetworkError || err instanceof RequestTimeoutError;
-      if (!transient || last || ctx.signal.aborted) throw err;
-      ctx.warn(`attempt ${attempt} failed (${(err as Error).message}); retrying`);
-      await opts.sleep(backoff(attempt, opts), ctx.signal);
-      continue;
-    }
-    if ((res.status >= 500 || res.status === 429) && !last) {
-      const wait = retryAfterMs(res.headers['retry-after'], opts) ?? backoff(attempt, opts);
-      ctx.warn(`attempt ${attempt} answered ${res.status}; retrying in ${wait} ms`);
-      await opts.sleep(wait, ctx.signal);
-      continue;
-    }
-    const output = { status: res.status, headers: res.headers, body: decodeBody(res, opts, ctx) };
-    const recorded = { ...output, headers: maskHeaders(res.headers) };
-    if (res.status >= 400) {
-      const tries = attempt > 1 ? ` after ${attempt} attempts` : '';
-      throw new NodeFailedError(`${input.method} ${maskUrl(input.url)} answered HTTP ${res.status}${tries}`, recorded);
-    }
-    return { output, recorded };
-  }
+  const res = await ctx.ports.http.send({
+    method: input.method,
+    url: input.url,
+    headers,
+    credentialHeaders: input.credentialHeaders,
+    body,
+    timeoutMs: input.timeoutMs,
+    maxBodyBytes: opts.maxBodyBytes,
+    signal: ctx.signal,
+  });
+  const output = { status: res.status, headers: res.headers, body: decodeBody(res, opts, ctx) };
+  const recorded = { ...output, headers: maskHeaders(res.headers) };
+  if (res.status >= 400)
+    throw new HttpStatusError(`${input.method} ${maskUrl(input.url)} answered HTTP ${res.status}`, res.status, recorded, res.headers['retry-after']);
+  return { output, recorded };
 }
 
 function cleanHeaders(headers: Record<string, string>, ctx: NodeContext): Record<string, string> {
@@ -181,26 +147,6 @@ function cleanHeaders(headers: Record<string, string>, ctx: NodeContext): Record
   return out;
 }
 
-/** Exponential backoff with equal jitter: between half and all of base·2^(n-1), capped. */
-export function backoff(attempt: number, opts: Pick<HttpNodeOptions, 'baseDelayMs' | 'maxDelayMs' | 'random'>): number {
-  const ceiling = Math.min(opts.maxDelayMs, opts.baseDelayMs * 2 ** (attempt - 1));
-  return Math.round(ceiling / 2 + opts.random() * (ceiling / 2));
-}
-
-/** Retry-After as delta-seconds or an HTTP date, capped; null when absent or unreadable. */
-export function retryAfterMs(value: string | undefined, opts: Pick<HttpNodeOptions, 'maxRetryAfterMs' | 'now'>): number | null {
-  if (!value) return null;
-  const trimmed = value.trim();
-  let ms: number;
-  if (/^\d+$/.test(trimmed)) ms = Number(trimmed) * 1000;
-  else {
-    const at = Date.parse(trimmed);
-    if (Number.isNaN(at)) return null;
-    ms = at - opts.now();
-  }
-  return Math.min(Math.max(ms, 0), opts.maxRetryAfterMs);
-}
-
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\b/i;
 
 function decodeBody(res: OutboundResponse, opts: HttpNodeOptions, ctx: NodeContext): unknown {
@@ -217,19 +163,4 @@ function decodeBody(res: OutboundResponse, opts: HttpNodeOptions, ctx: NodeConte
     }
   }
   return text;
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -72,4 +72,9 @@ export interface NodeHandler<Params, Input> {
   render(params: Params, renderer: TemplateRenderer): Input;
   mask(input: Input): unknown;
   execute(input: Input, ctx: NodeContext): Promise<NodeResult>;
+  /**
+   * The node's retry policy may repeat this execution (same input, same idempotency key). Absent:
+   * true for nodes that are not actions, false for actions (an action must say why a repeat is safe).
+   */
+  retrySafe?(input: Input): boolean;
 }

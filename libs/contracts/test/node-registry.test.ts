@@ -12,6 +12,7 @@ import {
   TOOLS,
   withNodeTable,
   WorkflowGraph,
+  workflowArgsToApi,
   type AnyNodeDefinition,
 } from '../src/index.ts';
 
@@ -46,7 +47,7 @@ test('a param no widget can edit is refused by the form generator, naming the no
   assert.throws(() => formFields(broken), /param "method" has no field hint/);
 });
 
-test('every node takes a retry policy beside onError (the registry common part), within its limits; MCP tools take the same', () => {
+test('every node takes a retry policy beside onError (the registry common part), within its limits; MCP tools take it as JSON text', () => {
   const graph = Compile(WorkflowGraph);
   const mcpNode = Compile(McpWorkflowNode);
   const http = (retry: unknown) => ({
@@ -54,9 +55,28 @@ test('every node takes a retry policy beside onError (the registry common part),
     edges: [],
   });
   assert.ok(graph.Check(http({ attempts: 3 })));
-  assert.ok(graph.Check(http({ attempts: 10, backoff: 'fixed', delayMs: 0, maxDelayMs: 3_600_000, jitter: false, on: ['network', 'timeout', '5xx', '429', 'any'] })));
-  for (const bad of [{ attempts: 0 }, { attempts: 11 }, { attempts: 2, on: ['4xx'] }, { attempts: 2, on: [] }, { attempts: 2, delayMs: 3_600_001 }, { attempts: 2, extra: 1 }, {}])
+  assert.ok(
+    graph.Check(http({ attempts: 10, backoff: 'fixed', delayMs: 0, maxDelayMs: 3_600_000, jitter: false, on: ['network', 'timeout', '5xx', '429', 'any'] })),
+  );
+  for (const bad of [
+    { attempts: 0 },
+    { attempts: 11 },
+    { attempts: 2, on: ['4xx'] },
+    { attempts: 2, on: [] },
+    { attempts: 2, delayMs: 3_600_001 },
+    { attempts: 2, extra: 1 },
+    {},
+  ])
     assert.equal(graph.Check(http(bad)), false, JSON.stringify(bad));
-  assert.ok(mcpNode.Check({ id: 'h', type: 'http_request', retry: { attempts: 3, on: ['5xx'] }, params: '{}' }));
-  assert.equal(mcpNode.Check({ id: 'h', type: 'http_request', retry: { attempts: 11 }, params: '{}' }), false);
+  // Over MCP the policy is JSON text, like params; workspace-api checks it on save (the graph schema above).
+  assert.ok(mcpNode.Check({ id: 'h', type: 'http_request', retry: '{"attempts":3,"on":["5xx"]}', params: '{}' }));
+  assert.equal(mcpNode.Check({ id: 'h', type: 'http_request', retry: { attempts: 3 }, params: '{}' }), false);
+  const api = workflowArgsToApi({ graph: { nodes: [{ id: 'h', type: 'http_request', retry: '{"attempts":3}', params: '{}' }], edges: [] } }) as {
+    graph: { nodes: { retry: unknown }[] };
+  };
+  assert.deepEqual(api.graph.nodes[0]!.retry, { attempts: 3 });
+  assert.throws(
+    () => workflowArgsToApi({ graph: { nodes: [{ id: 'h', type: 'http_request', retry: '[3]', params: '{}' }], edges: [] } }),
+    /graph.nodes\[0\].retry must be the JSON text of an object/,
+  );
 });

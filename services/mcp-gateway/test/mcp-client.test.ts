@@ -344,7 +344,7 @@ test('get_workflow with a read key masks secrets written inline in an HTTP Reque
         {
           id: 'push',
           type: 'http_request',
-          retry: { attempts: 3, backoff: 'fixed', delayMs: 500, on: ['5xx', '429'] },
+          retry: JSON.stringify({ attempts: 3, backoff: 'fixed', delayMs: 500, on: ['5xx', '429'] }),
           params: JSON.stringify({
             method: 'POST',
             url: 'https://bot:pa55-inline@api.example.test/v1?token=t-inline-1',

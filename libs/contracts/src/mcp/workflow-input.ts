@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import { StringEnum } from '../common.ts';
 import { TriggerType } from '../entities/workflows.ts';
-import { NODE_TYPES, ON_ERROR, RetryPolicySchema } from '../nodes/index.ts';
+import { NODE_TYPES, ON_ERROR } from '../nodes/index.ts';
 
 /**
  * The workflow shapes as MCP tools take them. Strict tool schemas (OpenAI structured outputs, the
@@ -19,23 +19,6 @@ const NodeId = (description: string) => Type.String({ pattern: NODE_ID, descript
 /** The resource with every node type's params, branches and output (the tools' descriptions point to it). */
 export const NODE_CATALOGUE_URI = 'flowdesk://docs/workflow-nodes';
 
-/** The registry's retry policy with terse descriptions (tools/list has a token budget); same fields and limits. */
-function McpRetry() {
-  const p = RetryPolicySchema.properties;
-  const d = (schema: object, description: string) => ({ ...schema, description });
-  return Type.Object(
-    {
-      attempts: d(p.attempts, '1-10, first included.'),
-      backoff: Type.Optional(d(p.backoff, 'Default exponential.')),
-      delayMs: Type.Optional(d(p.delayMs, 'Default 1000.')),
-      maxDelayMs: Type.Optional(d(p.maxDelayMs, 'Default 30000.')),
-      jitter: Type.Optional(d(p.jitter, 'Default true.')),
-      on: Type.Optional(d(p.on, 'Default all but any.')),
-    } as unknown as typeof p,
-    { ...strict, description: 'Retries (POST/PATCH only with Idempotency-Key).' },
-  );
-}
-
 export const McpWorkflowNode = Type.Object(
   {
     id: NodeId('Unique node id.'),
@@ -47,10 +30,14 @@ export const McpWorkflowNode = Type.Object(
     onError: Type.Optional(
       StringEnum(ON_ERROR, { description: 'On failure: fail the run (default), continue with {error} as output, or take its error edges.' }),
     ),
-    retry: Type.Optional(McpRetry()),
+    // JSON text like params (the catalogue resource lists its fields): a structured retry object cost
+    // 170 tokens in each of create_workflow and update_workflow.
+    retry: Type.Optional(
+      Type.String({ maxLength: 2_000, description: `JSON text of the retry policy, e.g. "{\\"attempts\\":3}"; fields: resource ${NODE_CATALOGUE_URI}.` }),
+    ),
     params: Type.String({
       maxLength: 200_000,
-      description: `JSON text of the type's params object, e.g. "{\\"title\\":\\"Call {{trigger.name}}\\"}"; each type's params: resource ${NODE_CATALOGUE_URI}.`,
+      description: `JSON text of the type's params object (each type's: resource ${NODE_CATALOGUE_URI}).`,
     }),
   },
   strict,
@@ -59,8 +46,9 @@ export const McpWorkflowNode = Type.Object(
 /** An edge as the tools take it: the REST API's WorkflowEdge, each field described. */
 const McpWorkflowEdge = Type.Object(
   {
-    from: Type.Union([Type.Literal('trigger'), Type.String({ pattern: NODE_ID })], { description: '"trigger" or a node id.' }),
-    to: NodeId('Node id.'),
+    // Ids are checked on save (workspace-api names the edge); the pattern is said once, on the node's id.
+    from: Type.String({ maxLength: 64, description: '"trigger" or a node id.' }),
+    to: Type.String({ maxLength: 64, description: 'Node id.' }),
     branch: Type.Optional(Type.String({ maxLength: 64, description: "A branch of the from node's type (condition: true/false), or error (onError: branch)." })),
   },
   strict,
@@ -105,23 +93,27 @@ export class ToolArgumentError extends Error {
 
 type Args = Record<string, unknown>;
 
-/** create_workflow / update_workflow arguments → the workspace-api body (each node's params JSON text → the object). */
+/** create_workflow / update_workflow arguments → the workspace-api body (each node's params and retry JSON text → the objects). */
 export function workflowArgsToApi(args: Args): Args {
   const graph = args.graph as { nodes: Args[]; edges: unknown[] } | undefined;
   if (!graph) return args;
   const nodes = graph.nodes.map((node, i) => {
-    let params: unknown;
-    try {
-      params = JSON.parse(String(node.params));
-    } catch {
-      params = undefined;
-    }
-    if (params === null || typeof params !== 'object' || Array.isArray(params))
-      throw new ToolArgumentError(
-        `graph.nodes[${i}].params`,
-        `must be the JSON text of an object (the params of ${String(node.type)}: see ${NODE_CATALOGUE_URI})`,
-      );
-    return { ...node, params };
+    const params = jsonObject(node.params, `graph.nodes[${i}].params`, `the params of ${String(node.type)}`);
+    if (node.retry === undefined) return { ...node, params };
+    return { ...node, params, retry: jsonObject(node.retry, `graph.nodes[${i}].retry`, 'a retry policy') };
   });
   return { ...args, graph: { ...graph, nodes } };
+}
+
+/** The object a JSON text field holds; a ToolArgumentError naming the field otherwise. */
+function jsonObject(text: unknown, field: string, what: string): Args {
+  let value: unknown;
+  try {
+    value = JSON.parse(String(text));
+  } catch {
+    value = undefined;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ToolArgumentError(field, `must be the JSON text of an object (${what}: see ${NODE_CATALOGUE_URI})`);
+  return value as Args;
 }

@@ -2,7 +2,7 @@
  * docs/workflow-engine.md's node table, generated from the registry (npm run docs:nodes); the
  * contracts test fails when the committed page differs from withNodeTable(page).
  */
-import { formFields, NODE_TYPES, type AnyNodeDefinition } from './index.ts';
+import { formFields, NODE_TYPES, RetryPolicySchema, type AnyNodeDefinition } from './index.ts';
 
 export const NODE_TABLE_START = '<!-- node table: generated from libs/contracts/src/nodes by `npm run docs:nodes`; do not edit -->';
 export const NODE_TABLE_END = '<!-- end of node table -->';
@@ -97,7 +97,7 @@ export function renderNodeCatalogue(): string {
   const out = [
     '# Workflow node types',
     '',
-    'A graph is `{ nodes, edges }`. A node is `{ id, type, name?, params }`; create_workflow and update_workflow take `params` as the',
+    'A graph is `{ nodes, edges }`. A node is `{ id, type, name?, onError?, retry?, params }`; create_workflow and update_workflow take `params` as the',
     "JSON text of the type's params object below (the shape get_workflow returns). An edge is `{ from, to, branch? }`: `from` is",
     '`"trigger"` or a node id; an edge leaving a node with branches names one. Nodes run in the order of the edges from the trigger.',
     "Templated strings may hold `{{trigger.a.b}}` (the trigger payload), `{{nodes.<id>.x}}` (an earlier node's output) and",
@@ -107,6 +107,17 @@ export function renderNodeCatalogue(): string {
     'now). A string that is exactly one expression keeps its JSON type (a number stays a number); a syntax error is refused on save.',
     '',
     'Example node: `{ "id": "notify", "type": "http_request", "params": "{\\"method\\":\\"POST\\",\\"url\\":\\"https://example.com/hook\\",\\"body\\":{\\"text\\":\\"{{trigger.title}}\\"}}" }`',
+    '',
+    '## Retry policy (any node)',
+    '',
+    "A node's `retry` (JSON text, like `params`) repeats a failed step with the same input and idempotency key before its `onError`",
+    'decides. POST and PATCH requests are repeated only when they send their Idempotency-Key. Fields:',
+    ...Object.entries(RetryPolicySchema.properties).map(
+      ([key, schema]) =>
+        `- \`${key}\` (${(RetryPolicySchema as { required?: string[] }).required?.includes(key) ? 'required' : 'optional'}): ${shapeOf(schema as ParamSchema)}. ${(schema as { description?: string }).description ?? ''}`,
+    ),
+    '',
+    'Example: `"retry": "{\\"attempts\\":4,\\"backoff\\":\\"exponential\\",\\"delayMs\\":2000,\\"on\\":[\\"5xx\\",\\"429\\"]}"`',
   ];
   for (const d of NODE_TYPES as readonly AnyNodeDefinition[]) {
     out.push('', `## ${d.label} (\`${d.type}\`)`, '', d.description, '', 'Params:');

@@ -17,7 +17,23 @@ describe('Run this step: which steps ask before acting', () => {
     expect(effect('create_task')).toMatch(/creates the task/);
   });
   it('a node type it does not know to be pure asks (a new node acts until listed as pure)', () => {
-    const known = new Set(['condition', 'set_fields', 'switch', 'filter', 'stop', 'code', 'http_request', 'create_task']);
+    const known = new Set([
+      'condition',
+      'set_fields',
+      'switch',
+      'filter',
+      'stop',
+      'code',
+      'for_each',
+      'aggregate',
+      'verify_signature',
+      'find_tasks',
+      'get_project',
+      'http_request',
+      'create_task',
+    ]);
     for (const d of NODE_TYPES.filter((x) => !known.has(x.type))) expect(effect(d.type)).toMatch(/runs for real/);
+    // The workspace writes ask.
+    for (const t of ['update_task', 'create_note', 'create_calendar_entry', 'add_comment']) expect(effect(t)).toMatch(/runs for real/);
   });
 });

@@ -13,7 +13,19 @@ import { RunStatusBadge } from '../components/RunStatus.tsx';
 import { definitionOf, toParams, type ApiNode, type StepData } from './graph.ts';
 
 /** Node types that only compute (nothing outside the run changes): run without asking. Any other type asks. */
-const PURE_KINDS = new Set<string>(['condition', 'set_fields', 'switch', 'filter', 'stop', 'code']);
+const PURE_KINDS = new Set<string>([
+  'condition',
+  'set_fields',
+  'switch',
+  'filter',
+  'stop',
+  'code',
+  'for_each',
+  'aggregate',
+  'verify_signature',
+  'find_tasks',
+  'get_project',
+]);
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Whether running this step may change something outside Flowdesk's run (and so needs a confirmation), with what. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/service-kit';
-import { HttpStatusError, NetworkError, NodeFailedError, SsrfBlockedError } from '../src/domain/errors.ts';
+import { HttpStatusError, NetworkError, SsrfBlockedError } from '../src/domain/errors.ts';
 import { httpRequestHandler, type HttpNodeOptions, type HttpRequestParams } from '../src/domain/nodes/http-request.ts';
 import { parseAllowlist, SsrfPolicy } from '@flowdesk/service-kit';
 import { TemplateRenderer } from '../src/domain/template.ts';
@@ -147,7 +147,7 @@ test('a network error is a NetworkError (the retry policy classifies it)', async
   await dead.close(); // the port now refuses connections
   const g = await run({ method: 'GET', url });
   assert.ok(g.error && findNetwork(g.error), g.error?.message);
-  assert.match(g.error!.message, /ECONNREFUSED/);
+  assert.match(g.error.message, /ECONNREFUSED/);
 });
 
 function findNetwork(err: Error): boolean {

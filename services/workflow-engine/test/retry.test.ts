@@ -173,7 +173,7 @@ test('network errors are retried for GET (refused connections)', async () => {
   const url = `${dead.url}/x`;
   await dead.close();
   const { record, sleeps } = await run([
-    { id: 'h', type: 'http_request', params: { method: 'GET', url }, retry: { attempts: 3, on: ['network'], backoff: 'fixed', delayMs: 5 } } as WorkflowNode,
+    { id: 'h', type: 'http_request', params: { method: 'GET', url }, retry: { attempts: 3, on: ['network'], backoff: 'fixed', delayMs: 5 } },
   ]);
   assert.equal(record.status, 'failed');
   assert.equal(record.steps[0]!.attempts, 3);

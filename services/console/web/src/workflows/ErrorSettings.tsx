@@ -1,6 +1,6 @@
 import { Checkbox, Fieldset, Group, MultiSelect, NumberInput, Select, Stack, Text } from '@mantine/core';
 import { useEffect, useState } from 'react';
-import { RETRY_DEFAULTS, RETRY_LIMITS, RETRY_ON, type OnError, type RetryOn, type RetryPolicy } from '@flowdesk/contracts/nodes';
+import { RETRY_DEFAULTS, RETRY_LIMITS, RETRY_ON, type OnError, type RetryPolicy } from '@flowdesk/contracts/nodes';
 import { workspace, type WorkflowItem } from '../workspace.ts';
 import { RETRY_ON_LABELS, retrySummary } from './graph.ts';
 
@@ -92,7 +92,7 @@ export function RetrySettings({ value, onChange }: { value: RetryPolicy | undefi
                 ]}
                 value={value?.backoff ?? RETRY_DEFAULTS.backoff}
                 allowDeselect={false}
-                onChange={(v) => v && set({ backoff: v as RetryPolicy['backoff'] })}
+                onChange={(v) => v && set({ backoff: v })}
               />
               <NumberInput
                 label="Delay (ms)"
@@ -125,7 +125,7 @@ export function RetrySettings({ value, onChange }: { value: RetryPolicy | undefi
               label="Retry on"
               data={RETRY_ON.map((k) => ({ value: k, label: RETRY_ON_LABELS[k] }))}
               value={[...(value?.on ?? RETRY_DEFAULTS.on)]}
-              onChange={(v) => v.length > 0 && set({ on: v as RetryOn[] })}
+              onChange={(v) => v.length > 0 && set({ on: v })}
             />
           </>
         )}

@@ -157,11 +157,7 @@ test('a failing node fails the run, records the error on the step and the run, a
   const graph = mainGraph(`${server.url}/fail`);
   const r = await run(graph, event({ status: 'paid', customer: { name: 'Ada' } }), tasks);
   assert.equal(r.status, 'failed');
-  assert.match(
-    r.error!,
-    /^node "http" failed: POST http:\/\/127\.0\.0\.1:\d+\/fail answered HTTP 500$/,
-    'no retry policy: one attempt',
-  );
+  assert.match(r.error!, /^node "http" failed: POST http:\/\/127\.0\.0\.1:\d+\/fail answered HTTP 500$/, 'no retry policy: one attempt');
   const httpStep = r.steps.find((s) => s.nodeId === 'http')!;
   assert.equal(httpStep.status, 'failed');
   assert.match(httpStep.error!, /HTTP 500/);

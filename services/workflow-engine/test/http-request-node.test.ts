@@ -136,7 +136,12 @@ test("POST and PATCH send the step's Idempotency-Key and are then safe to retry;
   assert.equal(get.safe, true, 'GET is idempotent');
   const sent = await run({ method: 'DELETE', url: `${server.url}/echo`, idempotencyKey: 'send' }, {}, client, key);
   assert.equal(sent.requests[0]!.headers['idempotency-key'], key, "'send' sends it with any method");
-  const own = await run({ method: 'POST', url: `${server.url}/echo`, headers: { 'Idempotency-Key': 'order-{{trigger.customer.id}}' }, idempotencyKey: 'omit' }, {}, client, key);
+  const own = await run(
+    { method: 'POST', url: `${server.url}/echo`, headers: { 'Idempotency-Key': 'order-{{trigger.customer.id}}' }, idempotencyKey: 'omit' },
+    {},
+    client,
+    key,
+  );
   assert.equal(own.requests[0]!.headers['idempotency-key'], 'order-7', 'a key written in the node wins');
   assert.equal(own.safe, true, 'a key written in the node makes it safe too');
 });

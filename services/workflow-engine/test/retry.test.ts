@@ -73,16 +73,36 @@ async function run(nodes: WorkflowNode[], extra: Partial<ExecuteWorkflowInput> &
 }
 
 const httpNode = (id: string, method: 'GET' | 'POST', url: string, retry?: RetryPolicy, more: Partial<WorkflowNode> = {}): WorkflowNode =>
-  ({ id, type: 'http_request', params: { method, url: `${server.url}${url}`, ...(method === 'POST' ? { body: { a: 1 } } : {}) }, ...(retry ? { retry } : {}), ...more }) as WorkflowNode;
+  ({
+    id,
+    type: 'http_request',
+    params: { method, url: `${server.url}${url}`, ...(method === 'POST' ? { body: { a: 1 } } : {}) },
+    ...(retry ? { retry } : {}),
+    ...more,
+  }) as WorkflowNode;
 
 test('backoff: fixed, exponential without jitter, full jitter within [0, ceiling], capped at maxDelayMs', () => {
   const fixed = resolveRetry({ attempts: 5, backoff: 'fixed', delayMs: 700 });
-  assert.deepEqual([1, 2, 3, 4].map((n) => backoffDelay(fixed, n, Math.random)), [700, 700, 700, 700]);
+  assert.deepEqual(
+    [1, 2, 3, 4].map((n) => backoffDelay(fixed, n, Math.random)),
+    [700, 700, 700, 700],
+  );
   const exp = resolveRetry({ attempts: 6, backoff: 'exponential', delayMs: 100, maxDelayMs: 1000, jitter: false });
-  assert.deepEqual([1, 2, 3, 4, 5].map((n) => backoffDelay(exp, n, Math.random)), [100, 200, 400, 800, 1000]);
+  assert.deepEqual(
+    [1, 2, 3, 4, 5].map((n) => backoffDelay(exp, n, Math.random)),
+    [100, 200, 400, 800, 1000],
+  );
   const jittered = resolveRetry({ attempts: 6, delayMs: 100, maxDelayMs: 1000 });
-  assert.equal(backoffDelay(jittered, 3, () => 0), 0, 'full jitter may wait nothing');
-  assert.equal(backoffDelay(jittered, 3, () => 0.999999), 399, 'and stays below the ceiling');
+  assert.equal(
+    backoffDelay(jittered, 3, () => 0),
+    0,
+    'full jitter may wait nothing',
+  );
+  assert.equal(
+    backoffDelay(jittered, 3, () => 0.999999),
+    399,
+    'and stays below the ceiling',
+  );
   for (let i = 0; i < 200; i++) {
     const d = backoffDelay(jittered, 5, Math.random);
     assert.ok(d >= 0 && d < 1000, `${d} within [0, 1000)`);
@@ -147,9 +167,11 @@ test('a POST is retried with the same Idempotency-Key on every attempt; without 
   assert.deepEqual(keyed.sleeps, [10, 10]);
   assert.equal(keyed.record.steps[0]!.attempts, 3);
 
-  const unkeyed = await run([httpNode('h', 'POST', '/unkeyed-2', { attempts: 3, on: ['any'] }, {}), httpNode('after', 'GET', '/ok')].map((n, i) =>
-    i === 0 ? ({ ...n, params: { ...n.params, idempotencyKey: 'omit' } } as WorkflowNode) : n,
-  ));
+  const unkeyed = await run(
+    [httpNode('h', 'POST', '/unkeyed-2', { attempts: 3, on: ['any'] }, {}), httpNode('after', 'GET', '/ok')].map((n, i) =>
+      i === 0 ? ({ ...n, params: { ...n.params, idempotencyKey: 'omit' } } as WorkflowNode) : n,
+    ),
+  );
   assert.equal(unkeyed.record.status, 'failed');
   assert.equal(requestsTo('/unkeyed-2').length, 1, 'a POST without its key is never repeated');
   assert.equal(requestsTo('/unkeyed-2')[0]!.headers['idempotency-key'], undefined);
@@ -205,7 +227,20 @@ test('a cancel interrupts a sleeping retry: the run ends cancelled without waiti
   const sleeping: number[] = [];
   const started = Date.now();
   const pending = executeWorkflow({
-    workflow: { id: fixedEvent('x', {}).workflowId, ownerId: fixedEvent('x', {}).ownerId, graph: { nodes: [httpNode('h', 'GET', '/always-503?e', { attempts: 5, backoff: 'fixed', delayMs: 60_000, maxDelayMs: 60_000 }), httpNode('after', 'GET', '/ok?e')], edges: [{ from: 'trigger', to: 'h' }, { from: 'h', to: 'after' }] } },
+    workflow: {
+      id: fixedEvent('x', {}).workflowId,
+      ownerId: fixedEvent('x', {}).ownerId,
+      graph: {
+        nodes: [
+          httpNode('h', 'GET', '/always-503?e', { attempts: 5, backoff: 'fixed', delayMs: 60_000, maxDelayMs: 60_000 }),
+          httpNode('after', 'GET', '/ok?e'),
+        ],
+        edges: [
+          { from: 'trigger', to: 'h' },
+          { from: 'h', to: 'after' },
+        ],
+      },
+    },
     event: fixedEvent('evt-cancel', {}),
     ports: {
       http,

@@ -41,7 +41,14 @@ export const RETRY_DEFAULTS = {
   maxDelayMs: 30_000,
   jitter: true,
   on: ['network', 'timeout', '5xx', '429'],
-} as const satisfies { attempts: number; backoff: (typeof RETRY_BACKOFF)[number]; delayMs: number; maxDelayMs: number; jitter: boolean; on: readonly RetryOn[] };
+} as const satisfies {
+  attempts: number;
+  backoff: (typeof RETRY_BACKOFF)[number];
+  delayMs: number;
+  maxDelayMs: number;
+  jitter: boolean;
+  on: readonly RetryOn[];
+};
 
 /**
  * A node's retry policy, beside `onError`: the executor repeats a failed step (same rendered input,
@@ -53,7 +60,9 @@ export const RetryPolicySchema = Type.Object(
     attempts: Type.Integer({ minimum: 1, maximum: RETRY_LIMITS.maxAttempts, description: 'Attempts in all, the first included (1 = no retry).' }),
     backoff: Type.Optional(StringEnum(RETRY_BACKOFF, { description: 'fixed: delayMs each time; exponential: delayMs·2^(n-1) (default).' })),
     delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: RETRY_LIMITS.maxDelayMs, description: 'First delay (default 1000).' })),
-    maxDelayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: RETRY_LIMITS.maxDelayMs, description: 'Longest delay, Retry-After included (default 30000).' })),
+    maxDelayMs: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: RETRY_LIMITS.maxDelayMs, description: 'Longest delay, Retry-After included (default 30000).' }),
+    ),
     jitter: Type.Optional(Type.Boolean({ description: 'Full jitter on exponential delays (default true).' })),
     on: Type.Optional(
       Type.Array(StringEnum(RETRY_ON), { minItems: 1, maxItems: RETRY_ON.length, description: 'Failures to retry (default network, timeout, 5xx, 429).' }),

@@ -52,7 +52,8 @@ export const httpRequest = defineNode({
         { value: 'send', label: 'Send' },
         { value: 'omit', label: 'Omit' },
       ],
-      description: 'Sent again unchanged when the step is (a retry, a resumed run). Default: with POST and PATCH only. Without it a POST or PATCH is never retried.',
+      description:
+        'Sent again unchanged when the step is (a retry, a resumed run). Default: with POST and PATCH only. Without it a POST or PATCH is never retried.',
       // Not in the MCP tools (token budget): nodes made there send it with POST and PATCH.
     },
   },

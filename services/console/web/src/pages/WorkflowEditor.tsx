@@ -482,7 +482,7 @@ function Editor({ initial }: { initial: Workflow }) {
                       onChange={(onError) => updateData(selected.id, { ...(selected.data as StepData), onError }, 'onError')}
                     />
                     <RetrySettings
-                      value={(selected.data).retry}
+                      value={selected.data.retry}
                       onChange={(retry) => updateData(selected.id, { ...(selected.data as StepData), retry }, 'retry')}
                     />
                     <RunStep

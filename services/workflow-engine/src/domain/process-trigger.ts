@@ -310,7 +310,9 @@ async function park(
     const recorded = record.steps.findLast((s) => s.nodeId === parked.nodeId);
     if (recorded && recorded !== step) recorded.output = { ...(recorded.output as Record<string, unknown>), resumeUrl };
   }
-  const { resume: _previous, ...original } = event;
+  // Stored to wake the run later; a webhook caller waiting for this run was answered at the park
+  // (202, status waiting), so the woken run answers nobody.
+  const { resume: _previous, replyTo: _answered, ...original } = event;
   const unsaved = secrets.length === 0 ? parked.unsaved : redactSecrets(parked.unsaved, secrets);
   const stored = deps.runs.checkpoint(key, unsaved);
   const write: RunWrite = {

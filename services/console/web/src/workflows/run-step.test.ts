@@ -34,6 +34,6 @@ describe('Run this step: which steps ask before acting', () => {
     ]);
     for (const d of NODE_TYPES.filter((x) => !known.has(x.type))) expect(effect(d.type)).toMatch(/runs for real/);
     // The workspace writes ask.
-    for (const t of ['update_task', 'create_note', 'create_calendar_entry', 'add_comment']) expect(effect(t)).toMatch(/runs for real/);
+    for (const t of ['update_task', 'create_note', 'create_calendar_entry', 'add_comment'] as const) expect(effect(t)).toMatch(/runs for real/);
   });
 });

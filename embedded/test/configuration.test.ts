@@ -119,6 +119,7 @@ test("the engine's and the caches' variables reach the services' configuration, 
     workflowConcurrency: 3,
     scheduler: { pollMs: 0 },
     waits: { pollMs: 100 },
+    limits: { maxLoopItemsPerRun: 1000 },
     retention: { ...retention, maxAgeDays: null, keepPerWorkflow: 50, intervalMs: 60_000 },
   });
   assert.equal(config.introspectionCacheMs, 0);
@@ -130,6 +131,7 @@ test("the engine's and the caches' variables reach the services' configuration, 
     workflowConcurrency: 128,
     scheduler: { pollMs: 1000 },
     waits: { pollMs: 250 },
+    limits: { maxLoopItemsPerRun: 1000 },
     retention: { ...retention, maxAgeDays: 30, keepPerWorkflow: null, intervalMs: 300_000 },
   });
   assert.deepEqual([defaults.signupMode, defaults.introspectionCacheMs, defaults.consoleAllowedOrigins], ['invite', 30_000, []]);

@@ -410,7 +410,12 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     // last delivery of the previous test: {"n": …}).
     await page.getByRole('button', { name: 'Add header' }).click();
     await page.getByLabel('Header 1 name').fill('x-delivery');
+    // The step panel (form, On error, Retry, Run this step) is taller than the window: the drag starts
+    // and ends with both in view, as a person scrolls the panel before dragging.
+    const size = page.viewportSize();
+    await page.setViewportSize({ width: size?.width ?? 1280, height: 1600 });
     await page.getByRole('button', { name: 'Insert {{trigger.n}}' }).dragTo(page.getByLabel('Header 1 value'));
+    if (size) await page.setViewportSize(size);
     assert.equal(await page.getByLabel('Header 1 value').inputValue(), '{{trigger.n}}');
     // Connect by dragging from a handle to another node's handle; move a node by dragging it.
     await page.locator('.react-flow__handle.source[data-nodeid="http_1"]').dragTo(page.locator('.react-flow__handle.target[data-nodeid="http_2"]'));

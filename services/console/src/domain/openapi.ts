@@ -344,10 +344,7 @@ const RUN_PATHS: Json = {
     get: {
       tags: ['workflow runs'],
       summary: "The run of one webhook delivery by its event id (the webhook's poll link, docs/webhooks.md); 404 until the engine has taken the event",
-      parameters: [
-        ...idParam,
-        { name: 'eventId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 } },
-      ],
+      parameters: [...idParam, { name: 'eventId', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 200 } }],
       responses: { 200: json(ref('WorkflowRun')), ...errors(401, 404) },
     },
   },

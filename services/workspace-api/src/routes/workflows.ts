@@ -216,6 +216,20 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
+  /** Seals a webhook trigger's new secret (generated, or the sender's own) and announces it: ingest reads the trigger again. */
+  const replaceWebhookSecret = (userId: string, workflowId: string, secret: string) =>
+    asUser(prisma, userId, async (tx) => {
+      const current = await tx.workflow.findUnique({ where: { id: workflowId }, select: { triggerType: true } });
+      if (!current) throw notFound('Workflow');
+      if (current.triggerType !== 'webhook') throw notFound('Webhook trigger');
+      const updated = await tx.workflow.update({
+        where: { id: workflowId },
+        data: { webhookSecretCipher: secrets.seal(secret), version: { increment: 1 } },
+      });
+      await announceWorkflowChange(tx, 'secret_regenerated', updated, now());
+      return updated;
+    }).then(published);
+
   app.post(
     '/workflows/:id/webhook-secret/regenerate',
     {
@@ -224,17 +238,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     async (req) => {
       const secret = SecretBox.generateSecret();
-      const row = await asUser(prisma, req.identity.userId, async (tx) => {
-        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true } });
-        if (!current) throw notFound('Workflow');
-        if (current.triggerType !== 'webhook') throw notFound('Webhook trigger');
-        const updated = await tx.workflow.update({
-          where: { id: req.params.id },
-          data: { webhookSecretCipher: secrets.seal(secret), version: { increment: 1 } },
-        });
-        await announceWorkflowChange(tx, 'secret_regenerated', updated, now());
-        return updated;
-      }).then(published);
+      const row = await replaceWebhookSecret(req.identity.userId, req.params.id, secret);
       return { workflowId: row.id, secret, url: webhookUrl(publicBaseUrl, row.id) };
     },
   );
@@ -258,17 +262,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const secret = req.body.secret.trim();
       const problem = signingSecretProblem(secret);
       if (problem) throw new HttpError('validation_failed', `body.secret: ${problem}`);
-      const row = await asUser(prisma, req.identity.userId, async (tx) => {
-        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true } });
-        if (!current) throw notFound('Workflow');
-        if (current.triggerType !== 'webhook') throw notFound('Webhook trigger');
-        const updated = await tx.workflow.update({
-          where: { id: req.params.id },
-          data: { webhookSecretCipher: secrets.seal(secret), version: { increment: 1 } },
-        });
-        await announceWorkflowChange(tx, 'secret_regenerated', updated, now());
-        return updated;
-      }).then(published);
+      const row = await replaceWebhookSecret(req.identity.userId, req.params.id, secret);
       return { workflowId: row.id, url: webhookUrl(publicBaseUrl, row.id), secretEnding: secret.slice(-4) };
     },
   );

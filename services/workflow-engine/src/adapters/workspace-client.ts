@@ -150,23 +150,8 @@ export function workspaceClient(options: {
     ok<Record<string, unknown>>(await call(await options.userToken(ownerId), 'POST', '/api/v1/tasks', input, signal), 'creating the task');
   const maxInFlight = options.batchesInFlight ?? 2;
   let batchRoute = true;
-  const owners = new Map<string, { queue: PendingTask[]; inFlight: number; scheduled: boolean }>();
-  const schedule = (ownerId: string) => {
-    const o = owners.get(ownerId)!;
-    if (o.scheduled || o.inFlight >= maxInFlight || o.queue.length === 0) return;
-    o.scheduled = true;
-    setImmediate(() => {
-      o.scheduled = false;
-      if (o.inFlight >= maxInFlight || o.queue.length === 0) return;
-      const batch = o.queue.splice(0, CREATE_TASK_BATCH_MAX);
-      o.inFlight++;
-      void sendBatch(ownerId, batch).finally(() => {
-        o.inFlight--;
-        if (o.queue.length > 0) schedule(ownerId);
-        else if (o.inFlight === 0) owners.delete(ownerId);
-      });
-    });
-  };
+  // One batcher per kind of write; Create Task's, the first, over its own batch route.
+  const enqueueTask = ownerBatcher<PendingTask>(CREATE_TASK_BATCH_MAX, maxInFlight, (ownerId, batch) => sendBatch(ownerId, batch));
   const sendBatch = async (ownerId: string, batch: PendingTask[]): Promise<void> => {
     // A task with an origin or a key always goes through the batch route: only it takes them.
     if (!batchRoute || (batch.length === 1 && !batch[0]!.origin && !batch[0]!.idempotencyKey)) {
@@ -263,10 +248,13 @@ export function workspaceClient(options: {
             signal?.removeEventListener('abort', onAbort);
             f(v);
           };
-        let o = owners.get(ownerId);
-        if (!o) owners.set(ownerId, (o = { queue: [], inFlight: 0, scheduled: false }));
-        o.queue.push({ input, ...(origin ? { origin } : {}), ...(idempotencyKey ? { idempotencyKey } : {}), resolve: done(resolve), reject: done(reject) });
-        schedule(ownerId);
+        enqueueTask(ownerId, {
+          input,
+          ...(origin ? { origin } : {}),
+          ...(idempotencyKey ? { idempotencyKey } : {}),
+          resolve: done(resolve),
+          reject: done(reject),
+        });
       });
     },
     definitions: serviceToken && {

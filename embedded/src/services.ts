@@ -174,6 +174,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       // Resume links of waiting runs (the Wait node) are published under the public base URL.
       publicBaseUrl: d.publicBaseUrl,
       waits: d.tuning?.engineTuning?.waits,
+      retryParkMs: d.tuning?.engineTuning?.retryParkMs,
       limits: d.tuning?.engineTuning?.limits,
     });
     app.addHook('onClose', async () => {

@@ -93,6 +93,8 @@ export interface WorkflowEngineDeps {
   waits?: { pollMs?: number; leaseMs?: number; batch?: number };
   /** The public base URL of resume links (PUBLIC_BASE_URL), e.g. https://flowdesk.example.com. */
   publicBaseUrl?: string;
+  /** A retry delay of at least this many ms parks the run instead of sleeping (RETRY_PARK_MS, default 5000). */
+  retryParkMs?: number;
 }
 
 /**
@@ -241,6 +243,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
             limits: deps.limits,
             cancellations,
             resumeBaseUrl: deps.publicBaseUrl,
+            ...(deps.retryParkMs !== undefined ? { retryParkMs: deps.retryParkMs } : {}),
             startErrorWorkflow: (event, ordered) =>
               deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
             // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request.

@@ -1,4 +1,4 @@
-import { DEFAULT_RUN_LIMITS, type RunLimits } from './domain/executor.ts';
+import { DEFAULT_RETRY_PARK_MS, DEFAULT_RUN_LIMITS, type RunLimits } from './domain/executor.ts';
 import { DEFAULT_RETENTION, type RetentionPolicy } from './domain/run-control.ts';
 
 /**
@@ -14,6 +14,8 @@ export interface EngineTuning {
   retention: RetentionPolicy;
   /** Parked runs: WAIT_POLL_MS (default 250; 0: this replica wakes no runs). */
   waits: { pollMs: number };
+  /** RETRY_PARK_MS (default 5000): a retry delay at least this long parks the run. */
+  retryParkMs: number;
   /** Per-run limits set by the environment: MAX_LOOP_ITEMS_PER_RUN (For each items per run). */
   limits: Partial<RunLimits>;
 }
@@ -30,6 +32,7 @@ export function engineTuningFromEnv(env: NodeJS.ProcessEnv): EngineTuning {
     workflowConcurrency: positiveInteger(env, 'ENGINE_WORKFLOW_CONCURRENCY', 128),
     scheduler: { pollMs: env.SCHEDULER_POLL_MS === '0' ? 0 : positiveInteger(env, 'SCHEDULER_POLL_MS', 1_000) },
     waits: { pollMs: env.WAIT_POLL_MS === '0' ? 0 : positiveInteger(env, 'WAIT_POLL_MS', 250) },
+    retryParkMs: positiveInteger(env, 'RETRY_PARK_MS', DEFAULT_RETRY_PARK_MS),
     retention: {
       ...DEFAULT_RETENTION,
       // 0 keeps runs of any age; unset keeps any number of runs per workflow.

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { RetryPolicy, WorkflowGraph, WorkflowNode } from '@flowdesk/contracts';
 import { createGuardedHttpClient, parseAllowlist, SsrfPolicy, type GuardedHttpClient } from '@flowdesk/service-kit';
-import { executeWorkflow, type ExecuteWorkflowInput, type StepCheckpoint } from '../src/domain/executor.ts';
+import { executeWorkflow, LOOP_RETRY_MAX_SLEEP_MS, type ExecuteWorkflowInput, type StepCheckpoint } from '../src/domain/executor.ts';
 import type { CreateTaskInput } from '../src/domain/ports.ts';
 import { abortableSleep, backoffDelay, failureKind, resolveRetry, retryAfterMs } from '../src/domain/retry.ts';
 import { HttpStatusError, NetworkError, RequestTimeoutError } from '../src/domain/errors.ts';
@@ -44,13 +44,16 @@ function requestsTo(path: string) {
 }
 
 let eventSeq = 0;
-async function run(nodes: WorkflowNode[], extra: Partial<ExecuteWorkflowInput> & { random?: () => number } = {}) {
+async function run(nodes: WorkflowNode[], extra: Partial<ExecuteWorkflowInput> & { random?: () => number; edges?: WorkflowGraph['edges'] } = {}) {
   const sleeps: number[] = [];
   const tasks: CreateTaskInput[] = [];
   const keys: (string | undefined)[] = [];
-  const graph: WorkflowGraph = { nodes, edges: [{ from: 'trigger', to: nodes[0]!.id }, ...nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id }))] };
+  const graph: WorkflowGraph = {
+    nodes,
+    edges: extra.edges ?? [{ from: 'trigger', to: nodes[0]!.id }, ...nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id }))],
+  };
   const ev = fixedEvent(`evt-retry-${++eventSeq}`, {});
-  const { random, ...rest } = extra;
+  const { random, edges: _edges, ...rest } = extra;
   const record = await executeWorkflow({
     workflow: { id: ev.workflowId, ownerId: ev.ownerId, graph },
     event: ev,
@@ -288,4 +291,65 @@ test('a resumed step counts on from its checkpoint instead of restarting at atte
   const step = record.steps[0]!;
   assert.equal(step.attempts, 4, 'two attempts before the resume, two after');
   assert.deepEqual(step.attemptErrors!.slice(0, 2), ['first', 'GET … answered HTTP 503']);
+});
+
+test('a delay of at least retryParkMs parks the run (no sleep); woken, the step tries again with the same key and counts on', async () => {
+  const event = fixedEvent('evt-retry-park', {});
+  const nodes = [
+    httpNode('h', 'POST', '/keyed-2?park', { attempts: 4, backoff: 'fixed', delayMs: 6_000, maxDelayMs: 6_000 }),
+    httpNode('after', 'GET', '/ok?park'),
+  ];
+  const first = await run(nodes, { event, retryParkMs: 5_000 });
+  assert.equal(first.record.status, 'waiting');
+  assert.deepEqual(first.sleeps, [], 'no timer in memory');
+  assert.equal(first.record.parked!.nodeId, 'h');
+  assert.equal(first.record.parked!.resumable, false);
+  assert.equal(first.record.parked!.until!.toISOString(), new Date(NOW + 6_000).toISOString());
+  const parkedStep = first.record.steps[0]!;
+  assert.equal(parkedStep.status, 'waiting');
+  assert.equal(parkedStep.attempts, 1);
+  assert.equal(parkedStep.retryAt, new Date(NOW + 6_000).toISOString());
+  assert.match(parkedStep.error!, /503/);
+  assert.equal(requestsTo('/ok?park').length, 0);
+
+  // The wake: the stored checkpoints, the parked step again (the timer's resumption).
+  const resume = new Map(first.record.parked!.unsaved.map((c) => [c.step.nodeId, c]));
+  const wake = { nodeId: 'h', resumedBy: 'timer' as const, at: new Date(NOW + 6_000).toISOString() };
+  const second = await run(nodes, { event, retryParkMs: 5_000, resume, wake });
+  assert.equal(second.record.status, 'waiting', 'the second failure parks again');
+  assert.equal(second.record.steps[0]!.attempts, 2);
+  assert.deepEqual(second.record.steps[0]!.attemptErrors?.length, 1);
+  const third = await run(nodes, { event, retryParkMs: 5_000, resume: new Map(second.record.parked!.unsaved.map((c) => [c.step.nodeId, c])), wake });
+  assert.equal(third.record.status, 'succeeded', JSON.stringify(third.record));
+  const step = third.record.steps[0]!;
+  assert.equal(step.status, 'succeeded');
+  assert.equal(step.attempts, 3);
+  assert.equal(step.attemptErrors!.length, 2);
+  assert.equal(step.retryAt, undefined);
+  const keys = requestsTo('/keyed-2?park').map((r) => r.headers['idempotency-key']);
+  assert.equal(keys.length, 3);
+  assert.equal(new Set(keys).size, 1, 'the same Idempotency-Key after each wake');
+  assert.equal(requestsTo('/ok?park').length, 1);
+});
+
+test('short delays keep sleeping in memory; inside a For each a long delay sleeps too, cut to LOOP_RETRY_MAX_SLEEP_MS', async () => {
+  const short = await run([httpNode('h', 'GET', '/fail-1?short', { attempts: 2, backoff: 'fixed', delayMs: 4_999 })], { retryParkMs: 5_000 });
+  assert.equal(short.record.status, 'succeeded');
+  assert.deepEqual(short.sleeps, [4_999]);
+
+  const loop = await run(
+    [
+      { id: 'each', type: 'for_each', params: { items: '{{= [1] }}' } } as WorkflowNode,
+      httpNode('h', 'GET', '/fail-1?loop', { attempts: 2, backoff: 'fixed', delayMs: 3_600_000, maxDelayMs: 3_600_000 }),
+    ],
+    {
+      retryParkMs: 5_000,
+      edges: [
+        { from: 'trigger', to: 'each' },
+        { from: 'each', to: 'h', branch: 'each' },
+      ],
+    },
+  );
+  assert.equal(loop.record.status, 'succeeded', JSON.stringify(loop.record));
+  assert.deepEqual(loop.sleeps, [LOOP_RETRY_MAX_SLEEP_MS]);
 });

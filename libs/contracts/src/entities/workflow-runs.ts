@@ -14,7 +14,7 @@ export type RunStatus = Static<typeof RunStatus>;
 export const RunStep = Type.Object({
   nodeId: Type.String(),
   type: Type.String(),
-  /** `waiting`: the step parked its run (a Wait node); it becomes succeeded when the run resumes. */
+  /** `waiting`: the step parked its run (a Wait node, a long retry delay); it becomes succeeded when the run resumes. */
   status: StringEnum(['succeeded', 'failed', 'skipped', 'waiting']),
   input: Type.Unknown(),
   output: Type.Unknown(),
@@ -27,6 +27,8 @@ export const RunStep = Type.Object({
   attempts: Type.Optional(Type.Integer({ minimum: 1 })),
   /** The errors of the attempts before the last (at most 10, each cut at 500 characters); `error` is the last one's. */
   attemptErrors: Type.Optional(Type.Array(Type.String({ maxLength: 500 }), { maxItems: 10 })),
+  /** A `waiting` step parked until its next retry (a long delay): when it is tried again. */
+  retryAt: Type.Optional(DateTime),
 });
 export type RunStep = Static<typeof RunStep>;
 

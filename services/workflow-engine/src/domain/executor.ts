@@ -25,6 +25,15 @@ import { abortableSleep, failureKind, resolveRetry, retries, retryDelay } from '
 const ATTEMPT_ERROR_CHARS = 500;
 
 /**
+ * The longest retry delay a step inside a For each's loop body sleeps in memory (its items run
+ * concurrently, so one item cannot park the run): a longer one is cut to this (docs/workflow-engine.md, "Retries").
+ */
+export const LOOP_RETRY_MAX_SLEEP_MS = 60_000;
+
+/** RETRY_PARK_MS's default: a retry delay of 5 s or more parks the run instead of holding it in memory. */
+export const DEFAULT_RETRY_PARK_MS = 5_000;
+
+/**
  * A run's own limits. There is no overall wall time (a run may wait for days, parked: "Parking" in
  * docs/workflow-engine.md); each node keeps its own timeout.
  */
@@ -126,6 +135,11 @@ export interface ExecuteWorkflowInput {
   wake?: { nodeId: string } & Resumption;
   /** The answer to the webhook's caller, for Respond nodes (NodeContext.respond; process-trigger.ts). */
   respond?: NodeContext['respond'];
+  /**
+   * A retry delay of at least this many ms parks the run instead of sleeping (RETRY_PARK_MS;
+   * docs/workflow-engine.md, "Retries"). Absent: every delay sleeps in memory (a step test).
+   */
+  retryParkMs?: number;
 }
 
 // Each handler is typed by its own node's params (nodes/index.ts); the executor dispatches on node.type.
@@ -363,7 +377,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
               ownerId: workflow.ownerId,
               signal: deadline.signal,
               warn: (m: string) => addWarning(node.id, m),
-              ...(resumed ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } } : {}),
+              ...(resumed && !earlier?.retryAt ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } } : {}),
               ...(input.respond ? { respond: input.respond } : {}),
               ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id, item?.index) } : {}),
             }),
@@ -379,7 +393,11 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           const again = safe && attempt < policy.attempts && !deadline.signal.aborted && retries(policy, failureKind(err));
           if (!again) return stepFailed(node, step, err, outputs);
           if (input.cancelled?.()) return cancelledBeforeRetry(step, err);
-          const delay = retryDelay(policy, attempt - (earlier?.attempts ?? 0), err, ports.random ?? Math.random, ports.clock().getTime());
+          // A step parked for its retry counts its backoff on; a handled failure's checkpoint starts it again.
+          const n = earlier?.retryAt ? attempt : attempt - (earlier?.attempts ?? 0);
+          let delay = retryDelay(policy, n, err, ports.random ?? Math.random, ports.clock().getTime());
+          if (input.retryParkMs !== undefined && delay >= input.retryParkMs && !item) return parkForRetry(node, step, err, attempt, errors, delay);
+          if (item) delay = Math.min(delay, LOOP_RETRY_MAX_SLEEP_MS);
           const cancelSignal = input.cancelSignal?.();
           const signal = cancelSignal ? AbortSignal.any([deadline.signal, cancelSignal]) : deadline.signal;
           try {
@@ -397,6 +415,23 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       step.durationMs = ports.clock().getTime() - stepStart.getTime();
       ports.metrics?.nodeFinished(node.type, step.status, step.durationMs / 1000);
     }
+  }
+
+  /**
+   * A long retry delay (ExecuteWorkflowInput.retryParkMs): the step is recorded `waiting` with its
+   * attempts so far, its errors and `retryAt`, and parks the run until then; the woken run executes it
+   * again (ctx.resumed is not set: it is the same attempt series), counting on from the checkpoint.
+   */
+  function parkForRetry(node: WorkflowNode, step: RunStep, err: unknown, attempt: number, errors: string[], delay: number): NodeResult {
+    const until = new Date(ports.clock().getTime() + delay);
+    step.status = 'waiting';
+    step.error = messageOf(err);
+    step.attempts = attempt;
+    step.attemptErrors = [...errors];
+    step.retryAt = until.toISOString();
+    if (err instanceof NodeFailedError && err.output !== undefined) step.output = err.output;
+    ports.log.info({ workflowId: workflow.id, nodeId: node.id, attempt, retryAt: step.retryAt }, 'workflow node parked until its retry');
+    return { output: step.output, park: { until } };
   }
 
   /** Cancelled while a step waited to be retried: the step keeps its last failure, the run ends cancelled. */

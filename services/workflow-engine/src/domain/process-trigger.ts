@@ -4,7 +4,7 @@ import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
 import type { DefinitionCache } from './definitions.ts';
 import { currentTraceId, withSpan } from '@flowdesk/telemetry';
-import { executeWorkflow, type RunLimits, type RunRecord } from './executor.ts';
+import { DEFAULT_RETRY_PARK_MS, executeWorkflow, type RunLimits, type RunRecord } from './executor.ts';
 import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, WorkspaceWrites } from './ports.ts';
 import { recordRun, unstorablePayload } from './run-recording.ts';
 import type { RunCancellations } from './run-control.ts';
@@ -27,6 +27,8 @@ export interface ProcessDeps {
   startErrorWorkflow?: (event: TriggerEvent, ordered: boolean) => Promise<void>;
   /** The public base URL of resume links (PUBLIC_BASE_URL): `<base>/api/v1/resume/<waitId>?secret=…`. */
   resumeBaseUrl?: string;
+  /** A retry delay of at least this many ms parks the run (RETRY_PARK_MS, default 5000; docs/workflow-engine.md, "Retries"). */
+  retryParkMs?: number;
   /** Sends the answer of a run whose webhook caller waits (the reply topic, keyed by ingest replica). */
   reply?: (reply: WebhookReply) => Promise<void>;
 }
@@ -207,6 +209,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
         workflow: { id: workflow.id, ownerId: event.ownerId, graph: workflow.graph },
         event,
         limits: deps.limits,
+        retryParkMs: deps.retryParkMs ?? DEFAULT_RETRY_PARK_MS,
         credentials,
         cancelled: cancellations ? () => cancellations.isCancelled(key) : undefined,
         cancelSignal: cancellations ? () => cancellations.signalOf(key) : undefined,

@@ -377,7 +377,9 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
               ownerId: workflow.ownerId,
               signal: deadline.signal,
               warn: (m: string) => addWarning(node.id, m),
-              ...(resumed && !earlier?.retryAt ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } } : {}),
+              ...(resumed && !earlier?.retryAt
+                ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } }
+                : {}),
               ...(input.respond ? { respond: input.respond } : {}),
               ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id, item?.index) } : {}),
             }),

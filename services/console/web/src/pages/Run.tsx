@@ -394,9 +394,21 @@ function WaitingNotice({ run }: { run: WorkflowRun }) {
   const step = run.steps.find((s) => s.nodeId === wait.nodeId && s.status === 'waiting');
   const link = (step?.output as { resumeUrl?: string } | null)?.resumeUrl;
   return (
-    <Alert color="orange" variant="light" styles={{ title: { color: textOn('orange') } }} title={`Waiting at "${wait.nodeId}"`} mb="md" role="status">
+    <Alert
+      color="orange"
+      variant="light"
+      styles={{ title: { color: textOn('orange') } }}
+      title={step?.retryAt ? `Waiting to retry "${wait.nodeId}"` : `Waiting at "${wait.nodeId}"`}
+      mb="md"
+      role="status"
+    >
       <Stack gap={4}>
-        {!wait.resumable && wait.until && <Text size="sm">Resumes at {exact(wait.until)}.</Text>}
+        {step?.retryAt && (
+          <Text size="sm">
+            Retrying at {exact(step.retryAt)} ({step.attempts ?? 1} {(step.attempts ?? 1) === 1 ? 'attempt' : 'attempts'} so far; last error: {step.error}).
+          </Text>
+        )}
+        {!wait.resumable && wait.until && !step?.retryAt && <Text size="sm">Resumes at {exact(wait.until)}.</Text>}
         {wait.resumable && (
           <Text size="sm">Waits for Approve / Reject or a POST to its resume link{wait.until ? `; times out at ${exact(wait.until)}` : ''}.</Text>
         )}

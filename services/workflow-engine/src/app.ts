@@ -29,6 +29,7 @@ import { ScheduleStore } from './adapters/schedule-store.ts';
 import { Scheduler } from './domain/scheduler.ts';
 import { WaitStore } from './adapters/wait-store.ts';
 import { WaitTimers } from './domain/wait-timers.ts';
+import { resumeLinkKey } from './domain/resume-links.ts';
 import { ChangeTriggers } from './domain/change-triggers.ts';
 import type { TriggerSource } from './domain/trigger-source.ts';
 
@@ -105,6 +106,8 @@ export interface WorkflowEngineDeps {
 export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   const subscriptions: Subscription[] = [];
   let consuming = false;
+  // Resume links known before the Wait ({{wait.<id>.resumeUrl}}) are keyed by a sub-key of the credentials key.
+  const linkKey = deps.credentialsKey ? resumeLinkKey(deps.credentialsKey.key) : undefined;
   const app = createService({
     name: 'workflow-engine',
     logLevel: deps.logLevel,
@@ -244,6 +247,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
             cancellations,
             resumeBaseUrl: deps.publicBaseUrl,
             ...(deps.retryParkMs !== undefined ? { retryParkMs: deps.retryParkMs } : {}),
+            ...(linkKey ? { resumeLinkKey: linkKey } : {}),
             startErrorWorkflow: (event, ordered) =>
               deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
             // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request.

@@ -144,3 +144,22 @@ test('quiet rendering (used by exists / not_exists) records no warning for a mis
 test('text without variables and unbalanced braces pass through unchanged', () => {
   assert.equal(renderer().renderString('{ "a": 1 } {{ not closed'), '{ "a": 1 } {{ not closed');
 });
+
+test('{{wait.<id>.resumeUrl}} renders the link the scope gives; a node that is no resume Wait, or no link source, renders empty with the reason', () => {
+  const links = new TemplateRenderer({
+    payload: {},
+    headers: {},
+    nodes: new Map(),
+    resumeUrl: (id) => (id === 'approve' ? { url: 'https://x.test/api/v1/resume/w?secret=s' } : { why: `node "${id}" is not a Wait node in resume mode` }),
+  });
+  assert.equal(links.renderString('Approve: {{wait.approve.resumeUrl}}'), 'Approve: https://x.test/api/v1/resume/w?secret=s');
+  assert.equal(links.renderString('{{wait.ask.resumeUrl}}'), '');
+  assert.equal(links.renderString('{{wait.approve.secret}}'), '');
+  assert.deepEqual(links.warnings, [
+    '{{wait.ask.resumeUrl}} is empty: node "ask" is not a Wait node in resume mode',
+    '{{wait.approve.secret}} is empty: write {{wait.<nodeId>.resumeUrl}}',
+  ]);
+  const none = new TemplateRenderer({ payload: {}, headers: {}, nodes: new Map() });
+  assert.equal(none.renderString('{{wait.approve.resumeUrl}}'), '');
+  assert.deepEqual(none.warnings, ['{{wait.approve.resumeUrl}} is empty: this run has no resume links']);
+});

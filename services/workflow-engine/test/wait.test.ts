@@ -3,7 +3,7 @@
 // the resume URL (right and wrong secret, twice), Approve / Reject, the timeout branch, a cancel
 // drops the timer, and two engines on one database resume each run exactly once.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
 import { until } from '@flowdesk/service-kit/testing';
@@ -11,6 +11,7 @@ import { buildApp } from '../src/app.ts';
 import { json, startEngineStack, type EngineStack, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
+const credentialsKey = randomBytes(32);
 let stack: EngineStack;
 let engine: Service;
 let engineUrl: string;
@@ -28,6 +29,8 @@ const startEngine = async () => {
     logLevel: 'silent',
     publicBaseUrl: 'http://flowdesk.test',
     definitionsGroup: `wait-test-${randomUUID()}`,
+    // Resume links known before the Wait ({{wait.<id>.resumeUrl}}) are keyed by the credentials key.
+    credentialsKey: { key: credentialsKey },
   });
   return { app, url: await listen(app, 0) };
 };
@@ -186,6 +189,58 @@ describe('Wait node', () => {
     const out = waitOf(posts[0]!);
     assert.equal(out.resumedBy, 'resume');
     assert.deepEqual(out.body, { approved: true, by: 'ana' });
+  });
+
+  test('a step before the Wait sends its resume link ({{wait.<id>.resumeUrl}}); a POST to it resumes the run', async () => {
+    const owner = randomUUID();
+    const res = await call(owner, 'POST', '/api/v1/workflows', {
+      name: 'Ask, then wait for the answer',
+      triggerType: 'webhook',
+      active: true,
+      graph: {
+        nodes: [
+          {
+            id: 'ask',
+            type: 'http_request',
+            params: { method: 'POST', url: `${stack.receiver!.url}/ask?n={{trigger.n}}`, body: '{"link": "{{wait.wait.resumeUrl}}"}' },
+          },
+          { id: 'wait', type: 'wait', params: { mode: 'resume' } },
+          {
+            id: 'after',
+            type: 'http_request',
+            params: { method: 'POST', url: `${stack.receiver!.url}/after/resumed?n={{trigger.n}}`, body: '{"wait": {{= $string(nodes.wait) }} }' },
+          },
+        ],
+        edges: [
+          { from: 'trigger', to: 'ask' },
+          { from: 'ask', to: 'wait' },
+          { from: 'wait', to: 'after', branch: 'resumed' },
+        ],
+      },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const n = randomUUID();
+    const run = await runNow(owner, res.body as { id: string }, { n });
+    const asked = await until('the approver was sent the link', async () => received.find((r) => r.url === `/ask?n=${n}`));
+    const link = (JSON.parse(asked.body) as { link: string }).link;
+    assert.match(link, /^http:\/\/flowdesk\.test\/api\/v1\/resume\/[0-9a-f-]{36}\?secret=[A-Za-z0-9_-]{43}$/);
+    const parked = await waiting(owner, run.id);
+    assert.equal(resumeUrlOf(parked), link, 'the link sent before the Wait is the one it waits on');
+    const { rows } = await stack.testDb.db.exec(`SELECT secret_hash FROM "engine"."run_wait" WHERE run_id = $1`, [run.id]);
+    assert.ok(!String(rows[0]!.secret_hash).includes(new URL(link).searchParams.get('secret')!), 'only the hash is stored');
+    const wrong = await fetch(onEngine(link).replace(/secret=.*/, 'secret=x'), { method: 'POST' });
+    assert.equal(wrong.status, 401);
+    const ok = await fetch(onEngine(link), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"approved":true}' });
+    assert.equal(ok.status, 202, await ok.clone().text());
+    const done = await finished(owner, run.id);
+    assert.equal(done.status, 'succeeded', JSON.stringify(done));
+    const out = waitOf(postsFor(n).find((p) => p.url.startsWith('/after/resumed'))!);
+    assert.equal(out.resumedBy, 'resume');
+    assert.deepEqual(out.body, { approved: true });
+    // A run of its own: another event, another link.
+    const other = await runNow(owner, res.body as { id: string }, { n: randomUUID() });
+    assert.notEqual(resumeUrlOf(await waiting(owner, other.id)), link);
+    await call(owner, 'POST', `/api/v1/workflow-runs/${other.id}/cancel`);
   });
 
   test('Approve and Reject on the run (owner only) follow resumed and rejected', async () => {

@@ -140,6 +140,8 @@ export interface ExecuteWorkflowInput {
    * docs/workflow-engine.md, "Retries"). Absent: every delay sleeps in memory (a step test).
    */
   retryParkMs?: number;
+  /** The resume link of the `resume` Wait `nodeId` of this run, for {{wait.<nodeId>.resumeUrl}} (absent: no server key). */
+  resumeUrl?: (nodeId: string) => string;
 }
 
 // Each handler is typed by its own node's params (nodes/index.ts); the executor dispatches on node.type.
@@ -182,6 +184,12 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     credentials: input.credentials,
     clock: ports.clock,
     ...(event.rawBody !== undefined ? { rawBody: event.rawBody } : {}),
+    resumeUrl: (id: string): { url: string } | { why: string } => {
+      const wait = workflow.graph.nodes.find((n) => n.id === id);
+      if (wait?.type !== 'wait' || wait.params.mode !== 'resume') return { why: `node "${id}" is not a Wait node in resume mode` };
+      if (!input.resumeUrl) return { why: 'resume links before the Wait need the server key (CREDENTIALS_KEY)' };
+      return { url: input.resumeUrl(id) };
+    },
   };
   const renderer = new TemplateRenderer({ ...scope, nodes: outputs });
   // The run's own scope, as against a loop item's (ItemScope).

@@ -8,6 +8,7 @@ import { DEFAULT_RETRY_PARK_MS, executeWorkflow, type RunLimits, type RunRecord 
 import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, WorkspaceWrites } from './ports.ts';
 import { recordRun, unstorablePayload } from './run-recording.ts';
 import type { RunCancellations } from './run-control.ts';
+import { resumeLinkOf } from './resume-links.ts';
 
 export interface ProcessDeps {
   runs: RunRecorder;
@@ -27,6 +28,8 @@ export interface ProcessDeps {
   startErrorWorkflow?: (event: TriggerEvent, ordered: boolean) => Promise<void>;
   /** The public base URL of resume links (PUBLIC_BASE_URL): `<base>/api/v1/resume/<waitId>?secret=…`. */
   resumeBaseUrl?: string;
+  /** The key of resume links known before the Wait (resumeLinkKey of the credentials key); absent: links are random. */
+  resumeLinkKey?: Buffer;
   /** A retry delay of at least this many ms parks the run (RETRY_PARK_MS, default 5000; docs/workflow-engine.md, "Retries"). */
   retryParkMs?: number;
   /** Sends the answer of a run whose webhook caller waits (the reply topic, keyed by ingest replica). */
@@ -210,6 +213,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
         event,
         limits: deps.limits,
         retryParkMs: deps.retryParkMs ?? DEFAULT_RETRY_PARK_MS,
+        ...(deps.resumeLinkKey ? { resumeUrl: (id: string) => resumeLinkOf(deps.resumeLinkKey!, key, id, deps.resumeBaseUrl).url } : {}),
         credentials,
         cancelled: cancellations ? () => cancellations.isCancelled(key) : undefined,
         cancelSignal: cancellations ? () => cancellations.signalOf(key) : undefined,
@@ -299,13 +303,16 @@ async function park(
   secrets: string[],
   deps: ProcessDeps,
 ): Promise<ProcessOutcome> {
-  const waitId = randomUUID();
+  let waitId: string = randomUUID();
   let secretHash: string | null = null;
   if (parked.resumable) {
-    const secret = randomBytes(32).toString('base64url');
+    // With the server key, the link earlier steps could send as {{wait.<id>.resumeUrl}} (resume-links.ts).
+    const link = deps.resumeLinkKey ? resumeLinkOf(deps.resumeLinkKey, key, parked.nodeId, deps.resumeBaseUrl) : null;
+    const secret = link?.secret ?? randomBytes(32).toString('base64url');
+    if (link) waitId = link.waitId;
     secretHash = resumeSecretHash(secret);
     const base = (deps.resumeBaseUrl ?? '').replace(/\/+$/, '');
-    const resumeUrl = `${base}/api/v1/resume/${waitId}?secret=${secret}`;
+    const resumeUrl = link?.url ?? `${base}/api/v1/resume/${waitId}?secret=${secret}`;
     // The owner sees the link on the run page (the parked step's output); the lookup keeps only the hash.
     const step = parked.unsaved[parked.unsaved.length - 1]!.step;
     step.output = { ...(step.output as Record<string, unknown>), resumeUrl };

@@ -34,6 +34,8 @@ export interface TemplateScope {
   clock?: () => Date;
   /** The webhook's body as received, base64 (only for workflows that need it: docs/webhooks.md, "Raw body"). */
   rawBody?: string;
+  /** A `resume` Wait's link, known before it runs: `{{wait.<nodeId>.resumeUrl}}` (domain/resume-links.ts). */
+  resumeUrl?: (nodeId: string) => { url: string } | { why: string };
 }
 
 /** A `{{credentials.<name>}}` the owner has no credential for (or a malformed reference). */
@@ -254,7 +256,13 @@ export class TemplateRenderer {
       if (root === 'index') return rest.length === 0 ? { found: true, value: this.scope.index } : { found: false, why: 'an index has no fields' };
       return rest.length === 0 ? { found: true, value: this.scope.item } : walk(this.scope.item, rest);
     }
-    return { found: false, why: 'unknown variable (variables start with trigger., nodes., credentials., or inside a For each item. and index)' };
+    if (root === 'wait') {
+      const [id, field, ...more] = rest;
+      if (!id || field !== 'resumeUrl' || more.length > 0) return { found: false, why: 'write {{wait.<nodeId>.resumeUrl}}' };
+      const link = this.scope.resumeUrl?.(id) ?? { why: 'this run has no resume links' };
+      return 'url' in link ? { found: true, value: link.url } : { found: false, why: link.why };
+    }
+    return { found: false, why: 'unknown variable (variables start with trigger., nodes., credentials., wait., or inside a For each item. and index)' };
   }
 }
 

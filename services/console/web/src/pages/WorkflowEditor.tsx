@@ -512,6 +512,7 @@ function Editor({ initial }: { initial: Workflow }) {
                   active={workflow.active}
                   nodeSources={nodeSources}
                   credentials={credentials}
+                  resumeWaits={nodes.filter((n) => n.data.kind === 'wait' && n.data.form.mode === 'resume').map((n) => n.id)}
                   targetLabel={selected.id === TRIGGER_ID ? null : targetLabel}
                   onPick={pick}
                 />

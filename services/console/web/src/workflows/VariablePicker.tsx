@@ -89,6 +89,7 @@ export function VariablePicker({
   active,
   nodeSources,
   credentials,
+  resumeWaits = [],
   targetLabel,
   onPick,
 }: {
@@ -102,6 +103,8 @@ export function VariablePicker({
   active: boolean;
   nodeSources: PickerSource[];
   credentials: string[] | null;
+  /** The graph's Wait nodes in resume mode: their links, {{wait.<id>.resumeUrl}}, usable by any step. */
+  resumeWaits?: string[];
   targetLabel: string | null;
   onPick: (text: string) => void;
 }) {
@@ -198,6 +201,20 @@ export function VariablePicker({
           <Tree source={s} onPick={onPick} />
         </div>
       ))}
+      {resumeWaits.length > 0 && (
+        <div>
+          <Text size="xs" fw={650} tt="uppercase" c="dimmed" mb={4}>
+            Resume links
+          </Text>
+          <Tree
+            source={{ root: 'wait', title: 'Resume links', value: Object.fromEntries(resumeWaits.map((id) => [id, { resumeUrl: "this run's link" }])) }}
+            onPick={onPick}
+          />
+          <Text size="xs" c="dimmed" mt={4}>
+            Any step may send a Wait&apos;s link, before the run waits there (e.g. to an approver).
+          </Text>
+        </div>
+      )}
       {credentials && (
         <div>
           <Text size="xs" fw={650} tt="uppercase" c="dimmed" mb={4}>

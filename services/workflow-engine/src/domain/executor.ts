@@ -361,6 +361,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
             handler.execute(rendered, {
               ports,
               ownerId: workflow.ownerId,
+              nodeId: node.id,
               signal: deadline.signal,
               warn: (m: string) => addWarning(node.id, m),
               ...(resumed ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } } : {}),

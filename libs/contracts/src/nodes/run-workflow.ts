@@ -43,6 +43,6 @@ export const runWorkflow = defineNode({
     timeoutMs: { label: 'Timeout (ms)', widget: 'json', description: 'When waiting: fail after this long (1000 to 30 days; default none).' },
   },
   output:
-    '`{ runId, status, output, error }` when waiting (`output`: the last succeeded step\'s output of the child; a child that did not succeed fails the node); `{ eventId, started: true }` otherwise.',
+    "`{ runId, status, output, error }` when waiting (`output`: the last succeeded step's output of the child; a child that did not succeed fails the node); `{ eventId, started: true }` otherwise.",
   summary: (p) => `${p.wait === false ? 'Start' : 'Run'} ${p.workflowId || '(no workflow yet)'}`,
 });

@@ -446,11 +446,7 @@ function childResult(run: { id: string | null; status?: string; steps?: readonly
  * chain no deeper than RUN_WORKFLOW_MAX_DEPTH. The event id is derived from the step's idempotency
  * key, so a step executed again (a crash, a retry) publishes the same event and the child runs once.
  */
-async function startSubWorkflow(
-  event: TriggerEvent,
-  request: StartWorkflowRequest,
-  deps: ProcessDeps,
-): Promise<{ eventId: string }> {
+async function startSubWorkflow(event: TriggerEvent, request: StartWorkflowRequest, deps: ProcessDeps): Promise<{ eventId: string }> {
   const depth = (event.origin?.depth ?? 0) + 1;
   if (depth > RUN_WORKFLOW_MAX_DEPTH)
     throw new NodeFailedError(`workflows may start workflows at most ${RUN_WORKFLOW_MAX_DEPTH} levels deep; this run is at depth ${depth - 1}`);

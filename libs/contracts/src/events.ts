@@ -46,6 +46,11 @@ export const TriggerEvent = Type.Object(
         body: Type.Optional(Type.Unknown()),
       }),
     ),
+    /**
+     * Set on a run started by a Run workflow node that waits for its result: the parked step its
+     * outcome resumes (docs/workflow-engine.md, "Run workflow"). Same owner as this event.
+     */
+    parent: Type.Optional(Type.Object({ workflowId: Type.String({ format: 'uuid' }), eventId: Type.String({ maxLength: 200 }), nodeId: Type.String() })),
     /** Set when the webhook's caller waits for the answer (responseMode not `immediately`): where the engine sends it. */
     replyTo: Type.Optional(ReplyTo),
   },

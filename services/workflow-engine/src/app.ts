@@ -250,6 +250,9 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
             ...(linkKey ? { resumeLinkKey: linkKey } : {}),
             startErrorWorkflow: (event, ordered) =>
               deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
+            startSubWorkflow: (event, ordered) =>
+              deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
+            resumeParent: (parent, body) => waits.resumeByParent(parent, body, clock()),
             // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request.
             reply: (reply) => deps.bus.publish(WEBHOOK_REPLY_TOPIC, [{ key: reply.replica, value: reply }]),
           });

@@ -25,6 +25,7 @@ import { getProject } from './get-project.ts';
 import { createNote } from './create-note.ts';
 import { createCalendarEntry } from './create-calendar-entry.ts';
 import { addComment } from './add-comment.ts';
+import { runWorkflow } from './run-workflow.ts';
 
 export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
@@ -34,6 +35,7 @@ export * from './verify-signature.ts';
 export { WAIT_BRANCHES, WAIT_MAX_MS, WAIT_UNITS } from './wait.ts';
 export { FOR_EACH_MAX_CONCURRENCY, FOR_EACH_MAX_ITEMS, loopBodies, type LoopBody } from './for-each.ts';
 export { FIND_TASKS_MAX } from './find-tasks.ts';
+export { RUN_WORKFLOW_MAX_DEPTH, RUN_WORKFLOW_MAX_TIMEOUT_MS } from './run-workflow.ts';
 
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];
@@ -54,6 +56,7 @@ export const NODE_TYPES = [
   forEach,
   aggregate,
   wait,
+  runWorkflow,
   respond,
   verifySignature,
   stop,

@@ -79,6 +79,20 @@ export class WaitStore implements WaitStorePort {
     return updated.rows[0] ? { ok: true, runId: String(row.run_id) } : { ok: false, why: 'already_resumed' };
   }
 
+  /**
+   * A child run's result resumes its parent's step parked on a Run workflow node (a wait that is not
+   * resumable by a link or Approve / Reject, for that node): at most once. False when no such wait.
+   */
+  async resumeByParent(parent: { ownerId: string; workflowId: string; eventId: string; nodeId: string }, body: unknown, now: Date): Promise<boolean> {
+    const { rows } = await this.db.exec(
+      `UPDATE "engine"."run_wait" SET resumed_by = 'resume', resumed_at = $5, body = $6::jsonb, fire_at = $5
+        WHERE owner_id = $1 AND workflow_id = $2 AND event_id = $3 AND node_id = $4 AND NOT resumable AND resumed_by IS NULL
+        RETURNING run_id`,
+      [parent.ownerId, parent.workflowId, parent.eventId, parent.nodeId, now, JSON.stringify(body)],
+    );
+    return rows.length > 0;
+  }
+
   /** Approve / Reject by the run's owner (row-level security): resumes at most once. */
   async resumeByOwner(userId: string, runId: string, by: 'approve' | 'reject', body: unknown, now: Date): Promise<ResumeAnswer> {
     if (!UUID.test(userId) || !UUID.test(runId)) return { ok: false, why: 'not_found' };

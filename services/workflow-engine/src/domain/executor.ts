@@ -383,6 +383,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
             handler.execute(rendered, {
               ports,
               ownerId: workflow.ownerId,
+              nodeId: node.id,
               signal: deadline.signal,
               warn: (m: string) => addWarning(node.id, m),
               ...(resumed && !earlier?.retryAt

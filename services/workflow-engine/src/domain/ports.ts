@@ -78,6 +78,21 @@ export interface EnginePorts {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Jitter's randomness in [0, 1); default Math.random. */
   random?: () => number;
+  /**
+   * Starts another workflow of the run's owner (the Run workflow node): refuses a missing workflow,
+   * another owner's, and a chain deeper than RUN_WORKFLOW_MAX_DEPTH. Absent: the node fails.
+   */
+  startWorkflow?: (request: StartWorkflowRequest) => Promise<{ eventId: string }>;
+}
+
+export interface StartWorkflowRequest {
+  workflowId: string;
+  payload: Record<string, unknown>;
+  /** The parent waits: the child's outcome resumes the parent's step `nodeId`. */
+  wait: boolean;
+  nodeId: string;
+  /** The step's idempotency key: the child's event id is derived from it. */
+  idempotencyKey: string;
 }
 
 /**
@@ -159,7 +174,11 @@ export interface RunRecorder {
   /** Keeps the steps a run cancelled while it ran did execute (its row, already finished as cancelled, is not changed otherwise). */
   keepCancelledSteps(write: RunWrite): Promise<void>;
   /** The run an event started (its id for an error workflow's payload), or null. */
-  getByEvent(userId: string, workflowId: string, eventId: string): Promise<{ id: string } | null>;
+  getByEvent(
+    userId: string,
+    workflowId: string,
+    eventId: string,
+  ): Promise<{ id: string; status?: RunStatus; steps?: readonly RunStep[]; error?: string | null } | null>;
 }
 
 /** The owner's credentials, read only for a graph that refers to some (docs/credentials.md). */

@@ -1,11 +1,12 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { WEBHOOK_REPLY_MAX_BODY, type ErrorPayload, type TriggerEvent, type WebhookReply } from '@flowdesk/contracts';
+import { RUN_WORKFLOW_MAX_DEPTH, WEBHOOK_REPLY_MAX_BODY, type ErrorPayload, type TriggerEvent, type WebhookReply } from '@flowdesk/contracts';
+import { NodeFailedError } from './errors.ts';
 import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
 import type { DefinitionCache } from './definitions.ts';
 import { currentTraceId, withSpan } from '@flowdesk/telemetry';
 import { DEFAULT_RETRY_PARK_MS, executeWorkflow, type RunLimits, type RunRecord } from './executor.ts';
-import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, WorkspaceWrites } from './ports.ts';
+import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, StartWorkflowRequest, WorkspaceWrites } from './ports.ts';
 import { recordRun, unstorablePayload } from './run-recording.ts';
 import type { RunCancellations } from './run-control.ts';
 import { resumeLinkOf } from './resume-links.ts';
@@ -26,6 +27,13 @@ export interface ProcessDeps {
   cancellations?: RunCancellations;
   /** Publishes the trigger event of an error workflow's run (the engine's trigger topic). */
   startErrorWorkflow?: (event: TriggerEvent, ordered: boolean) => Promise<void>;
+  /** Publishes the trigger event of a run a Run workflow node starts (the engine's trigger topic). */
+  startSubWorkflow?: (event: TriggerEvent, ordered: boolean) => Promise<void>;
+  /**
+   * Resumes a parent's step parked on a Run workflow node with its child's result (engine.run_wait,
+   * compare-and-set: once); false when that step is not parked (yet, or any more).
+   */
+  resumeParent?: (parent: { ownerId: string; workflowId: string; eventId: string; nodeId: string }, body: unknown) => Promise<boolean>;
   /** The public base URL of resume links (PUBLIC_BASE_URL): `<base>/api/v1/resume/<waitId>?secret=…`. */
   resumeBaseUrl?: string;
   /** The key of resume links known before the Wait (resumeLinkKey of the credentials key); absent: links are random. */
@@ -50,6 +58,13 @@ export type ProcessOutcome = 'ran' | 'duplicate' | 'workflow-gone' | 'inactive';
  * before the handler resolves, so the bus acknowledges the event only once its run is stored.
  */
 export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps): Promise<ProcessOutcome> {
+  if (!event.parent) return answerAndRun(event, deps);
+  const outcome = await answerAndRun(event, deps);
+  await notifyParent(event, outcome, deps);
+  return outcome;
+}
+
+async function answerAndRun(event: TriggerEvent, deps: ProcessDeps): Promise<ProcessOutcome> {
   const replyTo = event.replyTo;
   if (!replyTo || !deps.reply) return runTriggerEvent(event, deps);
   // The caller waits (docs/webhooks.md, "Answering the caller"): a Respond node answers first, or the
@@ -235,6 +250,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
           createTask: (ownerId, input, { signal, idempotencyKey }) =>
             deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }, idempotencyKey),
           ...(deps.workspace.nodes ? { workspace: deps.workspace.nodes } : {}),
+          ...(deps.startSubWorkflow ? { startWorkflow: (request) => startSubWorkflow(event, request, deps) } : {}),
         },
       }),
     { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } },
@@ -338,6 +354,14 @@ async function park(
   const [written] = await Promise.all([recordRun(deps.runs, write), stored]);
   if (!written.written) await deps.runs.keepCancelledSteps(write); // cancelled meanwhile
   deps.log.info({ workflowId: key.workflowId, eventId: key.eventId, nodeId: parked.nodeId, until: write.wait!.until }, 'workflow run parked');
+  // Parked on a Run workflow node: the child may have finished before this wait was stored (its
+  // resume then found no wait). The wait is stored now, so look once: one of the two sees the other.
+  const last = parked.unsaved[parked.unsaved.length - 1]!.step;
+  const child = last.type === 'run_workflow' ? (last.output as { workflowId?: string; eventId?: string } | null) : null;
+  if (written.written && child?.workflowId && child.eventId && deps.resumeParent) {
+    const run = await deps.runs.getByEvent(key.ownerId, child.workflowId, child.eventId);
+    if (run && FINISHED.has(run.status ?? '')) await deps.resumeParent({ ...key, nodeId: parked.nodeId }, childResult(run));
+  }
   return 'ran';
 }
 
@@ -405,4 +429,73 @@ export class SampleKeeper {
     this.last.set(workflowId, at);
     this.workspace.setSamplePayload(ownerId, workflowId, payload).catch((err: unknown) => this.log.warn({ err, workflowId }, 'sample payload not kept'));
   }
+}
+
+const FINISHED = new Set(['succeeded', 'failed', 'skipped', 'cancelled']);
+
+/** The largest child output a parent's Run workflow node receives (as the resume body; above it: null and `outputOmitted`). */
+export const CHILD_OUTPUT_MAX_BYTES = WEBHOOK_REPLY_MAX_BODY;
+
+/** A finished child run as its parent's Run workflow node outputs it: the last succeeded step's output. */
+function childResult(run: { id: string | null; status?: string; steps?: readonly { status: string; output: unknown }[]; error?: string | null }) {
+  let output = run.steps?.findLast((s) => s.status === 'succeeded')?.output ?? null;
+  const tooBig = Buffer.byteLength(JSON.stringify(output) ?? 'null') > CHILD_OUTPUT_MAX_BYTES;
+  if (tooBig) output = null;
+  return {
+    runId: run.id,
+    status: run.status ?? 'failed',
+    output,
+    error: run.error ?? null,
+    ...(tooBig ? { outputOmitted: `larger than ${CHILD_OUTPUT_MAX_BYTES} bytes` } : {}),
+  };
+}
+
+/**
+ * Starts a child run for a Run workflow node (docs/workflow-engine.md, "Run workflow"): the target
+ * must be a workflow of the same owner (active or not; it runs as a manual run with the payload), the
+ * chain no deeper than RUN_WORKFLOW_MAX_DEPTH. The event id is derived from the step's idempotency
+ * key, so a step executed again (a crash, a retry) publishes the same event and the child runs once.
+ */
+async function startSubWorkflow(event: TriggerEvent, request: StartWorkflowRequest, deps: ProcessDeps): Promise<{ eventId: string }> {
+  const depth = (event.origin?.depth ?? 0) + 1;
+  if (depth > RUN_WORKFLOW_MAX_DEPTH)
+    throw new NodeFailedError(`workflows may start workflows at most ${RUN_WORKFLOW_MAX_DEPTH} levels deep; this run is at depth ${depth - 1}`);
+  const target = await deps.definitions.get(request.workflowId);
+  if (!target || target.ownerId !== event.ownerId) throw new NodeFailedError(`workflow ${request.workflowId} not found`);
+  const eventId = `sub_${request.idempotencyKey}`;
+  await deps.startSubWorkflow!(
+    {
+      eventId,
+      workflowId: target.id,
+      ownerId: event.ownerId,
+      source: 'manual',
+      receivedAt: deps.clock().toISOString(),
+      payload: request.payload,
+      headers: {},
+      origin: { workflowId: event.workflowId, depth },
+      ...(request.wait ? { parent: { workflowId: event.workflowId, eventId: event.eventId, nodeId: request.nodeId } } : {}),
+    },
+    target.executionOrder === 'ordered',
+  );
+  return { eventId };
+}
+
+/**
+ * A child run whose parent waits ended (or was handled before: a redelivery): its result resumes the
+ * parent's parked step, at most once (compare-and-set on the wait). A parent not parked yet looks for
+ * the finished child itself once it parked (park, above). A failed resume throws: the bus delivers the
+ * child's event again, which finds the run finished and tries again (at least once).
+ */
+async function notifyParent(event: TriggerEvent, outcome: ProcessOutcome, deps: ProcessDeps): Promise<void> {
+  const parent = event.parent;
+  if (!parent || !deps.resumeParent) return;
+  let result;
+  if (outcome === 'workflow-gone') result = { runId: null, status: 'failed', output: null, error: `workflow ${event.workflowId} not found` };
+  else {
+    const run = await deps.runs.getByEvent(event.ownerId, event.workflowId, event.eventId);
+    if (!run || !FINISHED.has(run.status ?? '')) return; // parked itself: its final outcome notifies
+    result = childResult(run);
+  }
+  const resumed = await deps.resumeParent({ ownerId: event.ownerId, ...parent }, result);
+  if (resumed) deps.log.info({ workflowId: parent.workflowId, eventId: parent.eventId, nodeId: parent.nodeId }, 'parent run resumed by its child');
 }

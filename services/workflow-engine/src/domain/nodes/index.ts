@@ -15,6 +15,7 @@ import { filterHandler } from './filter.ts';
 import { stopHandler } from './stop.ts';
 import { verifySignatureHandler } from './verify-signature.ts';
 import { waitHandler } from './wait.ts';
+import { runWorkflowHandler } from './run-workflow.ts';
 import { respondHandler } from './respond.ts';
 import { forEachHandler } from './for-each.ts';
 import { aggregateHandler } from './aggregate.ts';
@@ -51,6 +52,7 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     stop: stopHandler,
     verify_signature: verifySignatureHandler,
     wait: waitHandler,
+    run_workflow: runWorkflowHandler,
     respond: respondHandler,
   };
 }

@@ -19,6 +19,8 @@ export interface NodeContext {
    * again (executor.ts stepIdempotencyKey). Absent for the others.
    */
   idempotencyKey?: string;
+  /** The step's node id. */
+  nodeId?: string;
   /**
    * Set when this step parked its run and the run was woken (docs/workflow-engine.md, "Parking"): the
    * step executes again with how and when it was woken, and what a resume sent.

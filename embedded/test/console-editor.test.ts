@@ -201,8 +201,8 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     await until('the fixed expression preview', async () =>
       (await notesPreview.getByTestId('preview-text').innerText()) === 'Order A-1001' ? true : undefined,
     );
-    // Nodes after an HTTP Request can pick its outputs.
-    await page.getByRole('button', { name: 'Insert {{nodes.http_1.status}}' }).waitFor();
+    // Nodes after an HTTP Request list it; its fields come once a run (or Run this step) has them.
+    await page.getByTestId('picker-source-nodes.http_1').getByText('Run the workflow or use Run this step to see this node’s fields.').waitFor();
     await assertAccessible(page, 'editor');
     await screenshot(page, 'editor');
     await save();

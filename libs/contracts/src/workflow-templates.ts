@@ -7,11 +7,10 @@
  * A template uses only registered node types (the test fails otherwise). URLs point at example.com:
  * the person replaces them before activating (the editor says so under an URL the guard blocks).
  *
- * TODO(For each / Wait): when those nodes are registered, add the templates that need them here:
- * "Order lines → one task per line" (For each over trigger.lines → Create Task; replaces the Code
- * summary in `order-lines`), and "Escalate if still open after a day" (Wait 1 day → Get/Find task →
- * Condition status ≠ done → notify; `escalate-urgent` is today's same-moment version). Find Tasks
- * (workspace nodes) replaces the HTTP list in `overdue-digest`.
+ * For each and Wait: `order-line-tasks` (one task per order line, then a summary), `expense-approval`
+ * (wait for Approve / Reject) and `follow-up-open-task` (wait a day, look the task up, switch on its
+ * status). Their test resumes a parked run the way the engine does (the parked step's checkpoint and a
+ * wake).
  */
 import type { WorkflowGraph } from './entities/workflows.ts';
 import type { TriggerType } from './trigger-types.ts';
@@ -473,6 +472,181 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
         },
       ],
       edges: [{ from: 'trigger', to: 'http_1' }],
+    },
+  },
+  {
+    id: 'order-line-tasks',
+    name: 'Order webhook: one task per order line',
+    description:
+      'A shop posts an order; For each of its lines a picking task is created, then one shipping task lists them all (Aggregate). Point the shop’s order webhook at the workflow’s URL.',
+    category: 'Payments & orders',
+    triggerType: 'webhook',
+    triggerConfig: {},
+    samplePayload: {
+      orderId: 'A-1002',
+      customer: { name: 'Margaret', email: 'margaret@example.com' },
+      lines: [
+        { sku: 'MUG-1', title: 'Mug', qty: 2 },
+        { sku: 'TEE-M', title: 'T-shirt M', qty: 1 },
+        { sku: 'CAP-1', title: 'Cap', qty: 3 },
+      ],
+    },
+    graph: {
+      triggerPosition: at(0, 0),
+      nodes: [
+        { id: 'loop_1', type: 'for_each', name: 'Each order line', position: col(0), params: { items: '{{trigger.lines}}', concurrency: '1' } },
+        {
+          id: 'task_1',
+          type: 'create_task',
+          name: 'Pick the line',
+          position: at(260, 280),
+          params: { title: 'Pick {{item.qty}} × {{item.title}} ({{item.sku}})', notes: 'Order {{trigger.orderId}}, line {{= index + 1 }}' },
+        },
+        {
+          id: 'agg_1',
+          type: 'aggregate',
+          name: 'List the picks',
+          position: col(1),
+          params: { items: '{{nodes.loop_1.results}}', field: 'title', into: 'text', separator: '\n' },
+        },
+        {
+          id: 'task_2',
+          type: 'create_task',
+          name: 'Ship the order',
+          position: col(2),
+          params: { title: 'Ship order {{trigger.orderId}} to {{trigger.customer.name}}', notes: '{{nodes.agg_1.text}}' },
+        },
+      ],
+      edges: [
+        { from: 'trigger', to: 'loop_1' },
+        { from: 'loop_1', to: 'task_1', branch: 'each' },
+        { from: 'loop_1', to: 'agg_1', branch: 'done' },
+        { from: 'agg_1', to: 'task_2' },
+      ],
+    },
+  },
+  {
+    id: 'expense-approval',
+    name: 'Approval: wait for Approve or Reject',
+    description:
+      'An expense request waits (up to 3 days) for Approve or Reject on its run page, or a POST to its resume link. Approved: a task to pay it; rejected or no answer: a chat message. Replace the URL.',
+    category: 'Forms & webhooks',
+    triggerType: 'webhook',
+    triggerConfig: {},
+    samplePayload: { requester: { name: 'Ada Lovelace', email: 'ada@example.com' }, amount: 240, currency: 'EUR', reason: 'Conference ticket' },
+    graph: {
+      triggerPosition: at(0, 0),
+      nodes: [
+        {
+          id: 'wait_1',
+          type: 'wait',
+          name: 'Approve or reject',
+          position: col(0),
+          params: { mode: 'resume', timeoutAmount: '3', timeoutUnit: 'days' },
+        },
+        {
+          id: 'task_1',
+          type: 'create_task',
+          name: 'Pay the expense',
+          position: at(-160, 280),
+          params: {
+            title: 'Pay {{trigger.amount}} {{trigger.currency}} to {{trigger.requester.name}}',
+            notes: '{{trigger.reason}} (approved {{nodes.wait_1.resumedAt}})',
+          },
+        },
+        {
+          id: 'http_1',
+          type: 'http_request',
+          name: 'Tell the requester',
+          position: at(160, 280),
+          params: {
+            method: 'POST',
+            url: CHAT_URL,
+            body: {
+              text: '{{trigger.requester.name}}: your expense of {{trigger.amount}} {{trigger.currency}} ({{trigger.reason}}) was not approved ({{= nodes.wait_1.resumedBy = "timeout" ? "no answer in 3 days" : "rejected" }}).',
+            },
+          },
+        },
+      ],
+      edges: [
+        { from: 'trigger', to: 'wait_1' },
+        { from: 'wait_1', to: 'task_1', branch: 'resumed' },
+        { from: 'wait_1', to: 'http_1', branch: 'rejected' },
+        { from: 'wait_1', to: 'http_1', branch: 'timeout' },
+      ],
+    },
+  },
+  {
+    id: 'follow-up-open-task',
+    name: 'Follow up in 1 day if a task is still open',
+    description:
+      'A day after a task is created, it is looked up again (Find Tasks) and a Switch on its status posts a reminder to a chat webhook when it is still to do or in progress; done tasks are left alone. Replace the URL.',
+    category: 'Tasks',
+    triggerType: 'entity',
+    triggerConfig: { entity: 'task', events: ['created'] },
+    samplePayload: {
+      entity: 'task',
+      event: 'created',
+      entityId: '00000000-0000-4000-8000-000000000007',
+      before: null,
+      after: {
+        id: '00000000-0000-4000-8000-000000000007',
+        title: 'Send the quote to BigCorp',
+        status: 'todo',
+        priority: 'medium',
+        projectId: null,
+        dueDate: null,
+        notes: '',
+        tags: [],
+      },
+      changedAt: '2026-01-05T09:00:00.000Z',
+    },
+    graph: {
+      triggerPosition: at(0, 0),
+      nodes: [
+        { id: 'wait_1', type: 'wait', name: 'A day later', position: col(0), params: { mode: 'duration', amount: '1', unit: 'days' } },
+        {
+          id: 'find_1',
+          type: 'find_tasks',
+          name: 'Look the task up',
+          position: col(1),
+          params: { text: '{{trigger.after.title}}', limit: 25 },
+        },
+        {
+          id: 'switch_1',
+          type: 'switch',
+          name: 'Its status now',
+          position: col(2),
+          params: {
+            value: '{{= $string(nodes.find_1.items[id = $$.trigger.entityId][0].status) }}',
+            rules: [
+              { operator: 'equals', right: 'todo' },
+              { operator: 'equals', right: 'in_progress' },
+            ],
+          },
+        },
+        {
+          id: 'http_1',
+          type: 'http_request',
+          name: 'Not started: remind',
+          position: at(-160, 700),
+          params: { method: 'POST', url: CHAT_URL, body: { text: 'Not started after a day: {{trigger.after.title}}' } },
+        },
+        {
+          id: 'http_2',
+          type: 'http_request',
+          name: 'In progress: nudge',
+          position: at(160, 700),
+          params: { method: 'POST', url: CHAT_URL, body: { text: 'Still in progress after a day: {{trigger.after.title}}' } },
+        },
+      ],
+      edges: [
+        { from: 'trigger', to: 'wait_1' },
+        { from: 'wait_1', to: 'find_1', branch: 'resumed' },
+        { from: 'find_1', to: 'switch_1' },
+        { from: 'switch_1', to: 'http_1', branch: '1' },
+        { from: 'switch_1', to: 'http_2', branch: '2' },
+      ],
     },
   },
 ];

@@ -2,12 +2,14 @@
 // workspace-api as a new workflow (the contracts' graph schema, trigger settings, expression syntax),
 // uses only registered node types, and runs in the engine on its own sample payload to a succeeded
 // run whose actions did what the template says (its HTTP targets answered by a loopback server).
+// A template with a Wait parks; the test wakes it as the engine does (the parked run's checkpoints
+// and a wake: the timer, Approve or Reject) and checks each way it can go on.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { NODE_TYPES, WORKFLOW_TEMPLATES, type TriggerEvent, type WorkflowGraph, type WorkflowTemplate } from '@flowdesk/contracts';
+import { NODE_TYPES, WORKFLOW_TEMPLATES, type ResumedBy, type TriggerEvent, type WorkflowGraph, type WorkflowTemplate } from '@flowdesk/contracts';
 import { generateSigningKeys } from '@flowdesk/service-kit';
-import { executeWorkflow } from '../src/domain/executor.ts';
+import { checkpointKey, executeWorkflow, type RunRecord } from '../src/domain/executor.ts';
 import type { CreateTaskInput } from '../src/domain/ports.ts';
 import { fixedClock, json, silentLog, startEngineStack, type EngineStack, type Received, userCaller } from './support.ts';
 
@@ -41,8 +43,19 @@ const onLoopback = (graph: WorkflowGraph): WorkflowGraph =>
     JSON.stringify(graph).replaceAll('https://api.example.com', stack.receiver!.url).replaceAll('https://hooks.example.com', stack.receiver!.url),
   ) as WorkflowGraph;
 
-async function run(template: WorkflowTemplate) {
+/** The tasks Find Tasks answers (the workspace as the follow-up template sees it a day later). */
+const FOUND_TASKS = [
+  { id: '00000000-0000-4000-8000-000000000008', title: 'Send the quote to BigCorp (old)', status: 'done' },
+  { id: '00000000-0000-4000-8000-000000000007', title: 'Send the quote to BigCorp', status: 'todo' },
+];
+
+/**
+ * Runs the template on its sample. A run that parks at a Wait is woken as process-trigger does it
+ * (its steps so far as checkpoints, the parked step executed again with `wake`) by `wakeBy`.
+ */
+async function run(template: WorkflowTemplate, wakeBy: ResumedBy = 'timer') {
   const tasks: CreateTaskInput[] = [];
+  const queries: unknown[] = [];
   const sent: Received[] = stack.receiver!.received;
   const from = sent.length;
   const event: TriggerEvent = {
@@ -54,17 +67,32 @@ async function run(template: WorkflowTemplate) {
     payload: template.samplePayload,
     headers: {},
   };
-  const record = await executeWorkflow({
-    workflow: { id: event.workflowId, ownerId: event.ownerId, graph: onLoopback(template.graph) },
-    event,
-    ports: {
-      http: stack.http,
-      createTask: async (_o, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }),
-      clock: fixedClock(),
-      log: silentLog,
-    },
-  });
-  return { record, tasks, requests: sent.slice(from) };
+  const unused = () => Promise.reject(new Error('not used by the templates'));
+  const execute = (more: Partial<Parameters<typeof executeWorkflow>[0]> = {}) =>
+    executeWorkflow({
+      workflow: { id: event.workflowId, ownerId: event.ownerId, graph: onLoopback(template.graph) },
+      event,
+      ports: {
+        http: stack.http,
+        createTask: async (_o, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }),
+        workspace: {
+          findTasks: async (_o, query) => (queries.push(query), { items: FOUND_TASKS, count: FOUND_TASKS.length }),
+          updateTask: unused,
+          getProject: unused,
+          create: unused,
+        },
+        clock: fixedClock(),
+        log: silentLog,
+      },
+      ...more,
+    });
+  let record: RunRecord = await execute();
+  const parked = record.parked;
+  if (record.status === 'waiting' && parked) {
+    const resume = new Map(parked.unsaved.map((c) => [checkpointKey(c.step.nodeId, c.step.item), c]));
+    record = await execute({ resume, wake: { nodeId: parked.nodeId, resumedBy: wakeBy, at: '2026-01-06T08:00:00.000Z' } });
+  }
+  return { record, parked, tasks, queries, requests: sent.slice(from) };
 }
 
 /** What each template's run must have done on its sample; a template without an entry fails the suite. */
@@ -94,6 +122,37 @@ const EXPECTED: Record<string, (r: Awaited<ReturnType<typeof run>>) => void> = {
   'order-lines': ({ tasks }) => {
     assert.equal(tasks[0]?.title, 'Pack order A-1001 (4 lines, 79.00)');
     assert.equal(tasks[0]?.notes, 'For Linus:\n2 × Mug (MUG-1)\n1 × T-shirt M (TEE-M)\n3 × Cap (CAP-1)\n4 × Pin (PIN-2)');
+  },
+  'order-line-tasks': ({ tasks, record }) => {
+    assert.deepEqual(
+      tasks.map((t) => [t.title, t.notes]),
+      [
+        ['Pick 2 × Mug (MUG-1)', 'Order A-1002, line 1'],
+        ['Pick 1 × T-shirt M (TEE-M)', 'Order A-1002, line 2'],
+        ['Pick 3 × Cap (CAP-1)', 'Order A-1002, line 3'],
+        ['Ship order A-1002 to Margaret', 'Pick 2 × Mug (MUG-1)\nPick 1 × T-shirt M (TEE-M)\nPick 3 × Cap (CAP-1)'],
+      ],
+    );
+    assert.deepEqual(
+      record.steps.filter((s) => s.nodeId === 'task_1').map((s) => s.item),
+      [0, 1, 2],
+    );
+  },
+  'expense-approval': ({ parked, tasks, requests }) => {
+    assert.equal(parked?.nodeId, 'wait_1', 'parked until Approve or Reject');
+    assert.equal(parked?.resumable, true);
+    assert.equal(requests.length, 0);
+    assert.equal(tasks[0]?.title, 'Pay 240 EUR to Ada Lovelace');
+    assert.equal(tasks[0]?.notes, 'Conference ticket (approved 2026-01-06T08:00:00.000Z)');
+  },
+  'follow-up-open-task': ({ parked, queries, requests }) => {
+    const waited = (parked?.until?.getTime() ?? 0) - Date.parse('2025-03-01T10:00:00.000Z'); // fixedClock's start
+    assert.ok(waited >= 86_400_000 && waited < 86_401_000, `parked for one day (${waited} ms)`);
+    assert.deepEqual(queries, [{ limit: 25, q: 'Send the quote to BigCorp' }]);
+    assert.deepEqual(
+      requests.map((r) => JSON.parse(r.body)),
+      [{ text: 'Not started after a day: Send the quote to BigCorp' }],
+    );
   },
   'failed-run-alert': ({ requests }) =>
     assert.match(JSON.parse(requests[0]!.body).text, /^Run 00000000-0000-4000-8000-000000000006 failed at http_1: node "http_1" failed/),
@@ -129,4 +188,32 @@ describe('every template', () => {
       EXPECTED[template.id]!(result);
     });
   }
+});
+
+describe('the Wait templates, the other ways they go on', () => {
+  const template = (id: string) => WORKFLOW_TEMPLATES.find((t) => t.id === id)!;
+
+  test('expense-approval: Reject or no answer in 3 days tells the requester in the chat, and creates no task', async () => {
+    for (const [by, why] of [
+      ['reject', 'rejected'],
+      ['timeout', 'no answer in 3 days'],
+    ] as const) {
+      const { record, tasks, requests } = await run(template('expense-approval'), by);
+      assert.equal(record.status, 'succeeded', JSON.stringify(record.error));
+      assert.deepEqual(record.warnings, []);
+      assert.equal(tasks.length, 0);
+      assert.deepEqual(
+        requests.map((r) => JSON.parse(r.body)),
+        [{ text: `Ada Lovelace: your expense of 240 EUR (Conference ticket) was not approved (${why}).` }],
+      );
+    }
+  });
+
+  test('follow-up-open-task: a task done by then is left alone (the run is skipped, nothing posted)', async () => {
+    const done = structuredClone(template('follow-up-open-task'));
+    (done.samplePayload as { entityId: string }).entityId = FOUND_TASKS[0]!.id;
+    const { record, requests } = await run(done);
+    assert.equal(record.status, 'skipped');
+    assert.equal(requests.length, 0);
+  });
 });

@@ -38,30 +38,16 @@ import { ErrorState } from '../components/States.tsx';
 import { Link, navigate } from '../router.tsx';
 import { kindIcon, nodeTypes, TRIGGER_ICON, type AnyNode } from '../workflows/canvas-nodes.tsx';
 import { FieldsProvider, insertIntoTarget, type InsertTarget } from '../workflows/fields.tsx';
-import {
-  edgeId,
-  definitionOf,
-  emptyForm,
-  enclosingLoop,
-  KIND_LABEL,
-  nextId,
-  STEP_KINDS,
-  toCanvas,
-  toParams,
-  TRIGGER_ID,
-  upstreamOf,
-  type StepData,
-  type StepKind,
-} from '../workflows/graph.ts';
+import { edgeId, definitionOf, emptyForm, KIND_LABEL, nextId, STEP_KINDS, toCanvas, TRIGGER_ID, type StepData, type StepKind } from '../workflows/graph.ts';
 import { StepForm } from '../workflows/StepForm.tsx';
-import { loopItemSample } from '../workflows/templates.ts';
 import { ErrorWorkflowSelect, OnErrorSelect, RetrySettings } from '../workflows/ErrorSettings.tsx';
 import { RetentionSettings } from '../workflows/RetentionSettings.tsx';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
 import { RunStep, templateSample } from '../workflows/run-step.tsx';
 import { defaultTriggerConfig, TriggerPanel, type TriggerDraft } from '../workflows/TriggerPanel.tsx';
 import { checkSchedule, TRIGGER_LABEL, triggerSample, type TriggerType } from '../workflows/triggers.ts';
-import { VariablePicker, type PickerSource } from '../workflows/VariablePicker.tsx';
+import { VariablePicker } from '../workflows/VariablePicker.tsx';
+import { knownOutputs, outputsScope, pickerSources, stepScope } from '../workflows/picker-sources.ts';
 import { useEditorShortcuts, useHistory, useLeaveGuard, useSave, useWorkflowPolling } from '../workflows/editor-hooks.ts';
 
 /**
@@ -127,7 +113,10 @@ function Editor({ initial }: { initial: Workflow }) {
   const [dirty, setDirty] = useState(false);
   const [selectedId, setSelectedId] = useState<string>(TRIGGER_ID);
   const [secret, setSecret] = useState<string | null>(null);
-  const [lastRun, setLastRun] = useState<WorkflowRun | null>(null);
+  const [runs, setRuns] = useState<WorkflowRun[]>([]);
+  const lastRun = runs[0] ?? null;
+  /** Outputs of Run this step in this visit, by node id: the picker shows them before any run has. */
+  const [tested, setTested] = useState<Record<string, unknown>>({});
   const [projects, setProjects] = useState<Project[] | null>(null);
   const [credentials, setCredentials] = useState<string[] | null>(null);
   const [targetLabel, setTargetLabel] = useState<string | null>(null);
@@ -165,7 +154,7 @@ function Editor({ initial }: { initial: Workflow }) {
     void api.listCredentialNames().then(setCredentials);
   }, []);
 
-  useWorkflowPolling(initial.id, metaVersion, setWorkflow, setLastRun);
+  useWorkflowPolling(initial.id, metaVersion, setWorkflow, setRuns);
 
   // ---- editing the canvas ----
   const selected = nodes.find((n) => n.id === selectedId) ?? nodes.find((n) => n.id === TRIGGER_ID)!;
@@ -287,15 +276,18 @@ function Editor({ initial }: { initial: Workflow }) {
     () => (workflow.triggerType === 'webhook' ? null : triggerSample(workflow.triggerType, triggerConfig, lastRun, workflow.samplePayload)),
     [workflow.triggerType, triggerConfig, lastRun, workflow.samplePayload],
   );
-  const scope = useMemo(
+  const known = useMemo(() => knownOutputs(runs, tested), [runs, tested]);
+  const baseScope = useMemo(
     () => ({
       // A workflow made from a template has the template's sample until a real delivery arrives.
       trigger: trigger ? trigger.value : (workflow.samplePayload ?? templateSample(workflow.id)),
-      nodes: Object.fromEntries((lastRun?.steps ?? []).filter((s) => s.output != null).map((s) => [s.nodeId, s.output])),
+      nodes: outputsScope(known),
     }),
-    [workflow.samplePayload, workflow.id, lastRun, trigger],
+    [workflow.samplePayload, workflow.id, known, trigger],
   );
-  const nodeSources = pickerSources(selected.id, nodes, edges, lastRun, scope.trigger);
+  // Inside a For each's body the previews see `item` and `index` as the picker shows them.
+  const scope = useMemo(() => stepScope(selectedId, nodes, edges, baseScope), [selectedId, nodes, edges, baseScope]);
+  const nodeSources = pickerSources(selected.id, nodes, edges, baseScope, known);
   const pick = (text: string) => {
     if (!insertIntoTarget(target.current, text)) notifications.show({ message: 'Click into a field of the step first, then pick a variable.' });
   };
@@ -482,6 +474,7 @@ function Editor({ initial }: { initial: Workflow }) {
                       onChange={(onError) => updateData(selected.id, { ...(selected.data as StepData), onError }, 'onError')}
                     />
                     <RetrySettings
+                      key={`retry-${selected.id}`}
                       value={selected.data.retry}
                       onChange={(retry) => updateData(selected.id, { ...(selected.data as StepData), retry }, 'retry')}
                     />
@@ -492,6 +485,7 @@ function Editor({ initial }: { initial: Workflow }) {
                       data={selected.data}
                       sample={scope.trigger}
                       outputs={scope.nodes}
+                      onOutput={(output) => setTested((t) => ({ ...t, [selected.id]: output }))}
                     />
                   </>
                 )}
@@ -542,46 +536,4 @@ function activatedText(type: TriggerType, active: boolean): string {
   return active
     ? `Workflow activated: its ${TRIGGER_LABEL[type].toLowerCase()} trigger now starts runs.`
     : `Workflow deactivated: its ${TRIGGER_LABEL[type].toLowerCase()} trigger starts nothing.`;
-}
-
-/** The picker's earlier steps for the selected node: each HTTP Request before it, with its output from the last run. */
-function pickerSources(
-  selectedId: string,
-  nodes: AnyNode[],
-  edges: Edge[],
-  lastRun: WorkflowRun | null,
-  trigger: Record<string, unknown> | null,
-): PickerSource[] {
-  if (selectedId === TRIGGER_ID) return [];
-  const before = new Set(upstreamOf(selectedId, edges));
-  return [
-    ...loopSources(selectedId, nodes, edges, trigger),
-    ...nodes
-      .filter((n) => before.has(n.id) && n.data.kind === 'http_request')
-      .map((n) => {
-        const step = lastRun?.steps.find((s) => s.nodeId === n.id && s.output != null);
-        const title = `${n.data.name || KIND_LABEL.http_request} (${n.id})`;
-        return step
-          ? { root: `nodes.${n.id}`, title, value: step.output, note: 'last run' }
-          : { root: `nodes.${n.id}`, title, value: { status: 200, body: {} }, note: 'not run yet' };
-      }),
-  ];
-}
-
-/** Inside a For each's loop body: `{{item}}` (its fields from the first element of the sample's list) and `{{index}}`. */
-function loopSources(selectedId: string, nodes: AnyNode[], edges: Edge[], trigger: Record<string, unknown> | null): PickerSource[] {
-  const loopId = enclosingLoop(selectedId, nodes, edges);
-  const loop = loopId ? nodes.find((n) => n.id === loopId) : undefined;
-  if (!loop || loop.data.kind === 'trigger') return [];
-  const raw = toParams(loop.data).params.items;
-  const items = typeof raw === 'string' ? raw : '';
-  const item = loopItemSample(items, { trigger, nodes: {} });
-  return [
-    {
-      root: '',
-      title: `For each ${loop.data.name || loop.id}: the current item`,
-      value: { item: item ?? {}, index: 0 },
-      note: item === null ? 'no sample item' : 'first item of the sample',
-    },
-  ];
 }

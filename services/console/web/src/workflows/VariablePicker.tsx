@@ -2,15 +2,10 @@ import { Alert, Badge, Button, Code, CopyButton, Group, Loader, Stack, Text, Tit
 import { IconBraces, IconCheck, IconCopy, IconKey } from '@tabler/icons-react';
 import { ago, exact } from '../format.ts';
 import { tree, variable } from './templates.ts';
+import type { PickerSource } from './picker-sources.ts';
 import { TRIGGER_LABEL, type TriggerType } from './triggers.ts';
 
-export interface PickerSource {
-  /** Variables under this root, e.g. `trigger` or `nodes.http_1`; empty: the value's own paths (`item.sku`, `index`). */
-  root: string;
-  title: string;
-  value: unknown;
-  note?: string;
-}
+export type { PickerSource } from './picker-sources.ts';
 
 /** A curl command that sends a sample request, as a person would paste it into a terminal. */
 export function curlCommand(url: string, secret: string | null): string {
@@ -186,8 +181,13 @@ export function VariablePicker({
           )}
         </div>
       )}
+      {nodeSources.length > 0 && (
+        <Text size="xs" fw={650} tt="uppercase" c="dimmed" mb={-4}>
+          Earlier steps
+        </Text>
+      )}
       {nodeSources.map((s) => (
-        <div key={s.root}>
+        <div key={s.root} data-testid={`picker-source-${s.root || 'loop'}`}>
           <Group justify="space-between" mb={4}>
             <Text size="xs" fw={650} c="dimmed">
               {s.title}
@@ -198,7 +198,13 @@ export function VariablePicker({
               </Badge>
             )}
           </Group>
-          <Tree source={s} onPick={onPick} />
+          {s.empty ? (
+            <Text size="xs" c="dimmed">
+              {s.empty}
+            </Text>
+          ) : (
+            <Tree source={s} onPick={onPick} />
+          )}
         </div>
       ))}
       {resumeWaits.length > 0 && (

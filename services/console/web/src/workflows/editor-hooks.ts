@@ -93,28 +93,26 @@ export function useLeaveGuard(dirty: boolean) {
   }, []);
 }
 
+/** How many recent runs the editor reads: the picker takes each earlier node's output from the newest of them that executed it. */
+export const RECENT_RUNS = 10;
+
 /**
- * Live: a new sample payload and the last run, polled while the tab is visible (no SSE endpoint
+ * Live: a new sample payload and the recent runs (newest first), polled while the tab is visible (no SSE endpoint
  * exists). `metaVersion` is bumped on every local change of the trigger settings: a poll that
  * started before it does not overwrite them.
  */
-export function useWorkflowPolling(
-  id: string,
-  metaVersion: MutableRefObject<number>,
-  setWorkflow: SetState<Workflow>,
-  setLastRun: SetState<WorkflowRun | null>,
-) {
+export function useWorkflowPolling(id: string, metaVersion: MutableRefObject<number>, setWorkflow: SetState<Workflow>, setRuns: SetState<WorkflowRun[]>) {
   useEffect(() => {
     let stop = false;
     const tick = async () => {
       if (document.visibilityState !== 'visible') return;
       const version = metaVersion.current;
       try {
-        const [fresh, runs] = await Promise.all([api.getWorkflow(id), api.listRuns(id, 1).catch(() => null)]);
+        const [fresh, runs] = await Promise.all([api.getWorkflow(id), api.listRuns(id, RECENT_RUNS).catch(() => null)]);
         if (stop) return;
         const meta = version === metaVersion.current ? { active: fresh.active, webhook: fresh.webhook, triggerConfig: fresh.triggerConfig } : {};
         setWorkflow((w) => ({ ...w, samplePayload: fresh.samplePayload, samplePayloadAt: fresh.samplePayloadAt, ...meta }));
-        if (runs) setLastRun(runs[0] ?? null);
+        if (runs) setRuns(runs);
       } catch {
         // the next tick tries again
       }
@@ -128,7 +126,7 @@ export function useWorkflowPolling(
       clearInterval(timer);
       document.removeEventListener('visibilitychange', onVisible);
     };
-  }, [id, metaVersion, setWorkflow, setLastRun]);
+  }, [id, metaVersion, setWorkflow, setRuns]);
 }
 
 /** Ctrl/Cmd+S saves, +Z undoes, +Shift+Z or +Y redoes — outside text fields (fields keep their own undo). */

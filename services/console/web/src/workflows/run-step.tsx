@@ -70,6 +70,7 @@ export function RunStep({
   data,
   sample,
   outputs,
+  onOutput,
 }: {
   workflowId: string;
   nodeId: string;
@@ -78,6 +79,8 @@ export function RunStep({
   sample: Record<string, unknown> | null;
   /** {{nodes.<id>.…}}: the last run's outputs. */
   outputs: Record<string, unknown>;
+  /** Told the step's output when it succeeded (the variable picker then lists its fields). */
+  onOutput?: (output: unknown) => void;
 }) {
   const [busy, setBusy] = useState(false);
   const [result, setResult] = useState<StepTestResult | null>(null);
@@ -95,7 +98,9 @@ export function RunStep({
     setResult(null);
     try {
       const node = { id: nodeId, type: data.kind, params } as ApiNode;
-      setResult(await api.testStep(workflowId, { node, payload, nodes: outputs }));
+      const tested = await api.testStep(workflowId, { node, payload, nodes: outputs });
+      setResult(tested);
+      if (tested.step.status === 'succeeded' && tested.step.output != null) onOutput?.(tested.step.output);
     } catch (err) {
       setError(err instanceof ApiError || err instanceof Error ? err.message : String(err));
     } finally {

@@ -44,6 +44,8 @@ export interface PreviewScope {
   trigger: Record<string, unknown> | null;
   /** Outputs of the last run per node id (`{{nodes.<id>.…}}`). */
   nodes: Record<string, unknown>;
+  /** Inside a For each's loop body: `{{item}}` (the list's first element) and `{{index}}`. */
+  loop?: { item: unknown; index: number };
 }
 
 /** The value as a run with this scope would render it, and the variables that would be empty. */
@@ -71,7 +73,13 @@ export async function previewWithExpressions(
   now: Date = new Date(),
 ): Promise<{ text: string; missing: string[]; error: string | null }> {
   const missing: string[] = [];
-  const input = { trigger: scope.trigger ?? {}, headers: {}, nodes: scope.nodes, now: now.toISOString() };
+  const input = {
+    trigger: scope.trigger ?? {},
+    headers: {},
+    nodes: scope.nodes,
+    now: now.toISOString(),
+    ...(scope.loop ? { item: scope.loop.item, index: scope.loop.index } : {}),
+  };
   let text = '';
   try {
     for (const part of templateParts(value)) {
@@ -111,6 +119,8 @@ function lookup(path: string, scope: PreviewScope): { found: true; value: unknow
     if (!id || !Object.hasOwn(scope.nodes, id)) return { found: false };
     return walk(scope.nodes[id], field);
   }
+  if (root === 'item' && scope.loop) return walk(scope.loop.item, rest);
+  if (root === 'index' && scope.loop && rest.length === 0) return { found: true, value: scope.loop.index };
   return { found: false };
 }
 

@@ -8,6 +8,7 @@ import {
   WEBHOOK_REPLY_TOPIC,
   WORKFLOW_CHANGED_TOPIC,
   type TriggerEvent,
+  type WebhookReply,
   type WorkflowChanged,
 } from '@flowdesk/contracts';
 import type { Database } from '@flowdesk/db';
@@ -21,7 +22,7 @@ import type { WorkspaceClient } from './adapters/workspace-client.ts';
 import { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';
 import type { HttpClient } from './domain/ports.ts';
 import type { RunLimits } from './domain/executor.ts';
-import { SampleKeeper, processTriggerEvent } from './domain/process-trigger.ts';
+import { SampleKeeper, fallbackAnswer, processTriggerEvent } from './domain/process-trigger.ts';
 import { runRoutes } from './routes/runs.ts';
 import { stepTestRoutes } from './routes/step-tests.ts';
 import { DEFAULT_RETENTION, RunCancellations, RunRetention, type RetentionPolicy } from './domain/run-control.ts';
@@ -157,6 +158,9 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     { prefix: API_PREFIX },
   );
 
+  /** The answer to a waiting webhook caller, keyed by the ingest replica that holds the request. */
+  const sendReply = (reply: WebhookReply): Promise<void> => deps.bus.publish(WEBHOOK_REPLY_TOPIC, [{ key: reply.replica, value: reply }]);
+
   /** A failed run for a trigger event the bus gave up on, with the reason (its payload, or a placeholder). */
   const recordDeadLetter = async (e: TriggerEvent, headers: Record<string, string>): Promise<void> => {
     // A failed read (workspace-api restarting) throws, so the bus delivers this again: swallowing it
@@ -186,6 +190,19 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
       payload: unstorablePayload(err),
       error: `${error}; the trigger payload could not be stored (${writeError}) and was replaced by a placeholder`,
     }));
+    // A caller still waiting (its ingest replica holds the request until RESPOND_TIMEOUT_MS) learns
+    // the run failed, as for any failed run (docs/webhooks.md, "Answering the caller").
+    if (e.replyTo) {
+      const run = await runs.getByEvent(e.ownerId, e.workflowId, e.eventId).catch(() => null);
+      const answer = fallbackAnswer(e.eventId, run?.id ?? null, 'ran', {
+        status: 'failed',
+        steps: [],
+        error: 'the run could not be processed and was given up',
+      });
+      await sendReply({ eventId: e.eventId, replica: e.replyTo.replica, ...answer }).catch((err: unknown) =>
+        app.log.warn({ err, workflowId: e.workflowId, eventId: e.eventId }, 'answer to the webhook caller not sent'),
+      );
+    }
   };
 
   let closing = false;
@@ -253,8 +270,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
             startSubWorkflow: (event, ordered) =>
               deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
             resumeParent: (parent, body) => waits.resumeByParent(parent, body, clock()),
-            // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request.
-            reply: (reply) => deps.bus.publish(WEBHOOK_REPLY_TOPIC, [{ key: reply.replica, value: reply }]),
+            reply: sendReply,
           });
         },
       }),

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import { WEBHOOK_REPLY_MAX_BODY } from '@flowdesk/contracts';
 import { respondHandler, type RespondInput } from '../src/domain/nodes/respond.ts';
 import type { NodeContext } from '../src/domain/nodes/node-handler.ts';
-import { fallbackAnswer } from '../src/domain/process-trigger.ts';
+import { fallbackAnswer, processTriggerEvent, type ProcessDeps } from '../src/domain/process-trigger.ts';
+import type { RunWrite } from '../src/domain/ports.ts';
 
 function context(respond?: NodeContext['respond']) {
   const warnings: string[] = [];
@@ -77,4 +78,92 @@ test('the fallback: 200 with the last output, 500 with the error, 202 for an eve
     headers: {},
     body: { accepted: true, eventId: 'e', runId: null, status: 'duplicate' },
   });
+});
+
+/**
+ * processTriggerEvent with a waiting caller, on in-memory ports: the run store keeps the writes,
+ * `unstorable` has it refuse the claim as a data error once (the payload the database refused).
+ */
+async function answerOf(opts: { graphParams: unknown; active?: boolean; credentials?: ProcessDeps['credentials']; unstorable?: boolean }) {
+  const workflow = {
+    id: 'wf1',
+    ownerId: 'owner1',
+    version: 1,
+    active: opts.active ?? true,
+    triggerType: 'webhook',
+    graph: { nodes: [{ id: 'set', type: 'set_fields', params: opts.graphParams }], edges: [{ from: 'trigger', to: 'set' }] },
+  };
+  const writes: RunWrite[] = [];
+  const replies: { status: number; body: any }[] = [];
+  let refuse = opts.unstorable ?? false;
+  const unstorable = new Error('invalid byte sequence');
+  const deps = {
+    runs: {
+      isUnstorable: (err: unknown) => err === unstorable,
+      claim: async (w: RunWrite) => {
+        if (refuse) {
+          refuse = false;
+          throw unstorable;
+        }
+        writes.push(w);
+        return 'new' as const;
+      },
+      checkpoint: async () => {},
+      checkpoints: async () => new Map(),
+      keepCancelledSteps: async () => {},
+      getByEvent: async () => ({ id: 'run-1' }),
+    },
+    definitions: { get: async () => workflow, refresh: async () => workflow },
+    workspace: { createTask: async () => ({}) },
+    samples: { keep: () => {} },
+    http: {},
+    clock: () => new Date(),
+    log: { info: () => {}, warn: () => {}, error: () => {} },
+    metrics: { runStarted: () => {}, runFinished: () => {} },
+    ...(opts.credentials ? { credentials: opts.credentials } : {}),
+    reply: async (r: { status: number; body: unknown }) => void replies.push(r),
+  } as unknown as ProcessDeps;
+  const event = {
+    eventId: 'evt_1',
+    workflowId: 'wf1',
+    ownerId: 'owner1',
+    source: 'webhook' as const,
+    receivedAt: new Date().toISOString(),
+    payload: {},
+    headers: {},
+    replyTo: { replica: 'ingest-0', mode: 'finished' as const },
+  };
+  await processTriggerEvent(event, deps);
+  assert.equal(replies.length, 1, 'the caller is answered exactly once');
+  return { reply: replies[0]!, writes };
+}
+
+test('a run failed without executing answers the waiting caller 500 {runId, status: failed}, never the store’s reason', async () => {
+  const secretReason = 'unable to open sealed value with key k1 (sk_live_abc)';
+  const creds = await answerOf({
+    graphParams: { fields: [{ name: 'auth', value: '{{credentials.crm}}' }] },
+    credentials: { resolve: async () => Promise.reject(new Error(secretReason)) },
+  });
+  assert.equal(creds.reply.status, 500);
+  assert.equal(creds.reply.body.runId, 'run-1');
+  assert.equal(creds.reply.body.status, 'failed');
+  assert.match(creds.reply.body.error, /credentials could not be read; the run was not executed/);
+  assert.doesNotMatch(JSON.stringify(creds.reply.body), /sk_live|k1/);
+  // The run's page keeps the reason for its owner.
+  assert.match(creds.writes.at(-1)!.error!, /unable to open sealed value/);
+
+  // No credentials store configured: the same answer.
+  const unconfigured = await answerOf({ graphParams: { fields: [{ name: 'auth', value: '{{credentials.crm}}' }] } });
+  assert.equal(unconfigured.reply.status, 500);
+
+  const unstorable = await answerOf({ graphParams: { fields: [{ name: 'x', value: '1' }] }, unstorable: true });
+  assert.equal(unstorable.reply.status, 500);
+  assert.equal(unstorable.reply.body.runId, 'run-1');
+  assert.match(unstorable.reply.body.error, /payload could not be stored/);
+});
+
+test('a run skipped because the workflow was deactivated meanwhile answers 200 {status: skipped} with the reason', async () => {
+  const { reply } = await answerOf({ graphParams: { fields: [{ name: 'x', value: '1' }] }, active: false });
+  assert.equal(reply.status, 200);
+  assert.deepEqual(reply.body, { runId: 'run-1', status: 'skipped', output: null, error: 'The workflow was deactivated before this event was processed' });
 });

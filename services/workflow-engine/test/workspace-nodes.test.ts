@@ -121,3 +121,37 @@ test('a step executed again (the same run) creates nothing new: notes, calendar 
   assert.equal(new Set(many.map((r) => output(r, 'note').id)).size, 20);
   assert.equal((await call(owner, 'GET', '/api/v1/notes?limit=100')).body.items.length, 22);
 });
+
+test('Find Tasks: limit and returnAll read past the first page of 100 (cursor followed); hasMore says when more matched', async () => {
+  const owner = randomUUID();
+  const made: string[] = [];
+  for (let i = 0; i < 205; i += 25) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(25, 205 - i) }, (_, j) => call(owner, 'POST', '/api/v1/tasks', { title: `t${i + j}`, tags: ['bulk'] })),
+    );
+    made.push(...batch.map((r) => r.body.id as string));
+  }
+  await call(owner, 'POST', '/api/v1/tasks', { title: 'other' });
+  const find = (params: Record<string, unknown>) => run(owner, chain({ id: 'find', type: 'find_tasks', params: { tag: 'bulk', ...params } }), {});
+
+  const all = output(await find({ returnAll: true }), 'find');
+  assert.equal(all.count, 205);
+  assert.equal(all.hasMore, false);
+  assert.deepEqual(new Set(all.items.map((t: any) => t.id)), new Set(made), 'every match once, none twice');
+
+  const some = output(await find({ limit: 150 }), 'find');
+  assert.equal(some.count, 150);
+  assert.equal(some.hasMore, true);
+  assert.deepEqual(
+    some.items.map((t: any) => t.id),
+    all.items.slice(0, 150).map((t: any) => t.id),
+    'newest first, as the list',
+  );
+
+  const first = output(await find({}), 'find');
+  assert.equal(first.count, 25, 'the default limit');
+  assert.equal(first.hasMore, true);
+  const exact = output(await find({ limit: 205 }), 'find');
+  assert.equal(exact.count, 205);
+  assert.equal(exact.hasMore, false);
+});

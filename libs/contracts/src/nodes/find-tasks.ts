@@ -2,8 +2,8 @@ import Type from 'typebox';
 import { defineNode, Templated } from './define.ts';
 import { DATE_HINT, STATUS_HINT } from './workspace-fields.ts';
 
-/** The most tasks one Find Tasks returns (the public list's page limit). */
-export const FIND_TASKS_MAX = 100;
+/** The most tasks one Find Tasks returns (its `limit`, and `returnAll`): the engine reads pages of 100 up to it. */
+export const FIND_TASKS_MAX = 1000;
 
 export const findTasks = defineNode({
   type: 'find_tasks',
@@ -20,6 +20,7 @@ export const findTasks = defineNode({
       dueBefore: Type.Optional(Templated(200)),
       overdue: Type.Optional(Type.Boolean()),
       text: Type.Optional(Templated(200)),
+      returnAll: Type.Optional(Type.Boolean()),
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FIND_TASKS_MAX })),
     },
     { additionalProperties: false },
@@ -31,8 +32,9 @@ export const findTasks = defineNode({
     dueBefore: DATE_HINT('Due before'),
     overdue: { label: 'Only overdue', widget: 'json', description: 'true: only open tasks whose due date has passed.' },
     text: { label: 'Text', template: true, trim: true, description: 'Found in the title or the notes.' },
+    returnAll: { label: 'Return all', widget: 'json', description: `true: every match, up to ${FIND_TASKS_MAX}.` },
     limit: { label: 'Limit', widget: 'json', description: `At most ${FIND_TASKS_MAX} (default 25).` },
   },
-  output: '`{{nodes.<id>.items}}` (the tasks, for For each) and `{{nodes.<id>.count}}`.',
+  output: '`{{nodes.<id>.items}}` (the tasks, for For each), `{{nodes.<id>.count}}`, `{{nodes.<id>.hasMore}}`.',
   summary: (p) => [p.status, p.tag && `#${p.tag}`, p.text && `“${p.text}”`].filter(Boolean).join(' ') || 'all tasks',
 });

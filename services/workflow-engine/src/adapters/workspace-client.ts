@@ -219,8 +219,15 @@ export function workspaceClient(options: {
         if (v === undefined) continue;
         for (const one of Array.isArray(v) ? v : [v]) q.append(k, String(one));
       }
-      const page = await asOwner<{ items: Record<string, unknown>[] }>(ownerId, 'GET', `/api/v1/tasks?${q.toString()}`, 'finding tasks', undefined, signal);
-      return { items: page.items, count: page.items.length };
+      const page = await asOwner<{ items: Record<string, unknown>[]; nextCursor: string | null }>(
+        ownerId,
+        'GET',
+        `/api/v1/tasks?${q.toString()}`,
+        'finding tasks',
+        undefined,
+        signal,
+      );
+      return { items: page.items, nextCursor: page.nextCursor ?? null };
     },
     getProject: (ownerId, projectId, signal) =>
       asOwner(ownerId, 'GET', `/api/v1/projects/${encodeURIComponent(projectId)}`, 'reading the project', undefined, signal),

@@ -25,7 +25,7 @@ export type { HttpClient, HttpMethod, OutboundRequest, OutboundResponse } from '
 export type CreateTaskInput = Pick<CreateTask, 'title' | 'projectId' | 'dueDate' | 'notes' | 'priority' | 'tags'>;
 
 /** What Find Tasks asks for: the public task list's filters (GET /api/v1/tasks). */
-export type FindTasksInput = Pick<ListTasksQuery, 'projectId' | 'status' | 'tag' | 'dueBefore' | 'overdue' | 'q' | 'limit'>;
+export type FindTasksInput = Pick<ListTasksQuery, 'projectId' | 'status' | 'tag' | 'dueBefore' | 'overdue' | 'q' | 'limit' | 'cursor'>;
 
 /**
  * The workspace nodes besides Create Task (Update Task, Find Tasks, Get Project, Create Note, Create
@@ -34,7 +34,8 @@ export type FindTasksInput = Pick<ListTasksQuery, 'projectId' | 'status' | 'tag'
  */
 export interface WorkspaceNodesPort {
   updateTask(ownerId: string, taskId: string, changes: UpdateTask, signal: AbortSignal): Promise<Record<string, unknown>>;
-  findTasks(ownerId: string, query: FindTasksInput, signal: AbortSignal): Promise<{ items: Record<string, unknown>[]; count: number }>;
+  /** One page of GET /api/v1/tasks (at most 100); `nextCursor` null on the last. */
+  findTasks(ownerId: string, query: FindTasksInput, signal: AbortSignal): Promise<{ items: Record<string, unknown>[]; nextCursor: string | null }>;
   getProject(ownerId: string, projectId: string, signal: AbortSignal): Promise<Record<string, unknown>>;
   create(
     ownerId: string,

@@ -105,8 +105,10 @@ const FALLBACK_STATUS: Record<RunRecord['status'], number> = { succeeded: 200, s
 /**
  * The answer of a run that reached no Respond node (or of `finished` mode): `{runId, status, output}`
  * with the last executed step's output, HTTP 200 for a succeeded or skipped run, 500 with the error
- * for a failed one, 409 for a cancelled one. An event that did not run (a duplicate delivery, the
- * workflow deleted or deactivated) answers 202 with what happened.
+ * for a failed one, 409 for a cancelled one. Every recorded run answers by its status, also one
+ * recorded without executing (failed: credentials unreadable, payload unstorable; skipped: the
+ * workflow deactivated meanwhile). An event that gave no run of its own (a duplicate delivery, the
+ * workflow deleted) answers 202 with what happened.
  */
 export function fallbackAnswer(
   eventId: string,
@@ -114,7 +116,7 @@ export function fallbackAnswer(
   outcome: ProcessOutcome,
   record: Pick<RunRecord, 'status' | 'steps' | 'error'> | undefined,
 ): { status: number; headers: Record<string, string>; body: unknown } {
-  if (outcome !== 'ran' || !record) return { status: 202, headers: {}, body: { accepted: true, eventId, runId, status: outcome } };
+  if (!record) return { status: 202, headers: {}, body: { accepted: true, eventId, runId, status: outcome } };
   let output = record.steps.findLast((s) => s.status === 'succeeded')?.output ?? null;
   const tooBig = Buffer.byteLength(JSON.stringify(output) ?? 'null') > WEBHOOK_REPLY_MAX_BODY;
   if (tooBig) output = null;
@@ -171,6 +173,8 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
   );
   if (claim.replaced) {
     if (claim.written) log.warn({ workflowId: workflow.id, eventId: event.eventId, err: claim.err }, 'run recorded as failed: its payload could not be stored');
+    // The caller waiting for this run is answered as the run was recorded: failed, not executed.
+    if (reply && claim.written) reply.record = { status: 'failed', steps: [], error: 'the trigger payload could not be stored; the run was not executed' };
     return 'ran';
   }
   const claimed = claim.claimed;
@@ -189,6 +193,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
       error: 'The workflow was deactivated before this event was processed',
       finishedAt: clock().toISOString(),
     });
+    if (reply) reply.record = { status: 'skipped', steps: [], error: 'The workflow was deactivated before this event was processed' };
     return 'inactive';
   }
 
@@ -203,6 +208,8 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
     } catch (err) {
       const error = `credentials could not be read: ${(err as Error).message}`;
       await recordRun(runs, { ...key, status: 'failed', error, finishedAt: clock().toISOString() });
+      // The caller learns that the run failed and its id, not the store's reason (the run's page has it).
+      if (reply) reply.record = { status: 'failed', steps: [], error: 'credentials could not be read; the run was not executed' };
       return 'ran';
     }
   }
@@ -296,12 +303,16 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
     warnings: [],
     error: `the run finished as ${record.status} but its record could not be stored (${reason}); its steps are kept without their inputs, outputs and errors`,
   }));
-  if (stored.replaced)
+  if (stored.replaced) {
     log.warn({ workflowId: workflow.id, eventId: event.eventId, err: stored.err }, 'run recorded as failed: its outcome could not be stored');
+    if (reply) reply.record = { status: 'failed', steps: [], error: `the run finished as ${record.status} but its record could not be stored` };
+  }
   // Not written: the run was cancelled while it ran (a finished row is never changed). It keeps the
   // steps that did run.
-  if (!stored.written) await runs.keepCancelledSteps(outcome);
-  else if (record.status === 'failed' && workflow.errorWorkflowId) await startErrorWorkflow(event, workflow.errorWorkflowId, record, deps);
+  if (!stored.written) {
+    await runs.keepCancelledSteps(outcome);
+    if (reply) reply.record = { status: 'cancelled', steps: record.steps, error: null };
+  } else if (record.status === 'failed' && workflow.errorWorkflowId) await startErrorWorkflow(event, workflow.errorWorkflowId, record, deps);
   return 'ran';
 }
 

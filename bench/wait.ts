@@ -7,10 +7,10 @@
 //   holds the database, so the RSS there counts the rows too; the JS heap is the services' own).
 //
 // Prints: runs/s (first publish to last run finished), the memory of this process (JS heap after a GC
-// and RSS) idle, with every run parked, and per waiting run; how late each run finished after its due
-// time (p50/p99/max: the run's start, the Wait being its first step, + W, to the run's finished_at, so the rest of the run is
-// counted too); the CPU per run of this process and of Postgres (from /proc). Targets (issue 24):
-// 10,000 runs waiting 60 s: heap within +50 MB of idle, p99 late ≤ 1 s.
+// and RSS) idle, with every run parked, and per waiting run; how late (p50/p99/max) after its due
+// time (the run's start + W, the Wait being its first step) the step after the Wait started, the
+// timer was claimed and the run finished; the CPU per run of this process and of Postgres (from /proc). Targets (issue 24):
+// 10,000 runs waiting 60 s: heap within +50 MB of idle, p99 resume late ≤ 1 s.
 import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -147,17 +147,24 @@ for (;;) {
 const t1 = Date.now();
 const cpu = procCpuMs('self') - cpu0;
 const pg = postgresCpuMs() - pg0;
-// How late: the run's finished_at after its start (its first claim; the Wait is its first step) + W.
+// How late, against the due time (the run's start, its first claim, + W: the Wait is its first step,
+// so the due time is a few ms later than this and the figures err late): the step after the Wait
+// started (what issue 24 asks: resume latency), the timer was claimed (resumedAt), the run finished.
 const { rows } = await db.db.exec(
   `SELECT extract(epoch FROM finished_at) * 1000 - (extract(epoch FROM started_at) * 1000 + $1::float8) AS late,
+          extract(epoch FROM (steps->1->>'startedAt')::timestamptz) * 1000 - (extract(epoch FROM started_at) * 1000 + $1::float8) AS next,
           extract(epoch FROM (steps->0->'output'->>'resumedAt')::timestamptz) * 1000 - (extract(epoch FROM started_at) * 1000 + $1::float8) AS claimed
      FROM "engine"."run" WHERE status = 'succeeded' AND event_id LIKE 'bench\\_%' AND event_id NOT LIKE 'bench\\_-1\\_%'`,
   [WAIT_S * 1000],
 );
-const late = rows.map((r) => Number(r.late)).sort((a, b) => a - b);
-const q = (p: number) => late[Math.min(late.length - 1, Math.floor(p * late.length))]!;
-const claimed = rows.map((r) => Number(r.claimed)).sort((a, b) => a - b);
-const qc = (p: number) => claimed[Math.min(claimed.length - 1, Math.floor(p * claimed.length))]!;
+const sorted = (k: string) => rows.map((r) => Number(r[k])).sort((a, b) => a - b);
+const quantile = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
+const late = sorted('late');
+const q = (p: number) => quantile(late, p);
+const next = sorted('next');
+const qn = (p: number) => quantile(next, p);
+const claimed = sorted('claimed');
+const qc = (p: number) => quantile(claimed, p);
 const after = memory();
 console.log(`bench:wait — ${N} runs, trigger → Wait ${WAIT_S} s → Set Fields, ${process.env.DATABASE_URL ? 'Postgres' : 'PGlite'}, embedded bus`);
 console.log(`  runs/s (first publish to last finished, incl. the wait): ${(N / ((t1 - t0) / 1000)).toFixed(0)}; all parked after ${parkedAt - t0} ms`);
@@ -165,13 +172,16 @@ console.log(
   `  memory: idle heap ${mb(idle.heap)} MB rss ${mb(idle.rss)} MB; all ${N} parked heap ${mb(peak.heap)} MB (+${mb(peak.heap - idle.heap)}) rss ${mb(peak.rss)} MB (+${mb(peak.rss - idle.rss)}); per waiting run ${((peak.heap - idle.heap) / N).toFixed(0)} B heap; after all resumed heap ${mb(after.heap)} MB`,
 );
 console.log(
-  `  late after due (finished_at − due): p50 ${q(0.5).toFixed(0)} ms, p99 ${q(0.99).toFixed(0)} ms, max ${late[late.length - 1]!.toFixed(0)} ms (${late.length} runs); the timer claimed (resumedAt − due): p50 ${qc(0.5).toFixed(0)} ms, p99 ${qc(0.99).toFixed(0)} ms`,
+  `  resume late (the step after the Wait started − due): p50 ${qn(0.5).toFixed(0)} ms, p99 ${qn(0.99).toFixed(0)} ms, max ${next[next.length - 1]!.toFixed(0)} ms (${next.length} runs)`,
+);
+console.log(
+  `  the timer claimed (resumedAt − due): p50 ${qc(0.5).toFixed(0)} ms, p99 ${qc(0.99).toFixed(0)} ms; the run finished (finished_at − due): p50 ${q(0.5).toFixed(0)} ms, p99 ${q(0.99).toFixed(0)} ms, max ${late[late.length - 1]!.toFixed(0)} ms`,
 );
 console.log(
   `  CPU per run: this process ${(cpu / N).toFixed(2)} ms, Postgres ${(pg / N).toFixed(2)} ms; load average ${load0.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`,
 );
 console.log(
-  `  targets: heap within +50 MB of idle ${peak.heap - idle.heap <= 50 * 1024 * 1024 ? 'met' : 'NOT met'}; p99 ≤ 1 s ${q(0.99) <= 1_000 ? 'met' : 'NOT met'}`,
+  `  targets: heap within +50 MB of idle ${peak.heap - idle.heap <= 50 * 1024 * 1024 ? 'met' : 'NOT met'}; resume p99 ≤ 1 s ${qn(0.99) <= 1_000 ? 'met' : 'NOT met'}`,
 );
 await engine.close();
 await api.close();

@@ -22,7 +22,7 @@ import type { WorkspaceClient } from './adapters/workspace-client.ts';
 import { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';
 import type { HttpClient } from './domain/ports.ts';
 import type { RunLimits } from './domain/executor.ts';
-import { SampleKeeper, fallbackAnswer, processTriggerEvent } from './domain/process-trigger.ts';
+import { SampleKeeper, fallbackAnswer, processTriggerEvent, type ProcessDeps } from './domain/process-trigger.ts';
 import { runRoutes } from './routes/runs.ts';
 import { stepTestRoutes } from './routes/step-tests.ts';
 import { DEFAULT_RETENTION, RunCancellations, RunRetention, type RetentionPolicy } from './domain/run-control.ts';
@@ -90,7 +90,8 @@ export interface WorkflowEngineDeps {
   cancelPollMs?: number;
   /**
    * Parked runs (docs/workflow-engine.md, "Parking"): how often this replica looks for due wakes
-   * (WAIT_POLL_MS, default 250; 0: never) and the claim's lease.
+   * (WAIT_POLL_MS, default 250: the longest sleep between rounds; 0: never), the claim's lease and
+   * the claim's batch. Woken runs: at most `concurrency` / `workflowConcurrency` at once, a pool of their own.
    */
   waits?: { pollMs?: number; leaseMs?: number; batch?: number };
   /** The public base URL of resume links (PUBLIC_BASE_URL), e.g. https://flowdesk.example.com. */
@@ -133,9 +134,40 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   const retention = new RunRetention(runs, { ...DEFAULT_RETENTION, ...deps.retention }, clock, app.log, function* () {
     for (const d of definitions.all()) if (d.retention) yield { ownerId: d.ownerId, workflowId: d.id, ...d.retention };
   });
-  const waits = new WaitStore(deps.db);
-  const waitTimers = new WaitTimers({ store: waits, bus: deps.bus, clock, log: app.log, ...deps.waits });
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
+  const waits = new WaitStore(deps.db);
+  // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request.
+  const sendReply = (reply: WebhookReply): Promise<void> => deps.bus.publish(WEBHOOK_REPLY_TOPIC, [{ key: reply.replica, value: reply }]);
+  const processDeps: ProcessDeps = {
+    runs,
+    credentials: credentials.configured ? credentials : undefined,
+    definitions,
+    workspace: deps.workspace,
+    samples,
+    http: deps.http,
+    clock,
+    log: app.log,
+    metrics: runMetrics,
+    limits: deps.limits,
+    cancellations,
+    resumeBaseUrl: deps.publicBaseUrl,
+    ...(deps.retryParkMs !== undefined ? { retryParkMs: deps.retryParkMs } : {}),
+    ...(linkKey ? { resumeLinkKey: linkKey } : {}),
+    startErrorWorkflow: (event, ordered) => deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
+    startSubWorkflow: (event, ordered) => deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
+    resumeParent: (parent, body) => waits.resumeByParent(parent, body, clock()),
+    reply: sendReply,
+  };
+  // A woken run runs here, on the replica that claimed its wake (docs/workflow-engine.md, "Parking").
+  const waitTimers = new WaitTimers({
+    store: waits,
+    wake: (w) => processTriggerEvent({ ...w.event, resume: w.resume }, processDeps),
+    clock,
+    log: app.log,
+    concurrency: deps.concurrency,
+    workflowConcurrency: deps.workflowConcurrency,
+    ...deps.waits,
+  });
   // What starts runs inside the engine (webhook and manual runs are published by ingest and the runs API).
   const triggerSources: TriggerSource[] = [
     new Scheduler({ store: new ScheduleStore(deps.db), bus: deps.bus, clock, log: app.log, ...deps.scheduler }),
@@ -157,9 +189,6 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     }),
     { prefix: API_PREFIX },
   );
-
-  /** The answer to a waiting webhook caller, keyed by the ingest replica that holds the request. */
-  const sendReply = (reply: WebhookReply): Promise<void> => deps.bus.publish(WEBHOOK_REPLY_TOPIC, [{ key: reply.replica, value: reply }]);
 
   /** A failed run for a trigger event the bus gave up on, with the reason (its payload, or a placeholder). */
   const recordDeadLetter = async (e: TriggerEvent, headers: Record<string, string>): Promise<void> => {
@@ -250,28 +279,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
         concurrency: deps.concurrency ?? 256,
         keyConcurrency: deps.workflowConcurrency ?? 128,
         handler: async (message) => {
-          await processTriggerEvent(message.value, {
-            runs,
-            credentials: credentials.configured ? credentials : undefined,
-            definitions,
-            workspace: deps.workspace,
-            samples,
-            http: deps.http,
-            clock,
-            log: app.log,
-            metrics: runMetrics,
-            limits: deps.limits,
-            cancellations,
-            resumeBaseUrl: deps.publicBaseUrl,
-            ...(deps.retryParkMs !== undefined ? { retryParkMs: deps.retryParkMs } : {}),
-            ...(linkKey ? { resumeLinkKey: linkKey } : {}),
-            startErrorWorkflow: (event, ordered) =>
-              deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
-            startSubWorkflow: (event, ordered) =>
-              deps.bus.publish(TRIGGER_TOPIC, [{ key: event.workflowId, value: event, ...(ordered ? { ordered: true } : {}) }]),
-            resumeParent: (parent, body) => waits.resumeByParent(parent, body, clock()),
-            reply: sendReply,
-          });
+          await processTriggerEvent(message.value, processDeps);
         },
       }),
     );

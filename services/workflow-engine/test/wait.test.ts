@@ -17,9 +17,12 @@ let engine: Service;
 let engineUrl: string;
 /** Paths the receiver was sent, with the JSON bodies. */
 const received: { url: string; body: string; at: number }[] = [];
+/** Trigger n values whose POST the receiver answers only after SLOW_MS (a step longer than a lease). */
+const slow = new Set<string>();
+const SLOW_MS = 5_000;
 const call = userCaller(keys, () => ({ apiUrl: stack.apiUrl, engineUrl }));
 
-const startEngine = async () => {
+const startEngine = async (waits?: { leaseMs?: number }) => {
   const app = await buildApp({
     bus: stack.bus,
     db: stack.testDb.db,
@@ -31,6 +34,7 @@ const startEngine = async () => {
     definitionsGroup: `wait-test-${randomUUID()}`,
     // Resume links known before the Wait ({{wait.<id>.resumeUrl}}) are keyed by the credentials key.
     credentialsKey: { key: credentialsKey },
+    ...(waits ? { waits } : {}),
   });
   return { app, url: await listen(app, 0) };
 };
@@ -40,7 +44,9 @@ before(async () => {
     keys,
     receiver: (req, res) => {
       received.push({ url: req.url ?? '', body: req.body, at: Date.now() });
-      json(res, 201, { ok: true });
+      const n = new URL(req.url ?? '/', 'http://x').searchParams.get('n') ?? '';
+      if (slow.has(n)) setTimeout(() => json(res, 201, { ok: true }), SLOW_MS);
+      else json(res, 201, { ok: true });
     },
   });
   ({ app: engine, url: engineUrl } = await startEngine());
@@ -320,6 +326,30 @@ describe('two engines on one database', () => {
       for (const n of ns) assert.equal(postsFor(n).length, 1, `run ${n} resumed once`);
     } finally {
       await second.app.close();
+    }
+  });
+});
+
+describe('a woken run longer than its lease', () => {
+  test('runs once: the replica running it renews the lease, the other never claims it', async () => {
+    // Two engines with a 1.5 s lease (renewed every 0.5 s) and the step after the Wait taking 5 s:
+    // without renewal the other engine would claim the wake again after 1.5 s and POST a second time.
+    // The suite's engine (30 s lease) stops first, so these two are the only claimers.
+    await engine.close();
+    const a = await startEngine({ leaseMs: 1_500 });
+    const b = await startEngine({ leaseMs: 1_500 });
+    engine = a.app;
+    engineUrl = a.url;
+    try {
+      const owner = randomUUID();
+      const wf = await createWorkflow(owner, { mode: 'duration', amount: '1', unit: 'seconds' });
+      const ns = Array.from({ length: 4 }, () => randomUUID());
+      for (const n of ns) slow.add(n);
+      const runs = await Promise.all(ns.map((n) => runNow(owner, wf, { n })));
+      for (const r of runs) assert.equal((await finished(owner, r.id, 30_000)).status, 'succeeded');
+      for (const n of ns) assert.equal(postsFor(n).length, 1, `run ${n} resumed once`);
+    } finally {
+      await b.app.close();
     }
   });
 });

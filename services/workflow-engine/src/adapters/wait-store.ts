@@ -50,7 +50,10 @@ export class WaitStore implements WaitStorePort {
     });
   }
 
-  /** The claimed wakes are published: no longer due (the row stays, resumed, until the run's outcome). */
+  /**
+   * The claimed wakes are handled: no longer due. A run that finished deleted its row, one that parked
+   * again replaced it (another fire_at); what is left (a duplicate claim, a skipped run) stays, resumed.
+   */
   async published(wakes: readonly Pick<DueWake, 'waitId' | 'leaseUntil'>[]): Promise<void> {
     if (wakes.length === 0) return;
     await this.db.exec(
@@ -58,6 +61,33 @@ export class WaitStore implements WaitStorePort {
          FROM unnest($1::uuid[], $2::timestamptz[]) AS p(wait_id, lease)
         WHERE w.wait_id = p.wait_id AND w.fire_at = p.lease`,
       [wakes.map((w) => w.waitId), wakes.map((w) => w.leaseUntil)],
+    );
+  }
+
+  async nextDue(): Promise<Date | null> {
+    const { rows } = await this.db.exec(`SELECT min(fire_at) AS next FROM "engine"."run_wait" WHERE fire_at IS NOT NULL`);
+    return rows[0]?.next ? date(rows[0].next) : null;
+  }
+
+  async renew(wakes: readonly Pick<DueWake, 'waitId' | 'leaseUntil'>[], leaseUntil: Date): Promise<void> {
+    if (wakes.length === 0) return;
+    const { rows } = await this.db.exec(
+      `UPDATE "engine"."run_wait" AS w SET fire_at = $3
+         FROM unnest($1::uuid[], $2::timestamptz[]) AS p(wait_id, lease)
+        WHERE w.wait_id = p.wait_id AND w.fire_at = p.lease RETURNING w.wait_id`,
+      [wakes.map((w) => w.waitId), wakes.map((w) => w.leaseUntil), leaseUntil],
+    );
+    const renewed = new Set(rows.map((r) => String(r.wait_id)));
+    for (const w of wakes) if (renewed.has(w.waitId)) w.leaseUntil = leaseUntil;
+  }
+
+  async release(wakes: readonly Pick<DueWake, 'waitId' | 'leaseUntil'>[], now: Date): Promise<void> {
+    if (wakes.length === 0) return;
+    await this.db.exec(
+      `UPDATE "engine"."run_wait" AS w SET fire_at = $3
+         FROM unnest($1::uuid[], $2::timestamptz[]) AS p(wait_id, lease)
+        WHERE w.wait_id = p.wait_id AND w.fire_at = p.lease`,
+      [wakes.map((w) => w.waitId), wakes.map((w) => w.leaseUntil), now],
     );
   }
 

@@ -247,7 +247,7 @@ export interface ScheduleStorePort {
 /** A due wake this replica claimed: the run's trigger event, and how it is woken. */
 export interface DueWake {
   waitId: string;
-  /** The claim's lease (fire_at while claimed): published() matches on it. */
+  /** The claim's lease (fire_at while claimed): published(), renew() and release() match on it. */
   leaseUntil: Date;
   event: TriggerEvent;
   resume: NonNullable<TriggerEvent['resume']>;
@@ -256,5 +256,12 @@ export interface DueWake {
 /** Where parked runs' timers are kept (adapters/wait-store.ts, engine.run_wait). */
 export interface WaitStorePort {
   claimDue(now: Date, leaseUntil: Date, limit: number): Promise<DueWake[]>;
+  /** The handled wakes' rows left (a run that did not finish or park again): no longer due. */
   published(wakes: readonly Pick<DueWake, 'waitId' | 'leaseUntil'>[]): Promise<void>;
+  /** The earliest fire_at, or null. */
+  nextDue(): Promise<Date | null>;
+  /** Moves the leases still ours to `leaseUntil` (and updates each wake's leaseUntil). */
+  renew(wakes: readonly Pick<DueWake, 'waitId' | 'leaseUntil'>[], leaseUntil: Date): Promise<void>;
+  /** Claimed wakes not started (the replica stops): due again at `now`. */
+  release(wakes: readonly Pick<DueWake, 'waitId' | 'leaseUntil'>[], now: Date): Promise<void>;
 }

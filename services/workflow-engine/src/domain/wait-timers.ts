@@ -1,73 +1,194 @@
 /**
- * Wait timers (docs/workflow-engine.md, "Parking"): every replica polls engine.run_wait every
- * `pollMs` (default 250 ms; one index range scan on fire_at) and claims the due wakes by
- * compare-and-set (one replica claims each, as the scheduler's ticks), then republishes each run's
- * trigger event with `resume` on the trigger topic. The run is claimed again there (waiting ->
- * running) and resumes from its checkpoints through processTriggerEvent, with the bus's at-least-once
- * delivery and leases: a replica that dies while running a woken run leaves the event to be
- * delivered again. A claim not published within `leaseMs` (its replica died) is due again. No timer
- * lives in memory: a wake due while every engine was down is found by the first poll after a start.
+ * Wait timers (docs/workflow-engine.md, "Parking"): every replica looks in engine.run_wait for due
+ * wakes (one index range scan on fire_at) and claims them by compare-and-set (one replica claims
+ * each, as the scheduler's ticks); the claimer runs each woken run itself, in process (`wake`:
+ * processTriggerEvent with `resume`), no trip through the bus. The claim is the lease: fire_at moves
+ * to now + `leaseMs`, renewed while the run runs here; a replica that dies (or a run that throws)
+ * leaves the row due again after the lease, and the next claimer resumes the run from its
+ * checkpoints. Once the run is handled the row is deleted with its outcome (or replaced when it parks
+ * again); what is left of it is marked done (`published`, fire_at null).
+ *
+ * When: after each round, the next fire_at is read and the replica sleeps until then, at most
+ * `pollMs` (a resume or another replica's park may add an earlier one). Woken runs at once: at most
+ * `concurrency` on this replica and `workflowConcurrency` per workflow (as the trigger consumer); a
+ * round claims only what can start, and a finishing run starts the next round when more were due.
+ * No timer lives in memory: a wake due while every engine was down is found by the first round.
  */
-import { TRIGGER_TOPIC, type EventPublisher } from '@flowdesk/contracts';
-import type { LogPort, WaitStorePort } from './ports.ts';
+import type { DueWake, LogPort, WaitStorePort } from './ports.ts';
 
 export interface WaitTimersOptions {
   store: WaitStorePort;
-  bus: EventPublisher;
+  /** Runs one woken run to its outcome (or its next park); a throw leaves the wake due again after the lease. */
+  wake: (wake: DueWake) => Promise<unknown>;
   clock: () => Date;
   log: LogPort;
-  /** How often due wakes are looked for (WAIT_POLL_MS, default 250; 0: this replica wakes no runs). */
+  /** The longest sleep between rounds (WAIT_POLL_MS, default 250; 0: this replica wakes no runs). */
   pollMs?: number;
-  /** How long a claimed wake may stay unpublished before it is due again (default 30 s). */
+  /** How long a claimed wake is this replica's (default 30 s); renewed every third of it while its run runs. */
   leaseMs?: number;
-  /** Wakes claimed per statement (default 1000); a full batch is followed by another at once. */
+  /** Wakes claimed per statement at most (default 1000). */
   batch?: number;
+  /** Woken runs at once on this replica (default 256, as ENGINE_CONCURRENCY). */
+  concurrency?: number;
+  /** Woken runs at once per workflow (default 128, as ENGINE_WORKFLOW_CONCURRENCY). */
+  workflowConcurrency?: number;
 }
 
 export class WaitTimers {
   private timer: NodeJS.Timeout | undefined;
+  private renewTimer: NodeJS.Timeout | undefined;
   private ticking: Promise<unknown> | undefined;
+  private again = false;
+  private started = false;
+  /** The last round stopped because every slot was taken: a finishing run starts the next. */
+  private starved = false;
   private readonly leaseMs: number;
   private readonly batch: number;
+  private readonly concurrency: number;
+  private readonly workflowConcurrency: number;
+  /** Claimed here: queued (not started yet) and running. */
+  private readonly queued: DueWake[] = [];
+  private readonly running = new Set<DueWake>();
+  private readonly perWorkflow = new Map<string, number>();
+  private readonly runs = new Set<Promise<void>>();
+  private done: DueWake[] = [];
 
   constructor(private readonly o: WaitTimersOptions) {
     this.leaseMs = o.leaseMs ?? 30_000;
     this.batch = o.batch ?? 1_000;
+    this.concurrency = Math.max(1, o.concurrency ?? 256);
+    this.workflowConcurrency = Math.max(1, o.workflowConcurrency ?? 128);
   }
 
   start(): void {
     const pollMs = this.o.pollMs ?? 250;
-    if (pollMs <= 0 || this.timer) return;
-    const run = () => {
-      if (this.ticking) return;
-      this.ticking = this.tick()
-        .catch((err: unknown) => this.o.log.warn({ err }, 'wait timers could not be fired; retrying at the next poll'))
-        .finally(() => (this.ticking = undefined));
-    };
-    this.timer = setInterval(run, pollMs);
-    run(); // due at start (the engine was down): fire at once
+    if (pollMs <= 0 || this.started) return;
+    this.started = true;
+    this.renewTimer = setInterval(() => void this.renew(), Math.max(1, Math.floor(this.leaseMs / 3)));
+    this.kick(0); // due at start (the engine was down): fire at once
   }
 
+  /** Stops claiming, hands the wakes not started back (due now), and waits for the woken runs. */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.started = false;
+    clearTimeout(this.timer);
+    clearInterval(this.renewTimer);
     this.timer = undefined;
     await this.ticking;
+    const left = this.queued.splice(0);
+    if (left.length > 0)
+      await this.o.store
+        .release(left, this.o.clock())
+        .catch((err: unknown) => this.o.log.warn({ err }, 'claimed wakes not released; due again after their lease'));
+    await Promise.all([...this.runs]);
+    await this.flushDone();
   }
 
-  /** Publishes every wake due at the clock's now; returns how many. */
+  private kick(delayMs: number): void {
+    if (!this.started) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      if (this.ticking) {
+        this.again = true;
+        return;
+      }
+      this.ticking = this.round().finally(() => {
+        this.ticking = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick(0);
+        }
+      });
+    }, delayMs);
+  }
+
+  /** One round: claims what is due and can start, then sleeps until the next fire_at (≤ pollMs). */
+  private async round(): Promise<void> {
+    const pollMs = this.o.pollMs ?? 250;
+    let sleep = pollMs;
+    try {
+      await this.tick();
+      if (!this.starved) {
+        const next = await this.o.store.nextDue();
+        if (next) sleep = Math.min(pollMs, Math.max(0, next.getTime() - this.o.clock().getTime()));
+      }
+    } catch (err) {
+      this.o.log.warn({ err }, 'wait timers could not be fired; retrying at the next poll');
+    }
+    if (!this.starved) this.kick(sleep);
+  }
+
+  /** Claims the wakes due at the clock's now, as many as can start here, and starts them; returns how many. */
   async tick(): Promise<number> {
     let total = 0;
     for (;;) {
+      const free = Math.min(this.batch, this.concurrency - this.running.size - this.queued.length);
+      this.starved = free <= 0;
+      if (this.starved) return total;
       const now = this.o.clock();
-      const due = await this.o.store.claimDue(now, new Date(now.getTime() + this.leaseMs), this.batch);
-      if (due.length === 0) return total;
-      await this.o.bus.publish(
-        TRIGGER_TOPIC,
-        due.map((w) => ({ key: w.event.workflowId, value: { ...w.event, resume: w.resume } })),
-      );
-      await this.o.store.published(due);
+      const due = await this.o.store.claimDue(now, new Date(now.getTime() + this.leaseMs), free);
+      this.queued.push(...due);
+      this.pump();
       total += due.length;
-      if (due.length < this.batch) return total;
+      if (due.length < free) return total;
+    }
+  }
+
+  /** Starts queued wakes while the limits allow (this replica's, and each workflow's). */
+  private pump(): void {
+    for (let i = 0; i < this.queued.length && this.running.size < this.concurrency;) {
+      const w = this.queued[i]!;
+      const n = this.perWorkflow.get(w.event.workflowId) ?? 0;
+      if (n >= this.workflowConcurrency) {
+        i++;
+        continue;
+      }
+      this.queued.splice(i, 1);
+      this.perWorkflow.set(w.event.workflowId, n + 1);
+      this.running.add(w);
+      const p: Promise<void> = this.o
+        .wake(w)
+        .then(
+          () => this.finished(w),
+          (err: unknown) => this.o.log.warn({ err, workflowId: w.event.workflowId, eventId: w.event.eventId }, 'woken run failed; due again after its lease'),
+        )
+        .finally(() => {
+          this.runs.delete(p);
+          this.running.delete(w);
+          const left = (this.perWorkflow.get(w.event.workflowId) ?? 1) - 1;
+          if (left > 0) this.perWorkflow.set(w.event.workflowId, left);
+          else this.perWorkflow.delete(w.event.workflowId);
+          this.pump();
+          if (this.starved) {
+            this.starved = false;
+            this.kick(0);
+          }
+        });
+      this.runs.add(p);
+    }
+  }
+
+  /** A handled wake: marked done with the others of the same turn (one statement). */
+  private finished(w: DueWake): void {
+    this.done.push(w);
+    if (this.done.length === 1) setImmediate(() => void this.flushDone());
+  }
+
+  private async flushDone(): Promise<void> {
+    const done = this.done.splice(0);
+    if (done.length === 0) return;
+    // Not marked (the database unreachable): due again after the lease, then a duplicate claim.
+    await this.o.store.published(done).catch((err: unknown) => this.o.log.warn({ err }, 'handled wakes not marked done'));
+  }
+
+  /** Renews the lease of every wake claimed here (compare-and-set on the lease: one still ours). */
+  private async renew(): Promise<void> {
+    const mine = [...this.running, ...this.queued];
+    if (mine.length === 0) return;
+    try {
+      await this.o.store.renew(mine, new Date(this.o.clock().getTime() + this.leaseMs));
+    } catch (err) {
+      this.o.log.warn({ err }, 'leases of woken runs not renewed');
     }
   }
 }

@@ -76,7 +76,7 @@ async function run(template: WorkflowTemplate, wakeBy: ResumedBy = 'timer') {
         http: stack.http,
         createTask: async (_o, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }),
         workspace: {
-          findTasks: async (_o, query) => (queries.push(query), { items: FOUND_TASKS, count: FOUND_TASKS.length }),
+          findTasks: async (_o, query) => (queries.push(query), { items: FOUND_TASKS, nextCursor: null }),
           updateTask: unused,
           getProject: unused,
           create: unused,

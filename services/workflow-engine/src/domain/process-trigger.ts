@@ -1,11 +1,11 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { WEBHOOK_REPLY_MAX_BODY, type ErrorPayload, type TriggerEvent, type WebhookReply } from '@flowdesk/contracts';
+import { WEBHOOK_REPLY_MAX_BODY, type ErrorPayload, type TriggerEvent, type TriggerOrigin, type WebhookReply } from '@flowdesk/contracts';
 import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
 import type { DefinitionCache } from './definitions.ts';
 import { currentTraceId, withSpan } from '@flowdesk/telemetry';
 import { executeWorkflow, type RunLimits, type RunRecord } from './executor.ts';
-import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, WorkspaceWrites } from './ports.ts';
+import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, WorkspaceNodesPort, WorkspaceWrites } from './ports.ts';
 import { recordRun, unstorablePayload } from './run-recording.ts';
 import type { RunCancellations } from './run-control.ts';
 
@@ -234,7 +234,8 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
           // a chain across workflows ends at MAX_TRIGGER_DEPTH (docs/triggers.md, "Loops").
           createTask: (ownerId, input, { signal, idempotencyKey }) =>
             deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }, idempotencyKey),
-          ...(deps.workspace.nodes ? { workspace: deps.workspace.nodes } : {}),
+          // Notes and calendar entries carry it too (their change events start note/entity workflows).
+          ...(deps.workspace.nodes ? { workspace: withOrigin(deps.workspace.nodes, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }) } : {}),
         },
       }),
     { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } },
@@ -407,3 +408,9 @@ export class SampleKeeper {
     this.workspace.setSamplePayload(ownerId, workflowId, payload).catch((err: unknown) => this.log.warn({ err, workflowId }, 'sample payload not kept'));
   }
 }
+
+/** The workspace nodes' port with the run's origin on every create (the loop guard, docs/triggers.md "Loops"). */
+const withOrigin = (nodes: WorkspaceNodesPort, origin: TriggerOrigin): WorkspaceNodesPort => ({
+  ...nodes,
+  create: (ownerId, kind, body, opts) => nodes.create(ownerId, kind, body, { ...opts, origin }),
+});

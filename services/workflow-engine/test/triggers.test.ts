@@ -276,4 +276,37 @@ describe('note and entity triggers', () => {
     assert.ok(!(await tasks()).some((t) => /^(?:[AB]: ){6}/.test(t.title)), 'and went no deeper');
     assert.equal((await finishedRuns(owner, a.id)).length - 1 + (await finishedRuns(owner, b.id)).length, expected);
   });
+
+  test('loop guard: a note (or calendar entry) a run creates never re-triggers its own workflow', async () => {
+    const owner = randomUUID();
+    const notes = await createWorkflow(owner, {
+      name: 'Note → note',
+      triggerType: 'note',
+      triggerConfig: {},
+      graph: { nodes: [{ id: 'make', type: 'create_note', params: { title: 'Re: {{trigger.note.title}}' } }], edges: [{ from: 'trigger', to: 'make' }] },
+    });
+    const entries = await createWorkflow(owner, {
+      name: 'Entry → entry',
+      triggerType: 'entity',
+      triggerConfig: { entity: 'calendar_entry', events: ['created'] },
+      graph: {
+        nodes: [{ id: 'make', type: 'create_calendar_entry', params: { title: 'Prep: {{trigger.after.title}}', startsAt: '2026-12-01T09:00:00Z' } }],
+        edges: [{ from: 'trigger', to: 'make' }],
+      },
+    });
+    for (const wf of [notes, entries])
+      await until('the engine to know it', async () => (await call(owner, 'GET', `/api/v1/workflows/${wf.id}/runs`)).status === 200);
+    assert.equal((await call(owner, 'POST', '/api/v1/notes', { title: 'one' })).status, 201);
+    assert.equal((await call(owner, 'POST', '/api/v1/notes', { title: 'two' })).status, 201);
+    assert.equal((await call(owner, 'POST', '/api/v1/calendar-entries', { title: 'Demo', startsAt: '2026-12-02T10:00:00Z' })).status, 201);
+    await until('one run per person-made note', async () => (await finishedRuns(owner, notes.id)).length === 2);
+    await until('one run per person-made entry', async () => (await finishedRuns(owner, entries.id)).length === 1);
+    await until('the outbox to drain', async () => (await testDb.db.exec('SELECT count(*)::int AS n FROM workspace.outbox')).rows[0]!.n === 0);
+    const titles = ((await call(owner, 'GET', '/api/v1/notes?limit=100')).body.items as { title: string }[]).map((n) => n.title).sort();
+    assert.deepEqual(titles, ['Re: one', 'Re: two', 'one', 'two'], 'the runs’ notes started no run');
+    assert.equal((await finishedRuns(owner, notes.id)).length, 2);
+    assert.equal((await finishedRuns(owner, entries.id)).length, 1);
+    const entryTitles = ((await call(owner, 'GET', '/api/v1/calendar-entries')).body.items as { title: string }[]).map((e) => e.title).sort();
+    assert.deepEqual(entryTitles, ['Demo', 'Prep: Demo']);
+  });
 });

@@ -1,5 +1,6 @@
 import Type, { type Static } from 'typebox';
 import { StringEnum } from '../common.ts';
+import { TriggerOrigin } from '../triggers.ts';
 
 /**
  * The workflow engine's batched creates of notes, calendar entries and comments (POST
@@ -20,6 +21,8 @@ export const EngineCreateBatch = Type.Object(
           kind: EngineCreateKind,
           body: Type.Unknown(),
           idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+          /** The run's workflow and chain depth: kept on a note or calendar entry (the loop guard, docs/triggers.md). */
+          origin: Type.Optional(TriggerOrigin),
         },
         { additionalProperties: false },
       ),

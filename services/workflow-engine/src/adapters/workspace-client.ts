@@ -39,6 +39,7 @@ interface PendingCreate {
   kind: EngineCreateKind;
   body: Record<string, unknown>;
   idempotencyKey?: string;
+  origin?: TriggerOrigin;
   resolve: (row: Record<string, unknown>) => void;
   reject: (err: unknown) => void;
 }
@@ -190,7 +191,12 @@ export function workspaceClient(options: {
   const enqueueCreate = ownerBatcher<PendingCreate>(ENGINE_CREATE_BATCH_MAX, maxInFlight, async (ownerId, batch) => {
     try {
       const res = await call(await options.userToken(ownerId), 'POST', '/internal/v1/creates/batch', {
-        items: batch.map((p) => ({ kind: p.kind, body: p.body, ...(p.idempotencyKey ? { idempotencyKey: p.idempotencyKey } : {}) })),
+        items: batch.map((p) => ({
+          kind: p.kind,
+          body: p.body,
+          ...(p.idempotencyKey ? { idempotencyKey: p.idempotencyKey } : {}),
+          ...(p.origin ? { origin: p.origin } : {}),
+        })),
       });
       const { results } = await ok<EngineCreateBatchResult>(res, 'creating');
       batch.forEach((p, i) => {
@@ -231,8 +237,10 @@ export function workspaceClient(options: {
     },
     getProject: (ownerId, projectId, signal) =>
       asOwner(ownerId, 'GET', `/api/v1/projects/${encodeURIComponent(projectId)}`, 'reading the project', undefined, signal),
-    create: (ownerId, kind, body, { signal, idempotencyKey }) =>
-      abortable(signal, (resolve, reject) => enqueueCreate(ownerId, { kind, body, ...(idempotencyKey ? { idempotencyKey } : {}), resolve, reject })),
+    create: (ownerId, kind, body, { signal, idempotencyKey, origin }) =>
+      abortable(signal, (resolve, reject) =>
+        enqueueCreate(ownerId, { kind, body, ...(idempotencyKey ? { idempotencyKey } : {}), ...(origin ? { origin } : {}), resolve, reject }),
+      ),
   };
 
   return {

@@ -41,7 +41,8 @@ export interface WorkspaceNodesPort {
     ownerId: string,
     kind: EngineCreateKind,
     body: Record<string, unknown>,
-    opts: { signal: AbortSignal; idempotencyKey?: string },
+    /** `origin`: the run's workflow and chain depth, kept on a note or calendar entry (the loop guard). */
+    opts: { signal: AbortSignal; idempotencyKey?: string; origin?: TriggerOrigin },
   ): Promise<Record<string, unknown>>;
 }
 

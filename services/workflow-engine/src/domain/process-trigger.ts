@@ -1,12 +1,23 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { RUN_WORKFLOW_MAX_DEPTH, WEBHOOK_REPLY_MAX_BODY, type ErrorPayload, type TriggerEvent, type WebhookReply } from '@flowdesk/contracts';
+import { RUN_WORKFLOW_MAX_DEPTH, WEBHOOK_REPLY_MAX_BODY, type ErrorPayload, type TriggerEvent, type TriggerOrigin, type WebhookReply } from '@flowdesk/contracts';
 import { NodeFailedError } from './errors.ts';
 import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
 import type { DefinitionCache } from './definitions.ts';
 import { currentTraceId, withSpan } from '@flowdesk/telemetry';
 import { DEFAULT_RETRY_PARK_MS, executeWorkflow, type RunLimits, type RunRecord } from './executor.ts';
-import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, RunRecorder, RunWrite, StartWorkflowRequest, WorkspaceWrites } from './ports.ts';
+import type {
+  Clock,
+  CredentialResolver,
+  HttpClient,
+  LogPort,
+  RunMetrics,
+  RunRecorder,
+  RunWrite,
+  StartWorkflowRequest,
+  WorkspaceNodesPort,
+  WorkspaceWrites,
+} from './ports.ts';
 import { recordRun, unstorablePayload } from './run-recording.ts';
 import type { RunCancellations } from './run-control.ts';
 import { resumeLinkOf } from './resume-links.ts';
@@ -256,7 +267,8 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
           // a chain across workflows ends at MAX_TRIGGER_DEPTH (docs/triggers.md, "Loops").
           createTask: (ownerId, input, { signal, idempotencyKey }) =>
             deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }, idempotencyKey),
-          ...(deps.workspace.nodes ? { workspace: deps.workspace.nodes } : {}),
+          // Notes and calendar entries carry it too (their change events start note/entity workflows).
+          ...(deps.workspace.nodes ? { workspace: withOrigin(deps.workspace.nodes, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }) } : {}),
           ...(deps.startSubWorkflow ? { startWorkflow: (request) => startSubWorkflow(event, request, deps) } : {}),
         },
       }),
@@ -510,3 +522,8 @@ async function notifyParent(event: TriggerEvent, outcome: ProcessOutcome, deps: 
   const resumed = await deps.resumeParent({ ownerId: event.ownerId, ...parent }, result);
   if (resumed) deps.log.info({ workflowId: parent.workflowId, eventId: parent.eventId, nodeId: parent.nodeId }, 'parent run resumed by its child');
 }
+/** The workspace nodes' port with the run's origin on every create (the loop guard, docs/triggers.md "Loops"). */
+const withOrigin = (nodes: WorkspaceNodesPort, origin: TriggerOrigin): WorkspaceNodesPort => ({
+  ...nodes,
+  create: (ownerId, kind, body, opts) => nodes.create(ownerId, kind, body, { ...opts, origin }),
+});

@@ -4,7 +4,7 @@
  * kept in the row's `idempotency_key` column (migration 20270115000000), unique per owner; it is not
  * part of the API's entities. Row-level security scopes every statement to the owner.
  */
-import { HttpError, type CreateCalendarEntry, type CreateComment, type CreateNote, type EngineCreateKind } from '@flowdesk/contracts';
+import { HttpError, type CreateCalendarEntry, type CreateComment, type CreateNote, type EngineCreateKind, type TriggerOrigin } from '@flowdesk/contracts';
 import type { Tx } from './tx.ts';
 import { assertTargetVisible, toComment } from './comments.ts';
 import { toCalendarEntry, toNote } from './mappers.ts';
@@ -43,15 +43,26 @@ async function read(tx: Tx, kind: EngineCreateKind, id: string): Promise<Record<
   return toComment(await tx.comment.findUniqueOrThrow({ where: { id } }));
 }
 
-async function insert(tx: Tx, userId: string, kind: EngineCreateKind, body: unknown): Promise<{ id: string }> {
+async function insert(tx: Tx, userId: string, kind: EngineCreateKind, body: unknown, origin?: TriggerOrigin): Promise<{ id: string }> {
+  // Set in the INSERT itself: the change event (announce_entity_change) is made from the inserted row.
+  const from = origin ? { originWorkflowId: origin.workflowId, originDepth: origin.depth } : {};
   if (kind === 'note') {
     const b = body as CreateNote;
     return tx.note.create({
-      data: { ownerId: userId, title: b.title, content: b.content ?? '', projectId: b.projectId ?? null, tags: b.tags ?? [], pinned: b.pinned ?? false },
+      data: {
+        ownerId: userId,
+        title: b.title,
+        content: b.content ?? '',
+        projectId: b.projectId ?? null,
+        tags: b.tags ?? [],
+        pinned: b.pinned ?? false,
+        ...from,
+      },
       select: { id: true },
     });
   }
-  if (kind === 'calendar_entry') return tx.calendarEntry.create({ data: calendarEntryData(userId, body as CreateCalendarEntry), select: { id: true } });
+  if (kind === 'calendar_entry')
+    return tx.calendarEntry.create({ data: { ...calendarEntryData(userId, body as CreateCalendarEntry), ...from }, select: { id: true } });
   const { targetType, targetId, body: text } = body as CreateComment;
   await assertTargetVisible(tx, targetType, targetId);
   const column = targetType === 'task' ? 'taskId' : targetType === 'project' ? 'projectId' : 'noteId';
@@ -63,13 +74,20 @@ async function insert(tx: Tx, userId: string, kind: EngineCreateKind, body: unkn
  * already used for this kind, answers the row created with it. The key is set in the same transaction
  * as the insert; a concurrent twin fails on the unique index and the caller's retry finds the winner.
  */
-export async function createOnce(tx: Tx, userId: string, kind: EngineCreateKind, body: unknown, key: string | null): Promise<Record<string, unknown>> {
+export async function createOnce(
+  tx: Tx,
+  userId: string,
+  kind: EngineCreateKind,
+  body: unknown,
+  key: string | null,
+  origin?: TriggerOrigin,
+): Promise<Record<string, unknown>> {
   const table = TABLE[kind];
   if (key) {
     const [hit] = await tx.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text AS id FROM workspace.${table} WHERE idempotency_key = $1`, key);
     if (hit) return read(tx, kind, hit.id);
   }
-  const { id } = await insert(tx, userId, kind, body);
+  const { id } = await insert(tx, userId, kind, body, origin);
   if (key) await tx.$executeRawUnsafe(`UPDATE workspace.${table} SET idempotency_key = $1 WHERE id = $2::uuid`, key, id);
   return read(tx, kind, id);
 }

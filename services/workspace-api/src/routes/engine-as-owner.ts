@@ -141,7 +141,7 @@ export const engineAsOwnerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (req) => {
       const userId = req.identity.userId;
       const results: EngineCreateBatchResult['results'] = [];
-      for (const { kind, body, idempotencyKey } of req.body.items) {
+      for (const { kind, body, idempotencyKey, origin } of req.body.items) {
         const check = createChecks[kind];
         if (!check.Check(body)) {
           const first = check.Errors(body)[0];
@@ -150,7 +150,7 @@ export const engineAsOwnerRoutes: FastifyPluginAsyncTypebox = async (app) => {
           continue;
         }
         const attempt = () =>
-          asUser(prisma, userId, (tx) => createOnce(tx, userId, kind, body, idempotencyKey ?? null)).catch((e: unknown) =>
+          asUser(prisma, userId, (tx) => createOnce(tx, userId, kind, body, idempotencyKey ?? null, origin)).catch((e: unknown) =>
             isUniqueViolation(e) ? Promise.reject(e) : mapPrismaError(e, kindName[kind]),
           );
         try {

@@ -10,8 +10,9 @@
  *
  * When: after each round, the next fire_at is read and the replica sleeps until then, at most
  * `pollMs` (a resume or another replica's park may add an earlier one). Woken runs at once: at most
- * `concurrency` on this replica and `workflowConcurrency` per workflow (as the trigger consumer); a
- * round claims only what can start, and a finishing run starts the next round when more were due.
+ * `concurrency` on this replica and `workflowConcurrency` per workflow (as the trigger consumer); at
+ * most `batch` more are claimed ahead (the lease renewed), and a finishing run starts the next round
+ * when more were due.
  * No timer lives in memory: a wake due while every engine was down is found by the first round.
  */
 import type { DueWake, LogPort, WaitStorePort } from './ports.ts';
@@ -26,7 +27,7 @@ export interface WaitTimersOptions {
   pollMs?: number;
   /** How long a claimed wake is this replica's (default 30 s); renewed every third of it while its run runs. */
   leaseMs?: number;
-  /** Wakes claimed per statement at most (default 1000). */
+  /** Wakes claimed per statement, and claimed here not started yet, at most (default 1000). */
   batch?: number;
   /** Woken runs at once on this replica (default 256, as ENGINE_CONCURRENCY). */
   concurrency?: number;
@@ -107,8 +108,10 @@ export class WaitTimers {
     const pollMs = this.o.pollMs ?? 250;
     let sleep = pollMs;
     try {
-      await this.tick();
-      if (!this.starved) {
+      const claimed = await this.tick();
+      if (claimed > 0)
+        sleep = 0; // more may be due: the next round claims them (or finds none)
+      else if (!this.starved) {
         const next = await this.o.store.nextDue();
         if (next) sleep = Math.min(pollMs, Math.max(0, next.getTime() - this.o.clock().getTime()));
       }
@@ -118,12 +121,17 @@ export class WaitTimers {
     if (!this.starved) this.kick(sleep);
   }
 
-  /** Claims the wakes due at the clock's now, as many as can start here, and starts them; returns how many. */
+  /**
+   * Claims the wakes due at the clock's now and starts them; returns how many. At most `batch` wait
+   * claimed here, not started yet: a round claims only when fewer than half of that wait (few large
+   * claims, not one per finished run: each scan of the fire_at index passes the entries of the rows
+   * claimed before, dead until vacuumed), and a finishing run starts the next round when more were due.
+   */
   async tick(): Promise<number> {
     let total = 0;
     for (;;) {
-      const free = Math.min(this.batch, this.concurrency - this.running.size - this.queued.length);
-      this.starved = free <= 0;
+      const free = this.batch - this.queued.length;
+      this.starved = free < this.batch / 2;
       if (this.starved) return total;
       const now = this.o.clock();
       const due = await this.o.store.claimDue(now, new Date(now.getTime() + this.leaseMs), free);
@@ -159,7 +167,7 @@ export class WaitTimers {
           if (left > 0) this.perWorkflow.set(w.event.workflowId, left);
           else this.perWorkflow.delete(w.event.workflowId);
           this.pump();
-          if (this.starved) {
+          if (this.starved && this.queued.length < this.batch / 2) {
             this.starved = false;
             this.kick(0);
           }

@@ -2,7 +2,8 @@
 // the workflow engine (its own runs schema) and workspace-api on one database. Each delivery runs
 // condition → [HTTP Request to a loopback endpoint] → create task. Then (one workflow, no --http-latency,
 // no --rate; --no-rich skips it) the richer workflow line: For each over 10 items → Set → Switch →
-// Create Task, 10 tasks per run (target ≥ 500 runs/s on Postgres, 2 cores).
+// Create Task, 10 tasks per run (target ≥ 500 runs/s on Postgres, 2 cores); --rich-concurrency N sets
+// the For each's concurrency (default 1: items one after the other).
 //
 //   npm run bench:e2e [-- --runs 5000] [--workflows 1] [--http-latency MS] [--rate R] [--connections C] [--bus kafka]
 //     --bus kafka       the Kafka bus: on KAFKA_BROKERS (topics must exist), else on a local one-node
@@ -106,6 +107,7 @@ const { values: args, positionals } = parseArgs({
     'workflow-concurrency': { type: 'string', default: '128' },
     bus: { type: 'string', default: 'embedded' },
     'no-rich': { type: 'boolean', default: false },
+    'rich-concurrency': { type: 'string', default: '1' },
   },
 });
 if (args.bus !== 'embedded' && args.bus !== 'kafka') throw new Error('--bus must be embedded or kafka');
@@ -272,7 +274,12 @@ await measure(workflows, 'simple');
 if (WORKFLOWS === 1 && LATENCY === undefined && !RATE && !args['no-rich']) {
   const rich = {
     nodes: [
-      { id: 'loop', type: 'for_each', params: { items: '{{= [0..9] }}' } },
+      // --rich-concurrency N: the For each's concurrency (default 1, items one after the other).
+      {
+        id: 'loop',
+        type: 'for_each',
+        params: { items: '{{= [0..9] }}', ...(args['rich-concurrency'] === '1' ? {} : { concurrency: args['rich-concurrency'] }) },
+      },
       {
         id: 'set',
         type: 'set_fields',
@@ -353,7 +360,7 @@ async function measure(workflows: { id: string; webhookSecret: string }[], kind:
 
   if (kind === 'rich') {
     console.log(
-      `bench:e2e richer workflow (For each over 10 items → Set → Switch → Create Task) on ${db.db.kind}${brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries, ${CONNECTIONS} senders`,
+      `bench:e2e richer workflow (For each over 10 items${args['rich-concurrency'] === '1' ? '' : `, concurrency ${args['rich-concurrency']}`} → Set → Switch → Create Task) on ${db.db.kind}${brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries, ${CONNECTIONS} senders`,
     );
     console.log(`  all runs finished in ${seconds.toFixed(2)} s; ${failed} not succeeded; ${tasks} tasks (${(tasks / N).toFixed(1)} per run)`);
     for (const e of errors.rows) console.log(`  not succeeded: ${String(e.n)} × ${String(e.error).slice(0, 200)}`);

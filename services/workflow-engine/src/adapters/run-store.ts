@@ -119,15 +119,24 @@ export class RunStore implements RunRecorder {
    * statement for runs and checkpoints). A step already stored is kept. Resolves once committed.
    */
   checkpoint(run: { ownerId: string; workflowId: string; eventId: string }, steps: StepCheckpoint[]): Promise<void> {
-    return Promise.all(
-      steps.map(
-        (c) =>
-          new Promise<void>((resolve, reject) => {
-            this.steps.push({ write: { ...run, nodeId: checkpointKey(c.step.nodeId, c.step.item), ...c }, resolve, reject });
-            this.schedule();
-          }),
-      ),
-    ).then(() => undefined);
+    if (steps.length === 0) return Promise.resolve();
+    // One promise for the run's steps (not one each): resolved when the last is stored, rejected by the first failure.
+    return new Promise<void>((resolve, reject) => {
+      let left = steps.length;
+      let failed = false;
+      const done = {
+        resolve: () => {
+          if (--left === 0 && !failed) resolve();
+        },
+        reject: (err: unknown) => {
+          if (failed) return;
+          failed = true;
+          reject(err);
+        },
+      };
+      for (const c of steps) this.steps.push({ write: { ...run, nodeId: checkpointKey(c.step.nodeId, c.step.item), ...c }, ...done });
+      this.schedule();
+    });
   }
 
   /**

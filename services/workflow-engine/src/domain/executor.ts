@@ -170,10 +170,31 @@ function planOf(graph: WorkflowGraph): ReturnType<typeof planGraph> {
   return plan;
 }
 
+/**
+ * The handler table, built once per HTTP node options object (the engine passes the same one to
+ * every run; none: the defaults), not once per run.
+ */
+const defaultHandlers: Record<WorkflowNode['type'], AnyHandler> = nodeHandlers();
+const handlerTables = new WeakMap<Partial<HttpNodeOptions>, Record<WorkflowNode['type'], AnyHandler>>();
+function handlersFor(httpNode: Partial<HttpNodeOptions> | undefined): Record<WorkflowNode['type'], AnyHandler> {
+  if (!httpNode) return defaultHandlers;
+  let table = handlerTables.get(httpNode);
+  if (!table) handlerTables.set(httpNode, (table = nodeHandlers({ httpNode })));
+  return table;
+}
+
+/** A node's resolved retry policy, once per node object (the cached graph's); read only when a step fails. */
+const retryPolicies = new WeakMap<WorkflowNode, ReturnType<typeof resolveRetry>>();
+function retryPolicyOf(node: WorkflowNode): ReturnType<typeof resolveRetry> {
+  let policy = retryPolicies.get(node);
+  if (!policy) retryPolicies.set(node, (policy = resolveRetry(node.retry)));
+  return policy;
+}
+
 export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunRecord> {
   const { workflow, event, ports } = input;
   const limits = { ...DEFAULT_RUN_LIMITS, ...input.limits };
-  const handlers: Record<WorkflowNode['type'], AnyHandler> = nodeHandlers({ httpNode: input.httpNode });
+  const handlers = handlersFor(input.httpNode);
   const started = ports.clock();
   const steps: RunStep[] = [];
   const warnings: string[] = [];
@@ -372,11 +393,9 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       if (expressionError) return stepFailed(node, step, expressionError, outputs);
       // The node's retry policy (docs/workflow-engine.md, "Retries"): the same rendered input and key on
       // every attempt. A step executed again after a resume goes on counting from its checkpoint.
-      const policy = resolveRetry(node.retry);
-      const safe = handler.retrySafe ? handler.retrySafe(rendered) : !handler.isAction;
+      // The policy and whether a repeat is safe are read only when an attempt fails (not on the hot path).
       const earlier = input.resume?.get(checkpointKey(node.id, item?.index))?.step;
-      const earlierErrors = earlier ? [...(earlier.attemptErrors ?? []), ...(earlier.error ? [earlier.error] : [])] : [];
-      const errors: string[] = earlierErrors.slice(-9);
+      const errors: string[] = earlier ? [...(earlier.attemptErrors ?? []), ...(earlier.error ? [earlier.error] : [])].slice(-9) : [];
       for (let attempt = (earlier?.attempts ?? (earlier ? 1 : 0)) + 1; ; attempt++) {
         try {
           const result = await untilDeadline(
@@ -401,6 +420,8 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           return result;
         } catch (err) {
           noteAttempts(step, attempt, errors);
+          const policy = retryPolicyOf(node);
+          const safe = handler.retrySafe ? handler.retrySafe(rendered) : !handler.isAction;
           const again = safe && attempt < policy.attempts && !deadline.signal.aborted && retries(policy, failureKind(err));
           if (!again) return stepFailed(node, step, err, outputs);
           if (input.cancelled?.()) return cancelledBeforeRetry(step, err);

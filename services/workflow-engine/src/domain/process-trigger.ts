@@ -58,6 +58,14 @@ export interface ProcessDeps {
 /** SHA-256 (hex) of a resume secret: engine.run_wait keeps only this. */
 export const resumeSecretHash = (secret: string): string => createHash('sha256').update(secret).digest('hex');
 
+/** A graph's credential names, once per graph object (the definition cache hands every run of a version the same one). */
+const graphCredentials = new WeakMap<object, string[]>();
+function credentialNamesOf(graph: object): string[] {
+  let names = graphCredentials.get(graph);
+  if (!names) graphCredentials.set(graph, (names = credentialNames(graph)));
+  return names;
+}
+
 export type ProcessOutcome = 'ran' | 'duplicate' | 'workflow-gone' | 'inactive';
 
 /**
@@ -211,7 +219,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
   // Credentials: one query on the engine's own database, only when the graph refers to some. A store
   // that cannot answer (not configured, a key missing) fails the run with the reason, never silently.
   let credentials: Map<string, string> | undefined;
-  const names = credentialNames(workflow.graph);
+  const names = credentialNamesOf(workflow.graph);
   if (names.length > 0) {
     try {
       if (!deps.credentials) throw new Error('the credentials store is not configured on this server (CREDENTIALS_KEY)');

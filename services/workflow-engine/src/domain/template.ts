@@ -74,6 +74,19 @@ const ARRAY_INDEX = /^(0|[1-9][0-9]{0,8})$/;
 
 type Lookup = { found: true; value: unknown } | { found: false; why: string };
 
+/**
+ * Whether a node's params hold a `{{=` expression, once per params object (the definition cache
+ * hands every run the same graph): most steps have none, and serialising their params per step was
+ * measurable in bench:e2e.
+ */
+const expressionParams = new WeakMap<object, boolean>();
+function paramsHaveExpression(params: unknown): boolean {
+  if (params === null || typeof params !== 'object') return hasExpression(JSON.stringify(params) ?? '');
+  let has = expressionParams.get(params);
+  if (has === undefined) expressionParams.set(params, (has = hasExpression(JSON.stringify(params) ?? '')));
+  return has;
+}
+
 export class TemplateRenderer {
   /** Human-readable, deduplicated; the executor copies them onto the run. */
   readonly warnings: string[] = [];
@@ -93,8 +106,8 @@ export class TemplateRenderer {
    * params without an expression skip all this. Rejects with ExpressionError (the node fails).
    */
   async prepare(params: unknown, render: () => unknown): Promise<void> {
-    this.evaluated = new Map();
-    if (!hasExpression(JSON.stringify(params) ?? '')) return;
+    if (this.evaluated.size > 0) this.evaluated = new Map();
+    if (!paramsHaveExpression(params)) return;
     const sources = new Set<string>();
     const warnings = this.warnings.length;
     this.collecting = sources;

@@ -339,7 +339,7 @@ test('short delays keep sleeping in memory; inside a For each a long delay sleep
 
   const loop = await run(
     [
-      { id: 'each', type: 'for_each', params: { items: '{{= [1] }}' } } as WorkflowNode,
+      { id: 'each', type: 'for_each', params: { items: '{{= [1] }}' } },
       httpNode('h', 'GET', '/fail-1?loop', { attempts: 2, backoff: 'fixed', delayMs: 3_600_000, maxDelayMs: 3_600_000 }),
     ],
     {

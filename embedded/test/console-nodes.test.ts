@@ -117,6 +117,13 @@ describe('node forms, Run this step and the template gallery in chromium', { ski
       const filled: { field: FormField; value: string }[] = [];
       for (const f of shown.filter((x) => x.required)) {
         if (f.widget === 'select' || f.widget === 'project') continue; // a select starts with its default
+        if (f.widget === 'workflow') {
+          // One of the user's workflows, by name: this one (a workflow may run itself, depth-bounded).
+          await labelled(box, f.hint.label).click();
+          await page.getByRole('option', { name: `Form: ${definition.label}`, exact: true }).click();
+          filled.push({ field: f, value: `Form: ${definition.label}` });
+          continue;
+        }
         const value = fillValue(definition, f);
         if (f.widget === 'key-value') {
           const noun = f.hint.noun ?? 'row';

@@ -81,11 +81,11 @@ export type NodeIcon = 'world-upload' | 'git-branch' | 'list-check' | 'braces' |
 /**
  * How the generated form edits one param. `text` (the default for strings) and `select` (the default
  * for an enum) hold a string; `key-value` edits a map (`Type.Record`) or a list of `{ name, value }`
- * as rows; `json` edits any JSON value as text; `project` picks one of the user's projects; `none`
- * is not shown and keeps the stored value.
+ * as rows; `json` edits any JSON value as text; `project` picks one of the user's projects;
+ * `workflow` one of the user's workflows; `none` is not shown and keeps the stored value.
  */
-export type FieldWidget = 'text' | 'select' | 'key-value' | 'json' | 'project' | 'none';
-export const FIELD_WIDGETS: readonly FieldWidget[] = ['text', 'select', 'key-value', 'json', 'project', 'none'];
+export type FieldWidget = 'text' | 'select' | 'key-value' | 'json' | 'project' | 'workflow' | 'none';
+export const FIELD_WIDGETS: readonly FieldWidget[] = ['text', 'select', 'key-value', 'json', 'project', 'workflow', 'none'];
 
 export interface FieldHint<Params = Record<string, unknown>> {
   label: string;

@@ -25,11 +25,10 @@ export const runWorkflow = defineNode({
   ),
   fields: {
     workflowId: {
-      label: 'Workflow id',
-      template: true,
+      label: 'Workflow',
+      widget: 'workflow',
       trim: true,
-      placeholder: 'the id in the workflow’s URL',
-      description: 'Another of your workflows (active or not); it runs with the payload as {{trigger}}.',
+      description: 'One of your workflows (active or not); it runs with the payload as {{trigger}}. Over the API the id may be a {{variable}}.',
     },
     payload: {
       label: 'Payload (JSON object)',

@@ -2,10 +2,11 @@ import { ActionIcon, Alert, Button, Group, Select, Stack, Text, TextInput } from
 import { privateUrlWarning } from '@flowdesk/contracts/ssrf';
 import { IconAlertTriangle, IconPlus, IconTrash } from '@tabler/icons-react';
 import type { FieldWidget, FormField } from '@flowdesk/contracts/nodes';
-import type { ComponentType, ReactNode } from 'react';
+import { useEffect, useState, type ComponentType, type ReactNode } from 'react';
 import type { Project } from '../api.ts';
 import { definitionOf, fieldsOf, type FormRow, type FormValue, type StepData, type StepKind } from './graph.ts';
 import { TemplateField } from './fields.tsx';
+import { workspace, type WorkflowItem } from '../workspace.ts';
 
 interface FieldProps {
   field: FormField;
@@ -142,6 +143,29 @@ function ProjectWidget({ field, value, set, projects }: FieldProps) {
   );
 }
 
+/** One of the user's workflows (the Run workflow node): by name; an id not in the list (a variable set over the API) is kept. */
+function WorkflowWidget({ field, value, set }: FieldProps) {
+  const [workflows, setWorkflows] = useState<WorkflowItem[] | null>(null);
+  useEffect(() => {
+    workspace.listWorkflows().then(setWorkflows, () => setWorkflows([]));
+  }, []);
+  const current = typeof value === 'string' ? value : '';
+  const options = (workflows ?? []).map((w) => ({ value: w.id, label: w.name }));
+  if (current && !options.some((o) => o.value === current)) options.push({ value: current, label: current });
+  return (
+    <Select
+      label={field.hint.label}
+      description={field.hint.description}
+      placeholder={workflows ? 'Choose a workflow' : 'Loading…'}
+      data={options}
+      value={current || null}
+      onChange={(v) => set(v ?? '')}
+      searchable
+      nothingFoundMessage="No such workflow"
+    />
+  );
+}
+
 /** The widget per kind: a kind a node definition may name and this table lacks does not compile. */
 const WIDGETS: Record<FieldWidget, ComponentType<FieldProps> | null> = {
   text: TextWidget,
@@ -150,6 +174,7 @@ const WIDGETS: Record<FieldWidget, ComponentType<FieldProps> | null> = {
   select: SelectWidget,
   'key-value': KeyValueWidget,
   project: ProjectWidget,
+  workflow: WorkflowWidget,
   none: null,
 };
 

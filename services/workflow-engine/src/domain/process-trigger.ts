@@ -1,5 +1,12 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { RUN_WORKFLOW_MAX_DEPTH, WEBHOOK_REPLY_MAX_BODY, type ErrorPayload, type TriggerEvent, type TriggerOrigin, type WebhookReply } from '@flowdesk/contracts';
+import {
+  RUN_WORKFLOW_MAX_DEPTH,
+  WEBHOOK_REPLY_MAX_BODY,
+  type ErrorPayload,
+  type TriggerEvent,
+  type TriggerOrigin,
+  type WebhookReply,
+} from '@flowdesk/contracts';
 import { NodeFailedError } from './errors.ts';
 import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';

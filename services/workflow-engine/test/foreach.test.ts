@@ -251,6 +251,22 @@ test('a loop body is closed: an edge leaving it or entering it from outside is r
   assert.equal(planGraph(base).problem, null);
 });
 
+test('a step that parks the run inside a loop body (a Wait, a Run workflow that waits) is refused with a clear problem', () => {
+  const base = orderGraph();
+  const withBody = (node: WorkflowGraph['nodes'][number]): WorkflowGraph => ({
+    nodes: [...base.nodes, node],
+    edges: [...base.edges, { from: 'task_1', to: node.id }],
+  });
+  assert.match(
+    planGraph(withBody({ id: 'wait_1', type: 'wait', params: { mode: 'duration', durationMs: 60_000 } } as never)).problem ?? '',
+    /node "wait_1" waits \(a Wait\) inside the loop of "loop_1": a step that parks the run cannot run per item yet/,
+  );
+  const run = { id: 'run_1', type: 'run_workflow', params: { workflowId: 'w' } } as never;
+  assert.match(planGraph(withBody(run)).problem ?? '', /node "run_1" waits \(a Run workflow that waits for its result\) .*or set it not to wait/);
+  const started = { id: 'run_1', type: 'run_workflow', params: { workflowId: 'w', wait: false } } as never;
+  assert.equal(planGraph(withBody(started)).problem, null);
+});
+
 test('{{item}} and {{index}} outside a loop body are missing: empty, with a warning that says where they are set', async () => {
   const graph: WorkflowGraph = {
     nodes: [{ id: 'set_1', type: 'set_fields', params: { fields: [{ name: 'x', value: 'a{{item.sku}}b{{index}}' }] } }],

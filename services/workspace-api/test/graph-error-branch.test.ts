@@ -31,3 +31,19 @@ test('an error edge from a node without onError "branch" (or from the trigger) i
   }
   assert.throws(() => validateGraph(graph('branch', 'trigger')), /edge trigger -> fallback is an error branch/);
 });
+
+test('a Wait inside a For each body is refused on save with the loop problem (a waiting step cannot run per item)', () => {
+  const loop: WorkflowGraph = {
+    nodes: [
+      { id: 'loop_1', type: 'for_each', params: { items: '{{trigger.lines}}' } },
+      { id: 'wait_1', type: 'wait', params: { mode: 'duration', durationMs: 60_000 } } as never,
+    ],
+    edges: [
+      { from: 'trigger', to: 'loop_1' },
+      { from: 'loop_1', to: 'wait_1', branch: 'each' },
+    ],
+  };
+  assert.throws(() => validateGraph(loop), /node "wait_1" waits \(a Wait\) inside the loop of "loop_1"/);
+  loop.edges[1] = { from: 'loop_1', to: 'wait_1', branch: 'done' };
+  assert.doesNotThrow(() => validateGraph(loop));
+});

@@ -44,7 +44,7 @@ export const forEach = defineNode({
 });
 
 interface GraphLike {
-  nodes: readonly { id: string; type: string }[];
+  nodes: readonly { id: string; type: string; params?: unknown }[];
   edges: readonly { from: string; to: string; branch?: string }[];
 }
 
@@ -58,7 +58,8 @@ export interface LoopBody {
 /**
  * The loop bodies of a graph, or the first problem with them: a body is what the For each's `each`
  * edges reach; no edge may enter it from outside (except `each`: what follows the loop hangs off
- * `done`, not off a body step), and a body holds no other For each (not supported yet). Shared by the engine
+ * `done`, not off a body step), and a body holds no other For each and no step that parks the run (a Wait,
+ * a Run workflow that waits: items run together, one cannot park the run; not supported yet). Shared by the engine
  * (planGraph) and workspace-api (validation on save).
  */
 export function loopBodies(graph: GraphLike): { bodies: LoopBody[]; problem: string | null } {
@@ -78,9 +79,16 @@ export function loopBodies(graph: GraphLike): { bodies: LoopBody[]; problem: str
     }
     bodies.push({ loopId: n.id, nodes: body });
   }
+  const waits = new Set(graph.nodes.filter(parks).map((n) => n.id));
   for (const { loopId, nodes } of bodies) {
-    for (const id of nodes)
+    for (const id of nodes) {
       if (types.get(id) === 'for_each') return { bodies, problem: `node "${id}" is a For each inside the loop of "${loopId}"; loops do not nest yet` };
+      if (waits.has(id))
+        return {
+          bodies,
+          problem: `node "${id}" waits (${types.get(id) === 'wait' ? 'a Wait' : 'a Run workflow that waits for its result'}) inside the loop of "${loopId}": a step that parks the run cannot run per item yet; wait before or after the loop${types.get(id) === 'wait' ? '' : ', or set it not to wait'}`,
+        };
+    }
     // Everything a body step leads to is in the body, so the one way to break it is an edge into it from outside.
     for (const e of graph.edges)
       if (nodes.has(e.to) && !nodes.has(e.from) && !(e.from === loopId && e.branch === 'each'))
@@ -90,4 +98,10 @@ export function loopBodies(graph: GraphLike): { bodies: LoopBody[]; problem: str
         };
   }
   return { bodies, problem: null };
+}
+
+/** A node that parks its run (a Wait; a Run workflow that waits for its result, the default). */
+function parks(n: GraphLike['nodes'][number]): boolean {
+  if (n.type === 'wait') return true;
+  return n.type === 'run_workflow' && (n.params as { wait?: unknown } | undefined)?.wait !== false;
 }

@@ -107,6 +107,25 @@ test('Create Task acts for real, as the owner; a Condition answers its branch', 
   assert.deepEqual(cond.body.step.output, { result: false });
 });
 
+test('a step of a For each body is tried with the item and index it is given ({{item}}, {{index}}); without them they are missing, with a warning', async () => {
+  const owner = randomUUID();
+  const id = await workflowOf(owner);
+  const node = { id: 'set_1', type: 'set_fields', params: { fields: [{ name: 'line', value: '{{index}}: {{item.sku}} x{{= item.qty * 2 }}' }] } };
+  const res = await call(owner, 'POST', `/api/v1/workflows/${id}/test-step`, { node, payload: {}, item: { sku: 'A-1', qty: 3 }, index: 2 });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.deepEqual(res.body.step.output, { line: '2: A-1 x6' });
+  const bare = await call(owner, 'POST', `/api/v1/workflows/${id}/test-step`, {
+    node: { id: 'set_1', type: 'set_fields', params: { fields: [{ name: 'line', value: '{{index}}: {{item.sku}}' }] } },
+    payload: {},
+  });
+  assert.equal(bare.status, 200, JSON.stringify(bare.body));
+  assert.deepEqual(bare.body.step.output, { line: ': ' });
+  assert.ok(
+    bare.body.warnings.some((w: string) => /item/.test(w)),
+    JSON.stringify(bare.body.warnings),
+  );
+});
+
 test('refusals: another user’s workflow is 404, a node that fails the contract 400, read access 403', async () => {
   const owner = randomUUID();
   const id = await workflowOf(owner);

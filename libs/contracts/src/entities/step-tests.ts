@@ -22,6 +22,9 @@ export const TestStep = Type.Object(
         description: 'Earlier nodes’ outputs by node id, as {{nodes.<id>.<path>}}.',
       }),
     ),
+    /** A step of a For each body: the item and its position it is tried with. */
+    item: Type.Optional(Type.Unknown({ description: 'Inside a For each body: the item, as {{item}} (default: none).' })),
+    index: Type.Optional(Type.Integer({ minimum: 0, description: 'Inside a For each body: the position, as {{index}} (default 0 with an item).' })),
   },
   { additionalProperties: false },
 );

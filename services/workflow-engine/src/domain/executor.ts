@@ -140,6 +140,8 @@ export interface ExecuteWorkflowInput {
    * docs/workflow-engine.md, "Retries"). Absent: every delay sleeps in memory (a step test).
    */
   retryParkMs?: number;
+  /** `{{item}}` / `{{index}}` for the whole walk: a step of a For each body tested alone (Run this step). */
+  loopItem?: { item: unknown; index: number };
   /** The resume link of the `resume` Wait `nodeId` of this run, for {{wait.<nodeId>.resumeUrl}} (absent: no server key). */
   resumeUrl?: (nodeId: string) => string;
 }
@@ -212,7 +214,11 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       return { url: input.resumeUrl(id) };
     },
   };
-  const renderer = new TemplateRenderer({ ...scope, nodes: outputs });
+  const renderer = new TemplateRenderer({
+    ...scope,
+    nodes: outputs,
+    ...(input.loopItem ? { item: input.loopItem.item ?? null, index: input.loopItem.index } : {}),
+  });
   // The run's own scope, as against a loop item's (ItemScope).
   const mainOutputs = outputs;
   const mainRenderer = renderer;

@@ -32,6 +32,8 @@ export interface StepTestInput {
   payload: Record<string, unknown>;
   /** Earlier nodes' outputs by id ({{nodes.<id>.…}}). */
   nodes: Record<string, unknown>;
+  /** A step of a For each body: the item and index it is tried with ({{item}}, {{index}}). */
+  loop?: { item: unknown; index: number };
 }
 
 export async function testStep(input: StepTestInput, deps: StepTestDeps): Promise<StepTestResult> {
@@ -74,6 +76,7 @@ export async function testStep(input: StepTestInput, deps: StepTestDeps): Promis
     limits: deps.limits,
     credentials,
     earlierOutputs: new Map(Object.entries(input.nodes)),
+    ...(input.loop ? { loopItem: input.loop } : {}),
     onResult: (_id, result) => {
       branch = result.branch;
     },

@@ -29,7 +29,14 @@ export function stepTestRoutes(definitions: DefinitionCache, deps: StepTestDeps)
         const wf = await definitions.get(req.params.id);
         if (!wf || wf.ownerId !== req.identity.userId) throw notFound('Workflow');
         return testStep(
-          { workflowId: wf.id, ownerId: req.identity.userId, node: req.body.node, payload: req.body.payload ?? {}, nodes: req.body.nodes ?? {} },
+          {
+            workflowId: wf.id,
+            ownerId: req.identity.userId,
+            node: req.body.node,
+            payload: req.body.payload ?? {},
+            nodes: req.body.nodes ?? {},
+            ...(req.body.item !== undefined || req.body.index !== undefined ? { loop: { item: req.body.item ?? null, index: req.body.index ?? 0 } } : {}),
+          },
           { ...deps, log: req.log },
         );
       },

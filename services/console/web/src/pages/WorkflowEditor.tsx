@@ -485,6 +485,7 @@ function Editor({ initial }: { initial: Workflow }) {
                       data={selected.data}
                       sample={scope.trigger}
                       outputs={scope.nodes}
+                      {...(scope.loop ? { loop: scope.loop } : {})}
                       onOutput={(output) => setTested((t) => ({ ...t, [selected.id]: output }))}
                     />
                   </>

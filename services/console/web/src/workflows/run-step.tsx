@@ -70,6 +70,7 @@ export function RunStep({
   data,
   sample,
   outputs,
+  loop,
   onOutput,
 }: {
   workflowId: string;
@@ -79,6 +80,8 @@ export function RunStep({
   sample: Record<string, unknown> | null;
   /** {{nodes.<id>.…}}: the last run's outputs. */
   outputs: Record<string, unknown>;
+  /** Inside a For each body: the item and index the step is tried with (the picker's first item). */
+  loop?: { item: unknown; index: number };
   /** Told the step's output when it succeeded (the variable picker then lists its fields). */
   onOutput?: (output: unknown) => void;
 }) {
@@ -98,7 +101,7 @@ export function RunStep({
     setResult(null);
     try {
       const node = { id: nodeId, type: data.kind, params } as ApiNode;
-      const tested = await api.testStep(workflowId, { node, payload, nodes: outputs });
+      const tested = await api.testStep(workflowId, { node, payload, nodes: outputs, ...(loop ? { item: loop.item, index: loop.index } : {}) });
       setResult(tested);
       if (tested.step.status === 'succeeded' && tested.step.output != null) onOutput?.(tested.step.output);
     } catch (err) {

@@ -129,6 +129,10 @@ describe('the variable picker in chromium: earlier steps from the last run, and 
     assert.equal(await value.inputValue(), '{{item.sku}}');
     await until('the preview of the item', async () => ((await page.getByTestId('preview-text').first().innerText()) === 'MUG-1' ? true : undefined));
     await assertAccessible(page, 'the picker in a loop body');
+    // Run this step tries the body step with that item (index 0), as the preview does.
+    await panel().getByRole('button', { name: 'Run this step' }).click();
+    await panel().getByTestId('run-step-result').waitFor();
+    assert.deepEqual(JSON.parse(await panel().getByTestId('run-step-output').innerText()), { pick: 'MUG-1' });
 
     await page.setViewportSize({ width: 390, height: 844 });
     await loop.getByRole('button', { name: 'Insert {{item.qty}}' }).scrollIntoViewIfNeeded();

@@ -126,6 +126,20 @@ test('a step of a For each body is tried with the item and index it is given ({{
   );
 });
 
+test('the workspace nodes run too: Find Tasks reads the owner’s tasks', async () => {
+  const owner = randomUUID();
+  const id = await workflowOf(owner);
+  const made = await call(owner, 'POST', '/api/v1/tasks', { title: 'Find me' });
+  assert.equal(made.status, 201, JSON.stringify(made.body));
+  const res = await call(owner, 'POST', `/api/v1/workflows/${id}/test-step`, { node: { id: 'find_1', type: 'find_tasks', params: {} } });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.equal(res.body.step.status, 'succeeded', JSON.stringify(res.body.step));
+  assert.deepEqual(
+    res.body.step.output.items.map((t: { title: string }) => t.title),
+    ['Find me'],
+  );
+});
+
 test('refusals: another user’s workflow is 404, a node that fails the contract 400, read access 403', async () => {
   const owner = randomUUID();
   const id = await workflowOf(owner);

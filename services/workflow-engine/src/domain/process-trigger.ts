@@ -538,7 +538,7 @@ async function notifyParent(event: TriggerEvent, outcome: ProcessOutcome, deps: 
   if (resumed) deps.log.info({ workflowId: parent.workflowId, eventId: parent.eventId, nodeId: parent.nodeId }, 'parent run resumed by its child');
 }
 /** The workspace nodes' port with the run's origin on every create (the loop guard, docs/triggers.md "Loops"). */
-const withOrigin = (nodes: WorkspaceNodesPort, origin: TriggerOrigin): WorkspaceNodesPort => ({
+export const withOrigin = (nodes: WorkspaceNodesPort, origin: TriggerOrigin): WorkspaceNodesPort => ({
   ...nodes,
   create: (ownerId, kind, body, opts) => nodes.create(ownerId, kind, body, { ...opts, origin }),
 });

@@ -11,13 +11,14 @@ import { executeWorkflow, type RunLimits } from './executor.ts';
 import { redactSecrets } from './mask.ts';
 import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, WorkspaceWrites } from './ports.ts';
 import { credentialNames } from './template.ts';
+import { withOrigin } from './process-trigger.ts';
 
 /** A tested step's wall time limit (the run's own limit when lower). */
 export const STEP_TEST_TIMEOUT_MS = 30_000;
 
 export interface StepTestDeps {
   credentials?: CredentialResolver;
-  workspace: Pick<WorkspaceWrites, 'createTask'>;
+  workspace: Pick<WorkspaceWrites, 'createTask' | 'nodes'>;
   http: HttpClient;
   clock: Clock;
   log: LogPort;
@@ -88,6 +89,8 @@ export async function testStep(input: StepTestInput, deps: StepTestDeps): Promis
       // As in a run: the task carries this workflow as its origin (its change event never starts it again).
       createTask: (ownerId, task, { signal, idempotencyKey }) =>
         deps.workspace.createTask(ownerId, task, signal, { workflowId: input.workflowId, depth: 1 }, idempotencyKey),
+      // The other workspace nodes (Find Tasks, Update Task, Create Note, …) as in a run, with the same origin.
+      ...(deps.workspace.nodes ? { workspace: withOrigin(deps.workspace.nodes, { workflowId: input.workflowId, depth: 1 }) } : {}),
     },
   });
   const record = await Promise.race([running, tooLong])

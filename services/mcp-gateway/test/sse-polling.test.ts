@@ -87,12 +87,12 @@ test('a long call becomes polling: its stream closes after the priming event, an
   const polling = await stack.addGateway({ ssePollAfterMs: 0 });
   const id = await session(polling, '2025-11-25');
   const res = await rawMcp(polling, listProjects(7), { ...sessionHeaders(id, '2025-11-25'), ...preferSse });
-  assert.equal(res.status, 200);
+  assert.equal(res.status, 200, res.text);
   const streamed = events(res.text);
   assert.equal(streamed.length, 1, `only the priming event before the stream closed: ${res.text}`);
   const lastEventId = streamed[0]!.id!;
   const got = await resume(stack.gatewayUrl, id, '2025-11-25', lastEventId);
-  assert.equal(got.status, 200, got.text);
+  assert.equal(got.status, 200, `${got.status} ${got.type} ${JSON.stringify(got.text)}`);
   const answer = events(got.text).find((e) => e.data);
   assert.ok(answer, got.text);
   const message = JSON.parse(answer.data) as { id: number; result: { structuredContent: { items: unknown[] } } };

@@ -389,8 +389,13 @@ export function mcpRoutes(ctx: McpRouteContext) {
       ...(resumable ? { eventStore: ctx.streamEvents!.forSession(hashSessionId(sessionId)), retryInterval: SSE_RETRY_MS } : {}),
     });
     await server.connect(transport);
+    // Counted before the request runs: an answer sent before the stream closes is already counted.
+    const answered = transport.answered(messages.filter((m) => m.method !== undefined && m.id !== undefined && m.id !== null).map((m) => m.id!));
+    const response = await transport.handleRequest(webRequest(req), { parsedBody: messages.length === 1 ? messages[0] : messages });
     // A long call (longer than proxies keep an idle stream) is turned into polling: its stream closes,
-    // the answer is stored when it comes, and the client fetches it with GET and Last-Event-ID.
+    // the answer is stored when it comes, and the client fetches it with GET and Last-Event-ID. Timed
+    // from the stream's start: by then its priming event is stored and written (closing the stream
+    // before that failed the request).
     const pollTimer = resumable
       ? setTimeout(
           () => messages.forEach((m) => m.id !== undefined && m.id !== null && transport.closeSSEStream(m.id)),
@@ -398,9 +403,6 @@ export function mcpRoutes(ctx: McpRouteContext) {
         )
       : undefined;
     pollTimer?.unref();
-    // Counted before the request runs: an answer sent before the stream closes is already counted.
-    const answered = transport.answered(messages.filter((m) => m.method !== undefined && m.id !== undefined && m.id !== null).map((m) => m.id!));
-    const response = await transport.handleRequest(webRequest(req), { parsedBody: messages.length === 1 ? messages[0] : messages });
     if (newSession && response.status === 200) reply.header('mcp-session-id', newSession);
     return sendWebResponse(reply, response, () => {
       clearTimeout(pollTimer);

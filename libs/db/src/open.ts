@@ -1,10 +1,10 @@
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { gauge } from '@flowdesk/telemetry';
 import { pgliteQueryAsUser, postgresQueryAsUser, type QueryAsUser } from './rls.ts';
+import { openPglite } from './pglite-template.ts';
 
 /**
  * Pool gauges (docs/observability.md), read from the open pools at scrape time: all of a process's
@@ -127,8 +127,7 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       },
     };
   }
-  const pglite = config.dataDir ? new PGlite(config.dataDir) : new PGlite();
-  await pglite.waitReady;
+  const pglite = await openPglite(config.dataDir);
   const exec: Exec = async (sql, params) => {
     if (params && params.length > 0) {
       const res = await pglite.query(sql, params);

@@ -197,6 +197,23 @@ test('Aggregate: a field of each item into a list, whole items, or one text; ite
   assert.match(bad.error ?? '', /node "agg_1" failed: the list to aggregate is not a list/);
 });
 
+test('concurrency N: the items in flight ask for their Create Task in one event-loop turn, so the workspace client sends them as one batch', async () => {
+  let turn = 0;
+  let ticking = true;
+  const tick = () => {
+    turn++;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const turns: number[] = [];
+  const { ports: p } = ports(async () => void turns.push(turn));
+  const record = await run(orderGraph('{{trigger.order.lines}}', '3'), p);
+  ticking = false;
+  assert.equal(record.status, 'succeeded', record.error ?? '');
+  // The owner batcher (adapters/workspace-client.ts) sends what was asked for in one turn together.
+  assert.deepEqual(turns, [turns[0], turns[0], turns[0]]);
+});
+
 test('resume after a crash mid-loop: Create Task is exactly once by its key, so no item is checkpointed and the items executed again answer the same tasks', async () => {
   const stored: StepCheckpoint[] = [];
   // The engine "dies" during item 2's Create Task (the call never answers within this claim).

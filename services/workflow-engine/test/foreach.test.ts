@@ -262,7 +262,7 @@ test('resume after a crash mid-loop with an HTTP Request in the body: completed 
   const first = ports(async (_input, _key, n) => {
     if (n === 2) throw new Error('engine died');
   });
-  await run(graph, { ...first.ports, http } as never, { checkpoint: async (steps) => void stored.push(...steps) });
+  await run(graph, { ...first.ports, http }, { checkpoint: async (steps) => void stored.push(...steps) });
   assert.equal(posted.length, 3);
   // Before each item's Create Task its POST is stored (a repeat could reach the receiver twice); the
   // earlier item's Create Task rides along, never forcing a round trip of its own.
@@ -272,7 +272,7 @@ test('resume after a crash mid-loop with an HTTP Request in the body: completed 
   );
   const resume = new Map(stored.map((c) => [checkpointKey(c.step.nodeId, c.step.item), c]));
   const second = ports();
-  const resumed = await run(graph, { ...second.ports, http } as never, { resume });
+  const resumed = await run(graph, { ...second.ports, http }, { resume });
   assert.equal(resumed.status, 'succeeded', resumed.error ?? '');
   assert.equal(posted.length, 3, 'no POST sent again');
   assert.deepEqual(

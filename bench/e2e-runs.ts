@@ -17,8 +17,8 @@
 //   DATABASE_URL=postgres://... for Postgres (a fresh database), else PGlite in memory.
 //
 // Prints runs/s (first accept to last run finished), p50/p99 from accepted (the 200) to the run's
-// finished_at, CPU per run of this process (all services) and of Postgres (from /proc, so other load
-// on the machine does not count), the load average, and the issue 11 targets. The senders run in a
+// finished_at, CPU per run of this process (all services) and of the Postgres backends serving the
+// bench's database (from /proc, so other load on the machine does not count), the load average, and the issue 11 targets. The senders run in a
 // child process (as a real sender would be elsewhere); their CPU is printed apart.
 import { fork } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -117,7 +117,7 @@ const LATENCY = args['http-latency'] === undefined ? undefined : Number(args['ht
 const RATE = args.rate === undefined ? undefined : Number(args.rate);
 const CONNECTIONS = Number(args.connections);
 
-// ---- CPU from /proc: this process, and every process named postgres (the server and its backends).
+// ---- CPU from /proc: this process, and the Postgres backends serving the bench's own database.
 const TICK = 100; // USER_HZ
 function procCpuMs(pid: number | 'self'): number {
   try {
@@ -128,17 +128,50 @@ function procCpuMs(pid: number | 'self'): number {
     return 0;
   }
 }
-function postgresCpuMs(): number {
-  let total = 0;
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') total += procCpuMs(Number(d));
-    } catch {
-      // gone meanwhile
+/**
+ * CPU of the Postgres processes serving one database: the backends whose process title names it
+ * (`postgres: <user> <database> <client> <state>`, autovacuum workers included). The server's shared
+ * processes (checkpointer, WAL writer) and other databases' backends (other suites on the machine) are
+ * not counted. Sampled every 250 ms while measuring, so a backend that exits (a pool's idle client)
+ * keeps what it used until its last sample.
+ */
+function postgresCpu(database: string | undefined) {
+  const seen = new Map<number, { base: number; last: number }>();
+  const sample = (starting: boolean) => {
+    if (!database) return;
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      const pid = Number(d);
+      try {
+        if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') continue;
+        const title = readFileSync(`/proc/${d}/cmdline`, 'utf8').replaceAll('\0', ' ');
+        if (!title.includes(` ${database} `)) continue;
+        const cpu = procCpuMs(pid);
+        const known = seen.get(pid);
+        // A backend first seen after the start did all its work within the measurement.
+        if (known) known.last = Math.max(known.last, cpu);
+        else seen.set(pid, { base: starting ? cpu : 0, last: cpu });
+      } catch {
+        // gone meanwhile
+      }
     }
-  }
-  return total;
+  };
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    start() {
+      seen.clear();
+      sample(true);
+      timer = setInterval(() => sample(false), 250);
+    },
+    /** CPU ms since start. */
+    stop(): number {
+      clearInterval(timer);
+      sample(false);
+      let total = 0;
+      for (const { base, last } of seen.values()) total += last - base;
+      return total;
+    },
+  };
 }
 
 const keys = generateSigningKeys();
@@ -165,6 +198,7 @@ if (LATENCY !== undefined) {
 }
 
 const db = await createTestDatabase();
+const pgCpu = postgresCpu(db.url ? decodeURIComponent(new URL(db.url).pathname.slice(1)) : undefined);
 await migrateWorkspace(db.db);
 await migrateEngine(db.db);
 let kafka: LocalKafka | undefined;
@@ -323,7 +357,8 @@ async function measure(workflows: { id: string; webhookSecret: string }[], kind:
   const sender = fork(fileURLToPath(import.meta.url), ['sender'], { execArgv: ['--conditions=source', '--import', 'tsx'] });
   await new Promise((r) => sender.once('message', r));
   const load0 = loadavg()[0]!;
-  const cpu0 = { self: process.cpuUsage(), pg: postgresCpuMs(), broker: brokerCpuMs() };
+  pgCpu.start();
+  const cpu0 = { self: process.cpuUsage(), broker: brokerCpuMs() };
   const started = performance.now();
   const sent = new Promise<{ acceptedAt: number[]; error?: string; retries: Record<number, number>; cpuMs: number }>((r) => sender.once('message', r));
   sender.send({
@@ -339,7 +374,7 @@ async function measure(workflows: { id: string; webhookSecret: string }[], kind:
   while ((await finishedCount(workflows)) < N + workflows.length) await new Promise((r) => setTimeout(r, 50));
   const done = performance.now();
   const cpuSelf = process.cpuUsage(cpu0.self);
-  const cpuPg = postgresCpuMs() - cpu0.pg;
+  const cpuPg = pgCpu.stop();
   const cpuBroker = brokerCpuMs() - cpu0.broker;
 
   const wfIds = [workflows.map((w) => w.id)];

@@ -312,7 +312,23 @@ test('headers of the trigger are available as {{trigger.headers.<name>}} and a s
   assert.equal((await run(graph, event({}, { 'x-token': 'forged' }))).status, 'skipped');
 });
 
-test('durable runs: steps are checkpointed before a side effect that follows an unstored one, and a resumed run reuses them', async () => {
+/** A workspace that keeps Create Task's idempotency key, as workspace-api does: the same key answers the same task. */
+function keyedTasks(shared = new Map<string, Record<string, unknown>>()) {
+  const calls: (string | undefined)[] = [];
+  return {
+    calls,
+    byKey: shared,
+    createTask: async (_ownerId: string, input: CreateTaskInput, opts: { idempotencyKey?: string } = {}) => {
+      calls.push(opts.idempotencyKey);
+      const key = opts.idempotencyKey ?? `none-${calls.length}`;
+      let task = shared.get(key);
+      if (!task) shared.set(key, (task = { id: `task-${shared.size + 1}`, ...input, status: 'todo' }));
+      return task;
+    },
+  };
+}
+
+test('durable runs: steps are checkpointed before a side effect that follows an unstored one a repeat could make again, and a resumed run reuses them', async () => {
   const graph: WorkflowGraph = {
     nodes: [
       { id: 'check', type: 'condition', params: { left: '{{trigger.status}}', operator: 'equals', right: 'paid' } },
@@ -329,23 +345,16 @@ test('durable runs: steps are checkpointed before a side effect that follows an 
   };
   const ev = event({ status: 'paid', n: 1 });
   const stored: import('../src/domain/executor.ts').StepCheckpoint[][] = [];
-  const keys: (string | undefined)[] = [];
-  const tasks = fakeTasks();
-  const keyed = {
-    ...tasks,
-    createTask: async (ownerId: string, input: CreateTaskInput, opts: { idempotencyKey?: string }) => {
-      keys.push(opts.idempotencyKey);
-      return tasks.createTask(ownerId, input);
-    },
-  };
+  const workspace = keyedTasks();
   const before = server.received.length;
-  const first = await run(graph, ev, keyed as never, { checkpoint: async (steps) => void stored.push(steps) });
+  const first = await run(graph, ev, workspace as never, { checkpoint: async (steps) => void stored.push(steps) });
   assert.equal(first.status, 'succeeded');
-  // The condition and the first POST are stored before Create Task; Create Task before the second POST.
-  // The last side effect rides with the run's final write: nothing stored after it.
+  // The condition and the first POST are stored before Create Task (a POST repeated could act twice).
+  // Create Task is exactly once by its key: nothing is stored before the second POST; the rest rides
+  // with the run's final write.
   assert.deepEqual(
     stored.map((batch) => batch.map((c) => c.step.nodeId)),
-    [['check', 'notify'], ['task']],
+    [['check', 'notify']],
   );
   assert.equal(stored[0]![0]!.branch, 'true');
   const sent = server.received.slice(before);
@@ -356,15 +365,17 @@ test('durable runs: steps are checkpointed before a side effect that follows an 
   const [keyA, keyB] = sent.map((r) => r.headers['idempotency-key']);
   assert.match(String(keyA), /^fd1-[A-Za-z0-9_-]{43}$/);
   assert.notEqual(keyA, keyB, 'one key per step');
-  assert.match(String(keys[0]), /^fd1-/);
+  assert.match(String(workspace.calls[0]), /^fd1-/);
 
-  // The engine died during 'ack': a new claim resumes from the stored steps, executing only 'ack'.
+  // The engine died during 'ack': a new claim resumes from the stored steps; Create Task executes
+  // again with its key and answers the task it made, so 'ack' is sent with the same task.
   const resume = new Map(stored.flat().map((c) => [c.step.nodeId, c]));
-  const again = fakeTasks();
+  const again = keyedTasks(workspace.byKey);
   const mark = server.received.length;
-  const resumed = await run(graph, ev, again, { resume, checkpoint: async () => assert.fail('nothing new to store before the last step') });
+  const resumed = await run(graph, ev, again as never, { resume, checkpoint: async () => assert.fail('nothing new to store: Create Task is exactly once') });
   assert.equal(resumed.status, 'succeeded');
-  assert.equal(again.calls.length, 0, 'Create Task is not executed again');
+  assert.deepEqual(again.calls, workspace.calls, 'Create Task executed again with the same key');
+  assert.equal(workspace.byKey.size, 1, 'one task for the run');
   const resent = server.received.slice(mark);
   assert.deepEqual(
     resent.map((r) => r.url),
@@ -372,17 +383,40 @@ test('durable runs: steps are checkpointed before a side effect that follows an 
     'the earlier POST is not repeated',
   );
   assert.equal(resent[0]!.headers['idempotency-key'], keyB, 'the step sent again carries the same key');
-  assert.deepEqual(JSON.parse(resent[0]!.body), { task: 'task-1' }, 'later steps read the stored outputs');
+  assert.deepEqual(JSON.parse(resent[0]!.body), { task: 'task-1' }, 'later steps read the same task');
   assert.deepEqual(
     resumed.steps.map((s) => [s.nodeId, s.status]),
     first.steps.map((s) => [s.nodeId, s.status]),
   );
 });
 
-test('durable runs: a checkpoint that cannot be stored ends the run unfinished (rejects), so the event is delivered again', async () => {
+test('durable runs: side effects that are exactly once by their key (Create Task) write no checkpoint between them', async () => {
   const graph: WorkflowGraph = {
     nodes: [
       { id: 'a', type: 'create_task', params: { title: 'one' } },
+      { id: 'b', type: 'create_task', params: { title: 'two' } },
+      { id: 'c', type: 'create_task', params: { title: 'three' } },
+    ],
+    edges: [
+      { from: 'trigger', to: 'a' },
+      { from: 'a', to: 'b' },
+      { from: 'b', to: 'c' },
+    ],
+  };
+  const workspace = keyedTasks();
+  const record = await run(graph, event({}), workspace as never, { checkpoint: async () => assert.fail('no checkpoint between exactly-once steps') });
+  assert.equal(record.status, 'succeeded');
+  // Executed again from the top (a crash before the final write): the same three tasks, none more.
+  const again = keyedTasks(workspace.byKey);
+  await run(graph, event({}), again as never);
+  assert.equal(workspace.byKey.size, 3);
+  assert.deepEqual(again.calls, workspace.calls);
+});
+
+test('durable runs: a checkpoint that cannot be stored ends the run unfinished (rejects), so the event is delivered again', async () => {
+  const graph: WorkflowGraph = {
+    nodes: [
+      { id: 'a', type: 'http_request', params: { method: 'POST', url: `${server.url}/durable-store-fails`, body: {} } },
       { id: 'b', type: 'create_task', params: { title: 'two' } },
     ],
     edges: [
@@ -399,5 +433,5 @@ test('durable runs: a checkpoint that cannot be stored ends the run unfinished (
     }),
     /database unreachable/,
   );
-  assert.equal(tasks.calls.length, 1, 'the second side effect is not made before the first is stored');
+  assert.equal(tasks.calls.length, 0, 'the second side effect is not made before the first is stored');
 });

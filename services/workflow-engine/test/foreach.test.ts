@@ -197,30 +197,40 @@ test('Aggregate: a field of each item into a list, whole items, or one text; ite
   assert.match(bad.error ?? '', /node "agg_1" failed: the list to aggregate is not a list/);
 });
 
-test('resume after a crash mid-loop: completed items are reused from their checkpoints, their actions not repeated, keys per item', async () => {
+test('concurrency N: the items in flight ask for their Create Task in one event-loop turn, so the workspace client sends them as one batch', async () => {
+  let turn = 0;
+  let ticking = true;
+  const tick = () => {
+    turn++;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const turns: number[] = [];
+  const { ports: p } = ports(async () => void turns.push(turn));
+  const record = await run(orderGraph('{{trigger.order.lines}}', '3'), p);
+  ticking = false;
+  assert.equal(record.status, 'succeeded', record.error ?? '');
+  // The owner batcher (adapters/workspace-client.ts) sends what was asked for in one turn together.
+  assert.deepEqual(turns, [turns[0], turns[0], turns[0]]);
+});
+
+test('resume after a crash mid-loop: Create Task is exactly once by its key, so no item is checkpointed and the items executed again answer the same tasks', async () => {
   const stored: StepCheckpoint[] = [];
   // The engine "dies" during item 2's Create Task (the call never answers within this claim).
-  const crash = new Error('engine died');
   const first = ports(async (_input, _key, n) => {
-    if (n === 2) throw crash;
+    if (n === 2) throw new Error('engine died');
   });
   await run(orderGraph(), first.ports, { checkpoint: async (steps) => void stored.push(...steps) });
   assert.equal(first.created.length, 3);
-  // What was stored before item 2's action: everything through item 1's Create Task.
-  assert.deepEqual(
-    stored.map((c) => checkpointKey(c.step.nodeId, c.step.item)),
-    ['set_1#0', 'task_1#0', 'set_1#1', 'task_1#1', 'set_1#2'],
-  );
-  const resume = new Map(stored.map((c) => [checkpointKey(c.step.nodeId, c.step.item), c]));
+  assert.deepEqual(stored, [], 'no checkpoint round trip between the items');
   const second = ports();
-  const resumed = await run(orderGraph(), second.ports, { resume });
+  const resumed = await run(orderGraph(), second.ports, { resume: new Map() });
   assert.equal(resumed.status, 'succeeded', resumed.error ?? '');
-  // Only item 2's Create Task runs again, with the same key as under the first claim.
+  // Every item runs again with the key it had: a keyed receiver (workspace-api) makes one task per key.
   assert.deepEqual(
-    second.created.map((c) => c.input.title),
-    ['C-3 #2 of o-9'],
+    second.created.map((c) => c.key),
+    first.created.map((c) => c.key),
   );
-  assert.equal(second.created[0]!.key, first.created[2]!.key);
   assert.deepEqual(
     first.created.map((c) => c.key),
     [0, 1, 2].map((i) => stepIdempotencyKey(event.workflowId, event.eventId, 'task_1', i)),
@@ -230,7 +240,47 @@ test('resume after a crash mid-loop: completed items are reused from their check
     results.map((r) => r.title),
     ['A-1 #0 of o-9', 'B-2 #1 of o-9', 'C-3 #2 of o-9'],
   );
-  assert.equal(resumed.steps.filter((s) => s.item !== undefined).length, 6);
+});
+
+test('resume after a crash mid-loop with an HTTP Request in the body: completed items are reused from their checkpoints, no POST repeated', async () => {
+  const base = orderGraph();
+  const graph: WorkflowGraph = {
+    nodes: [
+      ...base.nodes,
+      { id: 'hook_1', type: 'http_request', params: { method: 'POST', url: 'https://hooks.example/lines', body: { sku: '{{item.sku}}' } } },
+    ],
+    edges: [...base.edges.filter((e) => !(e.from === 'set_1' && e.to === 'task_1')), { from: 'set_1', to: 'hook_1' }, { from: 'hook_1', to: 'task_1' }],
+  };
+  const posted: string[] = [];
+  const http = {
+    send: async (req: { url: string; body?: unknown }) => {
+      posted.push(String(req.url));
+      return { status: 201, headers: { 'content-type': 'application/json' }, body: new TextEncoder().encode('{}'), truncated: false, url: req.url };
+    },
+  };
+  const stored: StepCheckpoint[] = [];
+  const first = ports(async (_input, _key, n) => {
+    if (n === 2) throw new Error('engine died');
+  });
+  await run(graph, { ...first.ports, http }, { checkpoint: async (steps) => void stored.push(...steps) });
+  assert.equal(posted.length, 3);
+  // Before each item's Create Task its POST is stored (a repeat could reach the receiver twice); the
+  // earlier item's Create Task rides along, never forcing a round trip of its own.
+  assert.deepEqual(
+    stored.map((c) => checkpointKey(c.step.nodeId, c.step.item)),
+    ['set_1#0', 'hook_1#0', 'task_1#0', 'set_1#1', 'hook_1#1', 'task_1#1', 'set_1#2', 'hook_1#2'],
+  );
+  const resume = new Map(stored.map((c) => [checkpointKey(c.step.nodeId, c.step.item), c]));
+  const second = ports();
+  const resumed = await run(graph, { ...second.ports, http }, { resume });
+  assert.equal(resumed.status, 'succeeded', resumed.error ?? '');
+  assert.equal(posted.length, 3, 'no POST sent again');
+  assert.deepEqual(
+    second.created.map((c) => [c.input.title, c.key]),
+    [['C-3 #2 of o-9', first.created[2]!.key]],
+    "only item 2's Create Task runs again, with its key",
+  );
+  assert.equal(resumed.steps.filter((s) => s.item !== undefined).length, 9);
 });
 
 test('a step outside a loop keeps its idempotency key as before (no item in the hash)', () => {

@@ -10,6 +10,7 @@
  * "not taken" down all its edges.
  */
 import { createHash } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { ERROR_BRANCH, loopBodies, type RunStep, type TriggerEvent, type WorkflowGraph, type WorkflowNode } from '@flowdesk/contracts';
 import { withSpan } from '@flowdesk/telemetry';
 import { findCause, NodeFailedError, SsrfBlockedError } from './errors.ts';
@@ -120,8 +121,9 @@ export interface ExecuteWorkflowInput {
   resume?: ReadonlyMap<string, StepCheckpoint>;
   /**
    * Stores executed steps durably (batched across runs). Called before a side-effecting step when an
-   * earlier side effect of the run is not stored yet, so a resumed run never repeats it. A rejection
-   * ends the run unfinished (executeWorkflow rejects): the bus delivers the event again.
+   * earlier side effect of the run is not stored yet and a repeat could make it again (an action not
+   * `exactlyOnce`), so a resumed run never repeats it. A rejection ends the run unfinished
+   * (executeWorkflow rejects): the bus delivers the event again.
    */
   checkpoint?: (steps: StepCheckpoint[]) => Promise<void>;
   /**
@@ -230,13 +232,17 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   // Items looped over so far (RunLimits.maxLoopItemsPerRun) and the loop-body nodes already counted in `executed`.
   let loopItems = 0;
   const countedBodyNodes = new Set<string>();
-  // Executed steps not stored yet, and whether one of them had a side effect.
+  // Executed steps not stored yet, and whether one of them had a side effect that a repeat could make
+  // again (an action not `exactlyOnce`): only then is a checkpoint needed before the next action.
   const unsaved: StepCheckpoint[] = [];
   let unsavedEffect = false;
   const storeFailed: { error?: Error } = {};
 
-  // Handed to the nodes as their signal; there is no overall run time any more (nodes have their own timeouts).
+  // Handed to the nodes as their signal; there is no overall run time any more (nodes have their own
+  // timeouts), so nothing aborts it and no step waits on it. A For each's items in flight each listen
+  // to it at once (the workspace client's calls): no leak warning for more than 10 of them.
   const deadline = new AbortController();
+  setMaxListeners(0, deadline.signal);
   let parked: ParkedRun | undefined;
 
   try {
@@ -294,7 +300,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           );
           if (result) {
             unsaved.push({ step: steps[at]!, output: result.output, ...(result.branch ? { branch: result.branch } : {}) });
-            if (handler.isAction) unsavedEffect = true;
+            if (handler.isAction && !handler.exactlyOnce) unsavedEffect = true;
           }
         }
         if (result) input.onResult?.(id, result);
@@ -404,21 +410,18 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       const errors: string[] = earlier ? [...(earlier.attemptErrors ?? []), ...(earlier.error ? [earlier.error] : [])].slice(-9) : [];
       for (let attempt = (earlier?.attempts ?? (earlier ? 1 : 0)) + 1; ; attempt++) {
         try {
-          const result = await untilDeadline(
-            handler.execute(rendered, {
-              ports,
-              ownerId: workflow.ownerId,
-              nodeId: node.id,
-              signal: deadline.signal,
-              warn: (m: string) => addWarning(node.id, m),
-              ...(resumed && !earlier?.retryAt
-                ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } }
-                : {}),
-              ...(input.respond ? { respond: input.respond } : {}),
-              ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id, item?.index) } : {}),
-            }),
-            deadline.signal,
-          );
+          const result = await handler.execute(rendered, {
+            ports,
+            ownerId: workflow.ownerId,
+            nodeId: node.id,
+            signal: deadline.signal,
+            warn: (m: string) => addWarning(node.id, m),
+            ...(resumed && !earlier?.retryAt
+              ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } }
+              : {}),
+            ...(input.respond ? { respond: input.respond } : {}),
+            ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id, item?.index) } : {}),
+          });
           noteAttempts(step, attempt, errors);
           outputs.set(node.id, result.output);
           step.output = result.recorded ?? result.output;
@@ -608,7 +611,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           });
           if (result) {
             unsaved.push({ step: item.step!, output: result.output, ...(result.branch ? { branch: result.branch } : {}) });
-            if (handler.isAction) unsavedEffect = true;
+            if (handler.isAction && !handler.exactlyOnce) unsavedEffect = true;
           }
         }
         if (!result) return 'failed';
@@ -648,16 +651,6 @@ function messageOf(err: unknown): string {
 
 function skippedStep(node: WorkflowNode, at: Date): RunStep {
   return { nodeId: node.id, type: node.type, status: 'skipped', input: null, output: null, error: null, startedAt: at.toISOString(), durationMs: 0 };
-}
-
-/** Rejects with the abort reason when the run's deadline passes, even if the node ignores its signal. */
-function untilDeadline<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 /** A For each's loop body (loopBodies in contracts): its nodes and the `each` edges into it. */

@@ -14,6 +14,8 @@ export type CreateTaskParams = NodeParams<'create_task'>;
 
 export const createTaskHandler: NodeHandler<CreateTaskParams, CreateTaskInput> = {
   isAction: true,
+  // workspace-api answers the task it created for the step's key: executed again, no second task.
+  exactlyOnce: true,
   render: renderCreateTask,
   mask: (input) => input,
   execute: async (input, ctx) => {

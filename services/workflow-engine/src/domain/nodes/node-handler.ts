@@ -71,6 +71,14 @@ export interface NodeResult {
 export interface NodeHandler<Params, Input> {
   /** Action nodes change the world; a run where none ran because a condition said no is `skipped`. */
   readonly isAction: boolean;
+  /**
+   * An action whose repeat has no further effect: executed again with the same idempotency key (a
+   * resumed run), it answers what it did the first time (workspace-api keeps the key per owner; a Run
+   * workflow's child event id is derived from it). Such a step need not be stored before the run's
+   * next side effect (docs/workflow-engine.md, "Durable runs"). Absent: a repeat may act again (HTTP
+   * Request, whose receiver may ignore the key; Update Task, which has none).
+   */
+  readonly exactlyOnce?: boolean;
   render(params: Params, renderer: TemplateRenderer): Input;
   mask(input: Input): unknown;
   execute(input: Input, ctx: NodeContext): Promise<NodeResult>;

@@ -27,6 +27,8 @@ export interface ChildResult {
 
 export const runWorkflowHandler: NodeHandler<RunWorkflowParams, RunWorkflowInput> = {
   isAction: true,
+  // The child's event id is the step's key, and a run per event is unique: started again, it runs once.
+  exactlyOnce: true,
   render: (params, renderer) => ({
     workflowId: renderer.renderString(params.workflowId ?? '').trim(),
     payload: params.payload === undefined ? {} : renderer.renderDeep(params.payload),

@@ -18,6 +18,8 @@ const createHandler = <P>(
   check: (body: Record<string, unknown>) => void,
 ): NodeHandler<P, CreateInput> => ({
   isAction: true,
+  // The key is kept on the row: executed again, the step answers the row it created.
+  exactlyOnce: true,
   render,
   mask: (input) => input,
   execute: async (input, ctx) => {

@@ -430,7 +430,10 @@ for (const target of TARGETS) {
       assert.equal(env?.valueFrom?.fieldRef?.fieldPath, "metadata.labels['apps.kubernetes.io/pod-index']");
       const reply = objects().find((o) => o.kind === 'KafkaTopic' && (o.spec.topicName ?? o.metadata.name) === WEBHOOK_REPLY_TOPIC)!;
       const hpa = objects().find((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name === 'webhook-ingest')!;
-      assert.ok(hpa.spec.maxReplicas <= reply.spec.partitions, `webhook-ingest may scale to ${hpa.spec.maxReplicas} replicas but ${WEBHOOK_REPLY_TOPIC} has ${reply.spec.partitions} partitions`);
+      assert.ok(
+        hpa.spec.maxReplicas <= reply.spec.partitions,
+        `webhook-ingest may scale to ${hpa.spec.maxReplicas} replicas but ${WEBHOOK_REPLY_TOPIC} has ${reply.spec.partitions} partitions`,
+      );
     });
 
     test('images: one per service, the overlay pins the tag', () => {

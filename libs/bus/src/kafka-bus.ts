@@ -482,7 +482,10 @@ const staticAssigner =
           memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: { [topic]: partitions }, userData: Buffer.alloc(0) }),
         })),
       ),
-    protocol: ({ topics }) => ({ name: 'FlowdeskStaticAssigner', metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }) }),
+    protocol: ({ topics }) => ({
+      name: 'FlowdeskStaticAssigner',
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }),
+    }),
   });
 
 interface Task {

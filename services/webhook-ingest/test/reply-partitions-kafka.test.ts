@@ -120,8 +120,16 @@ before(async () => {
     handler: async ({ value: e }) => {
       triggered.push(e);
       if (!e.replyTo) return;
-      const reply: WebhookReply = { eventId: e.eventId, replica: e.replyTo.replica, status: 200, headers: {}, body: { answeredFor: e.replyTo.replica, n: (e.payload as { n: number }).n } };
-      await engine.publish(WEBHOOK_REPLY_TOPIC, [{ key: reply.replica, value: reply, ...(e.replyTo.partition === undefined ? {} : { partition: e.replyTo.partition }) }]);
+      const reply: WebhookReply = {
+        eventId: e.eventId,
+        replica: e.replyTo.replica,
+        status: 200,
+        headers: {},
+        body: { answeredFor: e.replyTo.replica, n: (e.payload as { n: number }).n },
+      };
+      await engine.publish(WEBHOOK_REPLY_TOPIC, [
+        { key: reply.replica, value: reply, ...(e.replyTo.partition === undefined ? {} : { partition: e.replyTo.partition }) },
+      ]);
     },
   });
   a = await startReplica('ingest-a', 0);
@@ -162,19 +170,23 @@ test('two ingest replicas pinned to partitions 0 and 1: each gets its own answer
   assert.equal(a.consumed.length, N, 'A consumed nothing published to partition 1');
 });
 
-test('a replica whose partition the topic lacks warns and shares one (answers still reach it); pinning to a missing partition is refused', { skip, timeout: 240_000 }, async () => {
-  const c = await startReplica('ingest-c', 5);
-  const warning = c.logs.find((l) => l.includes('replicas outnumber the partitions'));
-  assert.ok(warning, 'a warning names the problem at start');
-  assert.match(warning, /REPLY_PARTITION 5 but the topic has 2; sharing partition 1/);
-  const res = await deliver(c, 42);
-  assert.equal(res.status, 200);
-  assert.deepEqual([res.body.answeredFor, res.body.n], ['ingest-c', 42]);
-  // It shares partition 1 with B: B reads C's reply and drops it (nobody waits there for it).
-  await until('B to see C’s reply', () => b.consumed.some((r) => r.replica === 'ingest-c'));
+test(
+  'a replica whose partition the topic lacks warns and shares one (answers still reach it); pinning to a missing partition is refused',
+  { skip, timeout: 240_000 },
+  async () => {
+    const c = await startReplica('ingest-c', 5);
+    const warning = c.logs.find((l) => l.includes('replicas outnumber the partitions'));
+    assert.ok(warning, 'a warning names the problem at start');
+    assert.match(warning, /REPLY_PARTITION 5 but the topic has 2; sharing partition 1/);
+    const res = await deliver(c, 42);
+    assert.equal(res.status, 200);
+    assert.deepEqual([res.body.answeredFor, res.body.n], ['ingest-c', 42]);
+    // It shares partition 1 with B: B reads C's reply and drops it (nobody waits there for it).
+    await until('B to see C’s reply', () => b.consumed.some((r) => r.replica === 'ingest-c'));
 
-  await assert.rejects(
-    a.bus.subscribe({ topic: WEBHOOK_REPLY_TOPIC, groupId: `pinned-${randomUUID()}`, ephemeral: true, partitions: [2], handler: () => {} }),
-    (err: Error) => err instanceof RangeError && /webhook\.reply\.v1 has 2 partition\(s\) \(0–1\): cannot read partition\(s\) 2/.test(err.message),
-  );
-});
+    await assert.rejects(
+      a.bus.subscribe({ topic: WEBHOOK_REPLY_TOPIC, groupId: `pinned-${randomUUID()}`, ephemeral: true, partitions: [2], handler: () => {} }),
+      (err: Error) => err instanceof RangeError && /webhook\.reply\.v1 has 2 partition\(s\) \(0–1\): cannot read partition\(s\) 2/.test(err.message),
+    );
+  },
+);

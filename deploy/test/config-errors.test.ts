@@ -32,6 +32,7 @@ for (const service of SERVICES) {
 const badValues: [ServiceName, Record<string, string>, RegExp][] = [
   ['workflow-engine', { ENGINE_CONCURRENCY: 'lots' }, /^workflow-engine: configuration error: ENGINE_CONCURRENCY must be a positive integer/],
   ['webhook-ingest', { WEBHOOK_MAX_BACKLOG: '-1' }, /^webhook-ingest: configuration error: WEBHOOK_MAX_BACKLOG must be a whole number/],
+  ['webhook-ingest', { REPLY_PARTITION: 'webhook-ingest-1' }, /^webhook-ingest: configuration error: REPLY_PARTITION must be a whole number from 0/],
   ['auth', { SESSION_IDLE_TTL: 'forever' }, /^auth: configuration error: SESSION_IDLE_TTL must be a duration/],
   ['mcp-gateway', { MCP_CORS_ORIGINS: 'https://ok.example/path' }, /^mcp-gateway: configuration error: MCP_CORS_ORIGINS: .* is not an origin/],
 ];

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { before, describe, test } from 'node:test';
 import { Ajv } from 'ajv';
 import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
-import { Deployment } from 'kubernetes-models/apps/v1';
+import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Job } from 'kubernetes-models/batch/v1';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
@@ -32,6 +32,7 @@ const VALIDATORS: Record<string, (o: K8sObject) => void> = {
   'v1/Secret': (o) => new Secret({ ...o, data: Object.fromEntries(Object.entries(o.data ?? {}).map(([k, v]) => [k, v.replace(/[\r\n]/g, '')])) }).validate(),
   'v1/Service': (o) => new Service(o).validate(),
   'apps/v1/Deployment': (o) => new Deployment(o).validate(),
+  'apps/v1/StatefulSet': (o) => new StatefulSet(o).validate(),
   'autoscaling/v2/HorizontalPodAutoscaler': (o) => new HorizontalPodAutoscaler(o).validate(),
   'policy/v1/PodDisruptionBudget': (o) => new PodDisruptionBudget(o).validate(),
   'batch/v1/Job': (o) => new Job(o).validate(),
@@ -72,7 +73,7 @@ interface Workload {
 
 const workloads = (objects: K8sObject[]): Workload[] =>
   objects
-    .filter((o) => o.kind === 'Deployment' || o.kind === 'Job')
+    .filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet' || o.kind === 'Job')
     .map((o) => ({ object: o, podLabels: o.spec.template.metadata?.labels ?? {}, pod: o.spec.template.spec }));
 
 const containersOf = (pod: Json): Json[] => [...(pod.initContainers ?? []), ...(pod.containers ?? [])];
@@ -91,9 +92,12 @@ function secretsReadBy(pod: Json): { name: string; key?: string }[] {
   return refs;
 }
 
+/** A service's workload: a Deployment, or webhook-ingest's StatefulSet (its pod index picks its reply partition). */
+const STATEFUL = new Set(['webhook-ingest']);
 const deployment = (objects: K8sObject[], svc: string): K8sObject => {
-  const d = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === svc);
-  assert.ok(d, `no Deployment ${svc}`);
+  const kind = STATEFUL.has(svc) ? 'StatefulSet' : 'Deployment';
+  const d = objects.find((o) => o.kind === kind && o.metadata.name === svc);
+  assert.ok(d, `no ${kind} ${svc}`);
   return d;
 };
 const container = (d: K8sObject): Json => d.spec.template.spec.containers.find((c: Json) => c.name === d.metadata.name) ?? d.spec.template.spec.containers[0];
@@ -156,7 +160,7 @@ for (const target of TARGETS) {
 
         const hpa = objects().find((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name === svc);
         assert.ok(hpa, `no HPA for ${svc}`);
-        assert.deepEqual([hpa.spec.scaleTargetRef.kind, hpa.spec.scaleTargetRef.apiVersion], ['Deployment', 'apps/v1']);
+        assert.deepEqual([hpa.spec.scaleTargetRef.kind, hpa.spec.scaleTargetRef.apiVersion], [d.kind, 'apps/v1']);
         assert.ok(hpa.spec.minReplicas >= 1 && hpa.spec.maxReplicas >= hpa.spec.minReplicas);
 
         const pdb = objects().find((o) => o.kind === 'PodDisruptionBudget' && selects(o.spec.selector, labels));
@@ -417,6 +421,19 @@ for (const target of TARGETS) {
       const trigger = topics.find((t) => (t.spec.topicName ?? t.metadata.name) === TRIGGER_TOPIC)!;
       const engineHpa = objects().find((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name === 'workflow-engine')!;
       assert.ok(engineHpa.spec.maxReplicas <= trigger.spec.partitions, 'engine replicas beyond the partition count sit idle');
+    });
+
+    test('webhook-ingest: each replica reads the reply partition of its pod index, and there are enough of them', () => {
+      const sts = deployment(objects(), 'webhook-ingest');
+      assert.equal(sts.spec.podManagementPolicy, 'Parallel', 'scaling waits for no other pod');
+      const env = (container(sts).env ?? []).find((e: Json) => e.name === 'REPLY_PARTITION');
+      assert.equal(env?.valueFrom?.fieldRef?.fieldPath, "metadata.labels['apps.kubernetes.io/pod-index']");
+      const reply = objects().find((o) => o.kind === 'KafkaTopic' && (o.spec.topicName ?? o.metadata.name) === WEBHOOK_REPLY_TOPIC)!;
+      const hpa = objects().find((o) => o.kind === 'HorizontalPodAutoscaler' && o.spec.scaleTargetRef.name === 'webhook-ingest')!;
+      assert.ok(
+        hpa.spec.maxReplicas <= reply.spec.partitions,
+        `webhook-ingest may scale to ${hpa.spec.maxReplicas} replicas but ${WEBHOOK_REPLY_TOPIC} has ${reply.spec.partitions} partitions`,
+      );
     });
 
     test('images: one per service, the overlay pins the tag', () => {

@@ -27,6 +27,12 @@ export interface OutgoingMessage {
    * keyConcurrency 1 keep every key in order anyway. Default false.
    */
   ordered?: boolean;
+  /**
+   * Kafka: the record goes to this partition of the topic instead of the key's (a reply to the one
+   * subscriber pinned to it with `SubscribeOptions.partitions`). The embedded bus has no partitions
+   * and ignores it.
+   */
+  partition?: number;
 }
 
 export interface ReceivedMessage<T = unknown> {
@@ -73,6 +79,14 @@ export interface SubscribeOptions<T = unknown> {
    * offsets.retention.minutes). Default false.
    */
   ephemeral?: boolean;
+  /**
+   * Kafka: a static assignment. This subscriber reads only these partitions of the topic, not a share
+   * handed out by the group (webhook-ingest's reply waiter, pinned to its replica's partition). Its
+   * group should be its own (`ephemeral`): every member of the group gets these same partitions.
+   * Subscribing fails with a RangeError when the topic has no such partition. The embedded bus has
+   * no partitions and ignores it (its subscriber reads the whole topic).
+   */
+  partitions?: number[];
 }
 
 export interface Subscription {
@@ -101,6 +115,11 @@ export interface EventBus {
    * knows its lanes; Kafka has no per-key view): the console's pipeline health reads it.
    */
   oldestUnprocessed?(topic: string, groupId: string, keys: string[]): Promise<Date | null>;
+  /**
+   * How many partitions the topic has (Kafka). Optional: the embedded bus has no partitions. A
+   * subscriber pinned with `partitions` sizes itself by it (webhook-ingest's replica index).
+   */
+  partitionCount?(topic: string): Promise<number>;
   /** Closes every subscription of this bus (gracefully) and its own connections, not the database. */
   close(): Promise<void>;
 }

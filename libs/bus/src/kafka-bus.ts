@@ -1,4 +1,5 @@
 import {
+  AssignerProtocol,
   Kafka,
   Partitioners,
   logLevel,
@@ -10,6 +11,7 @@ import {
   type IHeaders,
   type KafkaMessage,
   type Message,
+  type PartitionAssigner,
   type Producer,
 } from 'kafkajs';
 import { consumerLag, deadLettered, instrumentBus } from './telemetry.ts';
@@ -207,6 +209,7 @@ class KafkaBus implements EventBus {
         key: m.key,
         value: JSON.stringify(m.value),
         headers: m.ordered ? { ...m.headers, [ORDERED_HEADER]: '1' } : (m.headers ?? {}),
+        ...(m.partition === undefined ? {} : { partition: m.partition }),
       }));
     } catch (err) {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
@@ -370,9 +373,19 @@ class KafkaBus implements EventBus {
     const keyConcurrency = options.keyConcurrency ?? 1;
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError('concurrency must be an integer >= 1');
     if (!Number.isInteger(keyConcurrency) || keyConcurrency < 1) throw new RangeError('keyConcurrency must be an integer >= 1');
+    const pinned = options.partitions;
+    if (pinned) {
+      const count = await this.partitionCount(options.topic);
+      const missing = pinned.filter((p) => !Number.isInteger(p) || p < 0 || p >= count);
+      if (pinned.length === 0 || missing.length > 0)
+        throw new RangeError(
+          `${options.topic} has ${count} partition(s) (0–${count - 1}): cannot read partition(s) ${missing.join(', ') || '(none given)'}; raise the topic's partitions`,
+        );
+    }
     const consumer = () =>
       this.kafka.consumer({
         groupId: options.groupId,
+        ...(pinned ? { partitionAssigners: [staticAssigner(options.topic, pinned)] } : {}),
         sessionTimeout: this.options.sessionTimeoutMs ?? 30_000,
         heartbeatInterval: Math.min(3_000, Math.floor((this.options.sessionTimeoutMs ?? 30_000) / 5)),
         // An idle fetch waits this long for data (it returns at once when there is some). Stopping
@@ -397,6 +410,18 @@ class KafkaBus implements EventBus {
         this.subscriptions.delete(sub);
       },
     };
+  }
+
+  /** The topic's partition count, from the brokers' metadata (throws when the topic does not exist). */
+  async partitionCount(topic: string): Promise<number> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const { topics } = await admin.fetchTopicMetadata({ topics: [topic] });
+      return topics[0]?.partitions.length ?? 0;
+    } finally {
+      await admin.disconnect().catch(() => {});
+    }
   }
 
   /**
@@ -439,6 +464,29 @@ class KafkaBus implements EventBus {
     await Promise.race([this.producer.disconnect().catch(() => {}), sleep(10_000)]);
   }
 }
+
+/**
+ * A static assignment on kafkajs's assigner API: every member of the group gets `partitions` of
+ * `topic`, whatever the group's size (SubscribeOptions.partitions; the group is the subscriber's own).
+ * The group stays only for kafkajs's fetch loop and offsets; it hands out nothing.
+ */
+const staticAssigner =
+  (topic: string, partitions: number[]): PartitionAssigner =>
+  () => ({
+    name: 'FlowdeskStaticAssigner',
+    version: 0,
+    assign: ({ members }) =>
+      Promise.resolve(
+        members.map(({ memberId }) => ({
+          memberId,
+          memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: { [topic]: partitions }, userData: Buffer.alloc(0) }),
+        })),
+      ),
+    protocol: ({ topics }) => ({
+      name: 'FlowdeskStaticAssigner',
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }),
+    }),
+  });
 
 interface Task {
   offset: bigint;

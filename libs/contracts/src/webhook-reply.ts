@@ -16,8 +16,9 @@ export const responseModeOf = (config: Record<string, unknown> | null | undefine
 
 /**
  * Topic of answers from the engine to the webhook-ingest replica holding the request, keyed by that
- * replica's id. Every replica reads it with a consumer group of its own (ephemeral) and keeps the
- * answers addressed to it (docs/event-bus.md, "Reply topic").
+ * replica's id and sent to the partition that replica reads (`replyTo.partition`): each replica is
+ * pinned to one partition (REPLY_PARTITION) and keeps the answers addressed to it (docs/event-bus.md,
+ * "Reply topic").
  */
 export const WEBHOOK_REPLY_TOPIC = 'webhook.reply.v1';
 
@@ -26,6 +27,11 @@ export const ReplyTo = Type.Object(
   {
     /** The ingest replica holding the request (the reply's key). */
     replica: Type.String({ minLength: 1, maxLength: 200 }),
+    /**
+     * The reply topic's partition this replica reads (Kafka); the engine produces the answer there.
+     * Absent (an event from an older ingest): the answer goes to the key's partition.
+     */
+    partition: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000 })),
     mode: StringEnum(['finished', 'respond_node']),
   },
   { additionalProperties: false },

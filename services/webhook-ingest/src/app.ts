@@ -59,8 +59,11 @@ export interface WebhookIngestDeps {
    * Answering the caller (docs/webhooks.md): this replica's id on the reply topic (also its consumer
    * group there, deleted on close) and how long a request waits for its run's answer
    * (RESPOND_TIMEOUT_MS, default 10 s, at most 30 s). Absent: every webhook answers at once.
+   * `partition` (REPLY_PARTITION, default 0): the reply topic's partition this replica reads alone on
+   * Kafka (docs/event-bus.md, "Reply topic"); a replica whose partition the topic lacks shares
+   * partition `partition % count` with a warning.
    */
-  replies?: { replica: string; timeoutMs?: number };
+  replies?: { replica: string; timeoutMs?: number; partition?: number };
 }
 
 export async function buildApp(deps: WebhookIngestDeps): Promise<Service> {
@@ -108,11 +111,24 @@ export async function buildApp(deps: WebhookIngestDeps): Promise<Service> {
     : undefined;
   if (replies) {
     let answers: Subscription | undefined;
+    const wanted = deps.replies?.partition ?? 0;
     app.addHook('onReady', async () => {
+      // Kafka: pinned to one partition, which the engine produces this replica's answers to. The
+      // embedded bus has no partitions: the replica reads the whole topic.
+      const count = deps.bus.partitionCount ? await deps.bus.partitionCount(WEBHOOK_REPLY_TOPIC) : undefined;
+      if (count !== undefined) {
+        replies.partition = wanted % count;
+        if (wanted >= count)
+          app.log.warn(
+            { topic: WEBHOOK_REPLY_TOPIC, partitions: count, wanted, partition: replies.partition },
+            `replicas outnumber the partitions of ${WEBHOOK_REPLY_TOPIC}: REPLY_PARTITION ${wanted} but the topic has ${count}; sharing partition ${replies.partition} (each replica still gets only its own answers, but reads another's); raise the topic's partitions to the replica count`,
+          );
+      }
       answers = await deps.bus.subscribe<WebhookReply>({
         topic: WEBHOOK_REPLY_TOPIC,
         groupId: replies.replica,
         ephemeral: true,
+        ...(replies.partition === undefined ? {} : { partitions: [replies.partition] }),
         concurrency: 64,
         keyConcurrency: 64,
         retry: { maxAttempts: 1 },

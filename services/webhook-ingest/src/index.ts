@@ -2,5 +2,5 @@
 export { buildApp, type WebhookIngestDeps } from './app.ts';
 export { admissionFromEnv } from './config.ts';
 export { workspaceApiDirectory } from './adapters/workspace-directory.ts';
-export { respondTimeoutFromEnv, DEFAULT_RESPOND_TIMEOUT_MS, MAX_RESPOND_TIMEOUT_MS } from './domain/reply-waiter.ts';
+export { respondTimeoutFromEnv, replyPartitionFromEnv, DEFAULT_RESPOND_TIMEOUT_MS, MAX_RESPOND_TIMEOUT_MS } from './domain/reply-waiter.ts';
 export { pollPath } from './routes/webhook-trigger.ts';

@@ -3,7 +3,7 @@ import { openDatabase, type Database } from '@flowdesk/db';
 import { exitOnConfigError, readConfig, requiredEnv, serviceTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
 import { admissionFromEnv } from './config.ts';
-import { respondTimeoutFromEnv } from './domain/reply-waiter.ts';
+import { replyPartitionFromEnv, respondTimeoutFromEnv } from './domain/reply-waiter.ts';
 import { workspaceApiDirectory } from './adapters/workspace-directory.ts';
 
 // A missing or bad configuration value ends the process with one line naming it (exit 78), not a
@@ -19,6 +19,7 @@ const required = (name: string) => requiredEnv(process.env, name);
 // Every value read and checked before the first connection: a bad one stops the start at once.
 const admission = readConfig(() => admissionFromEnv(process.env));
 const respondTimeoutMs = readConfig(() => respondTimeoutFromEnv(process.env));
+const replyPartition = readConfig(() => replyPartitionFromEnv(process.env));
 const workspaceApiUrl = required('WORKSPACE_API_URL');
 if (!process.env.KAFKA_BROKERS) required('DATABASE_URL');
 const token = serviceTokenSource({
@@ -38,8 +39,9 @@ const app = await buildApp({
   // Each replica keeps its own trigger cache, evicted by workflow.changed events: a group per process
   // (two on one host included), deleted when it closes.
   definitionEvents: { groupId: instanceGroupId('webhook-ingest.definitions') },
-  // Answers of waiting webhooks (responseMode): this replica's own id on the reply topic.
-  replies: { replica: instanceGroupId('webhook-ingest.replies'), timeoutMs: respondTimeoutMs },
+  // Answers of waiting webhooks (responseMode): this replica's own id on the reply topic, and the
+  // partition it reads there (REPLY_PARTITION: the StatefulSet's pod index in k8s).
+  replies: { replica: instanceGroupId('webhook-ingest.replies'), timeoutMs: respondTimeoutMs, partition: replyPartition },
   logLevel: process.env.LOG_LEVEL,
 });
 // serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM /readyz

@@ -136,8 +136,10 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   });
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
   const waits = new WaitStore(deps.db);
-  // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request.
-  const sendReply = (reply: WebhookReply): Promise<void> => deps.bus.publish(WEBHOOK_REPLY_TOPIC, [{ key: reply.replica, value: reply }]);
+  // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request, on
+  // the reply topic's partition that replica reads (docs/event-bus.md, "Reply topic").
+  const sendReply = (reply: WebhookReply, partition: number | undefined): Promise<void> =>
+    deps.bus.publish(WEBHOOK_REPLY_TOPIC, [{ key: reply.replica, value: reply, ...(partition === undefined ? {} : { partition }) }]);
   const processDeps: ProcessDeps = {
     runs,
     credentials: credentials.configured ? credentials : undefined,
@@ -228,7 +230,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
         steps: [],
         error: 'the run could not be processed and was given up',
       });
-      await sendReply({ eventId: e.eventId, replica: e.replyTo.replica, ...answer }).catch((err: unknown) =>
+      await sendReply({ eventId: e.eventId, replica: e.replyTo.replica, ...answer }, e.replyTo.partition).catch((err: unknown) =>
         app.log.warn({ err, workflowId: e.workflowId, eventId: e.eventId }, 'answer to the webhook caller not sent'),
       );
     }

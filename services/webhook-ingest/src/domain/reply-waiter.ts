@@ -15,6 +15,8 @@ export type Answer = Pick<WebhookReply, 'status' | 'headers' | 'body'>;
  */
 export class ReplyWaiter {
   private readonly waiting = new Map<string, (answer: Answer | null) => void>();
+  /** The reply topic's partition this replica reads (set once subscribed on Kafka; the trigger event's `replyTo.partition`). */
+  partition: number | undefined;
   constructor(
     readonly replica: string,
     readonly timeoutMs: number,
@@ -76,5 +78,22 @@ export function respondTimeoutFromEnv(env: NodeJS.ProcessEnv): number {
   const v = Number(raw);
   if (!Number.isSafeInteger(v) || v < 1 || v > MAX_RESPOND_TIMEOUT_MS)
     throw new Error(`RESPOND_TIMEOUT_MS must be a whole number of milliseconds from 1 to ${MAX_RESPOND_TIMEOUT_MS}`);
+  return v;
+}
+
+/** Highest REPLY_PARTITION accepted (the contract's bound on `replyTo.partition`). */
+export const MAX_REPLY_PARTITION = 10_000;
+
+/**
+ * REPLY_PARTITION: this replica's partition of the reply topic, a whole number from 0 (default: one
+ * replica, or the embedded start, needs nothing). In k8s the StatefulSet's pod index (docs/event-bus.md,
+ * "Reply topic").
+ */
+export function replyPartitionFromEnv(env: NodeJS.ProcessEnv): number {
+  const raw = env.REPLY_PARTITION;
+  if (!raw) return 0;
+  const v = Number(raw);
+  if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(v) || v > MAX_REPLY_PARTITION)
+    throw new Error(`REPLY_PARTITION must be a whole number from 0 to ${MAX_REPLY_PARTITION} (this replica's partition of the reply topic)`);
   return v;
 }

@@ -111,7 +111,8 @@ export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync
       const mode = trigger.responseMode;
       const waiter = mode && mode !== 'immediately' && deps.replies?.canWait() ? deps.replies : undefined;
       const wait = waiter?.register(event.eventId);
-      if (waiter && mode !== undefined && mode !== 'immediately') event.replyTo = { replica: waiter.replica, mode };
+      if (waiter && mode !== undefined && mode !== 'immediately')
+        event.replyTo = { replica: waiter.replica, mode, ...(waiter.partition === undefined ? {} : { partition: waiter.partition }) };
       try {
         // A workflow set to "one at a time, in order" (its definition's executionOrder) has its events
         // marked ordered: the engine then runs them one after the other, in this order.

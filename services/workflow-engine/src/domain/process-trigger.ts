@@ -58,8 +58,8 @@ export interface ProcessDeps {
   resumeLinkKey?: Buffer;
   /** A retry delay of at least this many ms parks the run (RETRY_PARK_MS, default 5000; docs/workflow-engine.md, "Retries"). */
   retryParkMs?: number;
-  /** Sends the answer of a run whose webhook caller waits (the reply topic, keyed by ingest replica). */
-  reply?: (reply: WebhookReply) => Promise<void>;
+  /** Sends the answer of a run whose webhook caller waits (the reply topic, keyed by ingest replica, to the replica's partition). */
+  reply?: (reply: WebhookReply, partition: number | undefined) => Promise<void>;
 }
 
 /** SHA-256 (hex) of a resume secret: engine.run_wait keeps only this. */
@@ -101,7 +101,7 @@ async function answerAndRun(event: TriggerEvent, deps: ProcessDeps): Promise<Pro
   const answer = async (a: { status: number; headers: Record<string, string>; body: unknown }) => {
     state.answered = true;
     try {
-      await send({ eventId: event.eventId, replica: replyTo.replica, ...a });
+      await send({ eventId: event.eventId, replica: replyTo.replica, ...a }, replyTo.partition);
     } catch (err) {
       deps.log.warn({ workflowId: event.workflowId, eventId: event.eventId, err }, 'answer to the webhook caller not sent');
     }

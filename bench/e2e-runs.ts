@@ -21,22 +21,20 @@
 // bench's database (from /proc, so other load on the machine does not count), the load average, and the issue 11 targets. The senders run in a
 // child process (as a real sender would be elsewhere); their CPU is printed apart.
 import { fork } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { createEmbeddedBus, createKafkaBus, ensureKafkaTopics, type EventBus } from '@flowdesk/bus';
+import { createKafkaBus, ensureKafkaTopics, type EventBus } from '@flowdesk/bus';
 import { startLocalKafka, type LocalKafka } from '@flowdesk/bus/testing';
 import { TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
-import { createTestDatabase } from '@flowdesk/db';
-import { generateSigningKeys, listen, signInternalToken } from '@flowdesk/service-kit';
+import { listen } from '@flowdesk/service-kit';
 import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
-import { buildApp as buildEngine, createGuardedHttpClient, migrateEngine, SsrfPolicy, workspaceClient } from '@flowdesk/workflow-engine';
-import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
+import { createGuardedHttpClient, SsrfPolicy } from '@flowdesk/workflow-engine';
+import { benchDatabaseName, postgresCpu, procCpuMs, startBenchStack } from './stack.ts';
 
 interface SendJob {
   url: string;
@@ -117,72 +115,7 @@ const LATENCY = args['http-latency'] === undefined ? undefined : Number(args['ht
 const RATE = args.rate === undefined ? undefined : Number(args.rate);
 const CONNECTIONS = Number(args.connections);
 
-// ---- CPU from /proc: this process, and the Postgres backends serving the bench's own database.
-const TICK = 100; // USER_HZ
-function procCpuMs(pid: number | 'self'): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / TICK; // utime stime cutime cstime
-  } catch {
-    return 0;
-  }
-}
-/**
- * CPU of the Postgres processes serving one database: the backends whose process title names it
- * (`postgres: <user> <database> <client> <state>`, autovacuum workers included). The server's shared
- * processes (checkpointer, WAL writer) and other databases' backends (other suites on the machine) are
- * not counted. Sampled every 250 ms while measuring, so a backend that exits (a pool's idle client)
- * keeps what it used until its last sample.
- */
-function postgresCpu(database: string | undefined) {
-  const seen = new Map<number, { base: number; last: number }>();
-  const sample = (starting: boolean) => {
-    if (!database) return;
-    for (const d of readdirSync('/proc')) {
-      if (!/^\d+$/.test(d)) continue;
-      const pid = Number(d);
-      try {
-        if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') continue;
-        const title = readFileSync(`/proc/${d}/cmdline`, 'utf8').replaceAll('\0', ' ');
-        if (!title.includes(` ${database} `)) continue;
-        const cpu = procCpuMs(pid);
-        const known = seen.get(pid);
-        // A backend first seen after the start did all its work within the measurement.
-        if (known) known.last = Math.max(known.last, cpu);
-        else seen.set(pid, { base: starting ? cpu : 0, last: cpu });
-      } catch {
-        // gone meanwhile
-      }
-    }
-  };
-  let timer: NodeJS.Timeout | undefined;
-  return {
-    start() {
-      seen.clear();
-      sample(true);
-      timer = setInterval(() => sample(false), 250);
-    },
-    /** CPU ms since start. */
-    stop(): number {
-      clearInterval(timer);
-      sample(false);
-      let total = 0;
-      for (const { base, last } of seen.values()) total += last - base;
-      return total;
-    },
-  };
-}
-
-const keys = generateSigningKeys();
 const owner = randomUUID();
-const tokens = new Map<string, string>();
-const token = (sub: string, azp: string, scope = 'mcp:read mcp:write') => {
-  const id = `${sub} ${azp} ${scope}`;
-  let t = tokens.get(id);
-  if (!t) tokens.set(id, (t = signInternalToken(keys, { sub, aud: 'workspace-api', scope, azp }, { ttlSeconds: 3600 })));
-  return t;
-};
 
 // The slow endpoint of the HTTP Request node.
 let endpoint: http.Server | undefined;
@@ -197,14 +130,10 @@ if (LATENCY !== undefined) {
   endpointUrl = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}`;
 }
 
-const db = await createTestDatabase();
-const pgCpu = postgresCpu(db.url ? decodeURIComponent(new URL(db.url).pathname.slice(1)) : undefined);
-await migrateWorkspace(db.db);
-await migrateEngine(db.db);
 let kafka: LocalKafka | undefined;
-let bus: EventBus;
 let brokersLabel = '';
-if (args.bus === 'kafka') {
+/** The bus: Kafka (--bus kafka) or the embedded bus on the stack's database. */
+const kafkaBus = async (): Promise<EventBus> => {
   let brokers = process.env.KAFKA_BROKERS?.split(',').filter(Boolean);
   if (!brokers?.length) {
     // One broker with the full JIT (as bench:webhook), the topics as the init job makes them.
@@ -216,21 +145,17 @@ if (args.bus === 'kafka') {
     );
   }
   brokersLabel = kafka ? `Kafka (local broker ${brokers[0]})` : `Kafka (${brokers.join(',')})`;
-  bus = await createKafkaBus({ brokers, clientId: 'bench-e2e' });
-} else {
-  bus = await createEmbeddedBus(db.db, { pollIntervalMs: 20 });
-}
+  return createKafkaBus({ brokers, clientId: 'bench-e2e' });
+};
 /** CPU of the local broker's JVM(s), from /proc (0 for brokers this process did not start). */
 const brokerCpuMs = () => (kafka?.nodes ?? []).reduce((a, n) => a + (n.pid ? procCpuMs(n.pid) : 0), 0);
-const api = await buildWorkspaceApi({
-  db: db.db,
-  jwtPublicKeyPem: keys.publicKeyPem,
-  webhookSecretKey: randomBytes(32),
-  publicBaseUrl: 'http://bench',
-  logLevel: 'silent',
-  events: bus,
+const stack = await startBenchStack({
+  ...(args.bus === 'kafka' ? { bus: kafkaBus } : {}),
+  http: createGuardedHttpClient(LATENCY === undefined ? {} : { policy: SsrfPolicy.fromEnv({ SSRF_ALLOWLIST: new URL(endpointUrl).host }) }),
+  engine: { concurrency: Number(args['engine-concurrency']), workflowConcurrency: Number(args['workflow-concurrency']) },
 });
-const apiUrl = await listen(api, 0);
+const { db, bus, apiUrl, token } = stack;
+const pgCpu = postgresCpu(benchDatabaseName(db));
 const ingest = await buildWebhookIngest({
   bus,
   directory: workspaceApiDirectory({ workspaceApiUrl: apiUrl, token: async () => token('svc:webhook-ingest', 'webhook-ingest', 'internal') }),
@@ -240,32 +165,8 @@ const ingest = await buildWebhookIngest({
   definitionEvents: { groupId: 'webhook-ingest.definitions.bench' },
 });
 const ingestUrl = await listen(ingest, 0);
-const engineHttp = createGuardedHttpClient(LATENCY === undefined ? {} : { policy: SsrfPolicy.fromEnv({ SSRF_ALLOWLIST: new URL(endpointUrl).host }) });
-const workspace = workspaceClient({
-  workspaceApiUrl: apiUrl,
-  userToken: async (sub) => token(sub, 'workflow-engine'),
-  serviceToken: async () => token('svc:workflow-engine', 'workflow-engine', 'internal'),
-});
-const engine = await buildEngine({
-  bus,
-  db: db.db,
-  jwtPublicKeyPem: keys.publicKeyPem,
-  http: engineHttp,
-  workspace,
-  concurrency: Number(args['engine-concurrency']),
-  workflowConcurrency: Number(args['workflow-concurrency']),
-  logLevel: 'silent',
-});
-await listen(engine, 0);
 
-const asOwner = async (method: string, path: string, body?: unknown) =>
-  (await (
-    await fetch(`${apiUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token(owner, 'bench')}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    })
-  ).json()) as any;
+const asOwner = (method: string, path: string, body?: unknown) => stack.asUser(owner, method, path, body);
 const nodes: unknown[] = [{ id: 'c', type: 'condition', params: { left: '{{trigger.n}}', operator: 'exists' } }];
 const edges: unknown[] = [{ from: 'trigger', to: 'c' }];
 if (LATENCY !== undefined) {
@@ -437,12 +338,7 @@ async function measure(workflows: { id: string; webhookSecret: string }[], kind:
   console.log(`  targets (Postgres, 2 cores): ${targets.join('; ')}`);
 }
 
-await engine.close();
 await ingest.close();
-await bus.close();
-await engineHttp.close();
-await workspace.close();
-await api.close();
+await stack.close();
 endpoint?.close();
-await db.close();
 await kafka?.stop();

@@ -11,16 +11,11 @@
 // time (the run's start + W, the Wait being its first step) the step after the Wait started, the
 // timer was claimed and the run finished; the CPU per run of this process and of Postgres (from /proc). Targets (issue 24):
 // 10,000 runs waiting 60 s: heap within +50 MB of idle, p99 resume late ≤ 1 s.
-import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { createEmbeddedBus } from '@flowdesk/bus';
 import { TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
-import { createTestDatabase } from '@flowdesk/db';
-import { generateSigningKeys, listen, signInternalToken } from '@flowdesk/service-kit';
-import { buildApp as buildEngine, createGuardedHttpClient, migrateEngine, workspaceClient } from '@flowdesk/workflow-engine';
-import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
+import { benchDatabaseName, postgresCpu, procCpuMs, sleep, startBenchStack } from './stack.ts';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '10000' }, wait: { type: 'string', default: '60' } } });
 const N = Number(args.runs);
@@ -28,29 +23,6 @@ const WAIT_S = Number(args.wait);
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with --expose-gc (npm run bench:wait does)');
 
-const TICK = 100;
-function procCpuMs(pid: number | 'self'): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / TICK;
-  } catch {
-    return 0;
-  }
-}
-function postgresCpuMs(): number {
-  let total = 0;
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') total += procCpuMs(Number(d));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
-}
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const mb = (b: number) => (b / 1024 / 1024).toFixed(1);
 function memory() {
   gc!();
@@ -59,52 +31,26 @@ function memory() {
   return { heap: m.heapUsed, rss: m.rss };
 }
 
-const keys = generateSigningKeys();
 const owner = randomUUID();
-const token = (sub: string, azp: string, scope = 'mcp:read mcp:write') =>
-  signInternalToken(keys, { sub, aud: 'workspace-api', scope, azp }, { ttlSeconds: 3600 });
-const db = await createTestDatabase();
-await migrateWorkspace(db.db);
-await migrateEngine(db.db);
-const bus = await createEmbeddedBus(db.db, { pollIntervalMs: 20 });
-const api = await buildWorkspaceApi({
-  db: db.db,
-  jwtPublicKeyPem: keys.publicKeyPem,
-  webhookSecretKey: randomBytes(32),
-  publicBaseUrl: 'http://bench',
-  logLevel: 'silent',
-  events: bus,
-});
-const apiUrl = await listen(api, 0);
-const workspace = workspaceClient({
-  workspaceApiUrl: apiUrl,
-  userToken: async (sub) => token(sub, 'workflow-engine'),
-  serviceToken: async () => token('svc:workflow-engine', 'workflow-engine', 'internal'),
-});
-const engine = await buildEngine({ bus, db: db.db, jwtPublicKeyPem: keys.publicKeyPem, http: createGuardedHttpClient({}), workspace, logLevel: 'silent' });
-await listen(engine, 0);
+const stack = await startBenchStack();
+const { db, bus } = stack;
+const pgCpu = postgresCpu(benchDatabaseName(db));
 
-const wf = (await (
-  await fetch(`${apiUrl}/api/v1/workflows`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token(owner, 'bench')}`, 'content-type': 'application/json' },
-    body: JSON.stringify({
-      name: 'bench wait',
-      triggerType: 'webhook',
-      active: true,
-      graph: {
-        nodes: [
-          { id: 'w', type: 'wait', params: { mode: 'duration', amount: String(WAIT_S), unit: 'seconds' } },
-          { id: 's', type: 'set_fields', params: { fields: [{ name: 'n', value: '{{trigger.n}}' }] } },
-        ],
-        edges: [
-          { from: 'trigger', to: 'w' },
-          { from: 'w', to: 's', branch: 'resumed' },
-        ],
-      },
-    }),
-  })
-).json()) as { id: string };
+const wf = (await stack.asUser(owner, 'POST', '/api/v1/workflows', {
+  name: 'bench wait',
+  triggerType: 'webhook',
+  active: true,
+  graph: {
+    nodes: [
+      { id: 'w', type: 'wait', params: { mode: 'duration', amount: String(WAIT_S), unit: 'seconds' } },
+      { id: 's', type: 'set_fields', params: { fields: [{ name: 'n', value: '{{trigger.n}}' }] } },
+    ],
+    edges: [
+      { from: 'trigger', to: 'w' },
+      { from: 'w', to: 's', branch: 'resumed' },
+    ],
+  },
+})) as { id: string };
 if (!wf.id) throw new Error(`workflow not created: ${JSON.stringify(wf)}`);
 await sleep(500); // the engine's definition cache hears of it
 
@@ -126,7 +72,7 @@ const idle = memory();
 
 const load0 = loadavg()[0]!;
 const cpu0 = procCpuMs('self');
-const pg0 = postgresCpuMs();
+pgCpu.start();
 const t0 = Date.now();
 for (let i = 0; i < N; i += 500)
   await bus.publish(
@@ -154,7 +100,7 @@ for (;;) {
 }
 const t1 = Date.now();
 const cpu = procCpuMs('self') - cpu0;
-const pg = postgresCpuMs() - pg0;
+const pg = pgCpu.stop();
 // How late, against the due time (the run's start, its first claim, + W: the Wait is its first step,
 // so the due time is a few ms later than this and the figures err late): the step after the Wait
 // started (what issue 24 asks: resume latency), the timer was claimed (resumedAt), the run finished.
@@ -191,8 +137,5 @@ console.log(
 console.log(
   `  targets: heap within +50 MB of idle ${peak.heap - idle.heap <= 50 * 1024 * 1024 ? 'met' : 'NOT met'}; resume p99 ≤ 1 s ${qn(0.99) <= 1_000 ? 'met' : 'NOT met'}`,
 );
-await engine.close();
-await api.close();
-await bus.close();
-await db.close();
+await stack.close();
 process.exit(0);

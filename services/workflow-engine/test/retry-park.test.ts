@@ -6,10 +6,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
-import { until } from '@flowdesk/service-kit/testing';
-import { buildApp } from '../src/app.ts';
-import { json, startEngineStack, type EngineStack, type Received, userCaller } from './support.ts';
+import { generateSigningKeys, type Service } from '@flowdesk/service-kit';
+import { json, runsApi, startEngineOn, startEngineStack, type EngineStack, type Received, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
 let stack: EngineStack;
@@ -18,20 +16,7 @@ let engineUrl: string;
 const received: (Received & { at: number })[] = [];
 const call = userCaller(keys, () => ({ apiUrl: stack.apiUrl, engineUrl }));
 
-const startEngine = async () => {
-  const app = await buildApp({
-    bus: stack.bus,
-    db: stack.testDb.db,
-    jwtPublicKeyPem: keys.publicKeyPem,
-    http: stack.http,
-    workspace: stack.workspace,
-    logLevel: 'silent',
-    publicBaseUrl: 'http://flowdesk.test',
-    definitionsGroup: `retry-park-test-${randomUUID()}`,
-    retryParkMs: 1_000,
-  });
-  return { app, url: await listen(app, 0) };
-};
+const startEngine = () => startEngineOn(stack, { retryParkMs: 1_000 });
 
 before(async () => {
   stack = await startEngineStack({
@@ -71,26 +56,9 @@ async function createWorkflow(owner: string, path: string) {
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body as { id: string };
 }
-const runNow = async (owner: string, wf: { id: string }, payload: Record<string, unknown>) => {
-  const res = await call(owner, 'POST', `/api/v1/workflows/${wf.id}/runs`, { payload });
-  assert.equal(res.status, 202, JSON.stringify(res.body));
-  return res.body as { id: string };
-};
-const getRun = async (owner: string, id: string) => (await call(owner, 'GET', `/api/v1/workflow-runs/${id}`)).body;
-const waiting = (owner: string, id: string) =>
-  until('the run parked', async () => {
-    const r = await getRun(owner, id);
-    return r.status === 'waiting' ? r : undefined;
-  });
-const finished = (owner: string, id: string) =>
-  until(
-    'the run finished',
-    async () => {
-      const r = await getRun(owner, id);
-      return ['succeeded', 'failed', 'skipped', 'cancelled'].includes(r.status) ? r : undefined;
-    },
-    15_000,
-  );
+const api = runsApi(call);
+const { runNow, getRun, waiting } = api;
+const finished = (owner: string, id: string) => api.finished(owner, id, 15_000);
 const requestsFor = (n: string) => received.filter((r) => r.url.endsWith(`?n=${n}`));
 
 describe('a long retry delay parks the run', () => {

@@ -4,12 +4,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
+import { generateSigningKeys, type Service } from '@flowdesk/service-kit';
 import { until } from '@flowdesk/service-kit/testing';
 import { RunStore } from '../src/adapters/run-store.ts';
-import { buildApp } from '../src/app.ts';
 import { RunCancellations, RunRetention, DEFAULT_RETENTION } from '../src/domain/run-control.ts';
-import { json, silentLog, startEngineStack, type EngineStack, userCaller } from './support.ts';
+import { json, silentLog, startEngineOn, startEngineStack, type EngineStack, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
 let stack: EngineStack;
@@ -30,16 +29,7 @@ before(async () => {
     },
   });
   // One run per workflow at a time, so a second Run now stays queued behind a held one.
-  engine = await buildApp({
-    bus: stack.bus,
-    db: stack.testDb.db,
-    jwtPublicKeyPem: keys.publicKeyPem,
-    http: stack.http,
-    workspace: stack.workspace,
-    logLevel: 'silent',
-    workflowConcurrency: 1,
-  });
-  engineUrl = await listen(engine, 0);
+  ({ app: engine, url: engineUrl } = await startEngineOn(stack, { workflowConcurrency: 1 }));
 });
 after(async () => {
   for (const answer of held.splice(0)) answer();

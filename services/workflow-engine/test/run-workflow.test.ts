@@ -7,10 +7,9 @@ import type http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { RUN_WORKFLOW_MAX_DEPTH, TRIGGER_TOPIC, type TriggerEvent } from '@flowdesk/contracts';
-import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
+import { generateSigningKeys, type Service } from '@flowdesk/service-kit';
 import { until } from '@flowdesk/service-kit/testing';
-import { buildApp } from '../src/app.ts';
-import { json, startEngineStack, type EngineStack, userCaller } from './support.ts';
+import { FINISHED_STATUSES as DONE, json, runsApi, startEngineOn, startEngineStack, type EngineStack, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
 let stack: EngineStack;
@@ -32,18 +31,7 @@ before(async () => {
       else json(res, 201, { ok: true });
     },
   });
-  engine = await buildApp({
-    bus: stack.bus,
-    db: stack.testDb.db,
-    jwtPublicKeyPem: keys.publicKeyPem,
-    http: stack.http,
-    workspace: stack.workspace,
-    logLevel: 'silent',
-    publicBaseUrl: 'http://flowdesk.test',
-    definitionsGroup: `run-workflow-test-${randomUUID()}`,
-    waits: { pollMs: 50 },
-  });
-  engineUrl = await listen(engine, 0);
+  ({ app: engine, url: engineUrl } = await startEngineOn(stack, { waits: { pollMs: 50 } }));
 });
 after(async () => {
   for (const res of held.values()) res.destroy();
@@ -57,11 +45,8 @@ async function createWorkflow(owner: string, graph: Graph, name = 'wf') {
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body as { id: string };
 }
-const runNow = async (owner: string, wf: { id: string }, payload: Record<string, unknown>) => {
-  const res = await call(owner, 'POST', `/api/v1/workflows/${wf.id}/runs`, { payload });
-  assert.equal(res.status, 202, JSON.stringify(res.body));
-  return res.body as { id: string };
-};
+const api = runsApi(call);
+const { runNow } = api;
 type Run = {
   id: string;
   status: string;
@@ -72,14 +57,9 @@ type Run = {
   steps: { nodeId: string; status: string; output: unknown; error: string | null }[];
   wait?: { nodeId: string };
 };
-const getRun = async (owner: string, id: string) => (await call(owner, 'GET', `/api/v1/workflow-runs/${id}`)).body as Run;
+const getRun = async (owner: string, id: string) => (await api.getRun(owner, id)) as Run;
 const runsOf = async (owner: string, wf: { id: string }) => ((await call(owner, 'GET', `/api/v1/workflows/${wf.id}/runs`)).body as { items: Run[] }).items;
-const DONE = ['succeeded', 'failed', 'skipped', 'cancelled'];
-const finished = (owner: string, id: string) =>
-  until('the run finished', async () => {
-    const r = await getRun(owner, id);
-    return DONE.includes(r.status) ? r : undefined;
-  });
+const finished = async (owner: string, id: string) => (await api.finished(owner, id)) as Run;
 const stepOf = (run: Run, nodeId: string) => run.steps.find((s) => s.nodeId === nodeId)!;
 const postsTo = (path: string) => received.filter((r) => r.url.startsWith(path));
 
@@ -94,6 +74,13 @@ const childGraph = (receiverUrl: string): Graph => ({
     { from: 'post', to: 'result' },
   ],
 });
+/** The child above, first holding in a GET /hold/<n> until the test answers it. */
+const holdingChild = (receiverUrl: string): Graph => {
+  const graph = childGraph(receiverUrl);
+  graph.nodes.unshift({ id: 'hold', type: 'http_request', params: { method: 'GET', url: `${receiverUrl}/hold/{{trigger.n}}` } });
+  graph.edges = [{ from: 'trigger', to: 'hold' }, { from: 'hold', to: 'post' }, ...graph.edges.slice(1)];
+  return graph;
+};
 /** A parent: run the child with `{ n }`, then post its output to `/after?n=…`. */
 const parentGraph = (receiverUrl: string, childId: string, params: Record<string, unknown> = {}, extra: Partial<{ onError: string }> = {}): Graph => ({
   nodes: [
@@ -127,17 +114,11 @@ describe('Run workflow node', () => {
     const owner = randomUUID();
     const n = randomUUID();
     // The child holds in a request until released, so the parent is seen parked.
-    const graph = childGraph(stack.receiver!.url);
-    graph.nodes.unshift({ id: 'hold', type: 'http_request', params: { method: 'GET', url: `${stack.receiver!.url}/hold/{{trigger.n}}` } });
-    graph.edges = [{ from: 'trigger', to: 'hold' }, { from: 'hold', to: 'post' }, ...graph.edges.slice(1)];
-    const child = await createWorkflow(owner, graph, 'child');
+    const child = await createWorkflow(owner, holdingChild(stack.receiver!.url), 'child');
     const parent = await createWorkflow(owner, parentGraph(stack.receiver!.url, child.id), 'parent');
     const started = await runNow(owner, parent, { n });
     await until('the child holds', () => held.has(n));
-    const parked = await until('the parent parked', async () => {
-      const r = await getRun(owner, started.id);
-      return r.status === 'waiting' ? r : undefined;
-    });
+    const parked = (await api.waiting(owner, started.id)) as Run;
     assert.equal(parked.wait?.nodeId, 'run');
     assert.equal(stepOf(parked, 'run').status, 'waiting');
     assert.equal(postsTo(`/after?n=${n}`).length, 0);
@@ -270,5 +251,130 @@ describe('Run workflow node', () => {
     assert.equal(childRuns[0]!.status, 'succeeded');
     assert.ok(postsTo(`/child?n=${n}`).length >= 1);
     assert.equal(new Set(postsTo(`/child?n=${n}`).map((r) => r.key)).size, 1);
+  });
+
+  /** A parent whose Run workflow step takes the error branch: `/failed?n=` with the error, else `/after?n=`. */
+  const parentWithErrorBranch = (childId: string): Graph => {
+    const graph = parentGraph(stack.receiver!.url, childId, {}, { onError: 'branch' });
+    graph.nodes.push({
+      id: 'onfail',
+      type: 'http_request',
+      params: { method: 'POST', url: `${stack.receiver!.url}/failed?n={{trigger.n}}`, body: { e: '{{nodes.run.error}}' } },
+    });
+    graph.edges.push({ from: 'run', to: 'onfail', branch: 'error' });
+    return graph;
+  };
+  /** A child that parks on an approval (Wait, resume mode) before posting. */
+  const parkingChild = (): Graph => ({
+    nodes: [
+      { id: 'approve', type: 'wait', params: { mode: 'resume' } },
+      { id: 'post', type: 'http_request', params: { method: 'POST', url: `${stack.receiver!.url}/child?n={{trigger.n}}`, body: {} } },
+    ],
+    edges: [
+      { from: 'trigger', to: 'approve' },
+      { from: 'approve', to: 'post', branch: 'resumed' },
+    ],
+  });
+  const childRunOf = (owner: string, child: { id: string }, status: string) =>
+    until(`the child run ${status}`, async () => (await runsOf(owner, child)).find((r) => r.status === status));
+  const cancel = async (owner: string, runId: string) => {
+    const res = await call(owner, 'POST', `/api/v1/workflow-runs/${runId}/cancel`);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+  };
+
+  test('a child cancelled while it is parked wakes the parent: the step fails ("child run … was cancelled"), its error branch runs', async () => {
+    const owner = randomUUID();
+    const child = await createWorkflow(owner, parkingChild(), 'child');
+    const parent = await createWorkflow(owner, parentWithErrorBranch(child.id), 'parent');
+    const n = randomUUID();
+    const started = await runNow(owner, parent, { n });
+    const childRun = await childRunOf(owner, child, 'waiting');
+    await api.waiting(owner, started.id);
+    await cancel(owner, childRun.id);
+    const run = await finished(owner, started.id);
+    assert.equal(run.status, 'succeeded', JSON.stringify(run));
+    const step = stepOf(run, 'run');
+    assert.equal(step.status, 'failed');
+    assert.equal(step.error, `child run ${childRun.id} was cancelled`);
+    assert.equal(postsTo(`/failed?n=${n}`).length, 1);
+    assert.match(JSON.parse(postsTo(`/failed?n=${n}`)[0]!.body).e, /was cancelled/);
+    assert.equal(postsTo(`/after?n=${n}`).length, 0);
+    assert.equal(postsTo(`/child?n=${n}`).length, 0);
+  });
+
+  test('a child cancelled while it runs wakes the parent; without an error branch the parent run fails', async () => {
+    const owner = randomUUID();
+    const child = await createWorkflow(owner, holdingChild(stack.receiver!.url), 'child');
+    const parent = await createWorkflow(owner, parentGraph(stack.receiver!.url, child.id), 'parent');
+    const n = randomUUID();
+    const started = await runNow(owner, parent, { n });
+    await until('the child holds', () => held.has(n));
+    const childRun = await childRunOf(owner, child, 'running');
+    await cancel(owner, childRun.id);
+    json(held.get(n)!, 200, { ok: true });
+    const run = await finished(owner, started.id);
+    assert.equal(run.status, 'failed', JSON.stringify(run));
+    assert.equal(stepOf(run, 'run').error, `child run ${childRun.id} was cancelled`);
+    assert.match(run.error ?? '', /was cancelled/);
+    assert.equal(postsTo(`/child?n=${n}`).length, 0, 'the cancelled child stopped at its next step');
+    assert.equal(postsTo(`/after?n=${n}`).length, 0);
+  });
+
+  test('however a child ends (succeeded, failed, skipped, cancelled) its parent wakes exactly once, with two engines', async () => {
+    const second = await startEngineOn(stack, { waits: { pollMs: 50 } });
+    try {
+      const owner = randomUUID();
+      const receiverUrl = stack.receiver!.url;
+      const children = {
+        succeeded: await createWorkflow(owner, childGraph(receiverUrl), 'succeeds'),
+        failed: await createWorkflow(
+          owner,
+          { nodes: [{ id: 'stop', type: 'stop', params: { status: 'failed', message: 'no' } }], edges: [{ from: 'trigger', to: 'stop' }] },
+          'fails',
+        ),
+        skipped: await createWorkflow(
+          owner,
+          {
+            nodes: [
+              { id: 'check', type: 'condition', params: { left: '{{trigger.n}}', operator: 'equals', right: 'never' } },
+              { id: 'post', type: 'http_request', params: { method: 'POST', url: `${receiverUrl}/child?n={{trigger.n}}`, body: {} } },
+            ],
+            edges: [
+              { from: 'trigger', to: 'check' },
+              { from: 'check', to: 'post', branch: 'true' },
+            ],
+          },
+          'skips',
+        ),
+        cancelled: await createWorkflow(owner, parkingChild(), 'cancelled'),
+      };
+      const outcomes = Object.keys(children) as (keyof typeof children)[];
+      const cases = outcomes.flatMap((outcome) => Array.from({ length: 3 }, () => ({ outcome, n: randomUUID() })));
+      const parents = Object.fromEntries(
+        await Promise.all(outcomes.map(async (o) => [o, await createWorkflow(owner, parentWithErrorBranch(children[o].id), `parent ${o}`)] as const)),
+      );
+      const started = await Promise.all(cases.map(async (c) => ({ ...c, run: await runNow(owner, parents[c.outcome]!, { n: c.n }) })));
+      const parked = await until('the cancelled children parked', async () => {
+        const runs = (await runsOf(owner, children.cancelled)).filter((r) => r.status === 'waiting');
+        return runs.length === 3 ? runs : undefined;
+      });
+      await Promise.all(parked.map((r) => cancel(owner, r.id)));
+      for (const c of started) {
+        const run = await finished(owner, c.run.id);
+        assert.equal(run.status, 'succeeded', JSON.stringify(run));
+        const step = stepOf(run, 'run');
+        const wentOn = c.outcome === 'succeeded' || c.outcome === 'skipped';
+        assert.equal(step.status, wentOn ? 'succeeded' : 'failed', c.outcome);
+        if (wentOn) assert.equal((step.output as { status: string }).status, c.outcome);
+        else assert.match(step.error ?? '', c.outcome === 'failed' ? /^the workflow's run failed: .*: no$/ : /^child run \S+ was cancelled$/);
+        // Woken once: one of the two branches, one request.
+        assert.equal(postsTo(`/after?n=${c.n}`).length, wentOn ? 1 : 0, c.outcome);
+        assert.equal(postsTo(`/failed?n=${c.n}`).length, wentOn ? 0 : 1, c.outcome);
+      }
+      // One child run per parent run.
+      for (const o of outcomes) assert.equal((await runsOf(owner, children[o])).length, 3, o);
+    } finally {
+      await second.app.close();
+    }
   });
 });

@@ -4,9 +4,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
-import { buildApp } from '../src/app.ts';
-import { json, startEngineStack, type EngineStack, type Received, userCaller } from './support.ts';
+import { generateSigningKeys, type Service } from '@flowdesk/service-kit';
+import { json, startEngineOn, startEngineStack, type EngineStack, type Received, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
 let stack: EngineStack;
@@ -23,15 +22,7 @@ before(async () => {
       json(res, req.url === '/fail' ? 500 : 201, { ok: true, got: req.body });
     },
   });
-  engine = await buildApp({
-    bus: stack.bus,
-    db: stack.testDb.db,
-    jwtPublicKeyPem: keys.publicKeyPem,
-    http: stack.http,
-    workspace: stack.workspace,
-    logLevel: 'silent',
-  });
-  engineUrl = await listen(engine, 0);
+  ({ app: engine, url: engineUrl } = await startEngineOn(stack));
 });
 after(async () => {
   await engine?.close();

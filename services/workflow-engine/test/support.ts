@@ -14,6 +14,8 @@ import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace
 import type { TriggerEvent } from '@flowdesk/contracts';
 import type { CreateTaskInput, EnginePorts, HttpClient, LogPort } from '../src/domain/ports.ts';
 import { executeWorkflow } from '../src/domain/executor.ts';
+import { buildApp, type WorkflowEngineDeps } from '../src/app.ts';
+import { until } from '@flowdesk/service-kit/testing';
 import type { WorkflowGraph } from '@flowdesk/contracts';
 import { SsrfPolicy, parseAllowlist } from '@flowdesk/service-kit';
 
@@ -154,6 +156,8 @@ export interface EngineStackOptions {
 
 /** What a workflow engine under test runs against; `close()` stops it all (close the engines first). */
 export interface EngineStack {
+  /** The signing keys the stack's services trust (the engines started on it use them too). */
+  keys: SigningKeys;
   testDb: TestDatabase;
   bus: EventBus;
   api: Service;
@@ -198,6 +202,7 @@ export async function startEngineStack(options: EngineStackOptions): Promise<Eng
   const receiver = options.receiver ? await startServer(options.receiver) : undefined;
   const guarded = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(receiver ? `127.0.0.1:${receiver.port}` : '')) });
   return {
+    keys,
     testDb,
     bus,
     api,
@@ -213,5 +218,68 @@ export async function startEngineStack(options: EngineStackOptions): Promise<Eng
       await receiver?.close();
       await testDb.close();
     },
+  };
+}
+
+/** An engine started on a stack, listening on a loopback port. */
+export interface EngineUnderTest {
+  app: Service;
+  url: string;
+}
+
+/**
+ * A workflow engine on `stack` (its bus, database, keys, guarded HTTP client and workspace client;
+ * quiet; public base URL http://flowdesk.test; its own definitions group), listening on a loopback
+ * port. `extra` adds or overrides options (retryParkMs, waits, workflowConcurrency, …). Close its
+ * `app` before the stack.
+ */
+export async function startEngineOn(stack: EngineStack, extra: Partial<WorkflowEngineDeps> = {}): Promise<EngineUnderTest> {
+  const app = await buildApp({
+    bus: stack.bus,
+    db: stack.testDb.db,
+    jwtPublicKeyPem: stack.keys.publicKeyPem,
+    http: stack.http,
+    workspace: stack.workspace,
+    logLevel: 'silent',
+    publicBaseUrl: 'http://flowdesk.test',
+    definitionsGroup: `engine-test-${randomUUID()}`,
+    ...extra,
+  });
+  return { app, url: await listen(app, 0) };
+}
+
+/** Statuses a run ends in. */
+export const FINISHED_STATUSES = ['succeeded', 'failed', 'skipped', 'cancelled'];
+
+/**
+ * The runs API as a user (a `userCaller`): start a run now, read one, and wait until one parked or
+ * finished (a failed start or read fails the test).
+ */
+export function runsApi(call: ReturnType<typeof userCaller>) {
+  const getRun = async (owner: string, id: string) => (await call(owner, 'GET', `/api/v1/workflow-runs/${id}`)).body;
+  return {
+    /** Run now (202) with `payload`; the queued run. */
+    runNow: async (owner: string, wf: { id: string }, payload: Record<string, unknown>) => {
+      const res = await call(owner, 'POST', `/api/v1/workflows/${wf.id}/runs`, { payload });
+      if (res.status !== 202) throw new Error(`run now answered ${res.status}: ${res.text}`);
+      return res.body as { id: string };
+    },
+    getRun,
+    /** The run once it is `waiting` (parked). */
+    waiting: (owner: string, id: string) =>
+      until('the run parked', async () => {
+        const r = await getRun(owner, id);
+        return r.status === 'waiting' ? r : undefined;
+      }),
+    /** The run once it finished (any of FINISHED_STATUSES). */
+    finished: (owner: string, id: string, timeoutMs?: number) =>
+      until(
+        'the run finished',
+        async () => {
+          const r = await getRun(owner, id);
+          return FINISHED_STATUSES.includes(r.status) ? r : undefined;
+        },
+        timeoutMs,
+      ),
   };
 }

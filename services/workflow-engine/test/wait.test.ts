@@ -5,10 +5,9 @@
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
+import { generateSigningKeys, type Service } from '@flowdesk/service-kit';
 import { until } from '@flowdesk/service-kit/testing';
-import { buildApp } from '../src/app.ts';
-import { json, startEngineStack, type EngineStack, userCaller } from './support.ts';
+import { json, runsApi, startEngineOn, startEngineStack, type EngineStack, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
 const credentialsKey = randomBytes(32);
@@ -22,22 +21,8 @@ const slow = new Set<string>();
 const SLOW_MS = 5_000;
 const call = userCaller(keys, () => ({ apiUrl: stack.apiUrl, engineUrl }));
 
-const startEngine = async (waits?: { leaseMs?: number }) => {
-  const app = await buildApp({
-    bus: stack.bus,
-    db: stack.testDb.db,
-    jwtPublicKeyPem: keys.publicKeyPem,
-    http: stack.http,
-    workspace: stack.workspace,
-    logLevel: 'silent',
-    publicBaseUrl: 'http://flowdesk.test',
-    definitionsGroup: `wait-test-${randomUUID()}`,
-    // Resume links known before the Wait ({{wait.<id>.resumeUrl}}) are keyed by the credentials key.
-    credentialsKey: { key: credentialsKey },
-    ...(waits ? { waits } : {}),
-  });
-  return { app, url: await listen(app, 0) };
-};
+// Resume links known before the Wait ({{wait.<id>.resumeUrl}}) are keyed by the credentials key.
+const startEngine = (waits?: { leaseMs?: number }) => startEngineOn(stack, { credentialsKey: { key: credentialsKey }, ...(waits ? { waits } : {}) });
 
 before(async () => {
   stack = await startEngineStack({
@@ -79,26 +64,9 @@ async function createWorkflow(owner: string, wait: Wait) {
   assert.equal(res.status, 201, JSON.stringify(res.body));
   return res.body as { id: string };
 }
-const runNow = async (owner: string, wf: { id: string }, payload: Record<string, unknown>) => {
-  const res = await call(owner, 'POST', `/api/v1/workflows/${wf.id}/runs`, { payload });
-  assert.equal(res.status, 202, JSON.stringify(res.body));
-  return res.body as { id: string };
-};
-const getRun = async (owner: string, id: string) => (await call(owner, 'GET', `/api/v1/workflow-runs/${id}`)).body;
-const waiting = (owner: string, id: string) =>
-  until('the run parked', async () => {
-    const r = await getRun(owner, id);
-    return r.status === 'waiting' ? r : undefined;
-  });
-const finished = (owner: string, id: string, timeoutMs = 10_000) =>
-  until(
-    'the run finished',
-    async () => {
-      const r = await getRun(owner, id);
-      return ['succeeded', 'failed', 'skipped', 'cancelled'].includes(r.status) ? r : undefined;
-    },
-    timeoutMs,
-  );
+const api = runsApi(call);
+const { runNow, getRun, waiting } = api;
+const finished = (owner: string, id: string, timeoutMs = 10_000) => api.finished(owner, id, timeoutMs);
 /** The Wait node's output as the HTTP step after it sent it (the body param is sent as a JSON string). */
 const waitOf = (p: { body: string }) => {
   const v: unknown = JSON.parse(p.body);

@@ -13,11 +13,14 @@ import {
   type RunStep,
   type RunsHealth,
   type RunsSummary,
+  type TriggerEvent,
   type WorkflowRun,
   type WorkflowRunsSummary,
 } from '@flowdesk/contracts';
 
 import { checkpointKey, type StepCheckpoint } from '../domain/executor.ts';
+import { childResult } from '../domain/nodes/run-workflow.ts';
+import { resumeParentWait } from './wait-store.ts';
 
 /**
  * How the engine words a run it recorded for a dead-lettered trigger event (app.ts, the DLQ
@@ -453,9 +456,14 @@ export class RunStore implements RunRecorder {
         [runId, at.toISOString()],
       );
       if (updated.rows[0]) {
-        // A waiting run's timer and resume link go with it.
-        if (updated.rows[0].status === 'cancelled') await exec(`DELETE FROM "engine"."run_wait" WHERE run_id = $1`, [runId]);
-        return { cancelled: toRun(updated.rows[0]) };
+        const cancelled = toRun(updated.rows[0]);
+        // A waiting run's timer and resume link go with it. A parked child of a waiting Run workflow
+        // step will never end by itself: its parent resumes now, in this transaction (its handler
+        // already returned, so nobody else would; a queued or running child tells it when it stops).
+        const { rows: waits } = await exec(`DELETE FROM "engine"."run_wait" WHERE run_id = $1 RETURNING event`, [runId]);
+        const parent = waits[0] ? (jsonOf(waits[0].event) as TriggerEvent).parent : undefined;
+        if (parent) await resumeParentWait(exec, { ownerId: userId, ...parent }, childResult(cancelled), at);
+        return { cancelled };
       }
       const { rows } = await exec(`SELECT ${COLUMNS} FROM "engine"."run" WHERE id = $1`, [runId]);
       return rows[0] ? { finished: toRun(rows[0]) } : null;

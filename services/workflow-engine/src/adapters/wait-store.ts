@@ -10,6 +10,24 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** What a resume found: done, or why not (the route's status). */
 export type ResumeAnswer = { ok: true; runId: string } | { ok: false; why: 'not_found' | 'wrong_secret' | 'already_resumed' | 'not_resumable' | 'not_waiting' };
 
+/** The parent run a child's trigger event names (TriggerEvent.parent) with the child's owner. */
+export type ParentStep = { ownerId: string; workflowId: string; eventId: string; nodeId: string };
+
+/**
+ * Resumes a parent's step parked on a Run workflow node with its child's result, at most once
+ * (compare-and-set on resumed_by): the wait poller wakes it within a poll. False when no such wait.
+ * `exec` may be a transaction's (a cancel of the child resumes its parent in the same transaction).
+ */
+export async function resumeParentWait(exec: Database['exec'], parent: ParentStep, body: unknown, now: Date): Promise<boolean> {
+  const { rows } = await exec(
+    `UPDATE "engine"."run_wait" SET resumed_by = 'resume', resumed_at = $5, body = $6::jsonb, fire_at = $5
+      WHERE owner_id = $1 AND workflow_id = $2 AND event_id = $3 AND node_id = $4 AND NOT resumable AND resumed_by IS NULL
+      RETURNING run_id`,
+    [parent.ownerId, parent.workflowId, parent.eventId, parent.nodeId, now, JSON.stringify(body)],
+  );
+  return rows.length > 0;
+}
+
 /**
  * engine.run_wait (migration 20270120000000_run_waits): parked runs' timers and resume secrets. The
  * poller's statements and the public resume URL run as the engine's own login (the table's owner);
@@ -113,14 +131,8 @@ export class WaitStore implements WaitStorePort {
    * A child run's result resumes its parent's step parked on a Run workflow node (a wait that is not
    * resumable by a link or Approve / Reject, for that node): at most once. False when no such wait.
    */
-  async resumeByParent(parent: { ownerId: string; workflowId: string; eventId: string; nodeId: string }, body: unknown, now: Date): Promise<boolean> {
-    const { rows } = await this.db.exec(
-      `UPDATE "engine"."run_wait" SET resumed_by = 'resume', resumed_at = $5, body = $6::jsonb, fire_at = $5
-        WHERE owner_id = $1 AND workflow_id = $2 AND event_id = $3 AND node_id = $4 AND NOT resumable AND resumed_by IS NULL
-        RETURNING run_id`,
-      [parent.ownerId, parent.workflowId, parent.eventId, parent.nodeId, now, JSON.stringify(body)],
-    );
-    return rows.length > 0;
+  async resumeByParent(parent: ParentStep, body: unknown, now: Date): Promise<boolean> {
+    return resumeParentWait(this.db.exec.bind(this.db), parent, body, now);
   }
 
   /** Approve / Reject by the run's owner (row-level security): resumes at most once. */

@@ -28,6 +28,7 @@ import type {
 import { recordRun, unstorablePayload } from './run-recording.ts';
 import type { RunCancellations } from './run-control.ts';
 import { resumeLinkOf } from './resume-links.ts';
+import { childResult } from './nodes/run-workflow.ts';
 
 export interface ProcessDeps {
   runs: RunRecorder;
@@ -470,23 +471,6 @@ export class SampleKeeper {
 }
 
 const FINISHED = new Set(['succeeded', 'failed', 'skipped', 'cancelled']);
-
-/** The largest child output a parent's Run workflow node receives (as the resume body; above it: null and `outputOmitted`). */
-export const CHILD_OUTPUT_MAX_BYTES = WEBHOOK_REPLY_MAX_BODY;
-
-/** A finished child run as its parent's Run workflow node outputs it: the last succeeded step's output. */
-function childResult(run: { id: string | null; status?: string; steps?: readonly { status: string; output: unknown }[]; error?: string | null }) {
-  let output = run.steps?.findLast((s) => s.status === 'succeeded')?.output ?? null;
-  const tooBig = Buffer.byteLength(JSON.stringify(output) ?? 'null') > CHILD_OUTPUT_MAX_BYTES;
-  if (tooBig) output = null;
-  return {
-    runId: run.id,
-    status: run.status ?? 'failed',
-    output,
-    error: run.error ?? null,
-    ...(tooBig ? { outputOmitted: `larger than ${CHILD_OUTPUT_MAX_BYTES} bytes` } : {}),
-  };
-}
 
 /**
  * Starts a child run for a Run workflow node (docs/workflow-engine.md, "Run workflow"): the target

@@ -4,7 +4,7 @@
  * idempotency key, so a step executed again starts the child once) and, when waiting, parks the run
  * until the child's outcome resumes it (process-trigger.ts notifyParent) or the timeout passes.
  */
-import type { NodeParams } from '@flowdesk/contracts';
+import { WEBHOOK_REPLY_MAX_BODY, type NodeParams } from '@flowdesk/contracts';
 import { NodeFailedError } from '../errors.ts';
 import { maskJson } from '../mask.ts';
 import type { NodeHandler } from './node-handler.ts';
@@ -23,7 +23,38 @@ export interface ChildResult {
   status: string;
   output: unknown;
   error: string | null;
+  outputOmitted?: string;
 }
+
+/** The largest child output a parent's Run workflow node receives (as the resume body; above it: null and `outputOmitted`). */
+export const CHILD_OUTPUT_MAX_BYTES = WEBHOOK_REPLY_MAX_BODY;
+
+/**
+ * A finished child run as its parent's Run workflow node outputs it (the resume body): the last
+ * succeeded step's output. Built where the child ends: its own handler, the parent's park look-up,
+ * and a cancel of the child while it is parked (run-store.ts).
+ */
+export function childResult(run: {
+  id: string | null;
+  status?: string;
+  steps?: readonly { status: string; output: unknown }[];
+  error?: string | null;
+}): ChildResult {
+  let output = run.steps?.findLast((s) => s.status === 'succeeded')?.output ?? null;
+  const tooBig = Buffer.byteLength(JSON.stringify(output) ?? 'null') > CHILD_OUTPUT_MAX_BYTES;
+  if (tooBig) output = null;
+  return {
+    runId: run.id,
+    status: run.status ?? 'failed',
+    output,
+    error: run.error ?? null,
+    ...(tooBig ? { outputOmitted: `larger than ${CHILD_OUTPUT_MAX_BYTES} bytes` } : {}),
+  };
+}
+
+/** Why a child's outcome fails the parent's step: a cancelled child says so, a failed one gives its error. */
+const childFailure = (r: ChildResult): string =>
+  r.status === 'cancelled' ? `child run ${r.runId} was cancelled` : `the workflow's run ${r.status}${r.error ? `: ${r.error}` : ''}`;
 
 export const runWorkflowHandler: NodeHandler<RunWorkflowParams, RunWorkflowInput> = {
   isAction: true,
@@ -42,8 +73,7 @@ export const runWorkflowHandler: NodeHandler<RunWorkflowParams, RunWorkflowInput
     if (ctx.resumed) {
       if (ctx.resumed.resumedBy !== 'resume') throw new NodeFailedError(`the workflow did not finish within ${input.timeoutMs ?? 0} ms`);
       const result = ctx.resumed.body as ChildResult;
-      if (result.status !== 'succeeded' && result.status !== 'skipped')
-        throw new NodeFailedError(`the workflow's run ${result.status}${result.error ? `: ${result.error}` : ''}`, result);
+      if (result.status !== 'succeeded' && result.status !== 'skipped') throw new NodeFailedError(childFailure(result), result);
       return { output: result };
     }
     if (input.workflowId === '') throw new NodeFailedError('no workflow id given');

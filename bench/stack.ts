@@ -1,0 +1,160 @@
+// What the in-process benches share (bench:e2e, bench:wait): the services on one database (a fresh
+// Postgres database with DATABASE_URL, else PGlite in memory) — workspace-api publishing on the bus,
+// the workflow engine with its workspace client — internal tokens, calls as a user, and the CPU of
+// this process and of the bench database's Postgres backends from /proc (so other load on the machine does not count).
+import { readdirSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
+import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
+import { generateSigningKeys, listen, signInternalToken, type GuardedHttpClient, type Service, type SigningKeys } from '@flowdesk/service-kit';
+import { buildApp as buildEngine, createGuardedHttpClient, migrateEngine, workspaceClient } from '@flowdesk/workflow-engine';
+import { buildApp as buildWorkspaceApi, migrateWorkspace } from '@flowdesk/workspace-api';
+
+// ---- CPU from /proc: a process, and the Postgres backends serving the bench's own database.
+const TICK = 100; // USER_HZ
+/** utime + stime + cutime + cstime of a process in ms (0 once it is gone). */
+export function procCpuMs(pid: number | 'self'): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) * 1000) / TICK;
+  } catch {
+    return 0;
+  }
+}
+/**
+ * CPU of the Postgres processes serving one database: the backends whose process title names it
+ * (`postgres: <user> <database> <client> <state>`, autovacuum workers included). The server's shared
+ * processes (checkpointer, WAL writer) and other databases' backends (other suites on the machine) are
+ * not counted. Sampled every 250 ms while measuring, so a backend that exits (a pool's idle client)
+ * keeps what it used until its last sample.
+ */
+export function postgresCpu(database: string | undefined) {
+  const seen = new Map<number, { base: number; last: number }>();
+  const sample = (starting: boolean) => {
+    if (!database) return;
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      const pid = Number(d);
+      try {
+        if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') continue;
+        const title = readFileSync(`/proc/${d}/cmdline`, 'utf8').replaceAll('\0', ' ');
+        if (!title.includes(` ${database} `)) continue;
+        const cpu = procCpuMs(pid);
+        const known = seen.get(pid);
+        // A backend first seen after the start did all its work within the measurement.
+        if (known) known.last = Math.max(known.last, cpu);
+        else seen.set(pid, { base: starting ? cpu : 0, last: cpu });
+      } catch {
+        // gone meanwhile
+      }
+    }
+  };
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    start() {
+      seen.clear();
+      sample(true);
+      timer = setInterval(() => sample(false), 250);
+    },
+    /** CPU ms since start. */
+    stop(): number {
+      clearInterval(timer);
+      sample(false);
+      let total = 0;
+      for (const { base, last } of seen.values()) total += last - base;
+      return total;
+    },
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** workspace-api tokens signed with `keys` (an hour long), one per subject, client and scope. */
+export function tokenSigner(keys: SigningKeys) {
+  const tokens = new Map<string, string>();
+  return (sub: string, azp: string, scope = 'mcp:read mcp:write') => {
+    const id = `${sub} ${azp} ${scope}`;
+    let t = tokens.get(id);
+    if (!t) tokens.set(id, (t = signInternalToken(keys, { sub, aud: 'workspace-api', scope, azp }, { ttlSeconds: 3600 })));
+    return t;
+  };
+}
+
+export interface BenchStackOptions {
+  /** The bus on the database (default: the embedded bus polling every 20 ms). */
+  bus?: (db: TestDatabase) => Promise<EventBus>;
+  /** The HTTP Request node's client (default: the guarded client, no allowlist); the stack closes it. */
+  http?: GuardedHttpClient;
+  /** The workflow engine's options beyond the stack's (concurrency, …). */
+  engine?: Partial<Parameters<typeof buildEngine>[0]>;
+}
+
+export interface BenchStack {
+  keys: SigningKeys;
+  token: ReturnType<typeof tokenSigner>;
+  db: TestDatabase;
+  bus: EventBus;
+  api: Service;
+  apiUrl: string;
+  engine: Service;
+  /** workspace-api's public API as `owner` (the bench's client): the JSON answer. */
+  asUser(owner: string, method: string, path: string, body?: unknown): Promise<any>;
+  /** Closes the engine, the bus, workspace-api and the database (services built on top close first). */
+  close(): Promise<void>;
+}
+
+/** A fresh database with both services' migrations, a bus, workspace-api and the workflow engine, quiet. */
+export async function startBenchStack(options: BenchStackOptions = {}): Promise<BenchStack> {
+  const keys = generateSigningKeys();
+  const token = tokenSigner(keys);
+  const db = await createTestDatabase();
+  await migrateWorkspace(db.db);
+  await migrateEngine(db.db);
+  const bus = await (options.bus ?? ((d) => createEmbeddedBus(d.db, { pollIntervalMs: 20 })))(db);
+  const api = await buildWorkspaceApi({
+    db: db.db,
+    jwtPublicKeyPem: keys.publicKeyPem,
+    webhookSecretKey: randomBytes(32),
+    publicBaseUrl: 'http://bench',
+    logLevel: 'silent',
+    events: bus,
+  });
+  const apiUrl = await listen(api, 0);
+  const workspace = workspaceClient({
+    workspaceApiUrl: apiUrl,
+    userToken: async (sub) => token(sub, 'workflow-engine'),
+    serviceToken: async () => token('svc:workflow-engine', 'workflow-engine', 'internal'),
+  });
+  const http = options.http ?? createGuardedHttpClient({});
+  const engine = await buildEngine({ bus, db: db.db, jwtPublicKeyPem: keys.publicKeyPem, http, workspace, logLevel: 'silent', ...options.engine });
+  await listen(engine, 0);
+  return {
+    keys,
+    token,
+    db,
+    bus,
+    api,
+    apiUrl,
+    engine,
+    asUser: async (owner, method, path, body) =>
+      (
+        await fetch(`${apiUrl}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${token(owner, 'bench')}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+        })
+      ).json(),
+    async close() {
+      await engine.close();
+      await bus.close();
+      await http.close();
+      await workspace.close();
+      await api.close();
+      await db.close();
+    },
+  };
+}
+
+/** The name of the bench's own Postgres database (undefined on PGlite, which runs in this process). */
+export const benchDatabaseName = (db: TestDatabase): string | undefined => (db.url ? decodeURIComponent(new URL(db.url).pathname.slice(1)) : undefined);

@@ -17,7 +17,7 @@ export async function openPglite(dataDir?: string): Promise<PGlite> {
   const fresh = !dataDir || !existsSync(path.join(dataDir, 'PG_VERSION'));
   if (!fresh || process.env.FLOWDESK_PGLITE_TEMPLATE === 'off') return ready(dataDir ? new PGlite(dataDir) : new PGlite());
   const file = templateFile();
-  const tar: Uint8Array = (await readFile(file).catch(() => undefined)) ?? (await makeTemplate(file));
+  const tar: Uint8Array<ArrayBuffer> = (await readFile(file).catch(() => undefined)) ?? (await makeTemplate(file));
   try {
     return await ready(new PGlite({ ...(dataDir ? { dataDir } : {}), loadDataDir: new Blob([tar]) }));
   } catch {
@@ -34,7 +34,7 @@ async function ready(pglite: PGlite): Promise<PGlite> {
 }
 
 /** initdb in memory, dumped; written under a temporary name and renamed, so concurrent makers never see half a file. */
-async function makeTemplate(file: string): Promise<Uint8Array> {
+async function makeTemplate(file: string): Promise<Uint8Array<ArrayBuffer>> {
   const pglite = await ready(new PGlite());
   try {
     const tar = new Uint8Array(await (await pglite.dumpDataDir('none')).arrayBuffer());

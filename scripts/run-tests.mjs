@@ -13,9 +13,10 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values, positionals } = parseArgs({ options: { concurrency: { type: 'string', default: '2' } }, allowPositionals: true });
 const concurrency = Math.max(1, Number(values.concurrency) || 2);
 

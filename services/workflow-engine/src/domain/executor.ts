@@ -238,11 +238,11 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
   let unsavedEffect = false;
   const storeFailed: { error?: Error } = {};
 
-  // Handed to the nodes as their signal; there is no overall run time any more (nodes have their own
-  // timeouts), so nothing aborts it and no step waits on it. A For each's items in flight each listen
-  // to it at once (the workspace client's calls): no leak warning for more than 10 of them.
-  const deadline = new AbortController();
-  setMaxListeners(0, deadline.signal);
+  // Handed to the nodes as their signal. There is no overall run time any more (nodes have their own
+  // timeouts), so nothing aborts it. A For each's items in flight each listen to it at once (the
+  // workspace client's calls): no leak warning for more than 10 of them.
+  const runSignal = new AbortController().signal;
+  setMaxListeners(0, runSignal);
   let parked: ParkedRun | undefined;
 
   try {
@@ -414,7 +414,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
             ports,
             ownerId: workflow.ownerId,
             nodeId: node.id,
-            signal: deadline.signal,
+            signal: runSignal,
             warn: (m: string) => addWarning(node.id, m),
             ...(resumed && !earlier?.retryAt
               ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } }
@@ -431,7 +431,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           noteAttempts(step, attempt, errors);
           const policy = retryPolicyOf(node);
           const safe = handler.retrySafe ? handler.retrySafe(rendered) : !handler.isAction;
-          const again = safe && attempt < policy.attempts && !deadline.signal.aborted && retries(policy, failureKind(err));
+          const again = safe && attempt < policy.attempts && retries(policy, failureKind(err));
           if (!again) return stepFailed(node, step, err, outputs);
           if (input.cancelled?.()) return cancelledBeforeRetry(step, err);
           // A step parked for its retry counts its backoff on; a handled failure's checkpoint starts it again.
@@ -440,11 +440,9 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
           if (input.retryParkMs !== undefined && delay >= input.retryParkMs && !item) return parkForRetry(node, step, err, attempt, errors, delay);
           if (item) delay = Math.min(delay, LOOP_RETRY_MAX_SLEEP_MS);
           const cancelSignal = input.cancelSignal?.();
-          const signal = cancelSignal ? AbortSignal.any([deadline.signal, cancelSignal]) : deadline.signal;
           try {
-            await (ports.sleep ?? abortableSleep)(delay, signal);
+            await (ports.sleep ?? abortableSleep)(delay, cancelSignal ?? runSignal);
           } catch (sleepErr) {
-            if (deadline.signal.aborted) return stepFailed(node, step, deadline.signal.reason, outputs);
             if (cancelSignal?.aborted) return cancelledBeforeRetry(step, err);
             throw sleepErr;
           }
@@ -502,9 +500,8 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     if (err instanceof NodeFailedError) step.output = err.output;
     ports.log.warn({ workflowId: workflow.id, nodeId: node.id, err: step.error }, 'workflow node failed');
     // The node's "on error" (nodes/define.ts): the run's end (default), or the error as its output.
-    // The run's own deadline is never a node's error to handle.
     const onError = node.onError ?? 'fail';
-    if (onError === 'fail' || deadline.signal.aborted) {
+    if (onError === 'fail') {
       error = `node "${node.id}" failed${step.attempts ? ` after ${step.attempts} attempts` : ''}: ${step.error}`;
       return null;
     }

@@ -43,6 +43,14 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
 
   const sessionCookie = async (ctx = context) => (await ctx.cookies(base)).find((c) => c.name === 'fd_session');
   const heading = (p = page) => p.getByRole('heading', { level: 1 });
+  /** Waits for the page's h1 to read `text` (a page renders after its URL changes); a timeout names what it read instead. */
+  const headingReads = async (text: string, p = page) => {
+    try {
+      await p.getByRole('heading', { level: 1, name: text, exact: true }).waitFor({ timeout: 10_000 });
+    } catch {
+      assert.fail(`the heading should read "${text}"; the page shows ${JSON.stringify(await heading(p).allInnerTexts())} at ${p.url()}`);
+    }
+  };
   /** The password input (not its show/hide button, whose label also says "password"). */
   const passwordField = (p: Page) => p.getByLabel('Password').and(p.locator('input'));
   /** Clicks a form's button and waits for the page it leads to; a form error shown instead fails with its text. */
@@ -91,20 +99,20 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     await page.getByRole('button', { name: /demo@flowdesk\.local/ }).click();
     await page.getByRole('menuitem', { name: 'Sign out' }).click();
     await page.waitForURL(`${base}/setup`);
-    assert.equal(await heading().innerText(), 'Create the owner account');
+    await headingReads('Create the owner account');
   });
 
   test('a fresh start asks for the owner account; creating it signs in, with an HttpOnly SameSite cookie', async () => {
     await page.goto(base);
     await page.waitForURL(`${base}/setup`);
-    assert.equal(await heading().innerText(), 'Create the owner account');
+    await headingReads('Create the owner account');
     await assertAccessible(page, 'setup');
     await screenshot(page, 'setup');
     await page.getByLabel('Name').fill(owner.name);
     await page.getByLabel('Email').fill(owner.email);
     await passwordField(page).fill(owner.password);
     await submit(page, 'Create account', `${base}/`);
-    assert.equal(await heading().innerText(), 'Welcome, Ada');
+    await headingReads('Welcome, Ada');
     await assertAccessible(page, 'overview');
     await screenshot(page, 'overview');
 
@@ -135,7 +143,7 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     assert.equal(replay.status(), 401);
     await page.goto(`${base}/settings/api-keys`);
     await page.waitForURL(/\/sign-in\?next=/);
-    assert.equal(await heading().innerText(), 'Sign in to Flowdesk');
+    await headingReads('Sign in to Flowdesk');
     assert.equal((await page.request.get(`${base}/api/v1/api-keys`)).status(), 401);
     await assertAccessible(page, 'sign-in');
     await screenshot(page, 'sign-in');
@@ -373,14 +381,13 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     try {
       const p = await theirs.newPage();
       await p.goto(link);
-      assert.equal(await heading(p).innerText(), 'Create your account');
+      await headingReads('Create your account', p);
       await assertAccessible(p, 'sign-up');
       await p.getByLabel('Name').fill(member.name);
       await p.getByLabel('Email').fill(member.email);
       await passwordField(p).fill(member.password);
-      await p.getByRole('button', { name: 'Create account' }).click();
-      await p.waitForURL(`${base}/`);
-      assert.equal(await heading(p).innerText(), 'Welcome, Grace');
+      await submit(p, 'Create account', `${base}/`);
+      await headingReads('Welcome, Grace', p);
       assert.equal(await p.getByRole('link', { name: 'Members', exact: true }).count(), 0, 'members is for the owner');
       await p.getByRole('link', { name: 'API keys', exact: true }).click();
       await p.getByText('No API keys yet').waitFor();

@@ -10,7 +10,7 @@
  * synchronously, so the executor calls `prepare` first: it evaluates the expressions the node's
  * render asks for once, and the render methods then read the results.
  */
-import { evaluateExpression, ExpressionError, hasExpression, templateParts } from '@flowdesk/contracts/expressions';
+import { evaluateExpression, ExpressionError, hasExpression, templateParts, type TemplatePart } from '@flowdesk/contracts/expressions';
 
 export { ExpressionError } from '@flowdesk/contracts/expressions';
 
@@ -85,6 +85,56 @@ function paramsHaveExpression(params: unknown): boolean {
   let has = expressionParams.get(params);
   if (has === undefined) expressionParams.set(params, (has = hasExpression(JSON.stringify(params) ?? '')));
   return has;
+}
+
+/**
+ * A template string as rendering reads it: its parts (text, variables with their path split, expressions),
+ * and the one variable or expression the whole string is, if it is exactly one (renderDeep keeps that
+ * value's JSON type). Parsed once per string and kept: a workflow's params are the same strings run
+ * after run and loop item after loop item, and splitting them per render was a measurable part of a
+ * For each's CPU (docs/performance.md).
+ */
+interface ParsedTemplate {
+  parts: readonly RenderPart[];
+  whole: RenderPart | null;
+}
+type RenderPart = TemplatePart | { kind: 'variable'; text: string; path: string; segments: readonly string[] };
+
+/** Parsed templates kept, least recently added dropped first; strings longer than TEMPLATE_CACHE_MAX_CHARS are parsed each time. */
+export const TEMPLATE_CACHE_SIZE = 2_000;
+const TEMPLATE_CACHE_MAX_CHARS = 4_096;
+const parsedTemplates = new Map<string, ParsedTemplate>();
+
+function parseTemplate(template: string): ParsedTemplate {
+  const cached = parsedTemplates.get(template);
+  if (cached) return cached;
+  const withSegments = (part: TemplatePart): RenderPart => (part.kind === 'variable' ? { ...part, segments: part.path.split('.') } : part);
+  let parts: RenderPart[];
+  let whole: RenderPart | null = null;
+  if (hasExpression(template)) {
+    parts = templateParts(template).map(withSegments);
+    // A string that is exactly one expression (surrounding blanks aside) keeps its JSON type.
+    const trimmed = templateParts(template.trim());
+    if (trimmed.length === 1 && trimmed[0]!.kind === 'expression') whole = trimmed[0]!;
+  } else {
+    // No expression: the parts are the text between `{{path}}` variables.
+    parts = [];
+    let at = 0;
+    for (const m of template.matchAll(VARIABLE)) {
+      if (m.index > at) parts.push({ kind: 'text', text: template.slice(at, m.index) });
+      const path = m[1] ?? '';
+      parts.push({ kind: 'variable', text: m[0], path, segments: path.split('.') });
+      at = m.index + m[0].length;
+    }
+    if (at < template.length) parts.push({ kind: 'text', text: template.slice(at) });
+    if (EXACTLY_ONE_VARIABLE.test(template)) whole = parts[0]!;
+  }
+  const parsed = { parts, whole };
+  if (template.length <= TEMPLATE_CACHE_MAX_CHARS) {
+    if (parsedTemplates.size >= TEMPLATE_CACHE_SIZE) parsedTemplates.delete(parsedTemplates.keys().next().value!);
+    parsedTemplates.set(template, parsed);
+  }
+  return parsed;
 }
 
 export class TemplateRenderer {
@@ -163,16 +213,17 @@ export class TemplateRenderer {
 
   /** Renders every variable and expression of a string; values are stringified (objects and arrays as JSON). */
   renderString(template: string, opts: { quiet?: boolean } = {}): string {
-    if (!hasExpression(template)) return template.replace(VARIABLE, (_all, path: string) => stringify(this.resolve(path, opts.quiet)));
-    return templateParts(template)
-      .map((part) =>
-        part.kind === 'text'
-          ? part.text
-          : part.kind === 'variable'
-            ? stringify(this.resolve(part.path, opts.quiet))
-            : stringify(this.expression(part.source, opts.quiet)),
-      )
-      .join('');
+    const { parts } = parseTemplate(template);
+    if (parts.length === 1 && parts[0]!.kind === 'text') return template;
+    let out = '';
+    for (const part of parts) out += this.partText(part, opts.quiet);
+    return out;
+  }
+
+  private partText(part: RenderPart, quiet: boolean | undefined): string {
+    if (part.kind === 'text') return part.text;
+    if (part.kind === 'expression') return stringify(this.expression(part.source, quiet));
+    return stringify(this.resolveSegments(part.path, 'segments' in part ? part.segments : part.path.split('.'), quiet));
   }
 
   /**
@@ -181,15 +232,11 @@ export class TemplateRenderer {
    */
   renderDeep(value: unknown): unknown {
     if (typeof value === 'string') {
-      if (hasExpression(value)) {
-        // A string that is exactly one expression keeps its JSON type: `"{{= $sum(trigger.lines.qty) }}"` sends a number.
-        const parts = templateParts(value.trim());
-        if (parts.length === 1 && parts[0]!.kind === 'expression') return this.expression(parts[0]!.source) ?? '';
-        return this.renderString(value);
-      }
-      const only = EXACTLY_ONE_VARIABLE.exec(value);
-      if (only) {
-        const resolved = this.resolve(only[1] ?? '');
+      const { whole } = parseTemplate(value);
+      // A string that is exactly one expression keeps its JSON type: `"{{= $sum(trigger.lines.qty) }}"` sends a number.
+      if (whole?.kind === 'expression') return this.expression(whole.source) ?? '';
+      if (whole?.kind === 'variable') {
+        const resolved = this.resolveSegments(whole.path, 'segments' in whole ? whole.segments : whole.path.split('.'));
         return resolved === undefined ? '' : structuredCloneJson(resolved);
       }
       return this.renderString(value);
@@ -212,7 +259,11 @@ export class TemplateRenderer {
 
   /** The value of a variable path, or undefined (with a warning unless quiet) when missing. */
   resolve(path: string, quiet = false): unknown {
-    const result = this.lookup(path);
+    return this.resolveSegments(path, path.split('.'), quiet);
+  }
+
+  private resolveSegments(path: string, segments: readonly string[], quiet = false): unknown {
+    const result = this.lookup(path, segments);
     if (result.found) return result.value;
     if (!quiet) this.warn(`{{${path}}} is empty: ${result.why}`);
     return undefined;
@@ -234,28 +285,26 @@ export class TemplateRenderer {
     if (!this.warnings.includes(message)) this.warnings.push(message);
   }
 
-  private lookup(path: string): Lookup {
-    const segments = path.split('.');
-    const [root, ...rest] = segments;
+  private lookup(path: string, segments: readonly string[]): Lookup {
+    const root = segments[0];
     if (root === 'trigger') {
       // Header names may themselves contain dots, so everything after `headers.` is the name.
-      if (rest[0] === 'headers' && rest.length > 1) {
-        const name = rest.slice(1).join('.').toLowerCase();
+      if (segments[1] === 'headers' && segments.length > 2) {
+        const name = segments.slice(2).join('.').toLowerCase();
         return Object.hasOwn(this.scope.headers, name) && !FORBIDDEN_SEGMENTS.has(name)
           ? { found: true, value: this.scope.headers[name] }
           : { found: false, why: 'no such header' };
       }
-      if (rest.length === 0) return { found: true, value: this.scope.payload };
-      return walk(this.scope.payload, rest);
+      return walk(this.scope.payload, segments, 1);
     }
     if (root === 'nodes') {
-      const [id, ...fieldPath] = rest;
+      const id = segments[1];
       if (!id) return { found: false, why: 'name a node: {{nodes.<id>.<field>}}' };
       if (!this.scope.nodes.has(id)) return { found: false, why: `node "${id}" has not run before this step` };
-      const output = this.scope.nodes.get(id);
-      return fieldPath.length === 0 ? { found: true, value: output } : walk(output, fieldPath);
+      return walk(this.scope.nodes.get(id), segments, 2);
     }
     if (root === 'credentials') {
+      const rest = segments.slice(1);
       const name = rest.join('.');
       if (rest.length !== 1 || name === '') throw new CredentialReferenceError(`{{${path}}} is not a credential reference: write {{credentials.<name>}}`);
       const value = this.scope.credentials?.get(name);
@@ -266,11 +315,11 @@ export class TemplateRenderer {
     if (root === 'item' || root === 'index') {
       // Inside a For each's loop body only: the current element ({{item.sku}}) and its position.
       if (this.scope.item === undefined) return { found: false, why: `{{${root}}} is only set inside a For each's loop body` };
-      if (root === 'index') return rest.length === 0 ? { found: true, value: this.scope.index } : { found: false, why: 'an index has no fields' };
-      return rest.length === 0 ? { found: true, value: this.scope.item } : walk(this.scope.item, rest);
+      if (root === 'index') return segments.length === 1 ? { found: true, value: this.scope.index } : { found: false, why: 'an index has no fields' };
+      return walk(this.scope.item, segments, 1);
     }
     if (root === 'wait') {
-      const [id, field, ...more] = rest;
+      const [id, field, ...more] = segments.slice(1);
       if (!id || field !== 'resumeUrl' || more.length > 0) return { found: false, why: 'write {{wait.<nodeId>.resumeUrl}}' };
       const link = this.scope.resumeUrl?.(id) ?? { why: 'this run has no resume links' };
       return 'url' in link ? { found: true, value: link.url } : { found: false, why: link.why };
@@ -279,9 +328,11 @@ export class TemplateRenderer {
   }
 }
 
-function walk(start: unknown, segments: string[]): Lookup {
+/** The value at segments[from…] inside start (the whole of it when there are none). */
+function walk(start: unknown, segments: readonly string[], from = 0): Lookup {
   let current: unknown = start;
-  for (const segment of segments) {
+  for (let i = from; i < segments.length; i++) {
+    const segment = segments[i]!;
     if (segment === '' || FORBIDDEN_SEGMENTS.has(segment)) return { found: false, why: 'no such field' };
     if (Array.isArray(current)) {
       const index = ARRAY_INDEX.test(segment) ? Number(segment) : -1;

@@ -64,13 +64,27 @@ export const tracer = (name: string) => trace.getTracer(name);
  * Runs fn inside a new span (child of `parent`, else of the current span); the span ends when fn
  * settles, with an error status when it throws. Off: fn runs as is.
  */
-export async function withSpan<T>(
+export function withSpan<T>(
   scope: string,
   name: string,
   fn: (span: Span | undefined) => Promise<T> | T,
   options: { kind?: SpanKind; attributes?: Attributes; parent?: Context } = {},
 ): Promise<T> {
-  if (!enabled) return fn(undefined);
+  if (enabled) return spanned(scope, name, fn, options);
+  // Off: fn's own promise, not one wrapped around it (the engine calls this once per step).
+  try {
+    return Promise.resolve(fn(undefined));
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
+}
+
+async function spanned<T>(
+  scope: string,
+  name: string,
+  fn: (span: Span | undefined) => Promise<T> | T,
+  options: { kind?: SpanKind; attributes?: Attributes; parent?: Context },
+): Promise<T> {
   const parent = options.parent ?? context.active();
   const span = tracer(scope).startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
   try {

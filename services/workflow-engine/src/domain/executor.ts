@@ -379,12 +379,13 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     const stepStart = ports.clock();
     const before = renderer.warnings.length;
     // Expressions ({{= … }}) evaluate first; one that fails (syntax, time, size) fails this node, recorded like any other failure.
-    const expressionError = await renderer
-      .prepare(node.params, () => handler.render(node.params, renderer))
-      .then(
-        () => null,
-        (err: unknown) => err as Error,
-      );
+    const preparing = renderer.prepare(node.params, () => handler.render(node.params, renderer));
+    const expressionError = preparing
+      ? await preparing.then(
+          () => null,
+          (err: unknown) => err as Error,
+        )
+      : null;
     const rendered = expressionError ? null : (handler.render(node.params, renderer) as unknown);
     // Template warnings name the node they came from, so the runs panel points at the right box.
     renderer.warnings.splice(before).forEach((w) => addWarning(node.id, w));

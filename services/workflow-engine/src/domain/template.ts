@@ -153,11 +153,17 @@ export class TemplateRenderer {
    * Evaluates the `{{= … }}` expressions `render` (the node handler's render of `params`) asks for,
    * against the scope as it is now, so the real render can read them synchronously. The first,
    * collecting render sees every expression as empty and its result is dropped (render is pure);
-   * params without an expression skip all this. Rejects with ExpressionError (the node fails).
+   * params without an expression skip all this (undefined: nothing to wait for). Rejects with
+   * ExpressionError (the node fails).
    */
-  async prepare(params: unknown, render: () => unknown): Promise<void> {
+  prepare(params: unknown, render: () => unknown): Promise<void> | undefined {
     if (this.evaluated.size > 0) this.evaluated = new Map();
-    if (!paramsHaveExpression(params)) return;
+    // Most steps have no expression: nothing to wait for (no promise, no turn of the event loop).
+    if (!paramsHaveExpression(params)) return undefined;
+    return this.evaluate(render);
+  }
+
+  private async evaluate(render: () => unknown): Promise<void> {
     const sources = new Set<string>();
     const warnings = this.warnings.length;
     this.collecting = sources;

@@ -75,7 +75,7 @@ export function withSpan<T>(
   try {
     return Promise.resolve(fn(undefined));
   } catch (err) {
-    return Promise.reject(err as Error);
+    return Promise.reject(err);
   }
 }
 

@@ -19,6 +19,7 @@ import {
 } from '@flowdesk/contracts';
 
 import { checkpointKey, type StepCheckpoint } from '../domain/executor.ts';
+import { compactLoopResults, expandLoopResults } from '../domain/loop-results.ts';
 import { childResult } from '../domain/nodes/run-workflow.ts';
 import { resumeParentWait } from './wait-store.ts';
 
@@ -274,7 +275,8 @@ export class RunStore implements RunRecorder {
 
   /** One statement for the batch: checkpoints first, then the runs; a '+' before a key is a resumed claim. */
   private async write(writes: RunWrite[], steps: PendingStep['write'][]): Promise<Map<string, ClaimResult>> {
-    const { rows } = await this.db.exec('SELECT "engine".record_runs($1::jsonb, $2::jsonb) AS k', [JSON.stringify(writes), JSON.stringify(steps)]);
+    const stored = writes.map((w) => (w.steps ? { ...w, steps: compactLoopResults(w.steps) } : w));
+    const { rows } = await this.db.exec('SELECT "engine".record_runs($1::jsonb, $2::jsonb) AS k', [JSON.stringify(stored), JSON.stringify(steps)]);
     return new Map(rows.map((r) => String(r.k)).map((k) => (k.startsWith('+') ? [k.slice(1), 'resumed'] : [k, 'new'])));
   }
 
@@ -485,7 +487,7 @@ export class RunStore implements RunRecorder {
       exec(
         `UPDATE "engine"."run" SET steps = $3::jsonb, warnings = $4::jsonb, started_at = COALESCE(started_at, $5::timestamptz)
           WHERE workflow_id = $1 AND event_id = $2 AND status = 'cancelled'`,
-        [write.workflowId, write.eventId, JSON.stringify(write.steps ?? []), JSON.stringify(write.warnings ?? []), write.startedAt ?? null],
+        [write.workflowId, write.eventId, JSON.stringify(compactLoopResults(write.steps ?? [])), JSON.stringify(write.warnings ?? []), write.startedAt ?? null],
       ),
     );
   }
@@ -612,7 +614,7 @@ function toRun(r: Record<string, unknown>): WorkflowRun {
     eventId: String(r.event_id),
     status: r.status as RunStatus,
     triggerPayload: jsonOf(r.trigger_payload) as Record<string, unknown>,
-    steps: jsonOf(r.steps) as RunStep[],
+    steps: expandLoopResults(jsonOf(r.steps) as RunStep[]),
     warnings: jsonOf(r.warnings) as string[],
     error: (r.error as string | null) ?? null,
     createdAt: iso(r.created_at),

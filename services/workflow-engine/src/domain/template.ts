@@ -98,7 +98,7 @@ interface ParsedTemplate {
   parts: readonly RenderPart[];
   whole: RenderPart | null;
 }
-type RenderPart = TemplatePart | { kind: 'variable'; text: string; path: string; segments: readonly string[] };
+type RenderPart = Exclude<TemplatePart, { kind: 'variable' }> | { kind: 'variable'; text: string; path: string; segments: readonly string[] };
 
 /** Parsed templates kept, least recently added dropped first; strings longer than TEMPLATE_CACHE_MAX_CHARS are parsed each time. */
 export const TEMPLATE_CACHE_SIZE = 2_000;
@@ -114,10 +114,11 @@ function parseTemplate(template: string): ParsedTemplate {
   if (hasExpression(template)) {
     parts = templateParts(template).map(withSegments);
     // A string that is exactly one expression (surrounding blanks aside) keeps its JSON type.
-    const trimmed = templateParts(template.trim());
-    if (trimmed.length === 1 && trimmed[0]!.kind === 'expression') whole = trimmed[0]!;
+    const [only, ...more] = templateParts(template.trim());
+    if (only?.kind === 'expression' && more.length === 0) whole = only;
   } else {
-    // No expression: the parts are the text between `{{path}}` variables.
+    // No expression: the parts are the text between `{{path}}` variables, found as VARIABLE finds them
+    // (what rendering matched before the cache: `{{{a}}}` is `{`, `{{a}}`, `}`).
     parts = [];
     let at = 0;
     for (const m of template.matchAll(VARIABLE)) {
@@ -229,7 +230,7 @@ export class TemplateRenderer {
   private partText(part: RenderPart, quiet: boolean | undefined): string {
     if (part.kind === 'text') return part.text;
     if (part.kind === 'expression') return stringify(this.expression(part.source, quiet));
-    return stringify(this.resolveSegments(part.path, 'segments' in part ? part.segments : part.path.split('.'), quiet));
+    return stringify(this.resolveSegments(part.path, part.segments, quiet));
   }
 
   /**
@@ -242,7 +243,7 @@ export class TemplateRenderer {
       // A string that is exactly one expression keeps its JSON type: `"{{= $sum(trigger.lines.qty) }}"` sends a number.
       if (whole?.kind === 'expression') return this.expression(whole.source) ?? '';
       if (whole?.kind === 'variable') {
-        const resolved = this.resolveSegments(whole.path, 'segments' in whole ? whole.segments : whole.path.split('.'));
+        const resolved = this.resolveSegments(whole.path, whole.segments);
         return resolved === undefined ? '' : structuredCloneJson(resolved);
       }
       return this.renderString(value);

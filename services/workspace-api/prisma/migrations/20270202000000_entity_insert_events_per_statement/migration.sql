@@ -10,12 +10,7 @@ DECLARE
   kind text := TG_ARGV[0];
   listening "workspace"."TriggerType" := (CASE WHEN kind = 'note' THEN 'note' ELSE 'entity' END)::"workspace"."TriggerType";
 BEGIN
-  IF NOT EXISTS (
-    SELECT 1 FROM "workspace"."workflow" w
-     WHERE w.owner_id IN (SELECT r.owner_id FROM new_rows r) AND w.active AND w.trigger_type = listening
-  ) THEN
-    RETURN NULL;
-  END IF;
+  -- One statement: the owners with a listening workflow are looked up once (nobody listens: nothing inserted).
   INSERT INTO "workspace"."outbox" (topic, key, value)
   SELECT 'workspace.entity.changed.v1',
          n.new_row->>'id',
@@ -33,7 +28,10 @@ BEGIN
                           ELSE 'null'::jsonb END
          )
     FROM (SELECT r.owner_id, to_jsonb(r) AS new_row FROM new_rows r) AS n
-   WHERE n.owner_id IN (SELECT w.owner_id FROM "workspace"."workflow" w WHERE w.active AND w.trigger_type = listening);
+   WHERE n.owner_id IN (
+     SELECT w.owner_id FROM "workspace"."workflow" w
+      WHERE w.owner_id IN (SELECT r.owner_id FROM new_rows r) AND w.active AND w.trigger_type = listening
+   );
   RETURN NULL;
 END
 $$;

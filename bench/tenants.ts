@@ -298,7 +298,7 @@ async function phase(name: string, scenario?: Scenario): Promise<Phase> {
         const wait = t0 + (scenario.rate > 0 ? (i * 1000) / scenario.rate : 0) - Date.now();
         if (wait > 0) await sleep(wait);
         if (!running) break;
-        aDeliveries.push(deliver(wfA!, scenario.payload));
+        aDeliveries.push(deliver(wfA, scenario.payload));
       }
     })();
   }
@@ -327,7 +327,7 @@ async function phase(name: string, scenario?: Scenario): Promise<Phase> {
   await Promise.all(bDeliveries);
   // Drain: every accepted B delivery has a finished run, at most DRAIN_MS.
   const drainUntil = Date.now() + DRAIN_MS;
-  let runsB: Run[] = [];
+  let runsB: Run[];
   for (;;) {
     runsB = (await runsOf(keyB, workflowB)).filter((r) => sent.has(r.eventId));
     if (runsB.filter((r) => r.finishedAt).length >= sent.size || Date.now() > drainUntil) break;

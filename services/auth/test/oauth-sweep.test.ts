@@ -83,10 +83,10 @@ describe('GET /oauth/authorize', () => {
 describe('Client ID Metadata Document clients', () => {
   test('one nobody uses (no live grant, no pending consent, document expired) is deleted; the others stay', async () => {
     // Dated ahead of the app's clock, so its own background sweep leaves them alone; the sweep below
-    // runs at `now`, when the "expired" ones have expired.
-    const now = new Date(clock + 120_000);
+    // runs at `now`, when the "expired" ones have been expired for longer than the 10-minute grace.
     const past = new Date(clock + 60_000);
-    const future = new Date(clock + 10 * 60_000);
+    const now = new Date(past.getTime() + 10 * 60_000 + 1000);
+    const future = new Date(clock + 30 * 60_000);
     const client = (name: string, expiresAt: Date) =>
       auth.prisma.oAuthClient.create({
         data: {
@@ -101,6 +101,7 @@ describe('Client ID Metadata Document clients', () => {
         },
       });
     const unused = await client('unused', past);
+    const lately = await client('lately', new Date(now.getTime() - 60_000));
     const disconnected = await client('disconnected', past);
     const fresh = await client('fresh', future);
     const granted = await client('granted', past);
@@ -131,6 +132,6 @@ describe('Client ID Metadata Document clients', () => {
     assert.ok(!left.has(unused.id), 'unused: deleted');
     assert.ok(!left.has(disconnected.id), 'only a revoked grant: deleted, with it');
     assert.equal(await auth.prisma.oAuthGrant.count({ where: { id: oldGrant } }), 0);
-    for (const kept of [fresh, granted, consenting, registered]) assert.ok(left.has(kept.id), `${kept.name}: kept`);
+    for (const kept of [fresh, lately, granted, consenting, registered]) assert.ok(left.has(kept.id), `${kept.name}: kept`);
   });
 });

@@ -354,8 +354,9 @@ for (const target of TARGETS) {
       }
       // KAFKA_BROKERS names the Strimzi cluster: its bootstrap Service is <cluster>-kafka-bootstrap.
       const config = objects().find((o) => o.kind === 'ConfigMap' && baseName(o.metadata.name, 'flowdesk-config'))!;
-      const cluster = /^([a-z0-9-]+)-kafka-bootstrap:/.exec(config.data.KAFKA_BROKERS)?.[1];
-      assert.ok(cluster, `KAFKA_BROKERS=${config.data.KAFKA_BROKERS} is not a Strimzi bootstrap Service`);
+      const brokers = String(config.data?.KAFKA_BROKERS);
+      const cluster = /^([a-z0-9-]+)-kafka-bootstrap:/.exec(brokers)?.[1];
+      assert.ok(cluster, `KAFKA_BROKERS=${brokers} is not a Strimzi bootstrap Service`);
       for (const svc of ['auth', 'mcp-gateway', 'console', 'webhook-ingest', 'workflow-engine']) {
         const rules = reachesPort(egressOf(svc), 9092);
         assert.ok(rules.length, `${svc} cannot reach Kafka`);

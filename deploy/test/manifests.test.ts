@@ -335,6 +335,55 @@ for (const target of TARGETS) {
       assert.deepEqual(authCallers.filter((w) => !w.startsWith('outside:')).sort(), ['console', 'mcp-gateway', 'webhook-ingest', 'workflow-engine']);
     });
 
+    test('NetworkPolicy egress: every rule names its destination; Postgres and Kafka their pods; auth the public internet (CIMD) like the engine', () => {
+      const policies = objects().filter((o) => o.kind === 'NetworkPolicy' && o.spec.policyTypes.includes('Egress'));
+      // A rule with ports but no `to` lets a pod reach any address on those ports (another tenant's database, any broker).
+      for (const p of policies)
+        for (const rule of p.spec.egress ?? []) assert.ok(rule.to?.length, `${p.metadata.name}: an egress rule without "to" reaches every host`);
+      /** The egress rules that apply to a service's pods. */
+      const egressOf = (svc: string) => {
+        const labels = svc === 'flowdesk-migrate' ? { 'app.kubernetes.io/name': svc } : deployment(objects(), svc).spec.template.metadata.labels;
+        return policies.filter((p) => selects(p.spec.podSelector, labels)).flatMap((p) => p.spec.egress ?? []);
+      };
+      const reachesPort = (rules: Json[], port: number) => rules.filter((r: Json) => (r.ports ?? []).some((x: Json) => x.port === port));
+      for (const svc of [...MIGRATING_SERVICES, 'flowdesk-migrate']) {
+        const rules = reachesPort(egressOf(svc), 5432);
+        assert.ok(rules.length, `${svc} cannot reach Postgres`);
+        for (const r of rules)
+          assert.deepEqual(r.to, [{ podSelector: { matchLabels: { 'app.kubernetes.io/name': 'postgres' } } }], `${svc}: Postgres by its pods, nothing else`);
+      }
+      // KAFKA_BROKERS names the Strimzi cluster: its bootstrap Service is <cluster>-kafka-bootstrap.
+      const config = objects().find((o) => o.kind === 'ConfigMap' && baseName(o.metadata.name, 'flowdesk-config'))!;
+      const brokers = String(config.data?.KAFKA_BROKERS);
+      const cluster = /^([a-z0-9-]+)-kafka-bootstrap:/.exec(brokers)?.[1];
+      assert.ok(cluster, `KAFKA_BROKERS=${brokers} is not a Strimzi bootstrap Service`);
+      for (const svc of ['auth', 'mcp-gateway', 'console', 'webhook-ingest', 'workflow-engine']) {
+        const rules = reachesPort(egressOf(svc), 9092);
+        assert.ok(rules.length, `${svc} cannot reach Kafka`);
+        for (const r of rules)
+          assert.deepEqual(r.to, [{ podSelector: { matchLabels: { 'strimzi.io/cluster': cluster, 'strimzi.io/kind': 'Kafka' } } }], `${svc}: the brokers only`);
+      }
+      // auth advertises Client ID Metadata Documents (discovery), so it must reach public https hosts,
+      // with the private ranges excluded exactly as for the engine's HTTP Request node.
+      const publicBlocks = (rules: Json[]) =>
+        rules
+          .flatMap((r: Json) => r.to)
+          .filter((peer: Json) => peer.ipBlock && ['0.0.0.0/0', '::/0'].includes(peer.ipBlock.cidr))
+          .map((peer: Json) => peer.ipBlock);
+      const engineBlocks = publicBlocks(egressOf('workflow-engine'));
+      assert.equal(engineBlocks.length, 2, 'the engine reaches the public internet over IPv4 and IPv6');
+      const authRules = egressOf('auth').filter((r: Json) => publicBlocks([r]).length > 0);
+      assert.deepEqual(publicBlocks(authRules), engineBlocks, 'auth reaches the same public ranges as the engine, never a private one');
+      assert.deepEqual(
+        authRules.flatMap((r: Json) => r.ports ?? []),
+        [{ port: 443, protocol: 'TCP' }],
+        'https only',
+      );
+      for (const block of engineBlocks) assert.ok(block.except.length >= 3, `${block.cidr}: private ranges excluded`);
+      for (const svc of ['mcp-gateway', 'console', 'webhook-ingest', 'workspace-api'])
+        assert.deepEqual(publicBlocks(egressOf(svc)), [], `${svc} does not reach the internet`);
+    });
+
     test('Ingress routes exactly the public paths of the embedded start (embedded/src/services.ts) to the same services', async () => {
       const { PUBLIC_ROUTES } = await import('../../embedded/src/services.ts');
       const ingresses = objects().filter((o) => o.kind === 'Ingress');

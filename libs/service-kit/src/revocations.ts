@@ -39,7 +39,7 @@ export const revocationGroupId = (service: string): string => instanceGroupId(`$
  */
 export function subscribeToRevocations(
   bus: Pick<EventBus, 'subscribe'>,
-  auth: AuthClient,
+  auth: Pick<AuthClient, 'evict'>,
   log: RevocationLog,
   now: () => Date,
   service = 'mcp-gateway',

@@ -10,6 +10,8 @@ import { oauthRoutes } from './routes/oauth.ts';
 import { wellKnownRoutes } from './routes/well-known.ts';
 import { oauthCorsRoutes } from './routes/cors.ts';
 import { mcpResourceUrl } from './domain/oauth/policy.ts';
+import { DEFAULT_CLIENT_METADATA_RATE_LIMIT, MetadataFetchGate } from './domain/oauth/client-metadata.ts';
+import { OAUTH_SWEEP, startOAuthSweep } from './domain/oauth/sweep.ts';
 import type { RateLimit } from '@flowdesk/service-kit';
 import { revocationNotifier } from './domain/revocations.ts';
 import { accountRoutes } from './routes/accounts.ts';
@@ -71,10 +73,19 @@ export interface AuthDeps {
   ssrfAllowlist?: string;
   /** Replaces the guarded client that fetches Client ID Metadata Documents (tests: one trusting a test CA). */
   clientMetadataHttp?: HttpClient;
+  /** Client ID Metadata Document fetches per caller address (default 20 per 10 minutes). */
+  clientMetadataRateLimit?: RateLimit;
+  /** Document fetches over all addresses together (default 50 times the per-address limit, in its window). */
+  clientMetadataGlobalRateLimit?: RateLimit;
+  /** GET /oauth/authorize per caller address (default 60 per 10 minutes): each one stores a pending consent request. */
+  authorizeRateLimit?: RateLimit;
+  /** How often expired consent requests and unused document clients are deleted (default 5 minutes; 0: never, tests). */
+  oauthSweepIntervalMs?: number;
 }
 
 export const DEFAULT_USER_ID_EXCHANGE_CLIENTS = ['workflow-engine'] as const;
 export const DEFAULT_REGISTRATION_RATE_LIMIT: RateLimit = { max: 20, windowMs: 10 * 60_000 };
+export const DEFAULT_AUTHORIZE_RATE_LIMIT: RateLimit = { max: 60, windowMs: 10 * 60_000 };
 
 export async function buildApp(deps: AuthDeps): Promise<Service> {
   const prisma = createPrismaClient(deps.db);
@@ -88,7 +99,9 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     },
   });
   const guarded = deps.clientMetadataHttp ? undefined : createGuardedHttpClient({ policy: SsrfPolicy.fromEnv({ SSRF_ALLOWLIST: deps.ssrfAllowlist }) });
+  let sweep: { stop(): Promise<void> } | undefined;
   app.addHook('onClose', async () => {
+    await sweep?.stop();
     await prisma.$disconnect();
     await guarded?.close();
   });
@@ -108,7 +121,22 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     demoAccountEmail: deps.demoAccountEmail,
     throttle: new LoginThrottle(prisma, deps.throttle ?? DEFAULT_THROTTLE),
     clientMetadataHttp: deps.clientMetadataHttp ?? guarded!,
+    clientMetadataGate: new MetadataFetchGate(
+      {
+        perAddress: deps.clientMetadataRateLimit ?? DEFAULT_CLIENT_METADATA_RATE_LIMIT,
+        overall: deps.clientMetadataGlobalRateLimit ?? globalRegistrationLimit(deps.clientMetadataRateLimit ?? DEFAULT_CLIENT_METADATA_RATE_LIMIT),
+      },
+      deps.clock ?? (() => new Date()),
+    ),
+    authorizeRateLimit: deps.authorizeRateLimit ?? DEFAULT_AUTHORIZE_RATE_LIMIT,
   };
+  const sweepIntervalMs = deps.oauthSweepIntervalMs ?? OAUTH_SWEEP.intervalMs;
+  // Each replica deletes what anonymous requests leave behind (domain/oauth/sweep.ts); stopped on close, before the client disconnects.
+  if (sweepIntervalMs > 0) {
+    app.addHook('onReady', async () => {
+      sweep = startOAuthSweep(prisma, ctx.now, app.log, sweepIntervalMs);
+    });
+  }
   app.addSchema(ErrorBody);
   // On the app itself (not a child context): the CORS headers go on every answer of those paths, errors included.
   await oauthCorsRoutes(deps.corsOrigins ?? [])(app);
@@ -134,5 +162,5 @@ export function normalizeBaseUrl(value: string): string {
   return value.replace(/\/+$/, '');
 }
 
-/** The default ceiling over all addresses: 50 times one address's share, in the same window. */
+/** The default ceiling over all addresses: 50 times one address's share, in the same window (registration, document fetches). */
 const globalRegistrationLimit = (perAddress: RateLimit): RateLimit => ({ max: 50 * perAddress.max, windowMs: perAddress.windowMs });

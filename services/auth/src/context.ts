@@ -6,6 +6,7 @@ import type { RateLimit } from '@flowdesk/service-kit';
 import type { SignupMode } from '@flowdesk/contracts';
 import type { LoginThrottle } from './domain/login-throttle.ts';
 import type { SessionPolicy } from './domain/sessions.ts';
+import type { MetadataFetchGate } from './domain/oauth/client-metadata.ts';
 
 /** What the routes share, handed to each route plugin (not decorated: other services decorate `ctx`). */
 export interface AuthContext {
@@ -34,4 +35,8 @@ export interface AuthContext {
   throttle: LoginThrottle;
   /** Fetches Client ID Metadata Documents: the SSRF-guarded client (service-kit), so only public addresses unless allowlisted. */
   clientMetadataHttp: HttpClient;
+  /** Rate limits and the memory of failed documents in front of every Client ID Metadata Document fetch. */
+  clientMetadataGate: MetadataFetchGate;
+  /** GET /oauth/authorize (each stores a pending consent request) per caller address. */
+  authorizeRateLimit: RateLimit;
 }

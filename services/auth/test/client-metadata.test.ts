@@ -9,6 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { Agent, fetch as undiciFetch } from 'undici';
+import { until } from '@flowdesk/service-kit/testing';
 import { auth as sdkAuth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { createGuardedHttpClient, parseAllowlist, SsrfPolicy, type GuardedHttpClient } from '@flowdesk/service-kit';
 import type { BrowserContext } from 'playwright-core';
@@ -39,6 +41,10 @@ let user: { id: string; email: string; password: string };
 const hits = new Map<string, number>();
 /** Requests to /slow.json, answered (too late) when the file ends. */
 const slow: ServerResponse[] = [];
+/** Documents whose connection the server saw closed before it answered (auth gave up on them). */
+const abandoned = new Map<string, number>();
+/** The fetch limit docs/auth.md promises, written out: a test that read CLIENT_METADATA_LIMITS would follow a changed limit. */
+const DOCUMENTED_TIMEOUT_MS = 5_000;
 
 const url = (name: string) => `${docsOrigin}/${name}`;
 const LOOPBACK_REDIRECT = 'http://127.0.0.1:9/callback';
@@ -76,9 +82,11 @@ function documentFor(name: string): { status?: number; headers?: Record<string, 
     case 'not-json.json':
       return { body: '<html>hello</html>' };
     case 'gone.json':
+    case 'gone-again.json':
       return { status: 404, body: { error: 'not found' } };
     default:
-      return undefined;
+      // many-<n>.json: as many distinct valid documents as a test needs (each its own client).
+      return /^many-\d+\.json$/.test(name) ? { body: good } : undefined;
   }
 }
 
@@ -112,7 +120,17 @@ before(async () => {
     const name = (req.url ?? '/').slice(1);
     hits.set(name, (hits.get(name) ?? 0) + 1);
     if (name === 'logo.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
-    if (name === 'slow.json') return void slow.push(res);
+    if (name === 'slow.json' || name === 'trickle.json') {
+      res.on('close', () => abandoned.set(name, (abandoned.get(name) ?? 0) + 1));
+      slow.push(res);
+      if (name === 'slow.json') return;
+      // Headers at once, then a byte every 100 ms: never idle, never complete.
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"client_id":');
+      const drip = setInterval(() => res.write(' '), 100);
+      res.on('close', () => clearInterval(drip));
+      return;
+    }
     if (name === 'moved.json') return void res.writeHead(302, { location: url('good.json') }).end();
     const doc = documentFor(name);
     if (!doc) return void res.writeHead(404).end();
@@ -125,7 +143,12 @@ before(async () => {
   // What an operator writes to let auth reach one private host (docs/auth.md), plus trust in the test's CA.
   http = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(new URL(docsOrigin).host)), ca: cert });
   auth = await startTestAuth({
-    deps: { clientMetadataHttp: http },
+    deps: {
+      clientMetadataHttp: http,
+      // Small enough to reach in a test, in windows of their own (the test moves the clock to a fresh one).
+      clientMetadataRateLimit: { max: 20, windowMs: 10 * 60_000 },
+      clientMetadataGlobalRateLimit: { max: 30, windowMs: 10 * 60_000 },
+    },
     beforeListen: (app, baseUrl) => {
       // The gateway's protected resource metadata (the front routes it there in the real system).
       app.get(`/.well-known/oauth-protected-resource${MCP_PATH}`, async () => ({
@@ -164,8 +187,11 @@ function authorizeUrl(clientId: string, extra: Record<string, string> = {}) {
   return `${base}/oauth/authorize?${q.toString()}`;
 }
 
-async function authorizePage(clientId: string, extra: Record<string, string> = {}) {
-  const res = await fetch(authorizeUrl(clientId, extra), { redirect: 'manual' });
+async function authorizePage(clientId: string, extra: Record<string, string> = {}, init: { signal?: AbortSignal; dispatcher?: Agent } = {}) {
+  // undici's own fetch where a test picks the source address (its Agent); the global one otherwise.
+  const res = init.dispatcher
+    ? await undiciFetch(authorizeUrl(clientId, extra), { redirect: 'manual', signal: init.signal, dispatcher: init.dispatcher })
+    : await fetch(authorizeUrl(clientId, extra), { redirect: 'manual', signal: init.signal });
   return { res, html: await res.text() };
 }
 
@@ -265,12 +291,19 @@ describe('a client identified by its metadata document', () => {
     }
   });
 
-  test('too slow: refused after the time limit', async () => {
-    const started = Date.now();
-    const { res, html } = await authorizePage(url('slow.json'));
-    assert.equal(res.status, 400);
-    assert.match(html, /did not arrive within 5 s/);
-    assert.ok(Date.now() - started >= CLIENT_METADATA_LIMITS.timeoutMs - 100);
+  test('too slow: the fetch is abandoned after 5 s, whether nothing arrives or the body trickles in', async () => {
+    for (const name of ['slow.json', 'trickle.json']) {
+      const started = performance.now();
+      // The page must come well before this: a longer limit fails here rather than hanging the test.
+      const { res, html } = await authorizePage(url(name), {}, { signal: AbortSignal.timeout(DOCUMENTED_TIMEOUT_MS + 5_000) });
+      const elapsed = performance.now() - started;
+      assert.equal(res.status, 400, name);
+      assert.match(html, /did not arrive within 5 s/, name);
+      assert.ok(elapsed >= DOCUMENTED_TIMEOUT_MS - 100, `${name}: gave up after ${elapsed} ms, before the limit`);
+      assert.ok(elapsed < DOCUMENTED_TIMEOUT_MS + 3_000, `${name}: gave up after ${elapsed} ms, not at the 5 s limit`);
+      // And auth let go of the connection: the document server sees it closed.
+      await until(`${name}: the document server sees its connection closed`, () => abandoned.get(name) === 1, 3_000);
+    }
   });
 
   test('without an allowlist (the default), a document on a loopback address is refused before any connection', async () => {
@@ -307,6 +340,65 @@ describe('a client identified by its metadata document', () => {
     const back = new URL(denied.headers.get('location')!);
     assert.equal(back.searchParams.get('error'), 'access_denied');
     assert.equal(back.searchParams.get('iss'), base);
+  });
+});
+
+/** A GET /oauth/authorize from a given loopback source address (127.0.0.x): each is another caller. */
+async function authorizeFrom(source: string, clientId: string) {
+  const dispatcher = new Agent({ localAddress: source });
+  try {
+    return await authorizePage(clientId, {}, { dispatcher });
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+describe('limits on fetching documents', () => {
+  // A window of their own for the rate limits: the clock moves past every earlier window.
+  let clock = Date.now() + 3_600_000;
+  const freshWindow = () => {
+    clock += 11 * 60_000;
+    auth.setNow(new Date(clock));
+  };
+  after(() => auth.setNow(undefined));
+
+  test('fetches are limited per caller address (20 per 10 minutes here) and over all addresses (30): 429 with Retry-After, nothing fetched', async () => {
+    freshWindow();
+    const fetched = () => [...hits].filter(([name]) => name.startsWith('many-')).reduce((n, [, c]) => n + c, 0);
+    for (let i = 0; i < 20; i++) assert.equal((await authorizeFrom('127.0.0.20', url(`many-${i}.json`))).res.status, 200, `document ${i}`);
+    const refused = await authorizeFrom('127.0.0.20', url('many-20.json'));
+    assert.equal(refused.res.status, 429);
+    assert.ok(Number(refused.res.headers.get('retry-after')) > 0);
+    assert.equal(refused.res.headers.get('location'), null, 'never redirected');
+    assert.match(refused.html, /Too many client metadata documents fetched for this address/);
+    assert.equal(fetched(), 20, 'the refused request fetched nothing');
+    // A cached document costs no fetch, so the same caller still signs in with one it used.
+    assert.equal((await authorizeFrom('127.0.0.20', url('many-0.json'))).res.status, 200);
+    // Another address is not held up by the first one; the ceiling over all addresses is.
+    for (let i = 21; i < 31; i++) assert.equal((await authorizeFrom('127.0.0.21', url(`many-${i}.json`))).res.status, 200, `document ${i}`);
+    const ceiling = await authorizeFrom('127.0.0.22', url('many-31.json'));
+    assert.equal(ceiling.res.status, 429);
+    assert.match(ceiling.html, /right now/);
+    assert.equal(fetched(), 30);
+    freshWindow();
+    assert.equal((await authorizeFrom('127.0.0.20', url('many-31.json'))).res.status, 200, 'a new window');
+  });
+
+  test('a failing document is remembered for 60 s: refused again without a fetch, fetched again after', async () => {
+    freshWindow();
+    const first = await authorizeFrom('127.0.0.23', url('gone-again.json'));
+    assert.equal(first.res.status, 400);
+    assert.match(first.html, /answered 404/);
+    for (const source of ['127.0.0.23', '127.0.0.24', '127.0.0.25']) {
+      const again = await authorizeFrom(source, url('gone-again.json'));
+      assert.equal(again.res.status, 400);
+      assert.match(again.html, /answered 404.*Remembered from a fetch/s);
+    }
+    assert.equal(hits.get('gone-again.json'), 1, 'one fetch for four requests from three addresses');
+    clock += 61_000;
+    auth.setNow(new Date(clock));
+    assert.equal((await authorizeFrom('127.0.0.23', url('gone-again.json'))).res.status, 400);
+    assert.equal(hits.get('gone-again.json'), 2, 'fetched again once the failure was forgotten');
   });
 });
 

@@ -6,6 +6,7 @@ import { AuthClient, basicAuthorization, createService, subscribeToRevocations, 
 import { Upstream } from './adapters/upstream.ts';
 import { parseTraceUrlTemplate } from './domain/trace-url.ts';
 import { API_PREFIX } from './domain/upstreams.ts';
+import { OpenStreams } from './domain/open-streams.ts';
 import { edgeRoutes } from './routes/edge.ts';
 import { referenceRoutes } from './routes/reference.ts';
 import { webRoutes } from './routes/web.ts';
@@ -43,6 +44,9 @@ export interface ConsoleDeps {
   clock?: () => Date;
 }
 
+/** AuthClient's default reuse of an active introspection answer. */
+const DEFAULT_INTROSPECTION_CACHE_MS = 30_000;
+
 /** The console: the web front end at `/` and the public API edge at /api/v1 (docs/console.md). */
 export async function buildApp(deps: ConsoleDeps): Promise<Service> {
   const now = deps.clock ?? (() => new Date());
@@ -64,10 +68,12 @@ export async function buildApp(deps: ConsoleDeps): Promise<Service> {
   const engine = new Upstream(deps.engineUrl);
   const app = createService({ name: 'console', logLevel: deps.logLevel, logStream: deps.logStream });
   let revocations: Subscription | undefined;
+  // Open runs streams end when their credential is revoked, like the cached answers for it.
+  const streams = new OpenStreams();
   const bus = deps.bus;
   if (bus) {
     app.addHook('onReady', async () => {
-      revocations = await subscribeToRevocations(bus, auth, app.log, now, 'console');
+      revocations = await subscribeToRevocations(bus, { evict: (target) => auth.evict(target) + streams.end(target) }, app.log, now, 'console');
     });
   }
   app.addHook('onClose', async () => {
@@ -79,7 +85,19 @@ export async function buildApp(deps: ConsoleDeps): Promise<Service> {
   await app.register(referenceRoutes({ workspace, publicBaseUrl, now }), { prefix: API_PREFIX });
   const consoleClientAuthorization = basicAuthorization(clientId, deps.serviceClientSecret);
   await app.register(
-    edgeRoutes({ auth, authApi, consoleClientAuthorization, workspace, engine, secureCookies: publicBaseUrl.startsWith('https:'), allowedOrigins, now }),
+    edgeRoutes({
+      auth,
+      authApi,
+      consoleClientAuthorization,
+      workspace,
+      engine,
+      secureCookies: publicBaseUrl.startsWith('https:'),
+      allowedOrigins,
+      now,
+      streams,
+      // At least a second apart: INTROSPECTION_CACHE_MS=0 (no cache) must not mean a check per tick.
+      streamRecheckMs: Math.max(1_000, deps.introspectionCacheMs ?? DEFAULT_INTROSPECTION_CACHE_MS),
+    }),
     {
       prefix: API_PREFIX,
     },

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import type { Service } from '@flowdesk/service-kit';
+import { createRateLimiter, type Service } from '@flowdesk/service-kit';
 import type { AuthContext } from '../context.ts';
 import {
   approveConsent,
@@ -76,12 +76,15 @@ const page = (reply: FastifyReply, status: number, html: string) => reply.code(s
 export function authorizeRoutes(ctx: AuthContext) {
   const secureCookie = ctx.publicBaseUrl.startsWith('https:');
   const issuer = ctx.publicBaseUrl;
+  // Every GET stores a pending consent request (until it expires and the sweep deletes it): counted per
+  // caller address before anything is looked up, so one caller cannot fill the table.
+  const authorizeLimit = createRateLimiter(ctx.authorizeRateLimit, ctx.now);
 
   const handleErrors = async (reply: FastifyReply, fn: () => Promise<unknown>) => {
     try {
       return await fn();
     } catch (err) {
-      if (err instanceof AuthorizePageError) return page(reply, err.statusCode, renderErrorPage(err.message));
+      if (err instanceof AuthorizePageError) return page(reply.headers(err.headers), err.statusCode, renderErrorPage(err.message));
       if (err instanceof AuthorizeRedirectError) {
         return redirectBack(reply, err.redirectUri, { error: err.error, error_description: err.message, state: err.state, iss: issuer });
       }
@@ -92,7 +95,14 @@ export function authorizeRoutes(ctx: AuthContext) {
   return async (app: Service) => {
     app.get('/oauth/authorize', { schema: { querystring: AuthorizeQuerySchema } }, async (req, reply) =>
       handleErrors(reply, async () => {
-        const valid = await validateAuthorizeRequest(ctx.prisma, req.query, ctx.mcpResource, { http: ctx.clientMetadataHttp, now: ctx.now() });
+        const wait = authorizeLimit.hit(req.ip);
+        if (wait > 0)
+          throw new AuthorizePageError(429, `Too many sign-in pages were opened from this address. Try again in ${wait} s.`, { 'retry-after': String(wait) });
+        const valid = await validateAuthorizeRequest(ctx.prisma, req.query, ctx.mcpResource, {
+          http: ctx.clientMetadataHttp,
+          now: ctx.now(),
+          gate: { gate: ctx.clientMetadataGate, address: req.ip },
+        });
         const known = cookieOf(req, BROWSER_COOKIE);
         const { csrfToken, browserToken } = await startConsent(ctx.prisma, valid, ctx.now(), looksLike('csrf', known) ? known : undefined);
         reply.header(

@@ -74,7 +74,21 @@ export interface TestAuthOptions {
   /** Extra routes on the same origin before listening (a stand-in for what the front routes elsewhere). */
   beforeListen?: (app: Service, baseUrl: string) => void | Promise<void>;
   /** Anything else of AuthDeps (signup mode, session policy, throttle, trustProxy, corsOrigins, the metadata documents' HTTP client). */
-  deps?: Partial<Pick<AuthDeps, 'signupMode' | 'sessionPolicy' | 'throttle' | 'trustProxy' | 'corsOrigins' | 'clientMetadataHttp'>>;
+  deps?: Partial<
+    Pick<
+      AuthDeps,
+      | 'signupMode'
+      | 'sessionPolicy'
+      | 'throttle'
+      | 'trustProxy'
+      | 'corsOrigins'
+      | 'clientMetadataHttp'
+      | 'clientMetadataRateLimit'
+      | 'clientMetadataGlobalRateLimit'
+      | 'authorizeRateLimit'
+      | 'oauthSweepIntervalMs'
+    >
+  >;
 }
 
 /**

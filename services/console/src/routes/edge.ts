@@ -5,6 +5,8 @@ import type { Upstream, UpstreamAnswer } from '../adapters/upstream.ts';
 import { SESSION_COOKIE, clearedSessionCookie, readCookie, sessionCookie } from '../domain/cookies.ts';
 import { csrfTokenFor, csrfTokenMatches, isCrossOrigin, isStateChanging } from '../domain/csrf.ts';
 import { upstreamOf } from '../domain/upstreams.ts';
+import { tokenSha256, type OpenStreams } from '../domain/open-streams.ts';
+import { PassThrough } from 'node:stream';
 
 export interface EdgeContext {
   /** Introspection and token exchange at auth, as the `console` service client. */
@@ -24,6 +26,13 @@ export interface EdgeContext {
   /** Browser origins allowed to write (the public base URL's, plus configured ones). */
   allowedOrigins: ReadonlySet<string>;
   now: () => Date;
+  /** The streams being relayed, by credential: a revocation (event or sign-out here) ends them. */
+  streams: OpenStreams;
+  /**
+   * How often an open stream's credential is introspected again (the introspection cache's TTL), so a
+   * stream ends within that time even if no revocation event reaches this replica.
+   */
+  streamRecheckMs: number;
 }
 
 /** How a request proved who it is. */
@@ -56,6 +65,8 @@ const RELAYED_RESPONSE_HEADERS = [
   'content-disposition',
   'x-accel-buffering',
 ];
+
+const isEventStream = (answer: UpstreamAnswer): boolean => /^text\/event-stream\b/i.test(String(answer.headers['content-type'] ?? ''));
 
 const bodyOf = (req: FastifyRequest): Buffer | undefined => (Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined);
 
@@ -189,9 +200,14 @@ export function edgeRoutes(ctx: EdgeContext) {
       await answer.body.dump();
       if (answer.status >= 500) throw new HttpError('unavailable', 'The auth service is unavailable');
       ctx.auth.forget(caller.token);
+      ctx.streams.end({ userId: caller.principal.userId, credentialId: caller.principal.credentialId, tokenSha256: [tokenSha256(caller.token)] });
       // Everywhere: this replica's cached answers for the user's other sessions go now too (the
       // revocation event reaches every replica, but later), so none of them works a moment longer here.
-      if (path === '/auth/v1/sessions') ctx.auth.evict({ userId: caller.principal.userId, credentialId: caller.principal.credentialId });
+      if (path === '/auth/v1/sessions') {
+        const everySession = { userId: caller.principal.userId, credentialId: caller.principal.credentialId };
+        ctx.auth.evict(everySession);
+        ctx.streams.end(everySession);
+      }
       reply.header('set-cookie', clearedSessionCookie(ctx.secureCookies));
       return reply.code(204).send();
     };
@@ -240,7 +256,55 @@ export function edgeRoutes(ctx: EdgeContext) {
       } catch {
         throw new HttpError('unavailable', upstream === 'workflow-engine' ? 'The workflow engine is unavailable' : 'The workspace API is unavailable');
       }
+      if (isEventStream(answer)) return relay(reply, { ...answer, body: revocable(caller, answer.body) });
       return relay(reply, answer);
     });
+
+    /**
+     * A stream is authorized when it opens; this keeps it tied to its credential: it ends when a
+     * revocation names the credential (an event, or a sign-out on this replica), and when a periodic
+     * introspection (every streamRecheckMs) finds it no longer active. Ending closes the upstream
+     * (the engine ends its stream) and finishes the answer normally; an EventSource then reconnects
+     * and gets 401.
+     */
+    const revocable = (caller: Caller, upstreamBody: UpstreamAnswer['body']): UpstreamAnswer['body'] => {
+      const out = new PassThrough();
+      let ended = false;
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        clearInterval(recheck);
+        forget();
+        upstreamBody.unpipe(out);
+        upstreamBody.destroy();
+        out.end();
+      };
+      const forget = ctx.streams.add({
+        userId: caller.principal.userId,
+        credentialId: caller.principal.credentialId,
+        tokenSha256: tokenSha256(caller.token),
+        end,
+      });
+      const recheck = setInterval(() => {
+        ctx.auth.introspect(caller.token).then(
+          (principal) => {
+            if (!principal) end();
+          },
+          // auth unreachable: the stream goes on; revocation events still end it.
+          () => {},
+        );
+      }, ctx.streamRecheckMs);
+      recheck.unref();
+      upstreamBody.on('error', (err) => out.destroy(err));
+      upstreamBody.pipe(out);
+      // The client left (or the upstream ended): let go of the upstream and of the registration.
+      out.on('close', () => {
+        ended = true;
+        clearInterval(recheck);
+        forget();
+        upstreamBody.destroy();
+      });
+      return Object.assign(out, { text: () => upstreamBody.text(), json: () => upstreamBody.json(), dump: () => upstreamBody.dump() });
+    };
   };
 }

@@ -2,7 +2,7 @@ import type { PrismaClient } from '../../generated/prisma/client.ts';
 import { OAuthError } from '../oauth-error.ts';
 import type { HttpClient } from '@flowdesk/service-kit';
 import { findClient, toClient, type OAuthClient } from './clients.ts';
-import { ClientMetadataError, isMetadataUrl, resolveMetadataClient } from './client-metadata.ts';
+import { ClientMetadataError, ClientMetadataRateLimited, isMetadataUrl, resolveMetadataClient, type MetadataFetchGate } from './client-metadata.ts';
 import { upsertGrant } from './grants.ts';
 import { AUTHORIZATION_CODE_TTL_SECONDS, CONSENT_REQUEST_TTL_SECONDS, MAX_FAILED_LOGINS, normalizeRequestedScope } from './policy.ts';
 import { hashSecret, looksLike, newSecret, S256_CHALLENGE } from './secrets.ts';
@@ -15,6 +15,8 @@ export class AuthorizePageError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
+    /** Extra answer headers (Retry-After of a 429). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }
@@ -60,9 +62,9 @@ export async function validateAuthorizeRequest(
   prisma: PrismaClient,
   q: AuthorizeQuery,
   mcpResource: string,
-  metadata: { http: HttpClient; now: Date },
+  metadata: { http: HttpClient; now: Date; gate?: { gate: MetadataFetchGate; address: string } },
 ): Promise<ValidAuthorizeRequest> {
-  const client = isMetadataUrl(q.client_id) ? await metadataClient(prisma, metadata.http, q.client_id, metadata.now) : await findClient(prisma, q.client_id);
+  const client = isMetadataUrl(q.client_id) ? await metadataClient(prisma, metadata, q.client_id) : await findClient(prisma, q.client_id);
   if (!client)
     throw new AuthorizePageError(400, 'This application is not registered with Flowdesk (unknown client_id). Go back to the application and connect again.');
   if (!q.redirect_uri) throw new AuthorizePageError(400, 'The request has no redirect_uri, so Flowdesk cannot send you back to the application.');
@@ -91,10 +93,15 @@ export async function validateAuthorizeRequest(
 }
 
 /** A client_id that is an https URL: its metadata document (cached or fetched); a refused document is an error page. */
-async function metadataClient(prisma: PrismaClient, http: HttpClient, clientId: string, now: Date): Promise<OAuthClient> {
+async function metadataClient(
+  prisma: PrismaClient,
+  metadata: { http: HttpClient; now: Date; gate?: { gate: MetadataFetchGate; address: string } },
+  clientId: string,
+): Promise<OAuthClient> {
   try {
-    return await resolveMetadataClient(prisma, http, clientId, now);
+    return await resolveMetadataClient(prisma, metadata.http, clientId, metadata.now, metadata.gate);
   } catch (err) {
+    if (err instanceof ClientMetadataRateLimited) throw new AuthorizePageError(429, err.message, { 'retry-after': String(err.retryAfterSeconds) });
     if (err instanceof ClientMetadataError)
       throw new AuthorizePageError(400, `Flowdesk cannot use this application's client metadata document: ${err.message}`);
     throw err;

@@ -4,7 +4,16 @@
  * fetch it through the SSRF guard (size and time limits), validate it, and cache it in the client's
  * row (auth.oauth_client, keyed by the URL), so grants, codes and tokens work as for a registered client.
  */
-import { findCause, NetworkError, RequestRefusedError, RequestTimeoutError, SsrfBlockedError, type HttpClient } from '@flowdesk/service-kit';
+import {
+  createRateLimiter,
+  findCause,
+  NetworkError,
+  RequestRefusedError,
+  RequestTimeoutError,
+  SsrfBlockedError,
+  type HttpClient,
+  type RateLimit,
+} from '@flowdesk/service-kit';
 import type { PrismaClient } from '../../generated/prisma/client.ts';
 import { checkRedirectUri, GRANT_TYPES, toClient, type OAuthClient } from './clients.ts';
 import { OAuthError } from '../oauth-error.ts';
@@ -21,10 +30,76 @@ export const CLIENT_METADATA_LIMITS = {
   /** Without Cache-Control. */
   defaultCacheSeconds: 3600,
   maxRedirectUris: 10,
+  /** A document that failed (fetch or validation) is not fetched again for this long: its failure is answered from memory. */
+  failureCacheSeconds: 60,
+  /** Failed documents remembered at most (per process); past that the oldest goes first. */
+  maxRememberedFailures: 10_000,
 } as const;
+
+/** Document fetches per caller address (default 20 per 10 minutes, like dynamic registration). */
+export const DEFAULT_CLIENT_METADATA_RATE_LIMIT: RateLimit = { max: 20, windowMs: 10 * 60_000 };
 
 /** Why a document was refused: shown on the authorize error page, or as invalid_client at the token endpoint. */
 export class ClientMetadataError extends Error {}
+
+/** Over a fetch limit: no fetch was made; `retryAfterSeconds` says when one may be. */
+export class ClientMetadataRateLimited extends ClientMetadataError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * What stands between an anonymous authorization request and a fetch of the document it names
+ * (docs/auth.md, "Client ID Metadata Documents", limits): a counter per caller address and one over
+ * all addresses (service-kit's fixed-window limiter, as dynamic registration uses), and a memory of
+ * documents that failed, so a failing URL is fetched at most once a minute however often it is named.
+ * In this process's memory: each replica counts and remembers on its own.
+ */
+export class MetadataFetchGate {
+  private readonly perAddress;
+  private readonly overall;
+  private readonly failures = new Map<string, { message: string; until: number }>();
+
+  constructor(limits: { perAddress: RateLimit; overall: RateLimit }, now: () => Date) {
+    this.perAddress = createRateLimiter(limits.perAddress, now);
+    this.overall = createRateLimiter(limits.overall, now);
+  }
+
+  /** Counts a fetch for `address`; throws ClientMetadataRateLimited (nothing is fetched) when over a limit. */
+  admit(address: string): void {
+    const wait = this.perAddress.hit(address);
+    if (wait > 0) throw new ClientMetadataRateLimited(`Too many client metadata documents fetched for this address; try again in ${wait} s.`, wait);
+    const busy = this.overall.hit('all');
+    if (busy > 0) throw new ClientMetadataRateLimited(`Too many client metadata documents are being fetched right now; try again in ${busy} s.`, busy);
+  }
+
+  /** The remembered failure of this document, if it failed less than failureCacheSeconds ago. */
+  failed(clientId: string, now: Date): string | undefined {
+    const hit = this.failures.get(clientId);
+    if (!hit) return undefined;
+    if (hit.until <= now.getTime()) {
+      this.failures.delete(clientId);
+      return undefined;
+    }
+    return `${hit.message} (Remembered from a fetch less than ${CLIENT_METADATA_LIMITS.failureCacheSeconds} s ago; Flowdesk fetches it again in ${Math.ceil((hit.until - now.getTime()) / 1000)} s.)`;
+  }
+
+  remember(clientId: string, message: string, now: Date): void {
+    if (this.failures.size >= CLIENT_METADATA_LIMITS.maxRememberedFailures && !this.failures.has(clientId)) {
+      this.failures.delete(this.failures.keys().next().value!);
+    }
+    this.failures.delete(clientId);
+    this.failures.set(clientId, { message, until: now.getTime() + CLIENT_METADATA_LIMITS.failureCacheSeconds * 1000 });
+  }
+
+  forget(clientId: string): void {
+    this.failures.delete(clientId);
+  }
+}
 
 /** True for a client_id that is a URL, so names a metadata document (checkMetadataUrl then insists on https), not a registered client's id. */
 export const isMetadataUrl = (clientId: string | undefined): clientId is string => !!clientId && /^https?:\/\//i.test(clientId);
@@ -154,13 +229,32 @@ export async function fetchMetadata(http: HttpClient, clientId: string): Promise
 
 /**
  * The client a document describes: from the cache while it is fresh, else fetched, validated and
- * stored again (an upsert keyed by the URL, so parallel first requests make one row).
+ * stored again (an upsert keyed by the URL, so parallel first requests make one row). With a gate
+ * (the authorize endpoint), a document that failed lately is refused from memory without a fetch,
+ * and each fetch is counted for the caller's address first.
  */
-export async function resolveMetadataClient(prisma: PrismaClient, http: HttpClient, clientId: string, now: Date): Promise<OAuthClient> {
+export async function resolveMetadataClient(
+  prisma: PrismaClient,
+  http: HttpClient,
+  clientId: string,
+  now: Date,
+  gate?: { gate: MetadataFetchGate; address: string },
+): Promise<OAuthClient> {
   checkMetadataUrl(clientId);
   const cached = await prisma.oAuthClient.findUnique({ where: { metadataUrl: clientId } });
   if (cached && cached.metadataExpiresAt && cached.metadataExpiresAt > now) return toClient(cached);
-  const { metadata, maxAgeSeconds } = await fetchMetadata(http, clientId);
+  const failed = gate?.gate.failed(clientId, now);
+  if (failed) throw new ClientMetadataError(failed);
+  gate?.gate.admit(gate.address);
+  let fetched;
+  try {
+    fetched = await fetchMetadata(http, clientId);
+  } catch (err) {
+    if (err instanceof ClientMetadataError) gate?.gate.remember(clientId, err.message, now);
+    throw err;
+  }
+  gate?.gate.forget(clientId);
+  const { metadata, maxAgeSeconds } = fetched;
   const fields = {
     name: metadata.name,
     redirectUris: metadata.redirectUris,

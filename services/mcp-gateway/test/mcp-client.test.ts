@@ -127,11 +127,12 @@ test('initialize answers 2025-11-25 (what the SDK 1.x client asks) with tools, r
   for (const t of tools) {
     assert.equal(t.inputSchema.type, 'object', t.name);
     assert.equal(t.outputSchema, undefined, `${t.name}: output schemas stay out of tools/list (docs/mcp-gateway.md)`);
-    assert.equal(typeof t.annotations?.readOnlyHint, 'boolean', t.name);
+    // readOnlyHint: false is the specification's default and is left out (libs/contracts listedTools).
+    assert.ok(t.annotations?.readOnlyHint === true || t.annotations?.readOnlyHint === undefined, t.name);
     for (const [at, p] of propertiesAtEveryDepth(t.inputSchema))
       assert.ok(typeof p.description === 'string' && p.description.trim(), `${t.name} ${at} has a description`);
   }
-  assert.equal((await client.listResources()).resources.length, 5);
+  assert.equal((await client.listResources()).resources.length, 4);
   assert.deepEqual(
     (await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate),
     ['flowdesk://projects/{projectId}'],
@@ -305,7 +306,7 @@ test('SSE answer mode: the same calls answered as text/event-stream', async () =
     assert.equal((await sse.listTools()).tools.length, TOOLS.length);
     const p = await call(sse, 'create_project', { name: 'Over SSE' });
     assert.equal((await call(sse, 'get_project', { projectId: p.id })).name, 'Over SSE');
-    assert.equal((await sse.listResources()).resources.length, 5);
+    assert.equal((await sse.listResources()).resources.length, 4);
     assert.equal((await sse.listPrompts()).prompts.length, 4);
   } finally {
     await sse.close();

@@ -4,7 +4,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { RESOURCE_URIS, TOOLS, PROMPTS, RESOURCES } from '@flowdesk/contracts';
+import { RESOURCE_URIS, TOOLS, PROMPTS, RESOURCES, toolIconPath } from '@flowdesk/contracts';
 import { connectClient, initializeBody, MCP_PATH, rawMcp, startStack, type Stack, type TestUser } from './helpers/stack.ts';
 
 let stack: Stack;
@@ -53,7 +53,12 @@ describe('2026-07-28 (SDK 2.x client pinned)', () => {
       );
       // MCP 2025-11-25 icons on every tool, under the public base URL (the console serves them).
       assert.equal(tools.tools.find((t) => t.name === 'create_project')?.icons?.[0]?.src, `${stack.publicBaseUrl}/icons/project.svg`);
-      assert.ok(tools.tools.every((t) => t.icons?.[0]?.src.startsWith(`${stack.publicBaseUrl}/`)));
+      // … but the workspace-wide ones, whose icon is the server's own.
+      assert.deepEqual(
+        tools.tools.filter((t) => !t.icons?.[0]?.src.startsWith(`${stack.publicBaseUrl}/icons/`)).map((t) => t.name),
+        TOOLS.filter((t) => toolIconPath(t.name) === '/favicon.svg').map((t) => t.name),
+      );
+      assert.ok(tools.tools.every((t) => t.icons === undefined || t.icons[0]!.src.startsWith(`${stack.publicBaseUrl}/icons/`)));
       const created = await client.callTool({ name: 'create_project', arguments: { name: 'Modern project' } });
       assert.notEqual(created.isError, true, JSON.stringify(created.content));
       const project = created.structuredContent as { id: string; name: string };

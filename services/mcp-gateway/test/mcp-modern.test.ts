@@ -123,6 +123,37 @@ describe('2026-07-28 (SDK 2.x client pinned)', () => {
     assert.match(serverInfo.icons[0].src, /^data:image\/svg\+xml;base64,/);
   });
 
+  test('the tasks extension: advertised; tasks/get, tasks/update, tasks/cancel → 400 -32021 without it in the client capabilities, -32602 (unknown task) with it', async () => {
+    const TASKS = 'io.modelcontextprotocol/tasks';
+    const envelope = (capabilities: object) => ({
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': capabilities,
+    });
+    const send = (method: string, params: object, capabilities: object) =>
+      rawMcp(
+        stack.gatewayUrl,
+        { jsonrpc: '2.0', id: 9, method, params: { ...params, _meta: envelope(capabilities) } },
+        { authorization: `Bearer ${user.readKey}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': 'no-such-task' },
+      );
+    const discover = await send('server/discover', {}, {});
+    assert.deepEqual(discover.body.result.capabilities.extensions, { [TASKS]: {} }, discover.text);
+    for (const [method, params] of [
+      ['tasks/get', { taskId: 'no-such-task' }],
+      ['tasks/update', { taskId: 'no-such-task', inputResponses: {} }],
+      ['tasks/cancel', { taskId: 'no-such-task' }],
+    ] as const) {
+      // Was 404 -32601 (method not found).
+      const gated = await send(method, params, {});
+      assert.equal(gated.status, 400, `${method}: ${gated.text}`);
+      assert.equal(gated.body.error.code, -32021, method);
+      assert.deepEqual(gated.body.error.data.requiredCapabilities, { extensions: { [TASKS]: {} } }, method);
+      const unknown = await send(method, params, { extensions: { [TASKS]: {} } });
+      assert.equal(unknown.body.error.code, -32602, `${method}: ${unknown.text}`);
+      assert.match(unknown.body.error.message, /Unknown task: no-such-task/, method);
+    }
+  });
+
   test('a write tool with a read key → 403 before dispatch, nothing written; without a token → 401 with the challenge', async () => {
     const { client } = await connectModern(user.readKey, { pin: '2026-07-28' });
     try {

@@ -1,5 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { Server as ModernServer, type ServerContext } from '@modelcontextprotocol/server';
+import { serveTaskMethods, withTasksExtension } from '../domain/mcp-server-modern.ts';
 
 /** What a 2026-07-28 request may call on the fixtures (logging/setLevel and subscriptions are 2025 session features). */
 const MODERN_METHODS = [
@@ -27,7 +28,7 @@ export function buildModernFixtureServer(legacy: Server, onError: (err: unknown)
   const server = new ModernServer(
     { name: 'flowdesk-conformance', title: 'Flowdesk (conformance mode)', version: '1.0.0' },
     {
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, completions: {} },
+      capabilities: withTasksExtension({ tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false }, completions: {} }),
       instructions: 'Conformance fixtures of the MCP conformance suite; no Flowdesk data is reachable here.',
     },
   );
@@ -47,5 +48,6 @@ export function buildModernFixtureServer(legacy: Server, onError: (err: unknown)
         })) as never,
     );
   }
+  serveTaskMethods(server);
   return server;
 }

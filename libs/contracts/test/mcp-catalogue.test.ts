@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { PROMPTS, RESOURCES, RESOURCE_TEMPLATES, TOOL, TOOLS, TOOL_DOMAINS, renderMcpToolsDoc } from '../src/index.ts';
+import { NODE_CATALOGUE_URI, PROMPTS, RESOURCES, RESOURCE_TEMPLATES, TOOL, TOOLS, TOOL_DOMAINS, UNLISTED_RESOURCES, renderMcpToolsDoc } from '../src/index.ts';
 
-test('the catalogue: tools in 12 domains, each one reachable by name; 5 + 1 resources (4 of the workspace, the node catalogue), 4 prompts', () => {
+test('the catalogue: tools in 12 domains, each one reachable by name; 4 + 1 resources as the specification says (the node catalogue unlisted), 4 prompts', () => {
   // The tool count is the catalogue's own (docs/mcp-tools.md states it); the gateway's tests take it from here.
   assert.equal(Object.keys(TOOL).length, TOOLS.length);
   for (const t of TOOLS) assert.equal(TOOL[t.name], t, t.name);
@@ -13,8 +13,12 @@ test('the catalogue: tools in 12 domains, each one reachable by name; 5 + 1 reso
       TOOLS.some((t) => t.domain === d),
       `domain ${d} has tools`,
     );
-  assert.equal(RESOURCES.length, 5);
+  assert.equal(RESOURCES.length, 4);
   assert.equal(RESOURCE_TEMPLATES.length, 1);
+  assert.deepEqual(
+    UNLISTED_RESOURCES.map((r) => r.uri),
+    [NODE_CATALOGUE_URI],
+  );
   assert.deepEqual(
     PROMPTS.map((p) => p.name),
     ['plan_my_week', 'daily_standup', 'sprint_retrospective', 'project_kickoff'],

@@ -60,25 +60,47 @@ test('every input property of every tool has a description, at every depth (nest
   assert.deepEqual(missing, []);
 });
 
-test('tools/list costs under 10,000 tokens (o200k_base) with an icon on every tool, and keeps what a model needs', () => {
-  const listed = listedTools(undefined, { iconBaseUrl: 'https://flowdesk.example.com' });
-  const listing = JSON.stringify({ tools: listed });
-  const tokens = getEncoding('o200k_base').encode(listing).length;
-  // Measured: 21,690 tokens (85 KB) with output schemas and unslimmed annotations; 9,622 (40 KB) after;
-  // 9,983 with four node types' params in create/update_workflow, 9,333 with them in the node catalogue resource;
-  // 9,752 with an icon per tool (+858) and without length bounds or idempotentHint: false (-542); 9,857 with 19 node types,
-  // retention and a retry policy as JSON text (a structured one cost 170 tokens per workflow tool); 9,865 with Run workflow.
-  assert.ok(tokens < 10_000, `tools/list is ${tokens} tokens`);
-  for (const t of listed) {
-    assert.match(t.icons?.[0]?.src ?? '', /^https:\/\/flowdesk\.example\.com\/(icons\/(workflow|calendar|comment|note|project|task)|favicon)\.svg$/, t.name);
-    assert.ok(t.description.length >= 30 && t.title && t.inputSchema.type === 'object', t.name);
-    assert.equal(t.annotations.openWorldHint, false, t.name);
-    assert.equal(typeof t.annotations.readOnlyHint, 'boolean', t.name);
-    if (!t.annotations.readOnlyHint) assert.equal(typeof t.annotations.destructiveHint, 'boolean', t.name);
+/**
+ * Base URLs of 60 characters (the longest the budget is held for): a DNS name of words with a port, a
+ * cluster-local name with a hash and a path, an IP with a port and a path prefix. Each tool's icon
+ * URL repeats the base, so the listing grows with it (10,175 tokens from http://127.0.0.1:45080 before).
+ */
+const LONG_BASE_URLS = [
+  'https://flowdesk-staging-eu-west-3.internal.acme-corp.exampl',
+  'http://mcp-gateway-7f9c2d.svc.cluster.local:30080/flowdesk-w',
+  'https://192.168.100.200:45080/some/path/prefix/for/flowdesk1',
+];
+
+test('tools/list costs under 10,000 tokens (o200k_base) with its icons under any 60-character base URL, and keeps what a model needs', () => {
+  const encoding = getEncoding('o200k_base');
+  for (const base of LONG_BASE_URLS) {
+    assert.equal(base.length, 60);
+    const listed = listedTools(undefined, { iconBaseUrl: base });
+    const tokens = encoding.encode(JSON.stringify({ tools: listed })).length;
+    // Measured: 21,690 tokens (85 KB) with output schemas and unslimmed annotations; 9,622 (40 KB) after;
+    // 9,983 with four node types' params in create/update_workflow, 9,333 with them in the node catalogue resource;
+    // 9,752 with an icon per tool (+858) and without length bounds or idempotentHint: false (-542); 9,857 with 19 node types,
+    // retention and a retry policy as JSON text (a structured one cost 170 tokens per workflow tool); 9,865 with Run workflow
+    // (from https://flowdesk.example.com; 10,175 from http://127.0.0.1:45080, 10,581 from the second base here). Then
+    // shorter id descriptions (-220), no maxItems, minimum: 1, patterns or readOnlyHint: false, no icon on the 8
+    // workspace-wide tools (-264 at 60 characters), shorter list_tasks/create_task descriptions: 9,533 / 9,797 / 9,753
+    // for the three bases here (9,005 from https://flowdesk.example.com, 9,269 from http://127.0.0.1:45080).
+    assert.ok(tokens < 10_000, `tools/list from ${base} is ${tokens} tokens`);
+    for (const t of listed) {
+      if (toolIconPath(t.name) === '/favicon.svg') assert.equal(t.icons, undefined, `${t.name}: the server's icon is its icon`);
+      else assert.equal(t.icons?.[0]?.src, `${base}${toolIconPath(t.name)}`, t.name);
+      assert.ok(t.description.length >= 30 && t.title && t.inputSchema.type === 'object', t.name);
+      assert.equal(t.annotations.openWorldHint, false, t.name);
+      // readOnlyHint false is the default: only read tools say it; a write tool says whether it destroys.
+      const tool = TOOLS.find((x) => x.name === t.name)!;
+      assert.equal(t.annotations.readOnlyHint, tool.annotations.readOnlyHint ? true : undefined, t.name);
+      if (!t.annotations.readOnlyHint) assert.equal(typeof t.annotations.destructiveHint, 'boolean', t.name);
+    }
+    assert.ok(listed.filter((t) => t.icons).length >= 40, 'most tools carry the icon of their kind');
   }
 });
 
-test('the listed schemas drop length bounds only, never a property that happens to be called maxLength', () => {
+test('the listed schemas drop bounds and patterns only, never a property that happens to be called maxLength', () => {
   const schema = {
     type: 'object',
     properties: {
@@ -89,7 +111,13 @@ test('the listed schemas drop length bounds only, never a property that happens 
   };
   assert.deepEqual(listedSchema(schema), {
     type: 'object',
-    properties: { maxLength: { type: 'integer', description: 'x' }, t: { type: 'string', pattern: '^a' }, u: { type: 'string', minLength: 2 } },
+    properties: { maxLength: { type: 'integer', description: 'x' }, t: { type: 'string' }, u: { type: 'string', minLength: 2 } },
+  });
+  // Item counts go too; closed objects stay closed (strict mode).
+  assert.deepEqual(listedSchema({ type: 'object', additionalProperties: false, properties: { a: { type: 'array', maxItems: 3, minItems: 1 } } }), {
+    type: 'object',
+    additionalProperties: false,
+    properties: { a: { type: 'array', minItems: 1 } },
   });
   // The full schemas (what the server validates with) keep their bounds.
   assert.equal((TOOLS.find((t) => t.name === 'create_task')!.inputSchema.properties as Record<string, { maxLength?: number }>).title!.maxLength, 500);

@@ -7,7 +7,7 @@ import {
   McpWorkflowNode,
   NODE_CATALOGUE_URI,
   NODE_TYPES,
-  RESOURCES,
+  UNLISTED_RESOURCES,
   renderNodeCatalogue,
   TOOLS,
   withNodeTable,
@@ -36,7 +36,7 @@ test('the graph union, the MCP node schema and the node catalogue resource are d
     for (const key of Object.keys(d.params.properties))
       assert.match(section, new RegExp(`^- \`${key}\` \\((required|optional)`, 'm'), `${d.type}.${key} in the catalogue`);
   }
-  assert.ok(RESOURCES.some((r) => r.uri === NODE_CATALOGUE_URI && r.mimeType === 'text/markdown'));
+  assert.ok(UNLISTED_RESOURCES.some((r) => r.uri === NODE_CATALOGUE_URI && r.mimeType === 'text/markdown'));
   for (const name of ['get_workflow', 'create_workflow']) assert.ok(TOOLS.find((t) => t.name === name)!.description.includes(NODE_CATALOGUE_URI), name);
   const graph = Compile(WorkflowGraph);
   assert.equal(graph.Check({ nodes: [{ id: 'n1', type: 'no_such_type', params: {} }], edges: [] }), false);

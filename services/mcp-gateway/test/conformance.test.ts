@@ -25,6 +25,18 @@ const EXPECTED_FAILURES_FILE = path.join(HERE, 'conformance-expected-failures.js
 /** The revisions the gateway speaks; for each the CLI's filter keeps the scenarios that apply to it. */
 const SPEC_VERSIONS = ['2025-06-18', '2025-11-25', '2026-07-28'] as const;
 const SUITE = 'active';
+/**
+ * The revisions whose frozen requirement set (`--requirements`, the CLI's requirements/<revision>.yaml:
+ * exactly what conformance to that revision requires, plus what it runs unscored) is checked too.
+ */
+const REQUIREMENTS = ['2025-11-25', '2026-07-28'] as const;
+
+/** One CLI run: its arguments and where its expected failures are in conformance-expected-failures.json. */
+type Run = { title: string; args: string[]; section: 'server' | 'requirements'; revision: string };
+const RUNS: Run[] = [
+  ...SPEC_VERSIONS.map((v) => ({ title: `suite ${SUITE}, spec ${v}`, args: ['--suite', SUITE, '--spec-version', v], section: 'server' as const, revision: v })),
+  ...REQUIREMENTS.map((r) => ({ title: `requirements ${r}`, args: ['--requirements', r], section: 'requirements' as const, revision: r })),
+];
 
 type Check = {
   id: string;
@@ -79,76 +91,59 @@ function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
 /** The CLI names each scenario's result directory `server-<scenario>-<ISO time with - for : and .>`. */
 const RESULT_DIR = /^server-(.+)-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$/;
 
-for (const SPEC_VERSION of SPEC_VERSIONS)
-  test(
-    `conformance suite (${SUITE}, spec ${SPEC_VERSION}): every scenario passes but the listed expected failures, which still fail`,
-    { skip, timeout: 300_000 },
-    async (t) => {
-      assert.ok(!node22Missing, `Node 22 binary missing at ${NODE22} (CI must run \`npm ci --prefix tools/node22\`)`);
-      assert.ok(existsSync(CLI), `conformance CLI missing at ${CLI}: @modelcontextprotocol/conformance is a devDependency of the gateway`);
-      const expected = JSON.parse(await readFile(EXPECTED_FAILURES_FILE, 'utf8')) as { server?: Record<string, Record<string, string>> };
-      const expectedFailures = expected.server?.[SPEC_VERSION] ?? {};
-      for (const [scenario, reason] of Object.entries(expectedFailures)) assert.ok(reason.trim().length > 0, `expected failure ${scenario} needs a reason`);
+for (const RUN of RUNS)
+  test(`conformance (${RUN.title}): every scenario passes but the listed expected failures, which still fail`, { skip, timeout: 300_000 }, async (t) => {
+    assert.ok(!node22Missing, `Node 22 binary missing at ${NODE22} (CI must run \`npm ci --prefix tools/node22\`)`);
+    assert.ok(existsSync(CLI), `conformance CLI missing at ${CLI}: @modelcontextprotocol/conformance is a devDependency of the gateway`);
+    const expected = JSON.parse(await readFile(EXPECTED_FAILURES_FILE, 'utf8')) as Record<Run['section'], Record<string, Record<string, string>> | undefined>;
+    const expectedFailures = expected[RUN.section]?.[RUN.revision] ?? {};
+    for (const [scenario, reason] of Object.entries(expectedFailures)) assert.ok(reason.trim().length > 0, `expected failure ${scenario} needs a reason`);
 
-      const out = await mkdtemp(path.join(tmpdir(), 'flowdesk-conformance-'));
-      try {
-        // The CLI checks the same baseline itself (scenario names only): a second opinion on the verdict.
-        const baseline = path.join(out, 'expected-failures.yaml');
-        const names = Object.keys(expectedFailures);
-        await writeFile(baseline, names.length ? `server:\n${names.map((n) => `  - ${JSON.stringify(n)}`).join('\n')}\n` : 'server: []\n');
-        const sessionsBefore = await sessionRows();
-        const run = await runCli([
-          'server',
-          '--url',
-          url,
-          '--suite',
-          SUITE,
-          '--spec-version',
-          SPEC_VERSION,
-          '--expected-failures',
-          baseline,
-          '-o',
-          path.join(out, 'results'),
-        ]);
-        const transcript = `\n--- conformance stdout ---\n${run.stdout}\n--- stderr ---\n${run.stderr}`;
+    const out = await mkdtemp(path.join(tmpdir(), 'flowdesk-conformance-'));
+    try {
+      // The CLI checks the same baseline itself (scenario names only): a second opinion on the verdict.
+      const baseline = path.join(out, 'expected-failures.yaml');
+      const names = Object.keys(expectedFailures);
+      await writeFile(baseline, names.length ? `server:\n${names.map((n) => `  - ${JSON.stringify(n)}`).join('\n')}\n` : 'server: []\n');
+      const sessionsBefore = await sessionRows();
+      const run = await runCli(['server', '--url', url, ...RUN.args, '--expected-failures', baseline, '-o', path.join(out, 'results')]);
+      const transcript = `\n--- conformance stdout ---\n${run.stdout}\n--- stderr ---\n${run.stderr}`;
 
-        const announced = /Running \w+ suite \((\d+) scenarios\)/.exec(run.stdout);
-        assert.ok(announced, `the CLI did not start the suite${transcript}`);
-        const suite = [...run.stdout.matchAll(/=== Running scenario: (\S+) ===/g)].map((m) => m[1]!);
-        assert.equal(suite.length, Number(announced[1]), `scenarios run ≠ scenarios announced${transcript}`);
-        t.diagnostic(`${suite.length} scenarios: ${suite.join(', ')}`);
-        assert.ok(suite.includes('tools-list') && suite.includes('tools-call-with-progress'), `unexpected suite: ${suite.join(', ')}`);
+      const announced = /Running (?:\w+ suite|requirements \S+) \((\d+) scenarios\)/.exec(run.stdout);
+      assert.ok(announced, `the CLI did not start the suite${transcript}`);
+      const suite = [...run.stdout.matchAll(/=== Running scenario: (\S+) ===/g)].map((m) => m[1]!);
+      assert.equal(suite.length, Number(announced[1]), `scenarios run ≠ scenarios announced${transcript}`);
+      t.diagnostic(`${suite.length} scenarios: ${suite.join(', ')}`);
+      assert.ok(suite.includes('tools-list') && suite.includes('tools-call-with-progress'), `unexpected suite: ${suite.join(', ')}`);
 
-        const results = new Map<string, Check[]>();
-        for (const dir of await readdir(path.join(out, 'results'))) {
-          const scenario = RESULT_DIR.exec(dir)?.[1];
-          if (scenario) results.set(scenario, JSON.parse(await readFile(path.join(out, 'results', dir, 'checks.json'), 'utf8')) as Check[]);
-        }
-        assert.deepEqual([...results.keys()].sort(), [...suite].sort(), `every scenario of the suite leaves its checks${transcript}`);
-
-        // As the CLI judges a baseline: a warning fails a scenario too.
-        const failing = (checks: Check[]) => checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
-        const unexpected: string[] = [];
-        const stale: string[] = [];
-        for (const [scenario, checks] of results) {
-          const bad = failing(checks);
-          if (checks.length === 0) unexpected.push(`${scenario}: no checks recorded`);
-          else if (bad.length > 0 && !(scenario in expectedFailures))
-            unexpected.push(`${scenario}: ${bad.map((c) => `${c.name} ${c.status}: ${c.errorMessage ?? c.description ?? ''}`).join('; ')}`);
-          else if (bad.length === 0 && scenario in expectedFailures) stale.push(`${scenario} passes now: remove it from conformance-expected-failures.json`);
-        }
-        for (const scenario of Object.keys(expectedFailures)) {
-          if (!results.has(scenario))
-            stale.push(`${scenario} is not in the ${SUITE} suite for ${SPEC_VERSION} any more: remove it from conformance-expected-failures.json`);
-        }
-        assert.deepEqual(unexpected, [], `unexpected conformance failures`);
-        assert.deepEqual(stale, [], `stale expected failures`);
-        assert.equal(run.code, 0, `the CLI's own baseline check failed${transcript}`);
-
-        // The 2026-07-28 scenarios never touch the sessions table.
-        if (SPEC_VERSION === '2026-07-28') assert.equal(await sessionRows(), sessionsBefore, 'the 2026-07-28 run wrote no session row');
-      } finally {
-        await rm(out, { recursive: true, force: true });
+      const results = new Map<string, Check[]>();
+      for (const dir of await readdir(path.join(out, 'results'))) {
+        const scenario = RESULT_DIR.exec(dir)?.[1];
+        if (scenario) results.set(scenario, JSON.parse(await readFile(path.join(out, 'results', dir, 'checks.json'), 'utf8')) as Check[]);
       }
-    },
-  );
+      assert.deepEqual([...results.keys()].sort(), [...suite].sort(), `every scenario of the suite leaves its checks${transcript}`);
+
+      // As the CLI judges a baseline: a warning fails a scenario too.
+      const failing = (checks: Check[]) => checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING');
+      const unexpected: string[] = [];
+      const stale: string[] = [];
+      for (const [scenario, checks] of results) {
+        const bad = failing(checks);
+        if (checks.length === 0) unexpected.push(`${scenario}: no checks recorded`);
+        else if (bad.length > 0 && !(scenario in expectedFailures))
+          unexpected.push(`${scenario}: ${bad.map((c) => `${c.name} ${c.status}: ${c.errorMessage ?? c.description ?? ''}`).join('; ')}`);
+        else if (bad.length === 0 && scenario in expectedFailures) stale.push(`${scenario} passes now: remove it from conformance-expected-failures.json`);
+      }
+      for (const scenario of Object.keys(expectedFailures)) {
+        if (!results.has(scenario)) stale.push(`${scenario} is not in the run (${RUN.title}) any more: remove it from conformance-expected-failures.json`);
+      }
+      assert.deepEqual(unexpected, [], `unexpected conformance failures`);
+      assert.deepEqual(stale, [], `stale expected failures`);
+      assert.equal(run.code, 0, `the CLI's own baseline check failed${transcript}`);
+
+      // The 2026-07-28 scenarios never touch the sessions table.
+      if (RUN.revision === '2026-07-28') assert.equal(await sessionRows(), sessionsBefore, 'the 2026-07-28 run wrote no session row');
+    } finally {
+      await rm(out, { recursive: true, force: true });
+    }
+  });

@@ -127,11 +127,12 @@ test('initialize answers 2025-11-25 (what the SDK 1.x client asks) with tools, r
   for (const t of tools) {
     assert.equal(t.inputSchema.type, 'object', t.name);
     assert.equal(t.outputSchema, undefined, `${t.name}: output schemas stay out of tools/list (docs/mcp-gateway.md)`);
-    assert.equal(typeof t.annotations?.readOnlyHint, 'boolean', t.name);
+    // readOnlyHint: false is the specification's default and is left out (libs/contracts listedTools).
+    assert.ok(t.annotations?.readOnlyHint === true || t.annotations?.readOnlyHint === undefined, t.name);
     for (const [at, p] of propertiesAtEveryDepth(t.inputSchema))
       assert.ok(typeof p.description === 'string' && p.description.trim(), `${t.name} ${at} has a description`);
   }
-  assert.equal((await client.listResources()).resources.length, 5);
+  assert.equal((await client.listResources()).resources.length, 4);
   assert.deepEqual(
     (await client.listResourceTemplates()).resourceTemplates.map((r) => r.uriTemplate),
     ['flowdesk://projects/{projectId}'],
@@ -169,11 +170,25 @@ test('every tool of the catalogue works, its structuredContent matching its outp
   assert.deepEqual(results.delete_project, { deleted: true, id: ids.project });
 });
 
-test('read every resource (4 workspace views + the node catalogue + the project template)', async () => {
+test('read every resource (4 workspace views + the project template, listed as the specification counts; the node catalogue unlisted)', async () => {
   const project = await call(client, 'create_project', { name: 'Resource project' });
   await call(client, 'create_task', { title: 'Resource task', projectId: project.id });
   const { resources } = await client.listResources();
+  // The specification's catalogue: 5 resources, 4 static and 1 templated.
+  assert.deepEqual(
+    resources.map((r) => r.uri),
+    ['flowdesk://workspace/overview', 'flowdesk://projects', 'flowdesk://tasks', 'flowdesk://calendar'],
+  );
   assert.equal(resources.length, RESOURCES.length);
+  const { resourceTemplates } = await client.listResourceTemplates();
+  assert.deepEqual(
+    resourceTemplates.map((r) => r.uriTemplate),
+    ['flowdesk://projects/{projectId}'],
+  );
+  // Unlisted, the node catalogue is named where it is needed: the workflow tools' descriptions.
+  const { tools } = await client.listTools();
+  for (const name of ['get_workflow', 'create_workflow'])
+    assert.match(tools.find((t) => t.name === name)!.description ?? '', /flowdesk:\/\/docs\/workflow-nodes/, name);
   for (const r of resources) {
     const res = await client.readResource({ uri: r.uri });
     const content = res.contents[0] as { uri: string; mimeType: string; text: string };
@@ -183,6 +198,7 @@ test('read every resource (4 workspace views + the node catalogue + the project 
   }
   // The node catalogue the workflow tools point to: every registered type with its params.
   const catalogue = await client.readResource({ uri: 'flowdesk://docs/workflow-nodes' });
+  assert.equal((catalogue.contents[0] as { mimeType: string }).mimeType, 'text/markdown');
   const text = (catalogue.contents[0] as { text: string }).text;
   for (const d of NODE_TYPES) assert.ok(text.includes(`## ${d.label} (\`${d.type}\`)`), d.type);
   assert.match(text, /^- `url` \(required, templated\)/m);
@@ -290,7 +306,7 @@ test('SSE answer mode: the same calls answered as text/event-stream', async () =
     assert.equal((await sse.listTools()).tools.length, TOOLS.length);
     const p = await call(sse, 'create_project', { name: 'Over SSE' });
     assert.equal((await call(sse, 'get_project', { projectId: p.id })).name, 'Over SSE');
-    assert.equal((await sse.listResources()).resources.length, 5);
+    assert.equal((await sse.listResources()).resources.length, 4);
     assert.equal((await sse.listPrompts()).prompts.length, 4);
   } finally {
     await sse.close();

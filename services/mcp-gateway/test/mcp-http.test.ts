@@ -83,12 +83,47 @@ describe('Streamable HTTP', () => {
     assert.equal(bad.body.error.code, -32700);
     assert.equal((await rawMcp(url, { hello: 'world' })).body.error.code, -32600);
   });
-  test('MCP-Protocol-Version: absent means 2025-03-26 (accepted), unsupported → 400', async () => {
+  test('MCP-Protocol-Version: absent means the session’s negotiated version (accepted), unsupported → 400', async () => {
     const session = await openRawSession(url, user.readKey);
     assert.equal((await rawMcp(url, ping(), { ...withSession(user.readKey, session), 'mcp-protocol-version': null })).status, 200);
+    // Absent is not 2025-03-26 on a 2025-06-18 session: no batches.
+    const batch = await rawMcp(url, [ping(1), ping(2)], { ...withSession(user.readKey, session), 'mcp-protocol-version': null });
+    assert.equal(batch.status, 400);
+    assert.equal(batch.body.error.code, -32600);
     const bad = await rawMcp(url, ping(), { ...withSession(user.readKey, session), 'mcp-protocol-version': '1999-01-01' });
     assert.equal(bad.status, 400);
     assert.match(bad.body.error.message, /Unsupported MCP-Protocol-Version/);
+  });
+  test('the negotiated version holds for the whole session: another revision in MCP-Protocol-Version → 400 (2025-06-18 on), ignored on older sessions', async () => {
+    const open = async (version: string) => {
+      const init = await rawMcp(url, initializeBody(version), bearer(user.readKey));
+      assert.equal(init.body.result.protocolVersion, version);
+      return init.headers.get('mcp-session-id')!;
+    };
+    const modern = await open('2025-11-25');
+    // A 2025-11-25 session naming 2025-03-26 got batches back; now the header is refused.
+    for (const body of [[ping(1), ping(2)], ping(3)]) {
+      const res = await rawMcp(url, body, { ...withSession(user.readKey, modern), 'mcp-protocol-version': '2025-03-26' });
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.match(res.body.error.message, /MCP-Protocol-Version 2025-03-26 does not match this session's negotiated version 2025-11-25/);
+    }
+    const under0618 = await rawMcp(url, ping(4), { ...withSession(user.readKey, modern), 'mcp-protocol-version': '2025-06-18' });
+    assert.equal(under0618.status, 400);
+    // The negotiated revision's rules apply without the header too: invalid arguments are a tool error (SEP-1303) …
+    const call = { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'get_task', arguments: { taskId: 'not-a-uuid' } } };
+    const asTool = await rawMcp(url, call, { ...withSession(user.readKey, modern), 'mcp-protocol-version': null });
+    assert.equal(asTool.status, 200);
+    assert.equal(asTool.body.result.isError, true);
+    // … and a 2025-06-18 session cannot get them by claiming 2025-11-25.
+    const older = await open('2025-06-18');
+    const claimed = await rawMcp(url, call, { ...withSession(user.readKey, older), 'mcp-protocol-version': '2025-11-25' });
+    assert.equal(claimed.status, 400);
+    assert.equal((await rawMcp(url, call, withSession(user.readKey, older))).body.error.code, -32602);
+    // 2025-03-26 defines no header: on its sessions a newer one is ignored and batching stays.
+    const legacy = await open('2025-03-26');
+    const ignored = await rawMcp(url, [ping(6), ping(7)], { ...withSession(user.readKey, legacy), 'mcp-protocol-version': '2025-11-25' });
+    assert.equal(ignored.status, 200);
+    assert.equal(ignored.body.length, 2);
   });
   test('missing session id → 400; unknown session id → 404', async () => {
     const missing = await rawMcp(url, ping(), bearer(user.readKey));
@@ -361,14 +396,15 @@ describe('requests without a token', () => {
 });
 
 describe('JSON-RPC edge cases', () => {
-  test('a batch under MCP-Protocol-Version 2025-06-18 → -32600; under 2025-03-26 batching still works', async () => {
+  test('a batch in a 2025-06-18 session → -32600; in a 2025-03-26 session batching still works', async () => {
     const session = await openRawSession(url, user.readKey);
     const batch = [ping(1), ping(2)];
     const refused = await rawMcp(url, batch, withSession(user.readKey, session));
     assert.equal(refused.status, 400);
     assert.equal(refused.body.error.code, -32600);
     assert.match(refused.body.error.message, /batch/);
-    const old = await rawMcp(url, batch, { ...withSession(user.readKey, session), 'mcp-protocol-version': '2025-03-26' });
+    const legacy = (await rawMcp(url, initializeBody('2025-03-26'), bearer(user.readKey))).headers.get('mcp-session-id')!;
+    const old = await rawMcp(url, batch, { ...withSession(user.readKey, legacy), 'mcp-protocol-version': '2025-03-26' });
     assert.equal(old.status, 200);
     assert.equal(old.body.length, 2);
   });

@@ -4,7 +4,7 @@
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { RESOURCE_URIS, TOOLS, PROMPTS, RESOURCES } from '@flowdesk/contracts';
+import { RESOURCE_URIS, TOOLS, PROMPTS, RESOURCES, toolIconPath } from '@flowdesk/contracts';
 import { connectClient, initializeBody, MCP_PATH, rawMcp, startStack, type Stack, type TestUser } from './helpers/stack.ts';
 
 let stack: Stack;
@@ -53,7 +53,12 @@ describe('2026-07-28 (SDK 2.x client pinned)', () => {
       );
       // MCP 2025-11-25 icons on every tool, under the public base URL (the console serves them).
       assert.equal(tools.tools.find((t) => t.name === 'create_project')?.icons?.[0]?.src, `${stack.publicBaseUrl}/icons/project.svg`);
-      assert.ok(tools.tools.every((t) => t.icons?.[0]?.src.startsWith(`${stack.publicBaseUrl}/`)));
+      // … but the workspace-wide ones, whose icon is the server's own.
+      assert.deepEqual(
+        tools.tools.filter((t) => !t.icons?.[0]?.src.startsWith(`${stack.publicBaseUrl}/icons/`)).map((t) => t.name),
+        TOOLS.filter((t) => toolIconPath(t.name) === '/favicon.svg').map((t) => t.name),
+      );
+      assert.ok(tools.tools.every((t) => t.icons === undefined || t.icons[0]!.src.startsWith(`${stack.publicBaseUrl}/icons/`)));
       const created = await client.callTool({ name: 'create_project', arguments: { name: 'Modern project' } });
       assert.notEqual(created.isError, true, JSON.stringify(created.content));
       const project = created.structuredContent as { id: string; name: string };
@@ -116,6 +121,37 @@ describe('2026-07-28 (SDK 2.x client pinned)', () => {
     const serverInfo = discover.body.result._meta['io.modelcontextprotocol/serverInfo'];
     assert.equal(serverInfo.name, 'flowdesk');
     assert.match(serverInfo.icons[0].src, /^data:image\/svg\+xml;base64,/);
+  });
+
+  test('the tasks extension: advertised; tasks/get, tasks/update, tasks/cancel → 400 -32021 without it in the client capabilities, -32602 (unknown task) with it', async () => {
+    const TASKS = 'io.modelcontextprotocol/tasks';
+    const envelope = (capabilities: object) => ({
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': capabilities,
+    });
+    const send = (method: string, params: object, capabilities: object) =>
+      rawMcp(
+        stack.gatewayUrl,
+        { jsonrpc: '2.0', id: 9, method, params: { ...params, _meta: envelope(capabilities) } },
+        { authorization: `Bearer ${user.readKey}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': method, 'mcp-name': 'no-such-task' },
+      );
+    const discover = await send('server/discover', {}, {});
+    assert.deepEqual(discover.body.result.capabilities.extensions, { [TASKS]: {} }, discover.text);
+    for (const [method, params] of [
+      ['tasks/get', { taskId: 'no-such-task' }],
+      ['tasks/update', { taskId: 'no-such-task', inputResponses: {} }],
+      ['tasks/cancel', { taskId: 'no-such-task' }],
+    ] as const) {
+      // Was 404 -32601 (method not found).
+      const gated = await send(method, params, {});
+      assert.equal(gated.status, 400, `${method}: ${gated.text}`);
+      assert.equal(gated.body.error.code, -32021, method);
+      assert.deepEqual(gated.body.error.data.requiredCapabilities, { extensions: { [TASKS]: {} } }, method);
+      const unknown = await send(method, params, { extensions: { [TASKS]: {} } });
+      assert.equal(unknown.body.error.code, -32602, `${method}: ${unknown.text}`);
+      assert.match(unknown.body.error.message, /Unknown task: no-such-task/, method);
+    }
   });
 
   test('a write tool with a read key → 403 before dispatch, nothing written; without a token → 401 with the challenge', async () => {

@@ -18,7 +18,12 @@ function fakeStore(rows = new Map<string, SessionBinding>()) {
   const store: SessionStore = {
     async create(idHash, s) {
       calls.push('create');
-      rows.set(idHash, { userId: s.principal?.userId ?? null, credentialId: s.principal?.credentialId ?? null, lastSeenAt: s.now });
+      rows.set(idHash, {
+        userId: s.principal?.userId ?? null,
+        credentialId: s.principal?.credentialId ?? null,
+        lastSeenAt: s.now,
+        protocolVersion: s.protocolVersion,
+      });
     },
     async touch(idHash, now) {
       calls.push('touch');
@@ -100,7 +105,7 @@ describe('in-process session cache', () => {
   test('a read that overlapped a DELETE answers its own request but is not cached', async () => {
     const f = fakeStore();
     const cache = inProcessSessionCache(pglite(), f.store);
-    f.rows.set('s', { userId: principal.userId, credentialId: principal.credentialId, lastSeenAt: t0 });
+    f.rows.set('s', { userId: principal.userId, credentialId: principal.credentialId, lastSeenAt: t0, protocolVersion: '2025-11-25' });
     const release = f.holdTouches();
     const inFlight = cache.touch('s', at(1000)); // read the row before the delete
     await cache.delete('s');
@@ -112,7 +117,7 @@ describe('in-process session cache', () => {
   test('a read that overlapped a bind is not cached: the next check sees the binding', async () => {
     const f = fakeStore();
     const cache = inProcessSessionCache(pglite(), f.store);
-    f.rows.set('s', { userId: null, credentialId: null, lastSeenAt: t0 }); // unbound, not yet cached
+    f.rows.set('s', { userId: null, credentialId: null, lastSeenAt: t0, protocolVersion: '2025-11-25' }); // unbound, not yet cached
     const release = f.holdTouches();
     const inFlight = cache.touch('s', at(1000)); // reads the row while it is still unbound
     assert.equal(await cache.bind('s', principal), true);

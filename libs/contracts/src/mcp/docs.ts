@@ -1,5 +1,5 @@
 import { PROMPTS } from './prompts.ts';
-import { RESOURCES, RESOURCE_TEMPLATES } from './resources.ts';
+import { RESOURCES, RESOURCE_TEMPLATES, UNLISTED_RESOURCES } from './resources.ts';
 import { DOMAIN_TITLES, TOOL_DOMAINS, TOOLS, type ToolDefinition } from './tools.ts';
 
 type Prop = { type?: unknown; description?: string; enum?: unknown[]; format?: string; anyOf?: Prop[]; items?: Prop; const?: unknown };
@@ -54,6 +54,14 @@ export function renderMcpToolsDoc(): string {
   out.push('## Resources', '', '| URI | name | description |', '|---|---|---|');
   for (const r of RESOURCES) out.push(`| \`${r.uri}\` | ${r.title} | ${r.description} |`);
   for (const r of RESOURCE_TEMPLATES) out.push(`| \`${r.uriTemplate}\` (template) | ${r.title} | ${r.description} |`);
+  out.push(
+    '',
+    'Not listed by `resources/list` but readable by `resources/read` of its URI (the tools that need it name the URI):',
+    '',
+    '| URI | name | description |',
+    '|---|---|---|',
+  );
+  for (const r of UNLISTED_RESOURCES) out.push(`| \`${r.uri}\` | ${r.title} | ${r.description} |`);
   out.push(
     '',
     'All resources are read-only and need `mcp:read`; the workspace views are JSON (`application/json`), the node catalogue is Markdown (`text/markdown`, generated from the node registry).',

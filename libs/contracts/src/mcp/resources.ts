@@ -1,6 +1,7 @@
 /**
- * MCP resources: read-only JSON views of the workspace, for clients that attach context, and the
- * workflow node catalogue (Markdown, generated from the node registry; the same for every caller).
+ * MCP resources: read-only JSON views of the workspace, for clients that attach context (listed), and
+ * the workflow node catalogue (Markdown, generated from the node registry; the same for every caller;
+ * readable by its URI, not listed).
  */
 import { NODE_CATALOGUE_URI } from './workflow-input.ts';
 
@@ -56,6 +57,14 @@ export const RESOURCES: readonly ResourceDefinition[] = [
     description: 'Calendar entries from now to seven days ahead (up to 100), by start.',
     mimeType: 'application/json',
   },
+];
+
+/**
+ * Readable by `resources/read` of its URI but not listed: the specification's catalogue is 4 static
+ * resources + 1 template (the workspace views). The tools that need it (get_workflow,
+ * create_workflow, a node's params and retry fields) name its URI, and a wrong params text's error does too.
+ */
+export const UNLISTED_RESOURCES: readonly ResourceDefinition[] = [
   {
     uri: RESOURCE_URIS.workflowNodes,
     name: 'workflow-node-types',

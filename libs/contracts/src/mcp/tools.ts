@@ -143,7 +143,7 @@ const PROPERTY_DESCRIPTIONS: Record<string, string> = {
   active: 'Whether the workflow runs on its trigger.',
   triggerType: 'What starts the workflow.',
   requireWebhookSecret: 'Webhook deliveries must carry x-webhook-secret (default true).',
-  workflowId: 'Id of the workflow (from list_workflows).',
+  workflowId: 'Workflow id.',
   types: 'Only these kinds of items.',
   targetType: 'Kind of item commented on.',
   targetId: 'Id of that item.',
@@ -189,11 +189,11 @@ const withId = <K extends string>(key: K, description: string) =>
 const pageOf = Page;
 const limit = (max: number, dflt: number) => Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: dflt }));
 
-const projectId = withId('projectId', 'Id of the project (from list_projects or search_workspace).');
-const taskId = withId('taskId', 'Id of the task (from list_tasks or search_workspace).');
-const entryId = withId('entryId', 'Id of the calendar entry (from list_calendar_entries).');
-const noteId = withId('noteId', 'Id of the note (from list_notes or search_notes).');
-const workflowId = withId('workflowId', 'Id of the workflow (from list_workflows).');
+const projectId = withId('projectId', 'Project id.');
+const taskId = withId('taskId', 'Task id.');
+const entryId = withId('entryId', 'Calendar entry id.');
+const noteId = withId('noteId', 'Note id.');
+const workflowId = withId('workflowId', 'Workflow id.');
 /**
  * The project filter of list_tasks, list_calendar_entries and list_notes. Models often send null for
  * a filter they do not want, so null is accepted and means what leaving it out means: any project
@@ -224,8 +224,7 @@ export const TOOLS = [
     {
       name: 'list_projects',
       title: 'List projects',
-      description:
-        'List the user’s projects, newest first. Filter by status (active or archived) or a text in the name. Returns { items, nextCursor }; pass nextCursor back as cursor for the next page.',
+      description: 'List the user’s projects, newest first. Filter by status (active or archived) or a text in the name. Returns { items, nextCursor }.',
       access: 'read',
       input: ListProjectsQuery,
       output: pageOf(Project),
@@ -281,7 +280,7 @@ export const TOOLS = [
       name: 'list_tasks',
       title: 'List tasks',
       description:
-        'List and filter tasks: by project (projectId, or inbox=true for tasks without a project), status, priority, tag, due-date range (dueBefore/dueAfter, YYYY-MM-DD), overdue=true, or text (q). sort: created_desc (default), due_asc, priority_desc, updated_desc. Returns { items, nextCursor }.',
+        'List and filter tasks: by project (projectId, or inbox=true for tasks without a project), status, priority, tag, due-date range (dueBefore/dueAfter), overdue=true, or text (q); newest first unless sort says otherwise. Returns { items, nextCursor }.',
       access: 'read',
       input: Type.Object({ ...ListTasksQuery.properties, projectId: projectFilter('tasks') }, strict),
       output: pageOf(Task),
@@ -297,8 +296,7 @@ export const TOOLS = [
     {
       name: 'create_task',
       title: 'Create a task',
-      description:
-        'Create a task. Only the title is required. dueDate is a calendar day (YYYY-MM-DD); priority is none|low|medium|high|urgent; without projectId the task goes to the inbox.',
+      description: 'Create a task. Only the title is required; without projectId the task goes to the inbox.',
       access: 'write',
       input: CreateTask,
       output: Task,
@@ -494,7 +492,7 @@ export const TOOLS = [
       name: 'set_workflow_active',
       title: 'Activate, deactivate or run a workflow now',
       description:
-        'Turn a workflow on (active: true) or off, and/or run it now (runNow: a manual run, like the console’s Run now button, even while inactive; its payload is the run’s {{trigger.*}} data). Inactive workflows ignore their webhook, schedule, note and entity triggers. Returns the workflow, with the queued run as startedRun; follow it with get_workflow_run.',
+        'Turn a workflow on (active: true) or off, and/or run it now (runNow: a manual run, even while inactive; its payload is the run’s {{trigger.*}} data). Inactive workflows ignore their webhook, schedule, note and entity triggers. Returns the workflow, with the queued run as startedRun; follow it with get_workflow_run.',
       access: 'write',
       input: Type.Object(
         {
@@ -777,25 +775,32 @@ const ICON_KIND_WORDS: Record<(typeof TOOL_ICON_KINDS)[number], readonly string[
   task: ['task'],
 };
 
+/** Flowdesk's own mark (the console's favicon; serverInfo carries it as a data: URI). */
+const SERVER_ICON_PATH = '/favicon.svg';
+
 /** The path of a tool's icon under the public base URL: the first kind (in TOOL_ICON_KINDS order) its name names. */
 export function toolIconPath(name: string): string {
   const words = name.split('_');
   const kind = TOOL_ICON_KINDS.find((k) => ICON_KIND_WORDS[k].some((w) => words.some((x) => x === w || x === `${w}s`)));
-  return kind ? `/icons/${kind}.svg` : '/favicon.svg';
+  return kind ? `/icons/${kind}.svg` : SERVER_ICON_PATH;
 }
 
 /**
- * The input schema as tools/list sends it: without length bounds (`maxLength`, and `minLength: 1`),
- * which a model does not need to write a call and which cost 444 tokens across the catalogue. The
- * server still validates every call against the full schema and answers a tool error that names the
- * field and the bound (`title must NOT have more than 500 characters`), which a model reads and corrects.
+ * The input schema as tools/list sends it: without length and count bounds (`maxLength`,
+ * `minLength: 1`, `maxItems`, `minimum: 1`) and without `pattern`s (each pattern's rule is in its
+ * property's description: `#rrggbb`, `HH:MM`, tags without spaces or commas), which a model does not
+ * need to write a call and which cost 444 + 70 + 56 + 189 tokens across the catalogue. The server
+ * still validates every call against the full schema and answers a tool error that names the field
+ * and the bound (`title must NOT have more than 500 characters`), which a model reads and corrects.
+ * `additionalProperties: false` stays: OpenAI's strict mode needs closed objects
+ * (test/mcp-tool-schemas.test.ts).
  */
 export function listedSchema<S>(schema: S): S {
   if (Array.isArray(schema)) return (schema as unknown[]).map((s) => listedSchema(s)) as S;
   if (!schema || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
-    if (k === 'maxLength' || (k === 'minLength' && v === 1)) continue;
+    if (k === 'maxLength' || k === 'maxItems' || k === 'pattern' || ((k === 'minLength' || k === 'minimum') && v === 1)) continue;
     // `properties` maps names to schemas: a property may be called anything, even `maxLength`.
     out[k] =
       k === 'properties' && v && typeof v === 'object'
@@ -807,12 +812,14 @@ export function listedSchema<S>(schema: S): S {
 
 /**
  * The catalogue as tools/list sends it, sized for a model's context (under 10k o200k tokens with the
- * icons; a test holds the ceiling). Left out: output schemas (54 % of the listing, read by no model;
- * every tool still returns structuredContent, documented by its description and in docs/mcp-tools.md),
- * the annotations' copy of the title, hints that mean nothing for the tool (destructive or idempotent
- * on a read-only tool, MCP 2025-06-18 "ToolAnnotations") or say the default (`idempotentHint: false`),
- * and the schemas' length bounds (listedSchema). With `iconBaseUrl` (the public base URL), each tool
- * carries its icon (MCP 2025-11-25).
+ * icons under any base URL up to 60 characters; a test holds the ceiling). Left out: output schemas
+ * (54 % of the listing, read by no model; every tool still returns structuredContent, documented by
+ * its description and in docs/mcp-tools.md), the annotations' copy of the title, hints that mean
+ * nothing for the tool (destructive or idempotent on a read-only tool, MCP 2025-06-18
+ * "ToolAnnotations") or say the default (`idempotentHint: false`, `readOnlyHint: false`), and the
+ * schemas' bounds (listedSchema). With `iconBaseUrl` (the public
+ * base URL), each tool of a kind (task, project, …) carries that kind's icon (MCP 2025-11-25); the
+ * workspace-wide ones carry none, their icon being the server's.
  */
 export function listedTools(tools: readonly ToolDefinition[] = TOOLS, options: { iconBaseUrl?: string } = {}): ListedTool[] {
   const base = options.iconBaseUrl?.replace(/\/+$/, '');
@@ -820,9 +827,11 @@ export function listedTools(tools: readonly ToolDefinition[] = TOOLS, options: {
     const a = t.annotations;
     const annotations: ListedTool['annotations'] = a.readOnlyHint
       ? { readOnlyHint: true, openWorldHint: false }
-      : { readOnlyHint: false, destructiveHint: a.destructiveHint, ...(a.idempotentHint ? { idempotentHint: true } : {}), openWorldHint: false };
+      : { destructiveHint: a.destructiveHint, ...(a.idempotentHint ? { idempotentHint: true } : {}), openWorldHint: false };
     const listed: ListedTool = { name: t.name, title: t.title, description: t.description, inputSchema: listedSchema(t.inputSchema), annotations };
-    if (base !== undefined) listed.icons = [{ src: `${base}${toolIconPath(t.name)}` }];
+    // A workspace-wide tool's icon would be Flowdesk's mark, which the server's own icon already is.
+    const icon = toolIconPath(t.name);
+    if (base !== undefined && icon !== SERVER_ICON_PATH) listed.icons = [{ src: `${base}${icon}` }];
     return listed;
   });
 }

@@ -21,7 +21,7 @@ export const NODE_CATALOGUE_URI = 'flowdesk://docs/workflow-nodes';
 
 export const McpWorkflowNode = Type.Object(
   {
-    id: NodeId('Unique node id.'),
+    id: NodeId('Unique node id, e.g. n1.'),
     type: StringEnum(
       NODE_TYPES.map((d) => d.type),
       { description: 'Step kind.' },

@@ -45,7 +45,12 @@ export function inProcessSessionCache(db: Database, store: SessionStore): Sessio
   return {
     async create(idHash, session) {
       await store.create(idHash, session);
-      remember(idHash, { userId: session.principal?.userId ?? null, credentialId: session.principal?.credentialId ?? null, lastSeenAt: session.now });
+      remember(idHash, {
+        userId: session.principal?.userId ?? null,
+        credentialId: session.principal?.credentialId ?? null,
+        lastSeenAt: session.now,
+        protocolVersion: session.protocolVersion,
+      });
     },
     async touch(idHash, now) {
       const hit = s.entries.get(idHash);

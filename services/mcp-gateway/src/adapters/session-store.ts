@@ -2,8 +2,13 @@ import type { Database } from '@flowdesk/db';
 import type { PrismaClient } from './db.ts';
 import { SESSION_IDLE_MS, UNBOUND_SESSION_IDLE_MS, sessionUse, type Principal, type SessionBinding, type SessionStore } from '../domain/sessions.ts';
 
-type SessionRow = { user_id: string | null; credential_id: string | null; last_seen_at: Date | string };
-const binding = (row: SessionRow): SessionBinding => ({ userId: row.user_id, credentialId: row.credential_id, lastSeenAt: new Date(row.last_seen_at) });
+type SessionRow = { user_id: string | null; credential_id: string | null; last_seen_at: Date | string; protocol_version: string };
+const binding = (row: SessionRow): SessionBinding => ({
+  userId: row.user_id,
+  credentialId: row.credential_id,
+  lastSeenAt: new Date(row.last_seen_at),
+  protocolVersion: row.protocol_version,
+});
 
 /** Sessions in Postgres (schema gateway), shared by every replica. `exec` runs the per-request check. */
 export function prismaSessionStore(prisma: PrismaClient, exec: Database['exec']): SessionStore {
@@ -29,7 +34,7 @@ export function prismaSessionStore(prisma: PrismaClient, exec: Database['exec'])
       // for PGlite only). Only a read: most requests write nothing (sessionUse, SESSION_TOUCH_INTERVAL_MS). Plain
       // SQL rather than Prisma on this hot statement: Prisma doubled its cost (0.65 → 0.32 ms on PGlite).
       const { rows } = await exec(
-        `SELECT "user_id"::text AS user_id, "credential_id", "last_seen_at"
+        `SELECT "user_id"::text AS user_id, "credential_id", "last_seen_at", "protocol_version"
          FROM "gateway"."mcp_session" WHERE "id_hash" = $1 AND "last_seen_at" > $2`,
         [idHash, cutoff],
       );
@@ -44,7 +49,7 @@ export function prismaSessionStore(prisma: PrismaClient, exec: Database['exec'])
       const touched = await exec(
         `UPDATE "gateway"."mcp_session" SET "last_seen_at" = GREATEST("last_seen_at", $3)
          WHERE "id_hash" = $1 AND "last_seen_at" > $2 AND ("user_id" IS NOT NULL OR "last_seen_at" > $4)
-         RETURNING "user_id"::text AS user_id, "credential_id", "last_seen_at"`,
+         RETURNING "user_id"::text AS user_id, "credential_id", "last_seen_at", "protocol_version"`,
         [idHash, cutoff, now, new Date(now.getTime() - UNBOUND_SESSION_IDLE_MS)],
       );
       const again = touched.rows[0] as SessionRow | undefined;

@@ -76,6 +76,28 @@ const TOOLS = [
   },
   { name: 'test_elicitation_sep1034_defaults', description: 'Asks the user for a form whose fields carry default values (SEP-1034)', inputSchema: noArgs },
   { name: 'test_elicitation_sep1330_enums', description: 'Asks the user for a form with every kind of enum field (SEP-1330)', inputSchema: noArgs },
+  {
+    // json-schema-2020-12: the listing keeps every 2020-12 keyword as written (SEP-1613, SEP-2106).
+    name: 'json_schema_2020_12_tool',
+    description: 'Tool with JSON Schema 2020-12 features',
+    inputSchema: {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object' as const,
+      $defs: { address: { $anchor: 'addressDef', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+      properties: {
+        name: { type: 'string' },
+        address: { $ref: '#/$defs/address' },
+        contactMethod: { type: 'string', enum: ['phone', 'email'] },
+        phone: { type: 'string' },
+        email: { type: 'string' },
+      },
+      allOf: [{ anyOf: [{ required: ['phone'] }, { required: ['email'] }] }],
+      if: { properties: { contactMethod: { const: 'phone' } }, required: ['contactMethod'] },
+      then: { required: ['phone'] },
+      else: { required: ['email'] },
+      additionalProperties: false,
+    },
+  },
 ];
 
 /** The forms of the 2025-11-25 elicitation scenarios (SEP-1034 defaults, SEP-1330 enums), as each scenario checks them. */
@@ -344,6 +366,8 @@ export function buildFixtureServer(state: FixtureState, sessionId: string, onErr
         const answer = await extra.sendRequest({ method: 'elicitation/create', params: ELICITATION_FORMS[req.params.name]! }, ElicitResultSchema);
         return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(answer.content ?? {})}`);
       }
+      case 'json_schema_2020_12_tool':
+        return text(`Received: ${JSON.stringify(args)}`);
       default:
         throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${req.params.name}`);
     }

@@ -60,7 +60,7 @@ export interface CallContext {
   /** workspace-api as the caller; resolved lazily (token exchange) on the first call that needs it. */
   api: () => Promise<WorkspaceApi>;
   now: () => Date;
-  /** The request's MCP revision (its MCP-Protocol-Version): from 2025-11-25 on, invalid tool arguments are a tool error. */
+  /** The request's MCP revision (its session's negotiated one; 2026-07-28 on that path): from 2025-11-25 on, invalid tool arguments are a tool error. */
   protocolVersion: string;
   /** Counts each tools/call by its result (the metrics adapter). */
   countToolCall: CountToolCall;

@@ -43,6 +43,8 @@ export interface SessionBinding {
   credentialId: string | null;
   /** The recorded last use after this check (what the idle hour counts from). */
   lastSeenAt: Date;
+  /** The revision `initialize` negotiated: it holds for the whole session (docs/mcp-gateway.md, "Protocol version"). */
+  protocolVersion: string;
 }
 
 /** The sessions table, behind a port so the domain does not care where it lives. */
@@ -65,7 +67,7 @@ export const hashSessionId = (id: string) => createHash('sha256').update(id).dig
 /** A session id we could have issued; anything else is unknown without a database round trip. */
 export const isSessionIdShaped = (id: string) => /^[A-Za-z0-9_-]{43}$/.test(id);
 
-export type SessionCheck = { ok: true } | { ok: false; reason: 'unknown' | 'foreign' };
+export type SessionCheck = { ok: true; protocolVersion: string } | { ok: false; reason: 'unknown' | 'foreign' };
 
 /**
  * A live session used by `principal`. An unbound session (initialized without a token) is bound to
@@ -77,12 +79,13 @@ export async function useSession(store: SessionStore, id: string, principal: Pri
   const idHash = hashSessionId(id);
   const binding = await store.touch(idHash, now);
   if (!binding) return { ok: false, reason: 'unknown' };
+  const ok = { ok: true, protocolVersion: binding.protocolVersion } as const;
   if (binding.userId === null) {
-    if (await store.bind(idHash, principal)) return { ok: true };
+    if (await store.bind(idHash, principal)) return ok;
     const again = await store.touch(idHash, now);
-    return again && sameIdentity(again, principal) ? { ok: true } : { ok: false, reason: 'foreign' };
+    return again && sameIdentity(again, principal) ? ok : { ok: false, reason: 'foreign' };
   }
-  return sameIdentity(binding, principal) ? { ok: true } : { ok: false, reason: 'foreign' };
+  return sameIdentity(binding, principal) ? ok : { ok: false, reason: 'foreign' };
 }
 
 const sameIdentity = (b: SessionBinding, p: Principal) => b.userId === p.userId && b.credentialId === p.credentialId;

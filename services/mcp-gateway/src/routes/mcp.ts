@@ -57,6 +57,9 @@ const BATCHING_REMOVED_FROM = '2025-06-18';
 
 const SESSION_HEADER = 'mcp-session-id';
 
+/** The MCP-Protocol-Version header came with MCP 2025-06-18; older revisions do not define it. */
+const PROTOCOL_VERSION_HEADER_FROM = '2025-06-18';
+
 /** SSE polling (priming events, Last-Event-ID) came with MCP 2025-11-25 (SEP-1699). */
 const SSE_POLLING_FROM = '2025-11-25';
 
@@ -179,7 +182,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
   }
 
   /** `requestId`: the JSON-RPC id the HTTP-level errors answer (null when there is none, as for DELETE). */
-  async function requireSession(req: FastifyRequest, principal: Principal, requestId: JsonRpcId): Promise<string> {
+  async function requireSession(req: FastifyRequest, principal: Principal, requestId: JsonRpcId): Promise<{ id: string; protocolVersion: string }> {
     const id = req.headers[SESSION_HEADER];
     if (typeof id !== 'string' || id === '') throw badRequest('Mcp-Session-Id header is required', requestId);
     const check = await useSession(ctx.sessions, id, principal, ctx.now());
@@ -187,7 +190,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
       if (check.reason === 'foreign') req.log.warn('session used by another credential: refused as unknown');
       throw sessionNotFound(requestId);
     }
-    return id;
+    return { id, protocolVersion: check.protocolVersion };
   }
 
   /**
@@ -295,13 +298,8 @@ export function mcpRoutes(ctx: McpRouteContext) {
     // 401 challenge (and start OAuth), not a 400 that sends an OAuth-capable client down the wrong
     // path. initialize alone goes without one (docs/mcp-gateway.md, "Authentication").
     const caller = await authenticate(req, !init);
-    let version = init ? undefined : requestProtocolVersion(headerOf(req, 'mcp-protocol-version'));
-    if (!init && version === undefined) {
-      throw badRequest(`Unsupported MCP-Protocol-Version: ${headerOf(req, 'mcp-protocol-version')}`, requestId);
-    }
-    if (Array.isArray(parsed) && version !== undefined && version >= BATCHING_REMOVED_FROM) {
-      throw new Refusal(400, jsonRpcError(-32600, `Invalid Request: MCP ${version} does not allow JSON-RPC batches; send one message per request`));
-    }
+    const header = headerOf(req, 'mcp-protocol-version');
+    if (!init && requestProtocolVersion(header) === undefined) throw badRequest(`Unsupported MCP-Protocol-Version: ${header}`, requestId);
 
     if (init && !caller && !ctx.conformance) {
       const wait = anonymousInitializes.hit(req.ip);
@@ -314,11 +312,17 @@ export function mcpRoutes(ctx: McpRouteContext) {
       }
     }
     let sessionId: string;
+    let version: string;
     if (init) {
       sessionId = await openSession(init, caller?.principal);
       version = (init.params as { protocolVersion: string }).protocolVersion;
     } else {
-      sessionId = await requireSession(req, caller!.principal, requestId);
+      const session = await requireSession(req, caller!.principal, requestId);
+      sessionId = session.id;
+      version = sessionVersion(session.protocolVersion, header, requestId);
+      if (Array.isArray(parsed) && version >= BATCHING_REMOVED_FROM) {
+        throw new Refusal(400, jsonRpcError(-32600, `Invalid Request: MCP ${version} does not allow JSON-RPC batches; send one message per request`));
+      }
       if (ctx.conformance?.deliverResponses(sessionId, messages)) return reply.code(202).send();
       for (const m of messages) {
         const tool = m.method === 'tools/call' ? TOOLS_BY_NAME.get(String(m.params?.name)) : undefined;
@@ -333,7 +337,23 @@ export function mcpRoutes(ctx: McpRouteContext) {
         if (problem) throw new Refusal(messages.length === 1 ? 200 : 400, { jsonrpc: '2.0', id: m.id ?? null, error: { code: -32602, message: problem } });
       }
     }
-    await dispatch(req, reply, messages, caller, init ? sessionId : undefined, sessionId, version!);
+    await dispatch(req, reply, messages, caller, init ? sessionId : undefined, sessionId, version);
+  }
+
+  /**
+   * The revision a request of a session runs at: the one its `initialize` negotiated, whatever the
+   * request's header says (a header could otherwise switch a 2025-11-25 session to 2025-03-26 and
+   * its batches). From 2025-06-18 on the header exists to carry that negotiated revision, so naming
+   * another one is an invalid MCP-Protocol-Version → 400; an absent header means the negotiated one
+   * (the spec's 2025-03-26 default is for servers with no other way to tell). 2025-03-26 and
+   * 2024-11-05 define no header: on their sessions it is ignored.
+   */
+  function sessionVersion(negotiated: string, header: string | undefined, requestId: JsonRpcId): string {
+    const named = header?.trim();
+    if (named && named !== negotiated && negotiated >= PROTOCOL_VERSION_HEADER_FROM) {
+      throw badRequest(`MCP-Protocol-Version ${named} does not match this session's negotiated version ${negotiated}`, requestId);
+    }
+    return negotiated;
   }
 
   async function openSession(init: JsonRpcMessage, principal: Principal | undefined): Promise<string> {
@@ -423,7 +443,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
       throw new Refusal(406, jsonRpcError(-32000, 'Not Acceptable: Accept must list text/event-stream'));
     }
-    const sessionId = await requireSession(req, caller!.principal, null);
+    const { id: sessionId } = await requireSession(req, caller!.principal, null);
     const sessionHash = hashSessionId(sessionId);
     const store = ctx.streamEvents!;
     let gone = false;
@@ -476,7 +496,7 @@ export function mcpRoutes(ctx: McpRouteContext) {
   async function remove(req: FastifyRequest, reply: FastifyReply) {
     checkOrigin(req);
     const caller = await authenticate(req, true);
-    const id = await requireSession(req, caller!.principal, null);
+    const { id } = await requireSession(req, caller!.principal, null);
     await ctx.sessions.delete(hashSessionId(id));
     sessionsClosed.inc();
     ctx.conformance?.sessionEnded(id);

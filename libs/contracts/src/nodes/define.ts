@@ -115,6 +115,12 @@ type HintsOf<Params> = { [K in keyof Params]-?: FieldHint<Params> };
 
 export interface NodeDefinition<T extends string = string, P extends TObject = TObject> {
   type: T;
+  /**
+   * The node may change something outside the run (sends a request, writes to the workspace, starts a
+   * run): the engine's handler says the same (`isAction`, checked by its node-registry test), and the
+   * console's Run this step asks before running it. False: it only computes.
+   */
+  action: boolean;
   label: string;
   /** One sentence: what the node does (docs table, add-step menu). */
   description: string;

@@ -7,6 +7,7 @@ export const FIND_TASKS_MAX = 1000;
 
 export const findTasks = defineNode({
   type: 'find_tasks',
+  action: false,
   label: 'Find Tasks',
   description: "Lists the owner's tasks matching filters (project, status, tag, due before, overdue, text), newest first.",
   idPrefix: 'find_tasks',

@@ -93,6 +93,7 @@ export interface FieldHint<Params = Record<string, unknown>> {
   /** The value may hold {{…}} variables: the variable picker inserts into it, the preview renders it. */
   template?: boolean;
   multiline?: boolean;
+  /** The empty value's text (a `project` widget: its empty option, default "No project (inbox)"). */
   placeholder?: string;
   description?: string;
   /** Labels of an enum's values, in the order the select shows them (default: the schema's order, as written). */

@@ -125,11 +125,21 @@ function KeyValueWidget({ field, value, set }: FieldProps) {
   );
 }
 
-/** One of the user's projects, or none (the inbox). */
+/**
+ * The project select's options: the empty value first, labelled by the field (Find Tasks: "Any
+ * project", no filter) or "No project (inbox)" (the create nodes), then the user's projects; an id
+ * not among them (a variable, a deleted project) is kept as itself.
+ */
+export function projectOptions(field: Pick<FormField, 'hint'>, projects: readonly Pick<Project, 'id' | 'name'>[] | null, current: string) {
+  const options = [{ value: '', label: field.hint.placeholder ?? 'No project (inbox)' }, ...(projects ?? []).map((p) => ({ value: p.id, label: p.name }))];
+  if (current && !options.some((o) => o.value === current)) options.push({ value: current, label: current });
+  return options;
+}
+
+/** One of the user's projects, or the empty value (the inbox, or no filter: projectOptions). */
 function ProjectWidget({ field, value, set, projects }: FieldProps) {
   const current = typeof value === 'string' ? value : '';
-  const options = [{ value: '', label: 'No project (inbox)' }, ...(projects ?? []).map((p) => ({ value: p.id, label: p.name }))];
-  if (current && !options.some((o) => o.value === current)) options.push({ value: current, label: current });
+  const options = projectOptions(field, projects, current);
   return (
     <Select
       label={field.hint.label}

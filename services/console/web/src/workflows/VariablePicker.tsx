@@ -4,7 +4,9 @@ import { ago, exact } from '../format.ts';
 import { tree, variable } from './templates.ts';
 import type { PickerSource } from './picker-sources.ts';
 import { TRIGGER_LABEL, type TriggerType } from './triggers.ts';
-import type { WebhookEndpoint } from '@flowdesk/contracts';
+import type { Workflow } from '../api.ts';
+
+type WebhookEndpoint = NonNullable<Workflow['webhook']>;
 
 export type { PickerSource } from './picker-sources.ts';
 

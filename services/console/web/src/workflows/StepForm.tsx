@@ -1,9 +1,9 @@
 import { ActionIcon, Alert, Button, Group, Select, Stack, Text, TextInput } from '@mantine/core';
-import { privateUrlWarning } from '@flowdesk/contracts/ssrf';
+import { EMPTY_ALLOWLIST, parseAllowlist, privateUrlWarning, type SsrfAllowlist } from '@flowdesk/contracts/ssrf';
 import { IconAlertTriangle, IconPlus, IconTrash } from '@tabler/icons-react';
 import type { FieldWidget, FormField } from '@flowdesk/contracts/nodes';
 import { useEffect, useState, type ComponentType, type ReactNode } from 'react';
-import type { Project } from '../api.ts';
+import { api, type Project } from '../api.ts';
 import { definitionOf, fieldsOf, type FormRow, type FormValue, type StepData, type StepKind } from './graph.ts';
 import { TemplateField } from './fields.tsx';
 import { workspace, type WorkflowItem } from '../workspace.ts';
@@ -49,9 +49,24 @@ function TextWidget({ field, value, set }: FieldProps) {
   );
 }
 
+let parsedAllowlist: { text: string; list: SsrfAllowlist } = { text: '', list: EMPTY_ALLOWLIST };
+/** The session's SSRF_ALLOWLIST, parsed once per text (the server checked it at start; unreadable: nothing opened). */
+function operatorAllowlist(text: string): SsrfAllowlist {
+  if (parsedAllowlist.text !== text) {
+    let list = EMPTY_ALLOWLIST;
+    try {
+      list = parseAllowlist(text);
+    } catch {
+      // keep warning about everything
+    }
+    parsedAllowlist = { text, list };
+  }
+  return parsedAllowlist.list;
+}
+
 /** Under an outbound URL: the run would be refused by the SSRF guard (docs/workflow-engine.md), so say so while editing. */
 function PrivateUrlWarning({ url }: { url: string }) {
-  const warning = privateUrlWarning(url);
+  const warning = privateUrlWarning(url, operatorAllowlist(api.ssrfAllowlist));
   if (!warning) return null;
   return (
     <Alert color="yellow" variant="light" role="status" aria-label="Private address" icon={<IconAlertTriangle size={18} />} p="xs">

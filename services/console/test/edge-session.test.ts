@@ -58,7 +58,10 @@ test('GET /api/v1/session hands the editor SSRF_ALLOWLIST (signed in only): its 
   try {
     const person = { ...owner, email: `allow-${owner.email}` };
     assert.equal((await call(allowing.url, 'POST', '/api/v1/setup', { headers: { origin: ORIGIN }, body: person })).status, 201);
-    const signedIn = await call(allowing.url, 'POST', '/api/v1/session', { headers: { origin: ORIGIN }, body: { email: person.email, password: person.password } });
+    const signedIn = await call(allowing.url, 'POST', '/api/v1/session', {
+      headers: { origin: ORIGIN },
+      body: { email: person.email, password: person.password },
+    });
     const token = cookieOf(signedIn.headers.get('set-cookie'))!;
     const res = await call(allowing.url, 'GET', '/api/v1/session', { headers: withCookie(token) });
     assert.equal(res.status, 200);

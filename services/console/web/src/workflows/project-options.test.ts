@@ -12,9 +12,14 @@ describe('the project select', () => {
     expect(options.map((o) => o.label)).not.toContain('No project (inbox)');
   });
   it('the create nodes: the empty value puts it in the inbox', () => {
-    for (const type of ['create_task', 'create_note']) expect(projectOptions(projectField(type), projects, '')[0]).toEqual({ value: '', label: 'No project (inbox)' });
+    for (const type of ['create_task', 'create_note'])
+      expect(projectOptions(projectField(type), projects, '')[0]).toEqual({ value: '', label: 'No project (inbox)' });
   });
   it('the user’s projects follow, and an id not among them is kept', () => {
-    expect(projectOptions(projectField('create_task'), projects, '{{trigger.project}}').map((o) => o.label)).toEqual(['No project (inbox)', 'Website', '{{trigger.project}}']);
+    expect(projectOptions(projectField('create_task'), projects, '{{trigger.project}}').map((o) => o.label)).toEqual([
+      'No project (inbox)',
+      'Website',
+      '{{trigger.project}}',
+    ]);
   });
 });

@@ -21,7 +21,8 @@ describe('Run this step: which steps ask before acting', () => {
     // Wait and Respond change nothing outside the run (the engine's isAction is false): they do not ask.
     expect(effect('wait')).toBeNull();
     expect(effect('respond')).toBeNull();
-    for (const d of NODE_TYPES.filter((x) => x.action && x.type !== 'http_request' && x.type !== 'create_task')) expect(effect(d.type), d.type).toMatch(/runs for real/);
+    for (const d of NODE_TYPES.filter((x) => x.action && x.type !== 'http_request' && x.type !== 'create_task'))
+      expect(effect(d.type), d.type).toMatch(/runs for real/);
     // The workspace writes ask.
     for (const t of ['update_task', 'create_note', 'create_calendar_entry', 'add_comment', 'run_workflow'] as const) expect(effect(t)).toMatch(/runs for real/);
   });

@@ -3,7 +3,7 @@
 // routes, and what UPSTREAM_ROUTES sends to auth and to the workflow engine. The routes come from the
 // services themselves as they registered them (service-kit's registeredRoutes), so a route added
 // without documenting it fails here, and so does a forwarded route (auth, the engine) whose request
-// body or 2xx answer schema is not the one the document shows (issue 35: the console's document is
+// body, path or query parameters or 2xx answer schema are not the ones the document shows (issue 35: the console's document is
 // assembled by hand from the contracts the routes use; this keeps the two the same).
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -82,6 +82,9 @@ test('every route of the public API (workspace-api, and what the edge sends to a
   // The schemas the document shows for what the edge forwards to auth and the engine are the ones
   // those routes validate and answer with: a route whose body or answer changes fails here by name.
   const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? null, (k, x: unknown) => (k === '$id' ? undefined : x))) as unknown;
+  // A parameter's description sits beside its schema in OpenAPI: compared without it.
+  const bare = (v: unknown): unknown =>
+    JSON.parse(JSON.stringify(v ?? null, (k, x: unknown) => (k === '$id' || k === 'description' ? undefined : x))) as unknown;
   const components = (doc as { components?: { schemas?: Record<string, unknown> } }).components?.schemas ?? {};
   const resolve = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(resolve);
@@ -100,6 +103,27 @@ test('every route of the public API (workspace-api, and what the edge sends to a
     if (schema.body) {
       const shown = op.requestBody?.content?.['application/json']?.schema;
       if (JSON.stringify(plain(resolve(shown))) !== JSON.stringify(plain(schema.body))) drift.push(`${key}: request body`);
+    }
+    // Path and query parameters: each one the route takes, with its schema and whether it is required.
+    const parameters = ((op as { parameters?: { name: string; in: string; required?: boolean; schema?: unknown }[] }).parameters ?? []).map(resolve) as {
+      name: string;
+      in: string;
+      required?: boolean;
+      schema?: unknown;
+    }[];
+    for (const [where, of] of [
+      ['path', schema.params],
+      ['query', schema.querystring],
+    ] as const) {
+      const object = of as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+      for (const [name, param] of Object.entries(object?.properties ?? {})) {
+        const shown = parameters.find((x) => x.name === name && x.in === where);
+        const required = where === 'path' || (object?.required ?? []).includes(name);
+        if (!shown) drift.push(`${key}: ${where} parameter ${name} missing`);
+        else if (Boolean(shown.required) !== required) drift.push(`${key}: ${where} parameter ${name} required ${String(shown.required)}`);
+        else if (JSON.stringify(bare(shown.schema)) !== JSON.stringify(bare(param)))
+          drift.push(`${key}: ${where} parameter ${name}: ${JSON.stringify(bare(shown.schema))}, the route's ${JSON.stringify(bare(param))}`);
+      }
     }
     for (const [code, answer] of Object.entries((schema.response ?? {}) as Record<string, unknown>)) {
       if (!/^2\d\d$/.test(code) || (answer as { type?: string }).type === 'null') continue;

@@ -1,5 +1,6 @@
-// The five services' Dockerfiles come from one template (deploy/docker/Dockerfile.template): the
-// build is the same for every service but its name and port, and five hand-kept copies would drift.
+// Every service's Dockerfile (SERVICES, one per folder of services/) comes from one template
+// (deploy/docker/Dockerfile.template): the build is the same for each but its name and port, and
+// hand-kept copies would drift.
 //   npm run gen:dockerfiles      writes services/<svc>/Dockerfile
 // deploy/test/images.test.ts fails when a committed Dockerfile differs from what this renders.
 import { readFileSync, writeFileSync } from 'node:fs';

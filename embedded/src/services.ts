@@ -191,6 +191,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       workspaceApiUrl: urlOf(started, 'workspace-api'),
       engineUrl: urlOf(started, 'workflow-engine'),
       traceUrlTemplate: d.traceUrlTemplate,
+      ssrfAllowlist: d.ssrfAllowlist,
       allowedOrigins: d.tuning?.consoleAllowedOrigins,
       introspectionCacheMs: d.tuning?.introspectionCacheMs,
       logLevel: d.logLevel,

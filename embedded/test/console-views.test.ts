@@ -132,8 +132,11 @@ describe('the runs panel and the workspace views in chromium', { skip: skipWitho
 
   test("a run's page: the payload, every node's input and output in order, the skipped branch and the warning; run again", async () => {
     await page.goto(`${base}/workflows/${wf.branching.id}/runs`);
-    await runRows().first().getByRole('link').click();
-    await page.waitForURL(/\/runs\/[0-9a-f-]{36}$/);
+    // The whole row opens the run (its duration cell here), not only its status link.
+    const row = runRows().first();
+    const rowRunId = await row.getAttribute('data-run-id');
+    await row.locator('td').nth(2).click();
+    await page.waitForURL(`${base}/runs/${rowRunId}`);
     await heading(page).filter({ hasText: 'Run of New customer' }).waitFor();
     const firstRunUrl = page.url();
     assert.match(await page.locator('pre[aria-label="Trigger payload"]').innerText(), /"name": "Ada"/);

@@ -190,14 +190,72 @@ export function blockedReason(address: IpBytes): string | null {
   return null;
 }
 
+export interface SsrfAllowlist {
+  /** Lower-cased host names and canonical IP literals, optionally as `host:port`. */
+  hosts: ReadonlySet<string>;
+  /** Address ranges; a bare IP in the configuration is a /32 or /128 range. */
+  cidrs: readonly Cidr[];
+}
+
+export const EMPTY_ALLOWLIST: SsrfAllowlist = { hosts: new Set(), cidrs: [] };
+
+/**
+ * Parses the operator's allowlist, comma or whitespace separated:
+ * `api.internal` (that host on any port), `localhost:8080` / `[::1]:8080` (one port),
+ * `10.1.0.0/16` / `fd00::/8` (a range), `10.1.2.3` (one address). Throws on a malformed entry so a
+ * typo fails at start-up rather than silently opening or closing something.
+ */
+export function parseAllowlist(text: string | undefined): SsrfAllowlist {
+  const hosts = new Set<string>();
+  const cidrs: Cidr[] = [];
+  for (const raw of (text ?? '').split(/[\s,]+/)) {
+    const entry = raw.trim().toLowerCase();
+    if (!entry) continue;
+    if (entry.includes('/') || ipVersion(entry) !== 0) {
+      cidrs.push(parseCidr(entry));
+      continue;
+    }
+    const m = /^(\[[0-9a-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(entry);
+    if (!m || (m[2] !== undefined && (Number(m[2]) < 1 || Number(m[2]) > 65535))) {
+      throw new Error(`SSRF allowlist entry "${raw}" is not a host, host:port, IP or CIDR`);
+    }
+    const host = canonicalHost(m[1]!);
+    if (m[2] === undefined && parseIp(host)) cidrs.push(parseCidr(unbracket(host)));
+    else hosts.add(m[2] === undefined ? host : `${host}:${Number(m[2])}`);
+  }
+  return { hosts, cidrs };
+}
+
+/** Lower-case, no trailing dot, IPv6 literals in canonical bracketed form. */
+export function canonicalHost(host: string): string {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  const ip = parseIp(h);
+  if (ip && ip.length === 16) return `[${formatIp(ip)}]`;
+  return ip ? formatIp(ip) : h;
+}
+
+/** True when the operator named this host (any port) or this host:port. */
+export function allowlistAllowsHost(allowlist: SsrfAllowlist, host: string, port: number): boolean {
+  const h = canonicalHost(host);
+  return allowlist.hosts.has(h) || allowlist.hosts.has(`${h}:${port}`);
+}
+
+/** True when an allowlisted range holds the address (or the IPv4 address it embeds). */
+export function allowlistAllowsAddress(allowlist: SsrfAllowlist, address: IpBytes): boolean {
+  const v4 = embeddedIpv4(address);
+  return allowlist.cidrs.some((cidr) => inCidr(address, cidr) || (v4 !== null && inCidr(v4, cidr)));
+}
+
 /**
  * What the workflow editor says under an HTTP Request URL that the engine's SSRF guard will refuse
  * at run time unless the operator allows it: an IP literal in a blocked range, `localhost` (and
  * `*.localhost`), or null. Judged on the URL as written, before any template is filled in: a URL
  * whose host is a template (`{{trigger.url}}`) or does not parse is not judged here (the run judges
  * the address it resolves to). Host names that resolve to private addresses are only known at run time.
+ * `allowlist`: the operator's SSRF_ALLOWLIST (parseAllowlist), which the console learns with the
+ * session; a URL it opens gets no warning.
  */
-export function privateUrlWarning(raw: string): string | null {
+export function privateUrlWarning(raw: string, allowlist: SsrfAllowlist = EMPTY_ALLOWLIST): string | null {
   const text = raw.trim();
   if (!/^https?:\/\//i.test(text)) return null;
   let url: URL;
@@ -212,6 +270,9 @@ export function privateUrlWarning(raw: string): string | null {
   const ip = parseIp(host);
   const what = host === 'localhost' || host.endsWith('.localhost') ? 'loopback' : ip ? blockedReason(ip) : null;
   if (!what) return null;
+  // The operator's SSRF_ALLOWLIST already opens it (the guard's own test): nothing to warn about.
+  const portNumber = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  if (allowlistAllowsHost(allowlist, url.hostname, portNumber) || (ip && allowlistAllowsAddress(allowlist, ip))) return null;
   return (
     `${url.hostname} is a ${what} address: the SSRF guard refuses it when the workflow runs, ` +
     `unless the operator allows it with SSRF_ALLOWLIST (e.g. SSRF_ALLOWLIST=${url.hostname}${port}, then restart Flowdesk).`

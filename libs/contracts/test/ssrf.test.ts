@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { isIP } from 'node:net';
 import { test } from 'node:test';
-import { blockedReason, ipVersion, parseIp, privateUrlWarning } from '../src/ssrf.ts';
+import { blockedReason, ipVersion, parseAllowlist, parseIp, privateUrlWarning } from '../src/ssrf.ts';
 
 test('the editor warns under an HTTP Request URL the SSRF guard will refuse, with the SSRF_ALLOWLIST hint', () => {
   const cases: Array<[string, RegExp]> = [
@@ -16,6 +16,24 @@ test('the editor warns under an HTTP Request URL the SSRF guard will refuse, wit
     ['http://[::ffff:127.0.0.1]/', /loopback \(IPv4 127\.0\.0\.1 embedded in IPv6\)/],
   ];
   for (const [url, expected] of cases) assert.match(privateUrlWarning(url) ?? '(none)', expected, url);
+});
+
+test('no warning for what SSRF_ALLOWLIST already opens, as the guard matches it; the rest still warns', () => {
+  const allow = parseAllowlist('localhost:3000, 127.0.0.1:9000 10.1.0.0/16 hooks.internal [::1]:8080 192.168.1.20');
+  for (const url of [
+    'http://localhost:3000/hook',
+    'http://127.0.0.1:9000/x',
+    'http://[::1]:8080/',
+    'http://10.1.2.3/',
+    'http://[::ffff:10.1.2.3]/', // the mapped form of an allowed address
+    'http://192.168.1.20/api',
+    'https://hooks.internal/x',
+  ])
+    assert.equal(privateUrlWarning(url, allow), null, url);
+  for (const url of ['http://localhost:3001/hook', 'http://127.0.0.1/x', 'http://[::1]:8081/', 'http://10.2.0.1/', 'http://192.168.1.21/'])
+    assert.match(privateUrlWarning(url, allow) ?? '(none)', /SSRF_ALLOWLIST/, url);
+  // An allowlist opens nothing for the default port of the other scheme: 127.0.0.1:80 is not :443.
+  assert.match(privateUrlWarning('https://127.0.0.1/', parseAllowlist('127.0.0.1:80')) ?? '(none)', /loopback/);
 });
 
 test('no warning for public hosts, names only DNS can judge, templates and text that is not a URL yet', () => {

@@ -75,6 +75,8 @@ export interface RegisteredRoute {
   method: string;
   url: string;
   hidden: boolean;
+  /** The route's schema as registered (body, params, querystring, response), for the OpenAPI document's drift test. */
+  schema?: Readonly<Record<string, unknown>>;
 }
 const ROUTES = new WeakMap<object, RegisteredRoute[]>();
 
@@ -102,7 +104,8 @@ export function createService(options: ServiceOptions): Service {
   ROUTES.set(app, routes);
   app.addHook('onRoute', (route) => {
     const hidden = (route.schema as { hide?: boolean } | undefined)?.hide === true;
-    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url, hidden });
+    const schema = route.schema as Record<string, unknown> | undefined;
+    for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url, hidden, ...(schema ? { schema } : {}) });
   });
 
   // JSON only: fastify also parses text/plain by default, which would turn a wrong content type

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MCP_PATH } from '@flowdesk/contracts';
+import { parseAllowlist } from '@flowdesk/contracts/ssrf';
 import type { EventBus, Subscription } from '@flowdesk/bus';
 import { AuthClient, basicAuthorization, createService, subscribeToRevocations, type Service } from '@flowdesk/service-kit';
 import { Upstream } from './adapters/upstream.ts';
@@ -37,6 +38,11 @@ export interface ConsoleDeps {
    * run's trace through it (checked by parseTraceUrlTemplate; an invalid one fails the start).
    */
   traceUrlTemplate?: string;
+  /**
+   * SSRF_ALLOWLIST as the engine has it: GET /session hands it to the editor, whose warning under an
+   * outbound URL then stays quiet for what it opens (checked with parseAllowlist: a malformed one fails the start).
+   */
+  ssrfAllowlist?: string;
   /** Revocation events from auth (CREDENTIAL_REVOKED_TOPIC): cached answers for a revoked credential go at once. */
   bus?: Pick<EventBus, 'subscribe'>;
   logLevel?: string;
@@ -47,9 +53,19 @@ export interface ConsoleDeps {
 /** AuthClient's default reuse of an active introspection answer. */
 const DEFAULT_INTROSPECTION_CACHE_MS = 30_000;
 
+/** The allowlist's entries, checked (a typo fails the start, as at the engine) and joined by commas. */
+function ssrfAllowlistText(text: string | undefined): string {
+  parseAllowlist(text);
+  return (text ?? '')
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .join(',');
+}
+
 /** The console: the web front end at `/` and the public API edge at /api/v1 (docs/console.md). */
 export async function buildApp(deps: ConsoleDeps): Promise<Service> {
   const now = deps.clock ?? (() => new Date());
+  const ssrfAllowlist = ssrfAllowlistText(deps.ssrfAllowlist);
   const publicBaseUrl = deps.publicBaseUrl.replace(/\/+$/, '');
   const clientId = deps.serviceClientId ?? 'console';
   const auth = new AuthClient({
@@ -93,6 +109,7 @@ export async function buildApp(deps: ConsoleDeps): Promise<Service> {
       engine,
       secureCookies: publicBaseUrl.startsWith('https:'),
       allowedOrigins,
+      ssrfAllowlist,
       now,
       streams,
       // At least a second apart: INTROSPECTION_CACHE_MS=0 (no cache) must not mean a check per tick.

@@ -13,6 +13,8 @@ export interface ConsoleConfig {
   introspectionCacheMs: number;
   /** TRACE_URL_TEMPLATE: a run's trace link on its page (docs/observability.md); unset: the id only. */
   traceUrlTemplate: string | undefined;
+  /** SSRF_ALLOWLIST, the engine's: the editor does not warn about a URL it opens. */
+  ssrfAllowlist: string | undefined;
   logLevel: string | undefined;
 }
 
@@ -31,6 +33,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ConsoleConfig {
     allowedOrigins: originList('CONSOLE_ALLOWED_ORIGINS', env.CONSOLE_ALLOWED_ORIGINS),
     introspectionCacheMs: introspectionCacheMsFrom(env),
     traceUrlTemplate: parseTraceUrlTemplate(env.TRACE_URL_TEMPLATE),
+    ssrfAllowlist: env.SSRF_ALLOWLIST || undefined,
     logLevel: env.LOG_LEVEL,
   };
 }

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import { buildApp } from '../src/app.ts';
 import { csrfTokenFor } from '../src/domain/csrf.ts';
 import { call, startConsoleStack, type ConsoleStack } from './helpers/stack.ts';
 
@@ -50,6 +51,30 @@ test('GET /api/v1/session: the user, the session and its CSRF token; a bearer se
   assert.ok(res.body.session.expiresAt);
   const bearer = await call(stack.url, 'GET', '/api/v1/api-keys', { bearer: token });
   assert.equal(bearer.status, 401);
+});
+
+test('GET /api/v1/session hands the editor SSRF_ALLOWLIST (signed in only): its URL warning stays quiet for what the guard opens', async () => {
+  const allowing = await startConsoleStack({ publicBaseUrl: ORIGIN, ssrfAllowlist: ' localhost:3000  10.1.0.0/16,' });
+  try {
+    const person = { ...owner, email: `allow-${owner.email}` };
+    assert.equal((await call(allowing.url, 'POST', '/api/v1/setup', { headers: { origin: ORIGIN }, body: person })).status, 201);
+    const signedIn = await call(allowing.url, 'POST', '/api/v1/session', {
+      headers: { origin: ORIGIN },
+      body: { email: person.email, password: person.password },
+    });
+    const token = cookieOf(signedIn.headers.get('set-cookie'))!;
+    const res = await call(allowing.url, 'GET', '/api/v1/session', { headers: withCookie(token) });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.ssrfAllowlist, 'localhost:3000,10.1.0.0/16');
+    assert.equal((await call(allowing.url, 'GET', '/api/v1/session')).status, 401, 'not without a session');
+  } finally {
+    await allowing.close();
+  }
+  const { token } = await signIn();
+  assert.equal((await call(stack.url, 'GET', '/api/v1/session', { headers: withCookie(token) })).body.ssrfAllowlist, '', 'none set: empty');
+  // A malformed allowlist fails the start, before anything is opened (as at the engine).
+  const bad = { publicBaseUrl: ORIGIN, authUrl: 'http://127.0.0.1:9', workspaceApiUrl: 'http://127.0.0.1:9', engineUrl: 'http://127.0.0.1:9' };
+  await assert.rejects(buildApp({ ...bad, serviceClientSecret: 'x'.repeat(32), ssrfAllowlist: '10.0.0.0/99' }), /invalid prefix length/);
 });
 
 test('CSRF: with the cookie, a write needs the token and this origin; reads need neither', async () => {

@@ -17,7 +17,7 @@ test('every node type has a handler, and every handler a node type', () => {
   for (const d of definitions) {
     const h = handlers[d.type]!;
     assert.ok(typeof h.render === 'function' && typeof h.mask === 'function' && typeof h.execute === 'function', `${d.type}: render, mask, execute`);
-    assert.equal(typeof h.isAction, 'boolean', `${d.type}: isAction`);
+    assert.equal(h.isAction, d.action, `${d.type}: the handler's isAction is the definition's action`);
   }
 });
 

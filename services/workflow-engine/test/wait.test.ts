@@ -107,6 +107,8 @@ describe('Wait node', () => {
     assert.ok(Date.parse(out.resumedAt) >= due);
     const waitStep = done.steps.find((s: { nodeId: string }) => s.nodeId === 'wait');
     assert.equal(waitStep.status, 'succeeded');
+    // Resumed, the Wait ran once: no "2 attempts" on the run page.
+    assert.equal(waitStep.attempts, undefined, JSON.stringify(waitStep));
   });
 
   test('an until wait takes a templated date-time; one in the past continues at once', async () => {

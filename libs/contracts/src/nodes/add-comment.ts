@@ -3,6 +3,7 @@ import { defineNode, Templated } from './define.ts';
 
 export const addComment = defineNode({
   type: 'add_comment',
+  action: true,
   label: 'Add Comment',
   description: "Comments on a task as the workflow's owner (exactly once per run step).",
   idPrefix: 'comment',

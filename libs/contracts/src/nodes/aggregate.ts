@@ -4,6 +4,7 @@ import { defineNode, Templated } from './define.ts';
 
 export const aggregate = defineNode({
   type: 'aggregate',
+  action: false,
   label: 'Aggregate',
   description: "Turns a list of items (e.g. a For each's results) into one list of a field or of whole items, or into one text joined with a separator.",
   idPrefix: 'aggregate',

@@ -3,6 +3,7 @@ import { defineNode } from './define.ts';
 
 export const code = defineNode({
   type: 'code',
+  action: false,
   label: 'Code',
   description:
     'Runs JavaScript in a WebAssembly sandbox (QuickJS: no network, files or host objects; 1 s, 32 MB) on the trigger and earlier outputs, and outputs what it returns (JSON).',

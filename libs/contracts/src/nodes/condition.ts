@@ -17,6 +17,7 @@ const unary = (operator: string | undefined) => operator === 'exists' || operato
 
 export const condition = defineNode({
   type: 'condition',
+  action: false,
   label: 'Condition',
   description: 'Compares a value and follows its `true` or `false` branch (numbers numerically, other text exactly; equality in constant time).',
   idPrefix: 'condition',

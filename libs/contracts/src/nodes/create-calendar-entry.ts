@@ -3,6 +3,7 @@ import { defineNode, Templated } from './define.ts';
 
 export const createCalendarEntry = defineNode({
   type: 'create_calendar_entry',
+  action: true,
   label: 'Create Calendar Entry',
   description: "Creates a calendar entry as the workflow's owner (exactly once per run step).",
   idPrefix: 'event',

@@ -4,6 +4,7 @@ import { TAGS_HINT } from './workspace-fields.ts';
 
 export const createNote = defineNode({
   type: 'create_note',
+  action: true,
   label: 'Create Note',
   description: "Creates a note as the workflow's owner (exactly once per run step).",
   idPrefix: 'note',

@@ -3,6 +3,7 @@ import { defineNode, Templated } from './define.ts';
 
 export const createTask = defineNode({
   type: 'create_task',
+  action: true,
   label: 'Create Task',
   description: "Creates a task as the workflow's owner (their permissions and row-level security apply).",
   idPrefix: 'task',

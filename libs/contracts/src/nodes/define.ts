@@ -93,6 +93,7 @@ export interface FieldHint<Params = Record<string, unknown>> {
   /** The value may hold {{…}} variables: the variable picker inserts into it, the preview renders it. */
   template?: boolean;
   multiline?: boolean;
+  /** The empty value's text (a `project` widget: its empty option, default "No project (inbox)"). */
   placeholder?: string;
   description?: string;
   /** Labels of an enum's values, in the order the select shows them (default: the schema's order, as written). */
@@ -115,6 +116,12 @@ type HintsOf<Params> = { [K in keyof Params]-?: FieldHint<Params> };
 
 export interface NodeDefinition<T extends string = string, P extends TObject = TObject> {
   type: T;
+  /**
+   * The node may change something outside the run (sends a request, writes to the workspace, starts a
+   * run): the engine's handler says the same (`isAction`, checked by its node-registry test), and the
+   * console's Run this step asks before running it. False: it only computes.
+   */
+  action: boolean;
   label: string;
   /** One sentence: what the node does (docs table, add-step menu). */
   description: string;

@@ -6,6 +6,7 @@ const unary = (operator: string | undefined) => operator === 'exists' || operato
 
 export const filter = defineNode({
   type: 'filter',
+  action: false,
   label: 'Filter',
   description: "Keeps the items of a list that match a condition (the Condition's operators on one field of each item).",
   idPrefix: 'filter',

@@ -7,6 +7,7 @@ export const FIND_TASKS_MAX = 1000;
 
 export const findTasks = defineNode({
   type: 'find_tasks',
+  action: false,
   label: 'Find Tasks',
   description: "Lists the owner's tasks matching filters (project, status, tag, due before, overdue, text), newest first.",
   idPrefix: 'find_tasks',
@@ -26,7 +27,8 @@ export const findTasks = defineNode({
     { additionalProperties: false },
   ),
   fields: {
-    projectId: { label: 'Project', widget: 'project' },
+    // Empty is no filter (tasks of every project and the inbox), not "the inbox".
+    projectId: { label: 'Project', widget: 'project', placeholder: 'Any project (no filter)' },
     status: { ...STATUS_HINT, description: 'One status or several, comma-separated.' },
     tag: { label: 'Tag', template: true, trim: true },
     dueBefore: DATE_HINT('Due before'),

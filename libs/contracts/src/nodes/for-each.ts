@@ -10,6 +10,7 @@ const CONCURRENCY = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10'] as const
 
 export const forEach = defineNode({
   type: 'for_each',
+  action: false,
   label: 'For each',
   description:
     'Runs the steps on its `each` branch once per item of a list (`{{item}}`, `{{index}}` in scope), one at a time or up to 10 at once, then continues on `done` with the results.',

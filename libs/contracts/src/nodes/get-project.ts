@@ -3,6 +3,7 @@ import { defineNode, Templated } from './define.ts';
 
 export const getProject = defineNode({
   type: 'get_project',
+  action: false,
   label: 'Get Project',
   description: "Reads one of the owner's projects by id.",
   idPrefix: 'project',

@@ -7,6 +7,7 @@ const hasBody = (method: string | undefined) => method !== 'GET' && method !== '
 
 export const httpRequest = defineNode({
   type: 'http_request',
+  action: true,
   label: 'HTTP Request',
   description: 'Sends an HTTP request (SSRF-guarded; its retry policy may repeat it: GET, PUT, DELETE, and POST or PATCH with their Idempotency-Key).',
   idPrefix: 'http',

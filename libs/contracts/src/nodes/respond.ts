@@ -3,6 +3,7 @@ import { defineNode, Templated } from './define.ts';
 
 export const respond = defineNode({
   type: 'respond',
+  action: false,
   label: 'Respond',
   description: "Answers the webhook's caller with a status, headers and a JSON body (a webhook workflow set to answer from a Respond node); the run goes on.",
   idPrefix: 'respond',

@@ -8,6 +8,7 @@ export const RUN_WORKFLOW_MAX_TIMEOUT_MS = 30 * 24 * 3_600_000;
 
 export const runWorkflow = defineNode({
   type: 'run_workflow',
+  action: true,
   label: 'Run workflow',
   description: "Starts another of the owner's workflows with a payload and, by default, waits (parked) for its result.",
   idPrefix: 'run',

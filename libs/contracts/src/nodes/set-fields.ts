@@ -6,6 +6,7 @@ const FieldName = Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_-]{0,99}$' });
 
 export const setFields = defineNode({
   type: 'set_fields',
+  action: false,
   label: 'Set Fields',
   description:
     'Builds an object from name → value pairs, for later steps to use by name. A value that is exactly one variable keeps its type (a number stays a number).',

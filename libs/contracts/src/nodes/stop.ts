@@ -4,6 +4,7 @@ import { defineNode, Templated } from './define.ts';
 
 export const stop = defineNode({
   type: 'stop',
+  action: false,
   label: 'Stop',
   description: 'Ends the run here, as succeeded or as failed with a message; no other step runs after it.',
   idPrefix: 'stop',

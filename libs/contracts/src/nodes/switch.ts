@@ -8,6 +8,7 @@ export const SWITCH_BRANCHES = ['1', '2', '3', '4', 'default'] as const;
 
 export const switchNode = defineNode({
   type: 'switch',
+  action: false,
   label: 'Switch',
   description: "Compares one value with up to four rules (the Condition's operators) and follows the branch of the first that holds (`1`–`4`), else `default`.",
   idPrefix: 'switch',

@@ -4,6 +4,7 @@ import { DATE_HINT, PRIORITY_HINT, STATUS_HINT, TAGS_HINT } from './workspace-fi
 
 export const updateTask = defineNode({
   type: 'update_task',
+  action: true,
   label: 'Update Task',
   description: "Changes a task as the workflow's owner: only the fields given (non-empty after rendering) change.",
   idPrefix: 'update_task',

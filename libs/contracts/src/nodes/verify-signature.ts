@@ -20,6 +20,7 @@ const timed = (p: { preset?: string }) => p.preset !== 'stripe' && p.preset !== 
 
 export const verifySignature = defineNode({
   type: 'verify_signature',
+  action: false,
   label: 'Verify signature',
   description:
     "Checks the provider's HMAC signature of the raw request body (GitHub, Stripe, Shopify, Standard Webhooks or a custom header) with a secret from Credentials, and follows its `true` or `false` branch.",

@@ -9,6 +9,7 @@ export const WAIT_BRANCHES = ['resumed', 'rejected', 'timeout'] as const;
 
 export const wait = defineNode({
   type: 'wait',
+  action: false,
   label: 'Wait',
   description:
     'Parks the run for a duration (up to 30 days), until a date-time, or until it is resumed (its resume URL, or Approve / Reject on the run page); a waiting run holds no memory and survives restarts.',

@@ -8,58 +8,24 @@
  * address DNS returns at connect time, to IP-literal hosts (no DNS lookup happens for them) and
  * to every redirect hop.
  */
-import { isIP } from 'node:net';
-import { blockedReason } from '@flowdesk/contracts/ssrf';
-import { embeddedIpv4, formatIp, inCidr, parseCidr, parseIp, unbracket, type Cidr, type IpBytes } from './ip-address.ts';
+import {
+  allowlistAllowsAddress,
+  allowlistAllowsHost,
+  blockedReason,
+  canonicalHost,
+  EMPTY_ALLOWLIST,
+  parseAllowlist,
+  type SsrfAllowlist,
+} from '@flowdesk/contracts/ssrf';
+import { formatIp, parseIp, unbracket, type IpBytes } from './ip-address.ts';
 import { RequestRefusedError, SsrfBlockedError } from './errors.ts';
 
 // The blocked ranges and why (loopback, private, link-local …) live in libs/contracts, where the
 // console's editor reads them too: one table for the warning and the refusal.
 export { blockedReason };
-
-export interface SsrfAllowlist {
-  /** Lower-cased host names and canonical IP literals, optionally as `host:port`. */
-  hosts: ReadonlySet<string>;
-  /** Address ranges; a bare IP in the configuration is a /32 or /128 range. */
-  cidrs: readonly Cidr[];
-}
-
-export const EMPTY_ALLOWLIST: SsrfAllowlist = { hosts: new Set(), cidrs: [] };
-
-/**
- * Parses the operator's allowlist, comma or whitespace separated:
- * `api.internal` (that host on any port), `localhost:8080` / `[::1]:8080` (one port),
- * `10.1.0.0/16` / `fd00::/8` (a range), `10.1.2.3` (one address). Throws on a malformed entry so a
- * typo fails at start-up rather than silently opening or closing something.
- */
-export function parseAllowlist(text: string | undefined): SsrfAllowlist {
-  const hosts = new Set<string>();
-  const cidrs: Cidr[] = [];
-  for (const raw of (text ?? '').split(/[\s,]+/)) {
-    const entry = raw.trim().toLowerCase();
-    if (!entry) continue;
-    if (entry.includes('/') || isIP(entry)) {
-      cidrs.push(parseCidr(entry));
-      continue;
-    }
-    const m = /^(\[[0-9a-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/.exec(entry);
-    if (!m || (m[2] !== undefined && (Number(m[2]) < 1 || Number(m[2]) > 65535))) {
-      throw new Error(`SSRF allowlist entry "${raw}" is not a host, host:port, IP or CIDR`);
-    }
-    const host = canonicalHost(m[1]!);
-    if (m[2] === undefined && parseIp(host)) cidrs.push(parseCidr(unbracket(host)));
-    else hosts.add(m[2] === undefined ? host : `${host}:${Number(m[2])}`);
-  }
-  return { hosts, cidrs };
-}
-
-/** Lower-case, no trailing dot, IPv6 literals in canonical bracketed form. */
-export function canonicalHost(host: string): string {
-  const h = host.toLowerCase().replace(/\.$/, '');
-  const ip = parseIp(h);
-  if (ip && ip.length === 16) return `[${formatIp(ip)}]`;
-  return ip ? formatIp(ip) : h;
-}
+// The allowlist's syntax and matching live there too: the editor's warning stays quiet for exactly
+// what this policy lets through.
+export { canonicalHost, EMPTY_ALLOWLIST, parseAllowlist, type SsrfAllowlist };
 
 export class SsrfPolicy {
   constructor(readonly allowlist: SsrfAllowlist = EMPTY_ALLOWLIST) {}
@@ -70,14 +36,12 @@ export class SsrfPolicy {
 
   /** True when the operator named this host (any port) or this host:port. */
   allowsHost(host: string, port: number): boolean {
-    const h = canonicalHost(host);
-    return this.allowlist.hosts.has(h) || this.allowlist.hosts.has(`${h}:${port}`);
+    return allowlistAllowsHost(this.allowlist, host, port);
   }
 
   /** True when an allowlisted range holds the address (or the IPv4 address it embeds). */
   allowsAddress(address: IpBytes): boolean {
-    const v4 = embeddedIpv4(address);
-    return this.allowlist.cidrs.some((c) => inCidr(address, c) || (v4 !== null && inCidr(v4, c)));
+    return allowlistAllowsAddress(this.allowlist, address);
   }
 
   /**

@@ -1,5 +1,10 @@
 import {
   ApiKeyList,
+  ChangePassword,
+  CreatedInvite,
+  CreateInvite,
+  Page,
+  ResumeRun,
   ConnectedAppList,
   CreateApiKey,
   CreateCredential,
@@ -162,11 +167,7 @@ const ACCOUNT_PATHS: Json = {
     post: {
       tags: ['account'],
       summary: 'Change the password',
-      requestBody: body({
-        type: 'object',
-        required: ['currentPassword', 'newPassword'],
-        properties: { currentPassword: { type: 'string' }, newPassword: { type: 'string', minLength: 10 } },
-      }),
+      requestBody: body(strip(ChangePassword)),
       responses: { 204: noContent, ...errors(400, 401, 403) },
     },
   },
@@ -206,12 +207,9 @@ const ACCOUNT_PATHS: Json = {
     post: {
       tags: ['members'],
       summary: 'Invite someone (owner only); the answer carries the invite token',
-      requestBody: body({ type: 'object', required: ['email'], properties: { email: { type: 'string', format: 'email' } } }),
+      requestBody: body(strip(CreateInvite)),
       responses: {
-        201: json(
-          { type: 'object', properties: { token: { type: 'string' }, email: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' } } },
-          'Created',
-        ),
+        201: json(strip(CreatedInvite), 'Created'),
         ...errors(400, 401, 403),
       },
     },
@@ -283,10 +281,12 @@ const query = (name: string, schema: unknown, description?: string) => ({
   schema: strip(schema),
   ...(description ? { description } : {}),
 });
+/** A resumed run's answer (the engine's resume routes). */
+const Resumed = { type: 'object', required: ['runId', 'resumedBy'], properties: { runId: { type: 'string' }, resumedBy: { type: 'string' } } };
+/** The engine's page of runs (Page(WorkflowRun)), its items by reference. */
 const runsPage = json({
-  type: 'object',
-  required: ['items', 'nextCursor'],
-  properties: { items: { type: 'array', items: ref('WorkflowRun') }, nextCursor: { type: ['string', 'null'] } },
+  ...(strip(Page(WorkflowRun)) as Json),
+  properties: { items: { type: 'array', items: ref('WorkflowRun') }, nextCursor: (strip(Page(WorkflowRun)) as { properties: Json }).properties.nextCursor },
 });
 const listRunsQuery = [
   query('limit', { type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: 25 }),
@@ -371,14 +371,9 @@ const RUN_PATHS: Json = {
       summary:
         'Approve or Reject a run waiting for a resume (a Wait node in mode resume): it continues on the Wait node’s resumed or rejected branch with `body` as the output’s body. 409 when it is not waiting for a resume or was resumed already',
       parameters: idParam,
-      requestBody: body({
-        type: 'object',
-        required: ['action'],
-        additionalProperties: false,
-        properties: { action: { type: 'string', enum: ['approve', 'reject'] }, body: { type: 'object' } },
-      }),
+      requestBody: body(strip(ResumeRun)),
       responses: {
-        202: json({ type: 'object', properties: { runId: { type: 'string' }, resumedBy: { type: 'string' } } }, 'Resumed'),
+        202: json(Resumed, 'Resumed'),
         ...errors(400, 401, 403, 404, 409),
       },
     },
@@ -394,7 +389,7 @@ const RUN_PATHS: Json = {
         { name: 'secret', in: 'query', required: true, schema: { type: 'string' } },
       ],
       responses: {
-        202: json({ type: 'object', properties: { runId: { type: 'string' }, resumedBy: { type: 'string' } } }, 'Resumed'),
+        202: json(Resumed, 'Resumed'),
         ...errors(400, 401, 404, 409),
       },
     },

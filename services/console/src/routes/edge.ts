@@ -25,6 +25,8 @@ export interface EdgeContext {
   secureCookies: boolean;
   /** Browser origins allowed to write (the public base URL's, plus configured ones). */
   allowedOrigins: ReadonlySet<string>;
+  /** SSRF_ALLOWLIST (comma-separated entries, '' for none): GET /session hands it to the editor. */
+  ssrfAllowlist?: string;
   now: () => Date;
   /** The streams being relayed, by credential: a revocation (event or sign-out here) ends them. */
   streams: OpenStreams;
@@ -189,7 +191,9 @@ export function edgeRoutes(ctx: EdgeContext) {
       }
       reply.header('set-cookie', sessionCookie(created.token, { secure: ctx.secureCookies, expiresAt: new Date(created.expiresAt), now: ctx.now() }));
       reply.header('cache-control', 'no-store');
-      return reply.code(201).send({ user: created.user, expiresAt: created.expiresAt, csrfToken: csrfTokenFor(created.token) });
+      return reply
+        .code(201)
+        .send({ user: created.user, expiresAt: created.expiresAt, csrfToken: csrfTokenFor(created.token), ssrfAllowlist: ctx.ssrfAllowlist ?? '' });
     };
 
     /** Ends the cookie's session (or all of the user's) at auth; the cookie goes whatever auth says. */
@@ -229,7 +233,7 @@ export function edgeRoutes(ctx: EdgeContext) {
       }
       const current = (await answer.body.json()) as object;
       reply.header('cache-control', 'no-store');
-      return { ...current, csrfToken: csrfTokenFor(caller.token) };
+      return { ...current, csrfToken: csrfTokenFor(caller.token), ssrfAllowlist: ctx.ssrfAllowlist ?? '' };
     });
 
     app.all('/*', async (req, reply) => {

@@ -51,6 +51,8 @@ export async function startConsoleStack(
     engineUrl?: string;
     /** false: the edge gets no revocation events (a replica the event has not reached yet). */
     revocationEvents?: boolean;
+    /** SSRF_ALLOWLIST, which GET /session hands the editor. */
+    ssrfAllowlist?: string;
   } = {},
 ): Promise<ConsoleStack> {
   const test = await createTestDatabase();
@@ -100,6 +102,7 @@ export async function startConsoleStack(
     serviceClientSecret: consoleSecret,
     webRoot,
     introspectionCacheMs: opts.introspectionCacheMs ?? 30_000,
+    ssrfAllowlist: opts.ssrfAllowlist,
     bus: opts.revocationEvents === false ? undefined : bus,
     logLevel: 'debug',
     logStream,

@@ -34,7 +34,12 @@ export type { RunStep, WorkflowRun } from '@flowdesk/contracts';
 
 export type User = AccountUser;
 /** GET /session: the signed-in user and session, plus the CSRF token the edge adds (docs/console.md). */
-export type SessionInfo = Pick<CurrentSession, 'user'> & Partial<Pick<CurrentSession, 'session'>> & { csrfToken: string };
+export type SessionInfo = Pick<CurrentSession, 'user'> &
+  Partial<Pick<CurrentSession, 'session'>> & {
+    csrfToken: string;
+    /** The operator's SSRF_ALLOWLIST (comma-separated; '' for none): the editor's private-URL warning skips what it opens. */
+    ssrfAllowlist?: string;
+  };
 /** GET /setup: whether the owner is still to be created, the sign-up mode, and (npm start) the demo account. */
 export type SetupState = SetupStatus;
 export type Invite = CreatedInvite;
@@ -68,6 +73,8 @@ export class ApiClient {
   private csrfToken: string | undefined;
   /** The signed-in user (from the last session read or sign-in): "Manual by <you>" in the runs panel. */
   currentUser: User | null = null;
+  /** SSRF_ALLOWLIST, from the last session read or sign-in. */
+  ssrfAllowlist = '';
   /** Called when the server says the session is gone (401 on a console call). */
   onSignedOut: (() => void) | undefined;
 
@@ -110,6 +117,7 @@ export class ApiClient {
       const info = await this.request<SessionInfo>('GET', '/session');
       this.csrfToken = info.csrfToken;
       this.currentUser = info.user;
+      this.ssrfAllowlist = info.ssrfAllowlist ?? '';
       return info;
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
@@ -180,9 +188,10 @@ export class ApiClient {
     );
 
   private async opened(answer: Promise<unknown>): Promise<SessionInfo> {
-    const body = (await answer) as { user: User; csrfToken: string };
+    const body = (await answer) as { user: User; csrfToken: string; ssrfAllowlist?: string };
     this.csrfToken = body.csrfToken;
     this.currentUser = body.user;
+    this.ssrfAllowlist = body.ssrfAllowlist ?? '';
     return { user: body.user, csrfToken: body.csrfToken };
   }
 }

@@ -51,6 +51,25 @@ export function onLinkClick(to: string) {
   };
 }
 
+/**
+ * A table row that opens `to` when clicked anywhere (the Runs list). The row keeps a real link
+ * (its status badge) for the keyboard and screen readers; this serves the mouse. A click on a link
+ * or control inside the row does its own thing; a click that ends a text selection does nothing;
+ * Ctrl/⌘-click opens a new tab, as a link would.
+ */
+export function openRowOnClick(to: string) {
+  return (e: MouseEvent) => {
+    const target = e.target as { closest?: (selector: string) => unknown } | null;
+    if (e.defaultPrevented || e.button !== 0 || target?.closest?.('a, button, input, select, textarea, [role="button"]')) return;
+    if (typeof window !== 'undefined' && String(window.getSelection?.() ?? '') !== '') return;
+    if (e.metaKey || e.ctrlKey) {
+      window.open(to, '_blank', 'noopener');
+      return;
+    }
+    navigate(to);
+  };
+}
+
 export function Link({ to, ...rest }: AnchorHTMLAttributes<HTMLAnchorElement> & { to: string }) {
   return <a href={to} onClick={onLinkClick(to)} {...rest} />;
 }

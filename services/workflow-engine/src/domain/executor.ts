@@ -409,7 +409,8 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
       // The policy and whether a repeat is safe are read only when an attempt fails (not on the hot path).
       const earlier = input.resume?.get(checkpointKey(node.id, item?.index))?.step;
       const errors: string[] = earlier ? [...(earlier.attemptErrors ?? []), ...(earlier.error ? [earlier.error] : [])].slice(-9) : [];
-      for (let attempt = (earlier?.attempts ?? (earlier ? 1 : 0)) + 1; ; attempt++) {
+      // A parked step that did not fail (a Wait resumed) made no attempt before this one.
+      for (let attempt = (earlier?.attempts ?? (earlier?.error ? 1 : 0)) + 1; ; attempt++) {
         try {
           const result = await handler.execute(rendered, {
             ports,

@@ -6,7 +6,7 @@ import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { RunStatusBadge, duration, runStatusLabel } from '../components/RunStatus.tsx';
 import { ago, exact } from '../format.ts';
 import { api } from '../api.ts';
-import { Link } from '../router.tsx';
+import { Link, openRowOnClick } from '../router.tsx';
 import { triggerLabel } from '../workflows/triggers.ts';
 import { RUN_STATUSES, subscribeRuns, workspace, type RunStatus, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
 import { TableRegion } from '../components/TableRegion.tsx';
@@ -162,7 +162,7 @@ export function RunsPage({ workflowId }: { workflowId?: string }) {
             </Table.Thead>
             <Table.Tbody>
               {runs.map((run) => (
-                <Table.Tr key={run.id} data-run-id={run.id}>
+                <Table.Tr key={run.id} data-run-id={run.id} onClick={openRowOnClick(`/runs/${run.id}`)} style={{ cursor: 'pointer' }}>
                   <Table.Td>
                     <Anchor
                       component={Link}

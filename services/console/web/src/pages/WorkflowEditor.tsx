@@ -502,7 +502,7 @@ function Editor({ initial }: { initial: Workflow }) {
                   trigger={trigger}
                   sample={workflow.samplePayload}
                   sampleAt={workflow.samplePayloadAt}
-                  webhookUrl={workflow.webhook?.url ?? null}
+                  webhook={workflow.webhook ?? null}
                   secret={secret}
                   active={workflow.active}
                   nodeSources={nodeSources}

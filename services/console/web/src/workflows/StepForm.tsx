@@ -1,9 +1,9 @@
 import { ActionIcon, Alert, Button, Group, Select, Stack, Text, TextInput } from '@mantine/core';
-import { privateUrlWarning } from '@flowdesk/contracts/ssrf';
+import { EMPTY_ALLOWLIST, parseAllowlist, privateUrlWarning, type SsrfAllowlist } from '@flowdesk/contracts/ssrf';
 import { IconAlertTriangle, IconPlus, IconTrash } from '@tabler/icons-react';
 import type { FieldWidget, FormField } from '@flowdesk/contracts/nodes';
 import { useEffect, useState, type ComponentType, type ReactNode } from 'react';
-import type { Project } from '../api.ts';
+import { api, type Project } from '../api.ts';
 import { definitionOf, fieldsOf, type FormRow, type FormValue, type StepData, type StepKind } from './graph.ts';
 import { TemplateField } from './fields.tsx';
 import { workspace, type WorkflowItem } from '../workspace.ts';
@@ -49,9 +49,24 @@ function TextWidget({ field, value, set }: FieldProps) {
   );
 }
 
+let parsedAllowlist: { text: string; list: SsrfAllowlist } = { text: '', list: EMPTY_ALLOWLIST };
+/** The session's SSRF_ALLOWLIST, parsed once per text (the server checked it at start; unreadable: nothing opened). */
+function operatorAllowlist(text: string): SsrfAllowlist {
+  if (parsedAllowlist.text !== text) {
+    let list = EMPTY_ALLOWLIST;
+    try {
+      list = parseAllowlist(text);
+    } catch {
+      // keep warning about everything
+    }
+    parsedAllowlist = { text, list };
+  }
+  return parsedAllowlist.list;
+}
+
 /** Under an outbound URL: the run would be refused by the SSRF guard (docs/workflow-engine.md), so say so while editing. */
 function PrivateUrlWarning({ url }: { url: string }) {
-  const warning = privateUrlWarning(url);
+  const warning = privateUrlWarning(url, operatorAllowlist(api.ssrfAllowlist));
   if (!warning) return null;
   return (
     <Alert color="yellow" variant="light" role="status" aria-label="Private address" icon={<IconAlertTriangle size={18} />} p="xs">
@@ -125,11 +140,21 @@ function KeyValueWidget({ field, value, set }: FieldProps) {
   );
 }
 
-/** One of the user's projects, or none (the inbox). */
+/**
+ * The project select's options: the empty value first, labelled by the field (Find Tasks: "Any
+ * project", no filter) or "No project (inbox)" (the create nodes), then the user's projects; an id
+ * not among them (a variable, a deleted project) is kept as itself.
+ */
+export function projectOptions(field: Pick<FormField, 'hint'>, projects: readonly Pick<Project, 'id' | 'name'>[] | null, current: string) {
+  const options = [{ value: '', label: field.hint.placeholder ?? 'No project (inbox)' }, ...(projects ?? []).map((p) => ({ value: p.id, label: p.name }))];
+  if (current && !options.some((o) => o.value === current)) options.push({ value: current, label: current });
+  return options;
+}
+
+/** One of the user's projects, or the empty value (the inbox, or no filter: projectOptions). */
 function ProjectWidget({ field, value, set, projects }: FieldProps) {
   const current = typeof value === 'string' ? value : '';
-  const options = [{ value: '', label: 'No project (inbox)' }, ...(projects ?? []).map((p) => ({ value: p.id, label: p.name }))];
-  if (current && !options.some((o) => o.value === current)) options.push({ value: current, label: current });
+  const options = projectOptions(field, projects, current);
   return (
     <Select
       label={field.hint.label}

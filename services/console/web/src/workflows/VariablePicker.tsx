@@ -4,15 +4,22 @@ import { ago, exact } from '../format.ts';
 import { tree, variable } from './templates.ts';
 import type { PickerSource } from './picker-sources.ts';
 import { TRIGGER_LABEL, type TriggerType } from './triggers.ts';
+import type { Workflow } from '../api.ts';
+
+type WebhookEndpoint = NonNullable<Workflow['webhook']>;
 
 export type { PickerSource } from './picker-sources.ts';
 
-/** A curl command that sends a sample request, as a person would paste it into a terminal. */
-export function curlCommand(url: string, secret: string | null): string {
+/**
+ * A curl command that sends a sample request, as a person would paste it into a terminal. It sends
+ * x-webhook-secret only when the workflow requires it (a workflow that does not would be shown a
+ * secret it never checks).
+ */
+export function curlCommand(webhook: Pick<WebhookEndpoint, 'url' | 'requireSecret'>, secret: string | null): string {
   return [
-    `curl -X POST '${url}'`,
+    `curl -X POST '${webhook.url}'`,
     `  -H 'content-type: application/json'`,
-    `  -H 'x-webhook-secret: ${secret ?? '<your webhook secret>'}'`,
+    ...(webhook.requireSecret ? [`  -H 'x-webhook-secret: ${secret ?? '<your webhook secret>'}'`] : []),
     `  -d '{"customer": {"name": "Ada Lovelace", "email": "ada@example.com"}, "order": {"id": "A-1001", "total": 42}}'`,
   ].join(' \\\n');
 }
@@ -79,7 +86,7 @@ export function VariablePicker({
   trigger,
   sample,
   sampleAt,
-  webhookUrl,
+  webhook,
   secret,
   active,
   nodeSources,
@@ -93,7 +100,7 @@ export function VariablePicker({
   trigger: { value: Record<string, unknown>; fromRun: boolean } | null;
   sample: Record<string, unknown> | null;
   sampleAt: string | null;
-  webhookUrl: string | null;
+  webhook: Pick<WebhookEndpoint, 'url' | 'requireSecret'> | null;
   secret: string | null;
   active: boolean;
   nodeSources: PickerSource[];
@@ -156,12 +163,12 @@ export function VariablePicker({
                     ? 'Send one to the webhook URL; its fields appear here as soon as it arrives.'
                     : 'Activate the workflow (inactive workflows answer 404), then send a request; its fields appear here as soon as it arrives.'}
                 </Text>
-                {webhookUrl && (
+                {webhook && (
                   <>
                     <Code block fz={11} style={{ whiteSpace: 'pre-wrap', wordBreak: 'break-all' }} data-testid="curl-command">
-                      {curlCommand(webhookUrl, secret)}
+                      {curlCommand(webhook, secret)}
                     </Code>
-                    <CopyButton value={curlCommand(webhookUrl, secret)}>
+                    <CopyButton value={curlCommand(webhook, secret)}>
                       {({ copied, copy }) => (
                         <Button size="xs" variant="light" leftSection={copied ? <IconCheck size={14} /> : <IconCopy size={14} />} onClick={copy}>
                           {copied ? 'Copied' : 'Copy curl command'}

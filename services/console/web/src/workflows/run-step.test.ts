@@ -16,24 +16,14 @@ describe('Run this step: which steps ask before acting', () => {
     expect(effect('http_request', { method: 'DELETE' })).toBe('It sends the DELETE request for real.');
     expect(effect('create_task')).toMatch(/creates the task/);
   });
-  it('a node type it does not know to be pure asks (a new node acts until listed as pure)', () => {
-    const known = new Set([
-      'condition',
-      'set_fields',
-      'switch',
-      'filter',
-      'stop',
-      'code',
-      'for_each',
-      'aggregate',
-      'verify_signature',
-      'find_tasks',
-      'get_project',
-      'http_request',
-      'create_task',
-    ]);
-    for (const d of NODE_TYPES.filter((x) => !known.has(x.type))) expect(effect(d.type)).toMatch(/runs for real/);
+  it('the registry says which steps only compute: those run at once, every action asks', () => {
+    for (const d of NODE_TYPES.filter((x) => !x.action)) expect(effect(d.type), d.type).toBeNull();
+    // Wait and Respond change nothing outside the run (the engine's isAction is false): they do not ask.
+    expect(effect('wait')).toBeNull();
+    expect(effect('respond')).toBeNull();
+    for (const d of NODE_TYPES.filter((x) => x.action && x.type !== 'http_request' && x.type !== 'create_task'))
+      expect(effect(d.type), d.type).toMatch(/runs for real/);
     // The workspace writes ask.
-    for (const t of ['update_task', 'create_note', 'create_calendar_entry', 'add_comment'] as const) expect(effect(t)).toMatch(/runs for real/);
+    for (const t of ['update_task', 'create_note', 'create_calendar_entry', 'add_comment', 'run_workflow'] as const) expect(effect(t)).toMatch(/runs for real/);
   });
 });

@@ -12,25 +12,12 @@ import { api, ApiError, type StepTestResult } from '../api.ts';
 import { RunStatusBadge } from '../components/RunStatus.tsx';
 import { definitionOf, toParams, type ApiNode, type StepData } from './graph.ts';
 
-/** Node types that only compute (nothing outside the run changes): run without asking. Any other type asks. */
-const PURE_KINDS = new Set<string>([
-  'condition',
-  'set_fields',
-  'switch',
-  'filter',
-  'stop',
-  'code',
-  'for_each',
-  'aggregate',
-  'verify_signature',
-  'find_tasks',
-  'get_project',
-]);
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Whether running this step may change something outside Flowdesk's run (and so needs a confirmation), with what. */
 export function sideEffectOf(data: StepData, params: Record<string, unknown>): string | null {
-  if (PURE_KINDS.has(data.kind)) return null;
+  // The registry says which node types only compute (the engine's isAction is the same flag).
+  if (!definitionOf(data.kind).action) return null;
   if (data.kind === 'http_request') {
     const method = typeof params.method === 'string' ? params.method : 'POST';
     return SAFE_METHODS.has(method) ? null : `It sends the ${method} request for real.`;

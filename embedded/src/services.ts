@@ -171,6 +171,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       // Tests that move the engine's clock look for ticks often; otherwise SCHEDULER_POLL_MS (0: none).
       scheduler: { pollMs: d.engineClock ? 50 : d.tuning?.engineTuning?.scheduler.pollMs },
       retention: d.tuning?.engineTuning?.retention,
+      sandbox: d.tuning?.engineTuning?.sandbox,
       // Resume links of waiting runs (the Wait node) are published under the public base URL.
       publicBaseUrl: d.publicBaseUrl,
       waits: d.tuning?.engineTuning?.waits,

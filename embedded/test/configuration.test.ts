@@ -5,7 +5,7 @@
 // Idempotency-Key, ten times at once, starts one run. On PGlite, and on Postgres with DATABASE_URL.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
@@ -110,6 +110,8 @@ test("the engine's and the caches' variables reach the services' configuration, 
     RUN_RETENTION_DAYS: '0',
     RUN_RETENTION_PER_WORKFLOW: '50',
     RUN_RETENTION_INTERVAL_SECONDS: '60',
+    ENGINE_SANDBOX_WORKERS: '3',
+    ENGINE_SANDBOX_BUDGET_MS_PER_MINUTE: '5000',
     INTROSPECTION_CACHE_MS: '0',
     WEBHOOK_MAX_BACKLOG: '5',
     SIGNUP_MODE: 'off',
@@ -123,6 +125,7 @@ test("the engine's and the caches' variables reach the services' configuration, 
     retryParkMs: 2000,
     limits: { maxLoopItemsPerRun: 1000 },
     retention: { ...retention, maxAgeDays: null, keepPerWorkflow: 50, intervalMs: 60_000 },
+    sandbox: { workers: 3, perOwnerWorkers: 2, budgetMsPerMinute: 5000, workerHeapMb: 128 },
   });
   assert.equal(config.introspectionCacheMs, 0);
   assert.equal(config.webhookAdmission?.backlog.maxBacklog, 5);
@@ -136,6 +139,9 @@ test("the engine's and the caches' variables reach the services' configuration, 
     retryParkMs: 5000,
     limits: { maxLoopItemsPerRun: 1000 },
     retention: { ...retention, maxAgeDays: 30, keepPerWorkflow: null, intervalMs: 300_000 },
+    sandbox: (({ workers }) => ({ workers, perOwnerWorkers: workers - 1, budgetMsPerMinute: 20_000, workerHeapMb: 128 }))({
+      workers: Math.min(8, Math.max(2, availableParallelism())),
+    }),
   });
   assert.deepEqual([defaults.signupMode, defaults.introspectionCacheMs, defaults.consoleAllowedOrigins], ['invite', 30_000, []]);
   for (const [name, value, message] of [

@@ -24,7 +24,20 @@ export const EXPRESSION_LIMITS = {
   maxResultChars: 1_000_000,
   /** Compiled expressions kept (least recently compiled dropped first). */
   cacheSize: 1_000,
+  /** An error's text, in characters: longer text (a `$error()` message built from the data) is cut, with a note. */
+  maxErrorChars: 65_536,
+  /** AST nodes of an expression that may run inline (`expressionRunsInline`); a larger one goes to the sandbox. */
+  maxInlineNodes: 64,
+  /** The widest literal range (`[1..100]`) an inline expression may build. */
+  maxInlineRange: 1_000,
 } as const;
+
+/** `text` cut to `max` characters, saying how much was left out. */
+export function capErrorText(text: string, max: number = EXPRESSION_LIMITS.maxErrorChars): string {
+  if (text.length <= max) return text;
+  const note = ` … (error text cut: ${text.length} characters, the limit is ${max})`;
+  return text.slice(0, max - note.length) + note;
+}
 
 /** What an expression sees (the input document: `trigger.amount`, `nodes.http_1.body`, `item`, `index`, `now`). */
 export interface ExpressionScope {
@@ -48,7 +61,7 @@ export class ExpressionError extends Error {
     readonly source: string,
     readonly reason: string,
   ) {
-    super(`expression {{= ${clip(source)} }} ${reason}`);
+    super(capErrorText(`expression {{= ${clip(source)} }} ${reason}`));
   }
 }
 
@@ -131,6 +144,92 @@ function expressionEnd(value: string, from: number): number {
 
 type Compiled = ReturnType<typeof jsonata>;
 const cache = new Map<string, Compiled>();
+const inline = new Map<string, boolean>();
+
+/**
+ * Whether an expression may run inline, on the caller's thread (docs/workflow-engine.md,
+ * "Isolation"): decided once per source from its JSONata syntax tree. Inline are expressions made
+ * only of field paths (a literal index at most), literals, arithmetic, comparison, boolean and `&`
+ * operators, `in`, conditionals, array and object constructors and literal ranges of at most
+ * maxInlineRange items, in at most maxInlineNodes nodes: their cost is linear in the data they read,
+ * they cannot loop or backtrack. Anything else (a function call, a regex, a lambda, a variable
+ * binding, `$$`, a filter, a wildcard, sorting, grouping, a computed range) runs in the sandbox.
+ * An expression that does not compile is not inline (evaluating it fails the same way anywhere).
+ */
+export function expressionRunsInline(source: string): boolean {
+  let known = inline.get(source);
+  if (known !== undefined) return known;
+  try {
+    let nodes = 0;
+    known = inlineSafe(compileExpression(source).ast() as unknown as AstNode, () => ++nodes <= EXPRESSION_LIMITS.maxInlineNodes);
+  } catch {
+    known = false;
+  }
+  if (inline.size >= EXPRESSION_LIMITS.cacheSize) inline.delete(inline.keys().next().value!);
+  inline.set(source, known);
+  return known;
+}
+
+const INLINE_OPERATORS = new Set(['+', '-', '*', '/', '%', '=', '!=', '<', '<=', '>', '>=', '&', 'and', 'or', 'in']);
+/** JSONata's syntax tree, as far as inlineSafe reads it. */
+interface AstNode {
+  type: string;
+  value?: unknown;
+  steps?: AstNode[];
+  stages?: { type: string; expr?: AstNode }[];
+  expressions?: AstNode[];
+  expression?: AstNode;
+  lhs?: AstNode | AstNode[][];
+  rhs?: AstNode;
+  condition?: AstNode;
+  then?: AstNode;
+  else?: AstNode;
+  group?: unknown;
+  focus?: unknown;
+  tuple?: unknown;
+  index?: unknown;
+  predicate?: unknown;
+}
+
+function inlineSafe(node: AstNode | undefined, count: () => boolean): boolean {
+  if (!node || !count()) return false;
+  const n = node;
+  if (n.group !== undefined || n.focus !== undefined || n.tuple !== undefined || n.index !== undefined || n.predicate !== undefined) return false;
+  const all = (list: AstNode[] | undefined) => (list ?? []).every((x) => inlineSafe(x, count));
+  switch (n.type) {
+    case 'string':
+    case 'number':
+    case 'value':
+      return true;
+    case 'variable':
+      return n.value === ''; // `$`, the current value; `$$` and named variables are not inline
+    case 'name':
+      // A field; a literal index (`lines[0]`) is the only filter taken inline.
+      return (n.stages ?? []).every((s) => s.type === 'filter' && s.expr?.type === 'number');
+    case 'path':
+      return (n.steps ?? []).length > 0 && all(n.steps);
+    case 'binary': {
+      const lhs = n.lhs as AstNode | undefined;
+      if (n.value === '..') {
+        const lo = lhs?.type === 'number' ? Number(lhs.value) : NaN;
+        const hi = n.rhs?.type === 'number' ? Number(n.rhs.value) : NaN;
+        return Number.isFinite(lo) && Number.isFinite(hi) && hi - lo < EXPRESSION_LIMITS.maxInlineRange;
+      }
+      return INLINE_OPERATORS.has(String(n.value)) && inlineSafe(lhs, count) && inlineSafe(n.rhs, count);
+    }
+    case 'unary':
+      if (n.value === '-') return inlineSafe(n.expression, count);
+      if (n.value === '[') return all(n.expressions);
+      if (n.value === '{') return ((n.lhs ?? []) as AstNode[][]).every((pair) => pair.length === 2 && all(pair));
+      return false;
+    case 'condition':
+      return inlineSafe(n.condition, count) && inlineSafe(n.then, count) && (n.else === undefined || inlineSafe(n.else, count));
+    case 'block':
+      return all(n.expressions);
+    default:
+      return false; // function, partial, lambda, bind, regex, apply, sort, transform, wildcard, descendant, parent, …
+  }
+}
 
 /** Compiles (or takes from the cache) one expression; throws ExpressionError naming the position of a syntax error. */
 export function compileExpression(source: string): Compiled {
@@ -217,6 +316,9 @@ export async function evaluateExpression(source: string, scope: ExpressionScope)
   }
   if (result === undefined) return undefined;
   if (isFunction(result)) throw new ExpressionError(source, 'yields a function, not a value');
+  // A giant string (concatenations of a large field) is refused before it is copied as JSON.
+  if (typeof result === 'string' && result.length > EXPRESSION_LIMITS.maxResultChars)
+    throw new ExpressionError(source, `yields more than ${EXPRESSION_LIMITS.maxResultChars} characters`);
   let json: string | undefined;
   try {
     json = JSON.stringify(result, (_k, v: unknown) => (isFunction(v) ? undefined : v));

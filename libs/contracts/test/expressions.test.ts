@@ -29,3 +29,34 @@ test('evaluateExpression returns a JSON copy that shares nothing with the scope'
   out[0]!.a = 2;
   assert.equal(trigger.list[0]!.a, 1);
 });
+
+test('expressionRunsInline: paths, literals and operators run inline; anything that can loop or backtrack goes to the sandbox', async () => {
+  const { expressionRunsInline } = await import('../src/expressions.ts');
+  for (const source of [
+    'index % 3',
+    'trigger.qty * trigger.price',
+    'trigger.a ? "x" : "y"',
+    '"vip" in trigger.labels',
+    'trigger.lines[0].sku',
+    '[1..5]',
+    '{"a": trigger.x}',
+    'trigger.first & " " & trigger.last',
+  ])
+    assert.equal(expressionRunsInline(source), true, source);
+  for (const source of [
+    '$match(trigger.s, /^(a+)+$/)',
+    '$sum(trigger.lines.qty)',
+    '[1..trigger.n]',
+    '[1..100000]',
+    '($f := function($n) { $f($n) }; $f(0))',
+    'trigger.lines[qty > 1]',
+    '$$.trigger',
+    'trigger.**',
+    'not(trigger.a)',
+    'trigger.a{"k": b}',
+    'not valid (',
+  ])
+    assert.equal(expressionRunsInline(source), false, source);
+  const long = Array.from({ length: 70 }, (_, i) => `trigger.a${i}`).join(' + ');
+  assert.equal(expressionRunsInline(long), false, 'more than 64 syntax nodes');
+});

@@ -16,7 +16,8 @@ import { createService, internalAuth, SecretBox, type Service } from '@flowdesk/
 import { CredentialStore } from './adapters/credential-store.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { DEAD_LETTER_ERROR_PREFIX, RunStore } from './adapters/run-store.ts';
-import { runMetrics } from './adapters/telemetry.ts';
+import { runMetrics, sandboxMetrics } from './adapters/telemetry.ts';
+import { SandboxPool, type SandboxPoolOptions } from './adapters/sandbox-pool.ts';
 import { recordRun, unstorablePayload } from './domain/run-recording.ts';
 import type { WorkspaceClient } from './adapters/workspace-client.ts';
 import { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';
@@ -98,6 +99,8 @@ export interface WorkflowEngineDeps {
   publicBaseUrl?: string;
   /** A retry delay of at least this many ms parks the run instead of sleeping (RETRY_PARK_MS, default 5000). */
   retryParkMs?: number;
+  /** The sandbox's worker pool (ENGINE_SANDBOX_*: docs/workflow-engine.md, "Isolation"); defaults for the rest. */
+  sandbox?: Partial<SandboxPoolOptions>;
 }
 
 /**
@@ -136,6 +139,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   });
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
   const waits = new WaitStore(deps.db);
+  // Code steps and expressions that are not inline run here: worker threads with deadlines enforced from this thread.
+  const sandbox = new SandboxPool({ ...deps.sandbox, log: app.log, metrics: sandboxMetrics });
   // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request, on
   // the reply topic's partition that replica reads (docs/event-bus.md, "Reply topic").
   const sendReply = (reply: WebhookReply, partition: number | undefined): Promise<void> =>
@@ -150,6 +155,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     clock,
     log: app.log,
     metrics: runMetrics,
+    sandbox,
     limits: deps.limits,
     cancellations,
     resumeBaseUrl: deps.publicBaseUrl,
@@ -187,6 +193,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
       http: deps.http,
       clock,
       log: app.log,
+      sandbox,
       limits: deps.limits,
     }),
     { prefix: API_PREFIX },
@@ -338,6 +345,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     for (const s of subscriptions.splice(0).reverse()) await s.close();
     await runs.drain();
     cancellations.stop();
+    await sandbox.close();
   });
   return app;
 }

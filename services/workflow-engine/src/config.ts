@@ -1,5 +1,6 @@
 import { DEFAULT_RETRY_PARK_MS, DEFAULT_RUN_LIMITS, type RunLimits } from './domain/executor.ts';
 import { DEFAULT_RETENTION, type RetentionPolicy } from './domain/run-control.ts';
+import { sandboxPoolOptionsFromEnv, type SandboxPoolOptions } from './adapters/sandbox-pool.ts';
 
 /**
  * How many runs a replica handles and how often it looks for schedule ticks (docs/configuration.md):
@@ -18,6 +19,8 @@ export interface EngineTuning {
   retryParkMs: number;
   /** Per-run limits set by the environment: MAX_LOOP_ITEMS_PER_RUN (For each items per run). */
   limits: Partial<RunLimits>;
+  /** The sandbox's pool: ENGINE_SANDBOX_WORKERS, ENGINE_SANDBOX_OWNER_WORKERS, ENGINE_SANDBOX_BUDGET_MS_PER_MINUTE, ENGINE_SANDBOX_WORKER_HEAP_MB. */
+  sandbox: Partial<SandboxPoolOptions>;
 }
 
 export const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
@@ -41,5 +44,6 @@ export function engineTuningFromEnv(env: NodeJS.ProcessEnv): EngineTuning {
       intervalMs: positiveInteger(env, 'RUN_RETENTION_INTERVAL_SECONDS', DEFAULT_RETENTION.intervalMs / 1000) * 1000,
     },
     limits: { maxLoopItemsPerRun: positiveInteger(env, 'MAX_LOOP_ITEMS_PER_RUN', DEFAULT_RUN_LIMITS.maxLoopItemsPerRun) },
+    sandbox: sandboxPoolOptionsFromEnv(env),
   };
 }

@@ -6,3 +6,4 @@ export { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/servi
 export { migrateEngine, RunStore } from './adapters/run-store.ts';
 export { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';
 export { SsrfPolicy } from '@flowdesk/service-kit';
+export { SandboxPool, type SandboxPoolOptions } from './adapters/sandbox-pool.ts';

@@ -102,5 +102,5 @@ test('constructor.constructor and prototype tricks reach only the sandbox own gl
 });
 
 test('limits are explicit', () => {
-  assert.deepEqual(CODE_LIMITS, { timeoutMs: 1_000, memoryBytes: 32 * 1024 * 1024, stackBytes: 256 * 1024, maxOutputChars: 1_000_000 });
+  assert.deepEqual(CODE_LIMITS, { timeoutMs: 1_000, memoryBytes: 32 * 1024 * 1024, stackBytes: 256 * 1024, maxOutputChars: 1_000_000, maxErrorChars: 65_536 });
 });

@@ -1,5 +1,6 @@
 import { counter, histogram } from '@flowdesk/telemetry';
 import type { RunMetrics } from '../domain/ports.ts';
+import type { SandboxMetrics } from './sandbox-pool.ts';
 
 /**
  * The engine's metrics (docs/observability.md). Labels are statuses and node types: a few values
@@ -42,4 +43,31 @@ export const runMetrics: RunMetrics = {
   },
   nodeFinished: (type, status, seconds) => nodeDuration.observe({ type, status }, seconds),
   ssrfRefused: () => ssrfRefusals.inc(),
+};
+
+const sandboxJobs = counter<'kind' | 'outcome'>({
+  name: 'flowdesk_engine_sandbox_jobs_total',
+  help: 'Sandbox jobs (Code steps, a step’s sandboxed expressions) finished, by kind and outcome (ok, error, timeout, memory)',
+  labelNames: ['kind', 'outcome'],
+  owner,
+});
+const sandboxSeconds = counter<'kind'>({
+  name: 'flowdesk_engine_sandbox_seconds_total',
+  help: 'Time sandbox jobs held a worker, by kind (per owner: SandboxPool.ownerStats)',
+  labelNames: ['kind'],
+  owner,
+});
+const sandboxThrottled = counter({
+  name: 'flowdesk_engine_sandbox_throttled_total',
+  help: 'Sandbox jobs that waited because their owner was past its budget of sandbox time per minute',
+  owner,
+});
+
+/** The sandbox pool's counters (adapters/sandbox-pool.ts). */
+export const sandboxMetrics: SandboxMetrics = {
+  jobFinished: (kind, outcome, seconds) => {
+    sandboxJobs.inc({ kind, outcome });
+    sandboxSeconds.inc({ kind }, seconds);
+  },
+  throttled: () => sandboxThrottled.inc(),
 };

@@ -8,6 +8,8 @@
  * download at install or at run time); the module loads once per process.
  */
 import { createHash, createHmac } from 'node:crypto';
+import { capErrorText, evaluateExpression } from '@flowdesk/contracts/expressions';
+import type { Sandbox, SandboxScope } from './ports.ts';
 import variantModule from '@jitl/quickjs-wasmfile-release-sync';
 import {
   newQuickJSWASMModuleFromVariant,
@@ -27,26 +29,44 @@ export const CODE_LIMITS = {
   stackBytes: 256 * 1024,
   /** The returned value as JSON, in characters. */
   maxOutputChars: 1_000_000,
+  /** An error's text (a thrown message, a stack), in characters: longer text is cut, with a note. */
+  maxErrorChars: 65_536,
 } as const;
 
-/** Code that failed: a syntax error, an exception it threw, a limit, or a result no JSON holds. */
-export class CodeError extends Error {}
-
-export interface CodeInput {
-  trigger: unknown;
-  headers: Record<string, string>;
-  nodes: Record<string, unknown>;
-  item?: unknown;
-  index?: number;
-  /** The run's clock, ISO 8601 (`flowdesk.now()`). */
-  now: string;
+/** Code that failed: a syntax error, an exception it threw, a limit, or a result no JSON holds. Its text is capped. */
+export class CodeError extends Error {
+  constructor(message: string) {
+    super(capErrorText(message, CODE_LIMITS.maxErrorChars));
+  }
 }
+
+/** What the code reads (`now` is the run's clock, ISO 8601: `flowdesk.now()`). */
+export type CodeInput = SandboxScope;
+
+/**
+ * The Sandbox port's in-process form: the same QuickJS and JSONata, on the caller's thread, so a
+ * host helper or a backtracking regex is not preempted. For unit tests of the executor and the
+ * worker itself (adapters/sandbox-worker.ts); the engine wires the worker pool (adapters/sandbox-pool.ts).
+ */
+export const inProcessSandbox: Sandbox = {
+  runCode: (job) => runCode(job.code, job.data),
+  evaluate: async (job) => {
+    const values: unknown[] = [];
+    for (const source of job.sources) values.push(await evaluateExpression(source, job.scope));
+    return values;
+  },
+};
 
 // The package's types describe its CommonJS build (the variant under `default`); its ESM build, which
 // Node loads here, exports the variant itself. Either way: the variant.
 const variant = ((variantModule as unknown as { default?: QuickJSSyncVariant }).default ?? variantModule) as QuickJSSyncVariant;
 let module: Promise<QuickJSWASMModule> | undefined;
 const quickjs = () => (module ??= newQuickJSWASMModuleFromVariant(variant));
+
+/** Loads QuickJS's WebAssembly module now (a sandbox worker, before its first job). */
+export async function warmUp(): Promise<void> {
+  await quickjs();
+}
 
 const HASHES = new Set(['sha256', 'sha1', 'sha512', 'md5']);
 const ENCODINGS = new Set(['hex', 'base64', 'base64url']);
@@ -55,7 +75,7 @@ const ENCODINGS = new Set(['hex', 'base64', 'base64url']);
  * Runs `code` as the body of a function receiving `trigger`, `headers`, `nodes`, `item`, `index`
  * and returns what it returns (a JSON copy; undefined → null). Rejects with CodeError.
  */
-export async function runCode(code: string, input: CodeInput, limits: Partial<typeof CODE_LIMITS> = {}): Promise<unknown> {
+export async function runCode(code: string, input: CodeInput, limits: Partial<Record<keyof typeof CODE_LIMITS, number>> = {}): Promise<unknown> {
   const { timeoutMs, memoryBytes, stackBytes, maxOutputChars } = { ...CODE_LIMITS, ...limits };
   const runtime = (await quickjs()).newRuntime();
   try {
@@ -68,7 +88,7 @@ export async function runCode(code: string, input: CodeInput, limits: Partial<ty
     const ctx = runtime.newContext();
     try {
       installHelpers(ctx, input.now);
-      const inputJson = ctx.newString(JSON.stringify({ ...input, now: undefined }));
+      const inputJson = ctx.newString(JSON.stringify({ ...input, now: undefined, rawBody: undefined }));
       ctx.setProp(ctx.global, '__input', inputJson);
       inputJson.dispose();
       // The body runs in strict mode inside a function; its return value leaves as JSON text.

@@ -208,6 +208,9 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
     headers: event.headers,
     credentials: input.credentials,
     clock: ports.clock,
+    // Expressions that are not inline run in the sandbox, counted against the workflow's owner.
+    ...(ports.sandbox ? { sandbox: ports.sandbox } : {}),
+    ownerId: workflow.ownerId,
     ...(event.rawBody !== undefined ? { rawBody: event.rawBody } : {}),
     resumeUrl: (id: string): { url: string } | { why: string } => {
       const wait = workflow.graph.nodes.find((n) => n.id === id);

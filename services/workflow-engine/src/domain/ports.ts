@@ -85,6 +85,51 @@ export interface EnginePorts {
    * another owner's, and a chain deeper than RUN_WORKFLOW_MAX_DEPTH. Absent: the node fails.
    */
   startWorkflow?: (request: StartWorkflowRequest) => Promise<{ eventId: string }>;
+  /**
+   * Where user work runs (Code steps, expressions that are not plain arithmetic over paths):
+   * adapters/sandbox-pool.ts, a pool of worker threads with deadlines enforced from outside. Absent
+   * (unit tests of the executor), the same work runs in process, unpreemptible (domain/code-sandbox.ts).
+   */
+  sandbox?: Sandbox;
+}
+
+/** The data a Code step or an expression sees (trigger, headers, earlier outputs, the item, `now`). */
+export interface SandboxScope {
+  trigger: unknown;
+  headers: Record<string, string>;
+  nodes: Record<string, unknown>;
+  item?: unknown;
+  index?: number;
+  now: string;
+  rawBody?: string;
+}
+
+/** One Code step's JavaScript, run for `ownerId` (whose share of the sandbox it counts against). */
+export interface CodeJob {
+  ownerId: string;
+  code: string;
+  data: SandboxScope;
+  /** Aborted (the run stops): a job still queued is dropped. */
+  signal?: AbortSignal;
+}
+
+/** One step's sandboxed expressions, sent as one job with the scope once. */
+export interface ExpressionsJob {
+  ownerId: string;
+  sources: readonly string[];
+  scope: SandboxScope;
+  signal?: AbortSignal;
+}
+
+/**
+ * User work with limits enforced from outside it (docs/workflow-engine.md, "Isolation"): a job that
+ * passes its deadline is stopped and fails naming the limit; owners are served round-robin, each
+ * within a budget of sandbox time per minute. `runCode` rejects with CodeError (domain/code-sandbox.ts),
+ * `evaluate` with ExpressionError (@flowdesk/contracts/expressions) and resolves to one value per source.
+ */
+export interface Sandbox {
+  runCode(job: CodeJob): Promise<unknown>;
+  evaluate(job: ExpressionsJob): Promise<unknown[]>;
 }
 
 export interface StartWorkflowRequest {

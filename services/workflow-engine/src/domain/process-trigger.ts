@@ -21,6 +21,7 @@ import type {
   RunMetrics,
   RunRecorder,
   RunWrite,
+  Sandbox,
   StartWorkflowRequest,
   WorkspaceNodesPort,
   WorkspaceWrites,
@@ -41,6 +42,8 @@ export interface ProcessDeps {
   clock: Clock;
   log: LogPort;
   metrics: RunMetrics;
+  /** Where Code steps and sandboxed expressions run (adapters/sandbox-pool.ts); absent: in process. */
+  sandbox?: Sandbox;
   limits?: Partial<RunLimits>;
   /** The runs executing here and which were cancelled (run-control.ts); none: runs are not cancellable in flight. */
   cancellations?: RunCancellations;
@@ -279,6 +282,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
           clock,
           log: runLog,
           metrics: deps.metrics,
+          ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
           // The task carries this run's origin: its change event never starts this workflow again, and
           // a chain across workflows ends at MAX_TRIGGER_DEPTH (docs/triggers.md, "Loops").
           createTask: (ownerId, input, { signal, idempotencyKey }) =>

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { StepTestResult, TriggerEvent, WorkflowNode } from '@flowdesk/contracts';
 import { executeWorkflow, type RunLimits } from './executor.ts';
 import { redactSecrets } from './mask.ts';
-import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, WorkspaceWrites } from './ports.ts';
+import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, Sandbox, WorkspaceWrites } from './ports.ts';
 import { credentialNames } from './template.ts';
 import { withOrigin } from './process-trigger.ts';
 
@@ -23,6 +23,8 @@ export interface StepTestDeps {
   clock: Clock;
   log: LogPort;
   metrics?: RunMetrics;
+  /** Where Code steps and sandboxed expressions run, as in a run. */
+  sandbox?: Sandbox;
   limits?: Partial<RunLimits>;
 }
 
@@ -86,6 +88,7 @@ export async function testStep(input: StepTestInput, deps: StepTestDeps): Promis
       clock: deps.clock,
       log: secrets.length === 0 ? deps.log : redactingLog(deps.log, secrets),
       metrics: deps.metrics,
+      ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
       // As in a run: the task carries this workflow as its origin (its change event never starts it again).
       createTask: (ownerId, task, { signal, idempotencyKey }) =>
         deps.workspace.createTask(ownerId, task, signal, { workflowId: input.workflowId, depth: 1 }, idempotencyKey),

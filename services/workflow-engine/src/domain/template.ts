@@ -8,9 +8,13 @@
  * Expressions (`{{= trigger.qty * trigger.price }}`) are JSONata, sandboxed and bounded in
  * @flowdesk/contracts/expressions. JSONata evaluates asynchronously while node handlers render
  * synchronously, so the executor calls `prepare` first: it evaluates the expressions the node's
- * render asks for once, and the render methods then read the results.
+ * render asks for once, and the render methods then read the results. An expression made of paths,
+ * literals and operators evaluates here, inline; any other (functions, regexes, lambdas, …) goes to
+ * the sandbox, all of one step's in one job (expressionRunsInline, docs/workflow-engine.md, "Isolation").
  */
-import { evaluateExpression, ExpressionError, hasExpression, templateParts, type TemplatePart } from '@flowdesk/contracts/expressions';
+import { evaluateExpression, ExpressionError, expressionRunsInline, hasExpression, templateParts, type TemplatePart } from '@flowdesk/contracts/expressions';
+import { inProcessSandbox } from './code-sandbox.ts';
+import type { Sandbox } from './ports.ts';
 
 export { ExpressionError } from '@flowdesk/contracts/expressions';
 
@@ -36,6 +40,11 @@ export interface TemplateScope {
   rawBody?: string;
   /** A `resume` Wait's link, known before it runs: `{{wait.<nodeId>.resumeUrl}}` (domain/resume-links.ts). */
   resumeUrl?: (nodeId: string) => { url: string } | { why: string };
+  /** Where expressions that are not inline run, for `ownerId` (default: in process, unpreemptible: unit tests). */
+  sandbox?: Sandbox;
+  ownerId?: string;
+  /** The run's signal: a sandbox job still queued when it aborts is dropped. */
+  signal?: AbortSignal;
 }
 
 /** A `{{credentials.<name>}}` the owner has no credential for (or a malformed reference). */
@@ -178,7 +187,20 @@ export class TemplateRenderer {
     }
     if (sources.size === 0) return;
     const scope = this.data();
-    for (const source of sources) this.evaluated.set(source, await evaluateExpression(source, scope));
+    let sandboxed: string[] | undefined;
+    for (const source of sources) {
+      if (expressionRunsInline(source)) this.evaluated.set(source, await evaluateExpression(source, scope));
+      else (sandboxed ??= []).push(source);
+    }
+    if (!sandboxed) return;
+    const sandbox = this.scope.sandbox ?? inProcessSandbox;
+    const values = await sandbox.evaluate({
+      ownerId: this.scope.ownerId ?? '',
+      sources: sandboxed,
+      scope,
+      ...(this.scope.signal ? { signal: this.scope.signal } : {}),
+    });
+    sandboxed.forEach((source, i) => this.evaluated.set(source, values[i]));
   }
 
   /** The value of a credential named by a node's param (Verify signature); an unknown name fails the node. */

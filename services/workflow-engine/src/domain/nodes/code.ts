@@ -1,10 +1,10 @@
 /**
- * Code node: runs the node's JavaScript in the QuickJS sandbox (../code-sandbox.ts) with JSON copies
+ * Code node: runs the node's JavaScript in the sandbox (QuickJS, ../code-sandbox.ts, in the engine's worker pool) with JSON copies
  * of the trigger, the headers, earlier outputs and the For each item; outputs what the code returns.
  * The code is not templated (a `{{…}}` in it is text): it reads its data as variables instead.
  */
 import type { NodeParams } from '@flowdesk/contracts';
-import { runCode, type CodeInput } from '../code-sandbox.ts';
+import { inProcessSandbox, type CodeInput } from '../code-sandbox.ts';
 import type { TemplateRenderer } from '../template.ts';
 import type { NodeHandler } from './node-handler.ts';
 
@@ -19,5 +19,8 @@ export const codeHandler: NodeHandler<CodeParams, CodeNodeInput> = {
   render: (params: CodeParams, renderer: TemplateRenderer) => ({ code: params.code, data: renderer.data() }),
   // The data is already in the run (trigger, earlier steps): the step records the code's size, not a copy of everything.
   mask: (input) => ({ codeChars: input.code.length }),
-  execute: async (input) => ({ output: await runCode(input.code, input.data) }),
+  // In the engine's sandbox (ports.sandbox: a worker pool with a deadline enforced from outside), as the run's owner.
+  execute: async (input, ctx) => ({
+    output: await (ctx.ports.sandbox ?? inProcessSandbox).runCode({ ownerId: ctx.ownerId, code: input.code, data: input.data, signal: ctx.signal }),
+  }),
 };

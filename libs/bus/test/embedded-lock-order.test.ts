@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
-import { migrateBus } from '../src/embedded-bus.ts';
+import { createEmbeddedBus, migrateBus } from '../src/embedded-bus.ts';
 import { EmbeddedStore } from '../src/embedded-store.ts';
 
 const skip = process.env.DATABASE_URL ? false : 'needs Postgres (DATABASE_URL): concurrent transactions on two connections';
@@ -91,3 +91,58 @@ test("acknowledging a key's message never locks another key's idle lane (no dead
     { key: 'b', head: String(BigInt(b!.sequence) + 1n) },
   ]);
 });
+
+test(
+  'under concurrent load (publishes of many keys while a consumer acknowledges them) no publish fails and every message is delivered once',
+  { skip, timeout: 300_000 },
+  async () => {
+    const { db } = database;
+    await db.exec('DELETE FROM bus.lane; DELETE FROM bus.delivery; DELETE FROM bus.message; DELETE FROM bus.subscription');
+    // Two buses on one database, as ingest and the engine in two processes: the consumer's
+    // acknowledgements and the publishes run on separate connections at once.
+    const publisher = await createEmbeddedBus(db, { migrate: false });
+    const consumerErrors: string[] = [];
+    const consumer = await createEmbeddedBus(db, {
+      migrate: false,
+      pollIntervalMs: 5,
+      onError: (err) => consumerErrors.push(`${(err as { code?: string }).code ?? ''} ${(err as Error).message}`),
+    });
+    try {
+      const seen = new Map<number, number>();
+      const sub = await consumer.subscribe<{ n: number }>({
+        topic: 'load',
+        groupId: 'engine',
+        concurrency: 32,
+        handler: (m) => void seen.set(m.value.n, (seen.get(m.value.n) ?? 0) + 1),
+      });
+      const TOTAL = 3_000;
+      const KEYS = 200;
+      let next = 0;
+      const failures: string[] = [];
+      // 32 senders, each publishing one message at a time (every key's lane keeps running dry and
+      // filling again, which is when an idle lane's head is another key's acknowledged sequence).
+      await Promise.all(
+        Array.from({ length: 32 }, async () => {
+          while (next < TOTAL) {
+            const n = next++;
+            await publisher
+              .publish('load', [{ key: `k${(n * 7) % KEYS}`, value: { n } }])
+              .catch((err: { code?: string; message?: string }) => failures.push(`${err.code ?? ''} ${err.message}`));
+          }
+        }),
+      );
+      assert.deepEqual(failures.slice(0, 5), [], `${failures.length} of ${TOTAL} publishes failed`);
+      for (const deadline = Date.now() + 120_000; seen.size < TOTAL && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(seen.size, TOTAL, 'every message delivered');
+      assert.deepEqual(consumerErrors.slice(0, 5), [], `${consumerErrors.length} acknowledgements or claims failed`);
+      assert.ok(
+        [...seen.values()].every((c) => c === 1),
+        'each once',
+      );
+      await sub.close();
+    } finally {
+      await publisher.close();
+      await consumer.close();
+    }
+  },
+);

@@ -125,3 +125,22 @@ test('statements in flight on every connection when all are cut, repeatedly: eac
   assert.ok(failed > 0, `the cuts reached statements in flight (${ok} succeeded, ${failed} failed)`);
   await stillServes();
 });
+
+test('a user statement whose connection is cut fails, and its connection is not handed out again: the next statement succeeds at once', { skip }, async () => {
+  const { db } = database;
+  const name = (await db.exec('SELECT current_database() AS d')).rows[0]!.d as string;
+  for (let round = 0; round < 5; round++) {
+    const cutOne = db.queryAsUser(USER, 'SELECT pg_sleep(5)');
+    for (;;) {
+      const { rows } = await db.exec(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND query = 'SELECT pg_sleep(5)' AND state = 'active'`, [name]);
+      if (rows.length > 0) {
+        await db.exec('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await assert.rejects(cutOne, (err: { code?: string }) => err.code === '57P01');
+    // No retry here: the cut connection must not be the one this statement gets.
+    assert.deepEqual(await db.queryAsUser(USER, 'SELECT 1 AS one'), [{ one: 1 }], `round ${round}`);
+  }
+});

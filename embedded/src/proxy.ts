@@ -6,12 +6,12 @@ import { resolve, type Route } from './routing.ts';
 
 export interface ProxyOptions {
   routes: readonly Route[];
-  /** Every backend, for `/services/<name>/…` and the front `/healthz`. */
+  /** Every backend, for `/services/<name>/…` and the front `/healthz` and `/readyz`. */
   services: readonly string[];
   /** A backend's base URL; undefined while it is not running (answers 502). */
   target(service: string): string | undefined;
   log: Logger;
-  /** How long the front `/healthz` waits for each backend. */
+  /** How long the front `/healthz` and `/readyz` wait for each backend. */
   healthTimeoutMs?: number;
   /** Which proxies in front of this one to believe (TRUST_PROXY); default none: the peer is the client. */
   trustProxy?: FrontTrust;
@@ -92,6 +92,8 @@ export function createProxy(options: ProxyOptions): http.Server {
     const dest = resolve(req.url ?? '/', options.routes, options.services);
     if (dest.kind === 'front-health') {
       void frontHealth(options, res);
+    } else if (dest.kind === 'front-ready') {
+      void frontReadiness(options, res);
     } else if (dest.kind === 'none') {
       sendError(res, 404, 'not_found', `No route for ${req.method} ${(req.url ?? '/').split('?')[0]}`);
     } else {
@@ -200,26 +202,49 @@ function withoutHopByHop(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
   return out;
 }
 
-async function frontHealth(options: ProxyOptions, res: ServerResponse): Promise<void> {
+/**
+ * Every backend's answer to `probe`, all at once: 'up' (2xx), 'refused' (it answered otherwise) or
+ * 'down' (not running, unreachable, or no answer within the timeout).
+ */
+async function probeAll(options: ProxyOptions, probe: '/healthz' | '/readyz'): Promise<(readonly [string, 'up' | 'refused' | 'down'])[]> {
   const timeout = options.healthTimeoutMs ?? 2_000;
-  const states = await Promise.all(
+  return Promise.all(
     options.services.map(async (name) => {
       const base = options.target(name);
       if (!base) return [name, 'down'] as const;
       try {
-        const answer = await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(timeout) });
+        const answer = await fetch(`${base}${probe}`, { signal: AbortSignal.timeout(timeout) });
         await answer.body?.cancel();
-        return [name, answer.ok ? 'ok' : 'down'] as const;
+        return [name, answer.ok ? 'up' : 'refused'] as const;
       } catch {
         return [name, 'down'] as const;
       }
     }),
   );
+}
+
+async function frontHealth(options: ProxyOptions, res: ServerResponse): Promise<void> {
+  const states = (await probeAll(options, '/healthz')).map(([name, state]) => [name, state === 'up' ? 'ok' : 'down'] as const);
   const services = Object.fromEntries(states);
   const down = states.filter(([, state]) => state === 'down').map(([name]) => name);
   if (down.length === 0) return sendJson(res, 200, { status: 'ok', services });
   // Still the error shape every 5xx has, plus the per-service view that explains it.
   sendJson(res, 503, { error: 'unavailable', message: `Down: ${down.join(', ')}`, status: 'degraded', services });
+}
+
+/**
+ * The front `/readyz`: ready only when every service behind the base URL is (each one's own
+ * `/readyz`: its database, its bus — Kafka's brokers for webhook-ingest —, not draining). 503 names
+ * the ones that are not: 'not_ready' (it answered 503) or 'down' (no answer).
+ */
+async function frontReadiness(options: ProxyOptions, res: ServerResponse): Promise<void> {
+  const states = (await probeAll(options, '/readyz')).map(
+    ([name, state]) => [name, state === 'up' ? 'ready' : state === 'refused' ? 'not_ready' : 'down'] as const,
+  );
+  const services = Object.fromEntries(states);
+  const notReady = states.filter(([, state]) => state !== 'ready').map(([name]) => name);
+  if (notReady.length === 0) return sendJson(res, 200, { status: 'ready', services });
+  sendJson(res, 503, { error: 'unavailable', message: `Not ready: ${notReady.join(', ')}`, status: 'not_ready', services });
 }
 
 function sendError(res: ServerResponse, status: number, error: string, message: string): void {

@@ -4,7 +4,8 @@ export interface Route {
   service: string;
 }
 
-export type Destination = { kind: 'front-health' } | { kind: 'service'; service: string; path: string; strippedPrefix?: string } | { kind: 'none' };
+export type Destination =
+  { kind: 'front-health' } | { kind: 'front-ready' } | { kind: 'service'; service: string; path: string; strippedPrefix?: string } | { kind: 'none' };
 
 /**
  * Prefix semantics of a Kubernetes Ingress `Prefix` path, so the embedded start and a cluster
@@ -29,6 +30,8 @@ export function resolve(url: string, routes: readonly Route[], services: readonl
   // A dot segment could step from one prefix into another service's paths further upstream.
   if (pathname.split('/').some((s) => /^(?:\.|%2e){1,2}$/i.test(s))) return { kind: 'none' };
   if (pathname === '/healthz' || pathname === '/healthz/') return { kind: 'front-health' };
+  // Readiness of everything behind the base URL, not of the console that `/` would reach.
+  if (pathname === '/readyz' || pathname === '/readyz/') return { kind: 'front-ready' };
   const probe = SERVICE_PROBE.exec(pathname);
   if (probe) {
     const [, service = '', rest = ''] = probe;

@@ -38,7 +38,13 @@ const alpha = backend('alpha', (req, res) => {
   }
   return false;
 });
-const beta = backend('beta');
+// beta's own /readyz answers 503 while `betaReady` is false, as a service whose bus is down does.
+let betaReady = true;
+const beta = backend('beta', (req, res) => {
+  if (req.url !== '/readyz' || betaReady) return false;
+  res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"unavailable","message":"beta is not ready"}');
+  return true;
+});
 const targets = new Map<string, string>();
 const options: ProxyOptions = {
   routes: [
@@ -184,6 +190,33 @@ test('/healthz checks every backend: 503 naming the ones down, 200 when all are 
   } finally {
     await closeServer(healthy, 0);
   }
+});
+
+test('/readyz is the readiness of every backend, not of the one `/` reaches: 503 naming the ones not ready, 200 when all are', async () => {
+  const only = createProxy({ ...options, routes: [{ prefix: '/', service: 'alpha' }, ...options.routes], services: ['alpha', 'beta'] });
+  const onlyBase = await listenServer(only, 0, '127.0.0.1');
+  try {
+    const ready = await fetch(`${onlyBase}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: 'ready', services: { alpha: 'ready', beta: 'ready' } });
+    betaReady = false;
+    const notReady = await fetch(`${onlyBase}/readyz`);
+    assert.equal(notReady.status, 503);
+    assert.deepEqual(await notReady.json(), {
+      error: 'unavailable',
+      message: 'Not ready: beta',
+      status: 'not_ready',
+      services: { alpha: 'ready', beta: 'not_ready' },
+    });
+    // Its liveness is unaffected: not ready is not down.
+    assert.equal((await fetch(`${onlyBase}/healthz`)).status, 200);
+  } finally {
+    betaReady = true;
+    await closeServer(only, 0);
+  }
+  const degraded = await get('/readyz');
+  assert.equal(degraded.status, 503);
+  assert.deepEqual(degraded.body.services, { alpha: 'ready', beta: 'ready', gone: 'down', later: 'down' });
 });
 
 test("an idle client connection is kept past Node's 5 s default, so a client reusing it is answered, not reset", async () => {

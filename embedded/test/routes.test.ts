@@ -29,5 +29,9 @@ test('the public API goes to the console edge, workspace-api has no public prefi
   assert.equal(serviceOf('/auth/v1/api-keys'), 'auth');
   assert.equal(serviceOf('/functions/v1/mcp-server-v2'), 'mcp-gateway');
   assert.equal(serviceOf('/healthz'), 'front-health');
+  // Readiness of everything behind the base URL, not the console's own (that is /services/console/readyz).
+  assert.equal(serviceOf('/readyz'), 'front-ready');
+  assert.equal(serviceOf('/readyz?verbose'), 'front-ready');
+  assert.equal(serviceOf('/services/console/readyz'), 'console');
   assert.equal(serviceOf('/services/console/healthz'), 'console');
 });

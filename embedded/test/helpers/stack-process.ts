@@ -2,7 +2,7 @@
 // database (or Kafka, STACK_KAFKA_BROKERS), for tests that kill it with SIGKILL
 // (concurrent-durability.test.ts, durable-steps.test.ts). Started with fork(); configured by
 // environment; answers over IPC:
-//   ready  → { ready: true, apiUrl, ingestUrl }
+//   ready  → { ready: true, apiUrl, ingestUrl, engineUrl }
 //   { q: 'runs' } → { runs: [{ eventId, status }] } (every run of the engine's table)
 //   { q: 'tasks' } → { tasks: [{ title, n }] } (every task title with its number of tasks)
 import { createEmbeddedBus, createKafkaBus, ensureKafkaTopics, type EventBus } from '@flowdesk/bus';
@@ -72,7 +72,7 @@ const engine = await buildEngine({
   workflowConcurrency: 64,
   logLevel: 'silent',
 });
-await listen(engine, 0);
+const engineUrl = await listen(engine, 0);
 
 process.on('message', async (m: { q?: string }) => {
   if (m.q === 'runs') {
@@ -84,4 +84,4 @@ process.on('message', async (m: { q?: string }) => {
     process.send!({ tasks: rows });
   }
 });
-process.send!({ ready: true, apiUrl, ingestUrl });
+process.send!({ ready: true, apiUrl, ingestUrl, engineUrl });

@@ -94,6 +94,7 @@ export interface Stack {
   child: ChildProcess;
   apiUrl: string;
   ingestUrl: string;
+  engineUrl: string;
   exited: Promise<void>;
 }
 
@@ -130,12 +131,14 @@ async function startStackOnce({ keys, secretKey, kafkaBrokers }: StackEnv, dbCon
   children.push(child);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const ready = await Promise.race([
-    new Promise<{ apiUrl: string; ingestUrl: string }>((r) => child.once('message', (m: { apiUrl: string; ingestUrl: string }) => r(m))),
+    new Promise<{ apiUrl: string; ingestUrl: string; engineUrl: string }>((r) =>
+      child.once('message', (m: { apiUrl: string; ingestUrl: string; engineUrl: string }) => r(m)),
+    ),
     exited.then(() => {
       throw new Error('the stack process exited before it was ready');
     }),
   ]);
-  return { child, apiUrl: ready.apiUrl, ingestUrl: ready.ingestUrl, exited };
+  return { child, apiUrl: ready.apiUrl, ingestUrl: ready.ingestUrl, engineUrl: ready.engineUrl, exited };
 }
 
 /** Every run of the engine's table. */

@@ -120,6 +120,8 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** `p`, or a rejection after `ms`: kafkajs retries a request to an unreachable broker for minutes. */
 const within = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
   Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms).unref())]);
+/** Longest a producer's connect (metadata and InitProducerId, with kafkajs's retries) may take. */
+const PRODUCER_CONNECT_MS = 5_000;
 /** Longest a commit or heartbeat of a batch may take before the partition is taken as lost. */
 const BROKER_CALL_MS = 10_000;
 const nextTurn = () => new Promise<void>((r) => setImmediate(r));
@@ -183,6 +185,13 @@ class KafkaBus implements EventBus {
   private lastProbe = 0;
   private readonly topicsSeen = new Set<string>();
   private readonly publishTimeoutMs: number;
+  /**
+   * False once a send failed, until a producer connected again (its InitProducerId answered): the
+   * bus is not called up again by a metadata answer alone, or readiness says yes while every publish
+   * still fails ("the producer is disconnected", "the coordinator is loading").
+   */
+  private producerConnected = true;
+  private reconnecting: Promise<void> | undefined;
 
   constructor(
     private readonly kafka: Kafka,
@@ -298,10 +307,42 @@ class KafkaBus implements EventBus {
 
   private async replaceProducer(old: Producer): Promise<void> {
     if (this.producer !== old || this.closed) return;
+    this.producerConnected = false;
     this.producer = this.newProducer();
     await old.disconnect().catch(() => {});
-    // Connecting needs a broker; if none answers, the next send connects (kafkajs does it lazily).
-    await this.producer.connect().catch(() => {});
+    // Connecting needs a broker; if none answers, the probe connects it again before the bus is
+    // called up (reconnectProducer).
+    const fresh = this.producer;
+    await within(fresh.connect(), PRODUCER_CONNECT_MS, 'producer connect').then(
+      () => {
+        if (this.producer === fresh) this.producerConnected = true;
+      },
+      () => {},
+    );
+  }
+
+  /** A new producer, connected (or this throws): what the probe needs before it clears `down`. */
+  private reconnectProducer(): Promise<void> {
+    this.reconnecting ??= (async () => {
+      const old = this.producer;
+      const fresh = this.newProducer();
+      try {
+        await within(fresh.connect(), PRODUCER_CONNECT_MS, 'producer connect');
+      } catch (err) {
+        await fresh.disconnect().catch(() => {});
+        throw err;
+      }
+      if (this.closed) {
+        await fresh.disconnect().catch(() => {});
+        return;
+      }
+      this.producer = fresh;
+      this.producerConnected = true;
+      await old.disconnect().catch(() => {});
+    })().finally(() => {
+      this.reconnecting = undefined;
+    });
+    return this.reconnecting;
   }
 
   private markDown(err: Error): void {
@@ -346,17 +387,19 @@ class KafkaBus implements EventBus {
     const admin = this.admin;
     try {
       await admin.connect();
-      if (this.topicsSeen.size === 0) {
-        await admin.describeCluster();
-        return;
+      if (this.topicsSeen.size === 0) await admin.describeCluster();
+      else {
+        const { topics } = await admin.fetchTopicMetadata({ topics: [...this.topicsSeen] });
+        for (const t of topics) for (const p of t.partitions) if (p.leader < 0) throw new Error(`${t.name}/${p.partitionId} has no leader`);
       }
-      const { topics } = await admin.fetchTopicMetadata({ topics: [...this.topicsSeen] });
-      for (const t of topics) for (const p of t.partitions) if (p.leader < 0) throw new Error(`${t.name}/${p.partitionId} has no leader`);
     } catch (err) {
       this.admin = undefined;
       await admin.disconnect().catch(() => {});
       throw err;
     }
+    // The brokers answer; the producer must too (a send failed meanwhile: it was replaced, and its
+    // connect may have run while no broker answered).
+    if (!this.producerConnected) await this.reconnectProducer();
   }
 
   /** Readiness: throws while the brokers cannot take writes (at most one probe every 500 ms). */

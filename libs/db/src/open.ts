@@ -86,11 +86,20 @@ function execOn(q: Queryable): Exec {
   };
 }
 
+/** The error reaches the statement in flight (or the holder's next one); nothing else to do here. */
+function ignoreConnectionError(): void {}
+
 export async function openDatabase(config: DatabaseConfig): Promise<Database> {
   if (config.kind === 'postgres') {
     const pool = new pg.Pool({ connectionString: config.url, max: config.poolMax ?? 10 });
     // An idle client that errors (server restart) must not crash the process; the pool drops it.
     pool.on('error', () => {});
+    // A checked-out client has no listener of the pool's (pg-pool removes its idle listener at
+    // checkout), so a connection cut while one is held — pg_terminate_backend, a failover, a pooler
+    // restart — would emit an unhandled 'error' and end the process. Every client gets its own
+    // listener for its whole life: the statement in flight, or the holder's next one, fails instead
+    // ("not queryable"), and the pool discards the client when it is released.
+    pool.on('connect', (client) => client.on('error', ignoreConnectionError));
     pools.add(pool);
     return {
       kind: 'postgres',

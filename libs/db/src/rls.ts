@@ -118,8 +118,10 @@ export function postgresQueryAsUser(pool: pg.Pool): QueryAsUser {
       return res[1]!.rows as Row[];
     } catch (err) {
       // A server error leaves the connection clean (the implicit transaction ended at Sync); a
-      // connection-level failure does not, so that client is discarded.
-      if (!(err as { severity?: string }).severity) broken = err as Error;
+      // connection-level failure does not, nor does a FATAL one (the server ends the session:
+      // pg_terminate_backend, a shutdown), so that client is discarded, not handed out again.
+      const severity = (err as { severity?: string }).severity;
+      if (!severity || severity === 'FATAL' || severity === 'PANIC') broken = err as Error;
       throw err;
     } finally {
       client.release(broken);

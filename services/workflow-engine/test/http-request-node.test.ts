@@ -319,3 +319,12 @@ test('a cross-origin 307/308 of a request carrying a credential (body, URL or he
     await Promise.all([first.close(), elsewhere.close()]);
   }
 });
+
+test('a failure names the URL with its real secret parameters masked and an ordinary `code` kept (it lands in attemptErrors)', async () => {
+  const r = await run({ method: 'GET', url: `${server.url}/flaky-code?code=US&access_token=tok-123&page=2` });
+  assert.ok(r.error instanceof HttpStatusError);
+  assert.match(r.error.message, /code=US/, 'an ordinary parameter named code is data, not a secret');
+  assert.match(r.error.message, /access_token=\*\*\*/);
+  assert.ok(!r.error.message.includes('tok-123'));
+  assert.match(r.error.message, /page=2/);
+});

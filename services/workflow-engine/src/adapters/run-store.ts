@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { APP_ROLE, migrate, type Database } from '@flowdesk/db';
+import { migrate, userContext, type Database } from '@flowdesk/db';
 
 import type { ClaimResult, RunRecorder, RunWrite } from '../domain/ports.ts';
 
@@ -280,13 +280,13 @@ export class RunStore implements RunRecorder {
     return new Map(rows.map((r) => String(r.k)).map((k) => (k.startsWith('+') ? [k.slice(1), 'resumed'] : [k, 'new'])));
   }
 
-  /** Runs fn in one transaction as `userId` (role flowdesk_app, app.user_id set locally). */
+  /** Runs fn in one transaction as `userId` (libs/db userContext: role flowdesk_app, app.user_id and the statement timeout set locally). */
   private asUser<R>(userId: string, fn: (exec: Exec) => Promise<R>): Promise<R> {
-    if (!UUID.test(userId)) throw new TypeError('asUser: user id must be a UUID');
+    const context = userContext(userId);
     // db.transaction, not BEGIN through a session: on PGlite no other caller's statement (a run
     // being recorded as the engine) may land inside this user's transaction.
     return this.db.transaction(async (exec) => {
-      await exec(`SELECT set_config('role', '${APP_ROLE}', true), set_config('app.user_id', $1, true)`, [userId]);
+      await exec(context.text, context.values);
       return fn(exec);
     });
   }

@@ -6,8 +6,9 @@ import type { ClaimResult, RunRecorder, RunWrite } from '../domain/ports.ts';
 
 type Exec = Database['exec'];
 import {
+  decodeCursor,
   DEFAULT_PAGE_SIZE,
-  HttpError,
+  encodeCursor,
   type PageOf,
   type RunStatus,
   type RunStep,
@@ -56,7 +57,6 @@ export interface RunListFilter {
   limit?: number;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const keyOf = (w: { workflowId: string; eventId: string }) => `${w.workflowId}/${w.eventId}`;
 
 interface Pending {
@@ -295,7 +295,7 @@ export class RunStore implements RunRecorder {
   async list(userId: string, filter: RunListFilter): Promise<PageOf<WorkflowRun>> {
     const listing = filter.workflowId ? `workflow-runs:${filter.workflowId}` : 'workflow-runs';
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
-    const cursor = decodeCursor(listing, filter.cursor);
+    const cursor = decodeCursor(listing, 'keyset', filter.cursor);
     const params: unknown[] = [];
     const where: string[] = [];
     const p = (v: unknown) => {
@@ -626,28 +626,4 @@ function toRun(r: Record<string, unknown>): WorkflowRun {
     rerunOf: (r.rerun_of as string | null | undefined) ?? null,
     traceId: (r.trace_id as string | null | undefined) ?? null,
   };
-}
-
-// The same opaque keyset cursor as workspace-api's listings (domain/pagination.ts there), so cursors
-// handed out before the runs moved keep working.
-interface Cursor {
-  l: string;
-  k: 'keyset';
-  t: string;
-  id: string;
-}
-const encodeCursor = (c: Cursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
-function decodeCursor(listing: string, raw: string | undefined): Cursor | undefined {
-  if (raw === undefined) return undefined;
-  let c: Cursor | undefined;
-  try {
-    c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
-  } catch {
-    c = undefined;
-  }
-  if (!c || c.k !== 'keyset' || typeof c.t !== 'string' || Number.isNaN(Date.parse(c.t)) || typeof c.id !== 'string' || !UUID.test(c.id)) {
-    throw new HttpError('validation_failed', 'querystring.cursor is not a cursor this API returned');
-  }
-  if (c.l !== listing) throw new HttpError('validation_failed', 'querystring.cursor belongs to another listing');
-  return c;
 }

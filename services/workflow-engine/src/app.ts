@@ -25,6 +25,8 @@ import type { RunLimits } from './domain/executor.ts';
 import { SampleKeeper, fallbackAnswer, processTriggerEvent, type ProcessDeps } from './domain/process-trigger.ts';
 import { runRoutes } from './routes/runs.ts';
 import { stepTestRoutes } from './routes/step-tests.ts';
+import { DeliveryStore } from './adapters/delivery-store.ts';
+import { Sweeper } from './domain/sweeper.ts';
 import { DEFAULT_RETENTION, RunCancellations, RunRetention, type RetentionPolicy } from './domain/run-control.ts';
 import { ScheduleStore } from './adapters/schedule-store.ts';
 import { Scheduler } from './domain/scheduler.ts';
@@ -134,8 +136,11 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   const retention = new RunRetention(runs, { ...DEFAULT_RETENTION, ...deps.retention }, clock, app.log, function* () {
     for (const d of definitions.all()) if (d.retention) yield { ownerId: d.ownerId, workflowId: d.id, ...d.retention };
   });
+  // Delivery ids past their window (Verify signature's refuseReplays), every minute.
+  const sweeper = new Sweeper(60_000, app.log, () => deliveries.sweep(clock()));
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
   const waits = new WaitStore(deps.db);
+  const deliveries = new DeliveryStore(deps.db);
   // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request, on
   // the reply topic's partition that replica reads (docs/event-bus.md, "Reply topic").
   const sendReply = (reply: WebhookReply, partition: number | undefined): Promise<void> =>
@@ -151,6 +156,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     log: app.log,
     metrics: runMetrics,
     limits: deps.limits,
+    deliveries,
     cancellations,
     resumeBaseUrl: deps.publicBaseUrl,
     ...(deps.retryParkMs !== undefined ? { retryParkMs: deps.retryParkMs } : {}),
@@ -313,6 +319,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     for (const s of triggerSources) await s.start();
     cancellations.start();
     retention.start();
+    sweeper.start();
     waitTimers.start();
     consuming = true;
   };
@@ -333,6 +340,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     for (const s of triggerSources) await s.stop();
     await waitTimers.stop();
     await retention.stop();
+    await sweeper.stop();
     consuming = false;
     // In reverse: stop taking trigger events (in-flight runs finish and are recorded), then the rest.
     for (const s of subscriptions.splice(0).reverse()) await s.close();

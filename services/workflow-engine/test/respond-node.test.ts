@@ -79,7 +79,7 @@ test('refused: hop-by-hop, framing and security-sensitive headers, bad names and
     ['Cache-Control', 'max-age=60'],
     ['X-Forwarded-Host', 'evil.example'],
     ['X-Request-Id', 'mine'],
-  ])
+  ] as const)
     await assert.rejects(respondHandler.execute(input({ headers: { [name]: value } }), ctx), /cannot be set|may only be private/, `${name}: ${value}`);
   // A value HTTP cannot carry fails the step with the reason (the caller then gets the fallback, never a raw 500).
   await assert.rejects(respondHandler.execute(input({ headers: { 'X-Name': 'Zoë 😀' } }), ctx), /outside Latin-1/);

@@ -85,6 +85,14 @@ export interface EnginePorts {
    * another owner's, and a chain deeper than RUN_WORKFLOW_MAX_DEPTH. Absent: the node fails.
    */
   startWorkflow?: (request: StartWorkflowRequest) => Promise<{ eventId: string }>;
+  /** Delivery ids Verify signature accepted (refuseReplays). Absent: such a node fails with a clear error. */
+  deliveries?: DeliveryLedger;
+}
+
+/** The delivery ids a workflow's Verify signature nodes accepted, each until its window ends (adapters/delivery-store.ts). */
+export interface DeliveryLedger {
+  /** Records `deliveryId` for this workflow until `until`; false when it is already recorded and its window has not ended (a repeat). */
+  claim(workflowId: string, deliveryId: string, now: Date, until: Date): Promise<boolean>;
 }
 
 export interface StartWorkflowRequest {

@@ -3,6 +3,7 @@ import { DLQ_HEADERS, instanceGroupId } from '@flowdesk/bus';
 import {
   Audience,
   ErrorBody,
+  STEP_TEST_RETENTION_DAYS,
   TRIGGER_DLQ_TOPIC,
   TRIGGER_TOPIC,
   WEBHOOK_REPLY_TOPIC,
@@ -26,6 +27,7 @@ import { SampleKeeper, fallbackAnswer, processTriggerEvent, type ProcessDeps } f
 import { runRoutes } from './routes/runs.ts';
 import { stepTestRoutes } from './routes/step-tests.ts';
 import { DeliveryStore } from './adapters/delivery-store.ts';
+import { StepTestStore } from './adapters/step-test-store.ts';
 import { Sweeper } from './domain/sweeper.ts';
 import { DEFAULT_RETENTION, RunCancellations, RunRetention, type RetentionPolicy } from './domain/run-control.ts';
 import { ScheduleStore } from './adapters/schedule-store.ts';
@@ -100,6 +102,8 @@ export interface WorkflowEngineDeps {
   publicBaseUrl?: string;
   /** A retry delay of at least this many ms parks the run instead of sleeping (RETRY_PARK_MS, default 5000). */
   retryParkMs?: number;
+  /** Run this step, per owner (default STEP_TEST_RATE_LIMIT per STEP_TEST_RATE_WINDOW_MS, libs/contracts). */
+  stepTestRateLimit?: { max: number; windowMs: number };
 }
 
 /**
@@ -136,11 +140,16 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   const retention = new RunRetention(runs, { ...DEFAULT_RETENTION, ...deps.retention }, clock, app.log, function* () {
     for (const d of definitions.all()) if (d.retention) yield { ownerId: d.ownerId, workflowId: d.id, ...d.retention };
   });
-  // Delivery ids past their window (Verify signature's refuseReplays), every minute.
-  const sweeper = new Sweeper(60_000, app.log, () => deliveries.sweep(clock()));
+  // Delivery ids past their window (Verify signature's refuseReplays) and step tests past their
+  // retention, every minute.
+  const sweeper = new Sweeper(60_000, app.log, async () => {
+    await deliveries.sweep(clock());
+    await stepTests.sweep(new Date(clock().getTime() - STEP_TEST_RETENTION_DAYS * 86_400_000));
+  });
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
   const waits = new WaitStore(deps.db);
   const deliveries = new DeliveryStore(deps.db);
+  const stepTests = new StepTestStore(deps.db);
   // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request, on
   // the reply topic's partition that replica reads (docs/event-bus.md, "Reply topic").
   const sendReply = (reply: WebhookReply, partition: number | undefined): Promise<void> =>
@@ -194,6 +203,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
       clock,
       log: app.log,
       limits: deps.limits,
+      store: stepTests,
+      ...(deps.stepTestRateLimit ? { rateLimit: deps.stepTestRateLimit } : {}),
     }),
     { prefix: API_PREFIX },
   );

@@ -3,6 +3,7 @@ export * from './scopes.ts';
 export * from './identity.ts';
 export * from './events.ts';
 export * from './common.ts';
+export * from './cursor.ts';
 export * from './entities/projects.ts';
 export * from './entities/tasks.ts';
 export * from './entities/calendar.ts';

@@ -55,51 +55,44 @@ export const WebhookReply = Type.Object(
 export type WebhookReply = Static<typeof WebhookReply>;
 
 /**
- * Headers a Respond node may not set: hop-by-hop ones (RFC 9110 §7.6.1), framing that the server
- * owns, and security-sensitive ones (cookies, authentication challenges, CORS, HSTS, CSP, redirects).
- * The body is always JSON, so Content-Type is the server's too.
+ * The headers a Respond node may set: an ALLOW list (docs/webhooks.md, "Respond headers"), since the
+ * answer goes out on Flowdesk's own origin, where a deny list lets through whatever a proxy or a
+ * browser acts on (X-Accel-Redirect, Clear-Site-Data, Link, Content-Disposition, Vary, …). Allowed:
+ * - these names: `cache-control` (only private or non-storing directives, CACHE_CONTROL_DIRECTIVE),
+ *   `content-language`, `etag`, `last-modified`, `retry-after`;
+ * - custom `x-*` names, except the reserved ones (RESERVED_X_HEADER: what proxies, servers and
+ *   browsers act on, and Flowdesk's own).
+ * Everything else is refused: hop-by-hop, framing, Content-Type (the body is always JSON), Location
+ * (no redirects from Flowdesk's origin), cookies, authentication, CORS and the security headers.
+ * Values: Latin-1 without control characters (what HTTP can carry), at most 4,000 characters.
  */
-export const REFUSED_RESPONSE_HEADERS = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'te',
-  'trailer',
-  'upgrade',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'content-length',
-  'content-encoding',
-  'content-type',
-  'host',
-  'date',
-  'server',
-  'set-cookie',
-  'set-cookie2',
-  'www-authenticate',
-  'authorization',
-  'strict-transport-security',
-  'content-security-policy',
-  'content-security-policy-report-only',
-  'location',
-  'refresh',
-  'x-frame-options',
-  'x-content-type-options',
-  'cross-origin-opener-policy',
-  'cross-origin-embedder-policy',
-  'cross-origin-resource-policy',
-  'alt-svc',
-]);
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+export const ALLOWED_RESPONSE_HEADERS = new Set(['cache-control', 'content-language', 'etag', 'last-modified', 'retry-after']);
 
-/** Why a response header cannot be sent, or null when it can. */
+/** `x-*` names a proxy, a server or a browser acts on, or that are Flowdesk's own: refused. */
+export const RESERVED_X_HEADER =
+  /^x-(accel-|sendfile$|lighttpd-send-file$|litespeed-|forwarded-|real-ip$|original-|rewrite-url$|envoy-|middleware-|nginx-|varnish|frame-options$|content-type-options$|xss-protection$|permitted-cross-domain-policies$|dns-prefetch-control$|download-options$|powered-by$|http-method-override$|request-id$|flowdesk-|webhook-)/;
+
+/** Cache-Control directives a Respond answer may use: none that lets a shared cache keep it. */
+const CACHE_CONTROL_DIRECTIVE = /^(no-store|no-cache|private|must-revalidate|max-age=\d{1,10})$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+// What Node can write in a header value (its own check throws, which was a raw 500 to the caller).
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/** Why a response header cannot be sent, or null when it can. The engine's Respond node and ingest both ask. */
 export function responseHeaderProblem(name: string, value: string): string | null {
   const lower = name.toLowerCase();
   if (!HEADER_NAME.test(name)) return `header name "${name.slice(0, 100)}" is not a valid HTTP header name`;
-  if (REFUSED_RESPONSE_HEADERS.has(lower) || lower.startsWith('access-control-') || lower.startsWith('proxy-') || lower.startsWith('sec-'))
-    return `header "${lower}" cannot be set by a workflow (hop-by-hop, framing or security-sensitive)`;
+  const allowed = ALLOWED_RESPONSE_HEADERS.has(lower) || (lower.startsWith('x-') && lower.length > 2 && !RESERVED_X_HEADER.test(lower));
+  if (!allowed)
+    return `header "${lower}" cannot be set by a workflow (allowed: ${[...ALLOWED_RESPONSE_HEADERS].join(', ')} and custom X-* names; docs/webhooks.md)`;
+  if (typeof value !== 'string') return `header "${lower}" has a value that is not text`;
   if (/[\r\n\0]/.test(value)) return `header "${lower}" has a line break or NUL in its value`;
+  if (!HEADER_VALUE.test(value)) return `header "${lower}" has a character outside Latin-1 or a control character in its value`;
   if (value.length > 4_000) return `header "${lower}" is longer than 4000 characters`;
+  if (lower === 'cache-control') {
+    const directives = value.split(',').map((d) => d.trim().toLowerCase());
+    if (!directives.every((d) => CACHE_CONTROL_DIRECTIVE.test(d)) || !directives.some((d) => d === 'no-store' || d === 'private' || d === 'no-cache'))
+      return `header "cache-control" may only be private or non-storing (no-store, no-cache, private, must-revalidate, max-age=<n>), not "${value.slice(0, 100)}"`;
+  }
   return null;
 }

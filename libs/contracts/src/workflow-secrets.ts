@@ -11,8 +11,13 @@ export const SECRET_MASK = '••••';
 /** Header names whose value is a secret: Authorization, Cookie, anything *-Key, *token*, *secret*, … */
 export const SECRET_HEADER_NAME =
   /^(authorization|proxy-authorization|cookie|set-cookie)$|[-_]key$|^key$|token|secret|password|passwd|api[-_]?key|signature|session|credential/i;
-/** Query parameter names whose value is a secret. */
-export const SECRET_PARAM_NAME = /token|secret|password|passwd|api[-_]?key|signature|sig$|auth|credential|session|^key$|[-_]key$|^code$/i;
+/**
+ * Query parameter names whose value is a secret, in a URL a workflow sends to (recorded steps, errors,
+ * attemptErrors, inline-secret masking). `code` is not one: `?code=US` is ordinary data there.
+ */
+export const SECRET_PARAM_NAME = /token|secret|password|passwd|api[-_]?key|signature|sig$|auth|credential|session|^key$|[-_]key$/i;
+/** In a URL Flowdesk receives (its request logs), also `code`: an OAuth redirect's authorization code. */
+export const RECEIVED_SECRET_PARAM_NAME = new RegExp(`${SECRET_PARAM_NAME.source}|^code$`, 'i');
 /** JSON body field names whose (scalar) value is a secret. */
 export const SECRET_FIELD_NAME = /password|passwd|secret|token|api[-_]?key|credential|^key$|[-_]key$|private[-_]?key/i;
 
@@ -45,7 +50,7 @@ export function maskLiteral(value: string): string {
 }
 
 /** `https://user:pass@host/?token=x` → `https://user:••••@host/?token=••••` (template variables kept). */
-export function maskUrlSecrets(url: string): string {
+export function maskUrlSecrets(url: string, secretParam: RegExp = SECRET_PARAM_NAME): string {
   let out = url.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@:]*:)([^@/?#]*)@/, (_all, head: string, password: string) => `${head}${maskLiteral(password)}@`);
   const q = out.indexOf('?');
   if (q !== -1) {
@@ -62,7 +67,7 @@ export function maskUrlSecrets(url: string): string {
         } catch {
           // a malformed escape: judge the raw name
         }
-        return SECRET_PARAM_NAME.test(name) ? `${pair.slice(0, eq + 1)}${maskLiteral(pair.slice(eq + 1))}` : pair;
+        return secretParam.test(name) ? `${pair.slice(0, eq + 1)}${maskLiteral(pair.slice(eq + 1))}` : pair;
       })
       .join('&');
     out = out.slice(0, q + 1) + masked + (hash === -1 ? '' : out.slice(hash));

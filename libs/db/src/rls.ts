@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
-import { APP_ROLE, USER_ID } from './with-user.ts';
+import { CONTEXT_SQL, userContext } from './with-user.ts';
 
 /**
  * Runs one statement as a user, bound by row-level security: the app role and `app.user_id` are set
@@ -16,11 +16,7 @@ import { APP_ROLE, USER_ID } from './with-user.ts';
  */
 export type QueryAsUser = <Row = Record<string, unknown>>(userId: string, text: string, values?: unknown[]) => Promise<Row[]>;
 
-/** The longest a user's statement may run before Postgres cancels it (and its transaction). */
-export const USER_STATEMENT_TIMEOUT = '10s';
-
-/** The context statement: role, user and a statement timeout, all transaction-local. */
-export const CONTEXT_SQL = `SELECT set_config('role', '${APP_ROLE}', true), set_config('${USER_ID}', $1, true), set_config('statement_timeout', '${USER_STATEMENT_TIMEOUT}', true)`;
+export { CONTEXT_SQL, USER_STATEMENT_TIMEOUT } from './with-user.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -133,8 +129,9 @@ export function postgresQueryAsUser(pool: pg.Pool): QueryAsUser {
 export function pgliteQueryAsUser(pglite: PGlite): QueryAsUser {
   return async <Row>(userId: string, text: string, values: unknown[] = []) => {
     assertUserId(userId);
+    const context = userContext(userId);
     return pglite.transaction(async (tx) => {
-      await tx.query(CONTEXT_SQL, [userId]);
+      await tx.query(context.text, context.values);
       return (await tx.query(text, values)).rows as Row[];
     });
   };

@@ -3,6 +3,7 @@ import { DLQ_HEADERS, instanceGroupId } from '@flowdesk/bus';
 import {
   Audience,
   ErrorBody,
+  STEP_TEST_RETENTION_DAYS,
   TRIGGER_DLQ_TOPIC,
   TRIGGER_TOPIC,
   WEBHOOK_REPLY_TOPIC,
@@ -26,6 +27,9 @@ import type { RunLimits } from './domain/executor.ts';
 import { SampleKeeper, fallbackAnswer, processTriggerEvent, type ProcessDeps } from './domain/process-trigger.ts';
 import { runRoutes } from './routes/runs.ts';
 import { stepTestRoutes } from './routes/step-tests.ts';
+import { DeliveryStore } from './adapters/delivery-store.ts';
+import { StepTestStore } from './adapters/step-test-store.ts';
+import { Sweeper } from './domain/sweeper.ts';
 import { DEFAULT_RETENTION, RunCancellations, RunRetention, type RetentionPolicy } from './domain/run-control.ts';
 import { ScheduleStore } from './adapters/schedule-store.ts';
 import { Scheduler } from './domain/scheduler.ts';
@@ -101,6 +105,8 @@ export interface WorkflowEngineDeps {
   retryParkMs?: number;
   /** The sandbox's worker pool (ENGINE_SANDBOX_*: docs/workflow-engine.md, "Isolation"); defaults for the rest. */
   sandbox?: Partial<SandboxPoolOptions>;
+  /** Run this step, per owner (default STEP_TEST_RATE_LIMIT per STEP_TEST_RATE_WINDOW_MS, libs/contracts). */
+  stepTestRateLimit?: { max: number; windowMs: number };
 }
 
 /**
@@ -137,10 +143,18 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   const retention = new RunRetention(runs, { ...DEFAULT_RETENTION, ...deps.retention }, clock, app.log, function* () {
     for (const d of definitions.all()) if (d.retention) yield { ownerId: d.ownerId, workflowId: d.id, ...d.retention };
   });
+  // Delivery ids past their window (Verify signature's refuseReplays) and step tests past their
+  // retention, every minute.
+  const sweeper = new Sweeper(60_000, app.log, async () => {
+    await deliveries.sweep(clock());
+    await stepTests.sweep(new Date(clock().getTime() - STEP_TEST_RETENTION_DAYS * 86_400_000));
+  });
   const samples = new SampleKeeper(deps.workspace, app.log, deps.samplePayloadIntervalMs);
   const waits = new WaitStore(deps.db);
   // Code steps and expressions that are not inline run here: worker threads with deadlines enforced from this thread.
   const sandbox = new SandboxPool({ ...deps.sandbox, log: app.log, metrics: sandboxMetrics });
+  const deliveries = new DeliveryStore(deps.db);
+  const stepTests = new StepTestStore(deps.db);
   // The answer to a waiting webhook caller, keyed by the ingest replica that holds the request, on
   // the reply topic's partition that replica reads (docs/event-bus.md, "Reply topic").
   const sendReply = (reply: WebhookReply, partition: number | undefined): Promise<void> =>
@@ -157,6 +171,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     metrics: runMetrics,
     sandbox,
     limits: deps.limits,
+    deliveries,
     cancellations,
     resumeBaseUrl: deps.publicBaseUrl,
     ...(deps.retryParkMs !== undefined ? { retryParkMs: deps.retryParkMs } : {}),
@@ -195,6 +210,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
       log: app.log,
       sandbox,
       limits: deps.limits,
+      store: stepTests,
+      ...(deps.stepTestRateLimit ? { rateLimit: deps.stepTestRateLimit } : {}),
     }),
     { prefix: API_PREFIX },
   );
@@ -320,6 +337,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     for (const s of triggerSources) await s.start();
     cancellations.start();
     retention.start();
+    sweeper.start();
     waitTimers.start();
     consuming = true;
   };
@@ -340,6 +358,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     for (const s of triggerSources) await s.stop();
     await waitTimers.stop();
     await retention.stop();
+    await sweeper.stop();
     consuming = false;
     // In reverse: stop taking trigger events (in-flight runs finish and are recorded), then the rest.
     for (const s of subscriptions.splice(0).reverse()) await s.close();

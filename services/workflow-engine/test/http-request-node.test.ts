@@ -272,3 +272,59 @@ test('a redirect that leaves the origin drops credential-carrying and secret-loo
     await Promise.all([first.close(), elsewhere.close()]);
   }
 });
+
+test('a cross-origin 307/308 of a request carrying a credential (body, URL or header) is not followed; the step fails naming it', async () => {
+  const elsewhere = await startServer((req, res) => res.end('landed'));
+  const first = await startServer((req, res) => {
+    const m = /^\/(307|308|301)-(away|here)/.exec(req.url);
+    if (m) return void res.writeHead(Number(m[1]), { location: m[2] === 'away' ? `${elsewhere.url}/landed` : '/landed' }).end();
+    res.end('landed');
+  });
+  try {
+    const credentials = new Map([['crm', 'crm-secret-value']]);
+    const handler = httpRequestHandler();
+    const ctx = {
+      ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog },
+      ownerId: 'u1',
+      signal: new AbortController().signal,
+      warn: () => {},
+    };
+    const renderer = new TemplateRenderer({ payload, headers: {}, nodes: new Map(), credentials });
+    const cases: { params: HttpRequestParams; where: RegExp }[] = [
+      { params: { method: 'POST', url: `${first.url}/307-away`, body: { apiKey: '{{credentials.crm}}', n: 1 } }, where: /credential in the body/ },
+      { params: { method: 'POST', url: `${first.url}/308-away`, body: '{"token": "{{credentials.crm}}"}' }, where: /credential in the body/ },
+      { params: { method: 'PUT', url: `${first.url}/301-away`, body: { apiKey: '{{credentials.crm}}' } }, where: /credential in the body/ },
+      { params: { method: 'GET', url: `${first.url}/307-away?k={{credentials.crm}}` }, where: /credential in the URL/ },
+      { params: { method: 'GET', url: `${first.url}/308-away`, headers: { 'X-Crm': '{{credentials.crm}}' } }, where: /credential in header "X-Crm"/ },
+    ];
+    for (const { params, where } of cases) {
+      const before = elsewhere.received.length;
+      await assert.rejects(handler.execute(handler.render(params, renderer), ctx), (err: Error) => {
+        assert.match(err.message, /not followed/);
+        assert.match(err.message, where);
+        assert.match(err.message, new RegExp(elsewhere.url.replace(/[.]/g, '\\.')), 'the error names the other origin');
+        assert.ok(!err.message.includes('crm-secret-value'));
+        return true;
+      });
+      assert.equal(elsewhere.received.length, before, `${params.method} ${params.url}: nothing reached the other origin`);
+    }
+    // Followed: the same origin, and a cross-origin 307 of a request without any credential.
+    await handler.execute(handler.render({ method: 'POST', url: `${first.url}/307-here`, body: { apiKey: '{{credentials.crm}}' } }, renderer), ctx);
+    assert.equal(first.received.at(-1)!.url, '/landed');
+    assert.deepEqual(JSON.parse(first.received.at(-1)!.body), { apiKey: 'crm-secret-value' });
+    await handler.execute(handler.render({ method: 'POST', url: `${first.url}/307-away`, body: { n: 1 } }, renderer), ctx);
+    assert.deepEqual(JSON.parse(elsewhere.received.at(-1)!.body), { n: 1 });
+    assert.ok(!('credentialIn' in (handler.mask(handler.render(cases[0]!.params, renderer)) as object)), 'the bookkeeping list is not recorded');
+  } finally {
+    await Promise.all([first.close(), elsewhere.close()]);
+  }
+});
+
+test('a failure names the URL with its real secret parameters masked and an ordinary `code` kept (it lands in attemptErrors)', async () => {
+  const r = await run({ method: 'GET', url: `${server.url}/flaky-code?code=US&access_token=tok-123&page=2` });
+  assert.ok(r.error instanceof HttpStatusError);
+  assert.match(r.error.message, /code=US/, 'an ordinary parameter named code is data, not a secret');
+  assert.match(r.error.message, /access_token=\*\*\*/);
+  assert.ok(!r.error.message.includes('tok-123'));
+  assert.match(r.error.message, /page=2/);
+});

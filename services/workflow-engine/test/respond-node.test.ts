@@ -29,8 +29,16 @@ test('the first Respond answers; a later one is not sent and warns', async () =>
     sent.push(a);
     return 'sent';
   });
-  const first = await respondHandler.execute(input({ status: 201, headers: { 'X-Order': 'A-1' } }), ctx);
-  assert.deepEqual(first.output, { status: 201, headers: { 'x-order': 'A-1' }, body: { ok: true }, sent: true });
+  const first = await respondHandler.execute(
+    input({ status: 201, headers: { 'X-Order': 'A-1', 'Cache-Control': 'private, max-age=60', ETag: '"v1"', 'Retry-After': '5', 'X-Name': 'Zoë' } }),
+    ctx,
+  );
+  assert.deepEqual(first.output, {
+    status: 201,
+    headers: { 'x-order': 'A-1', 'cache-control': 'private, max-age=60', etag: '"v1"', 'retry-after': '5', 'x-name': 'Zoë' },
+    body: { ok: true },
+    sent: true,
+  });
   const second = await respondHandler.execute(input({ status: 500 }), ctx);
   assert.equal((second.output as { sent: boolean }).sent, false);
   assert.equal(sent.length, 1);
@@ -59,6 +67,22 @@ test('refused: hop-by-hop, framing and security-sensitive headers, bad names and
   ])
     await assert.rejects(respondHandler.execute(input({ headers: { [name]: 'x' } }), ctx), /cannot be set|not a valid/, name);
   await assert.rejects(respondHandler.execute(input({ headers: { 'X-A': 'a\r\nSet-Cookie: x' } }), ctx), /line break/);
+  // An allow list, not a deny list: what a proxy or a browser acts on is refused on Flowdesk's origin.
+  for (const [name, value] of [
+    ['X-Accel-Redirect', '/internal/file'],
+    ['X-Sendfile', '/etc/passwd'],
+    ['Clear-Site-Data', '"*"'],
+    ['Link', '</x.js>; rel=preload'],
+    ['Content-Disposition', 'attachment; filename=a.html'],
+    ['Vary', 'Cookie'],
+    ['Cache-Control', 'public, max-age=86400'],
+    ['Cache-Control', 'max-age=60'],
+    ['X-Forwarded-Host', 'evil.example'],
+    ['X-Request-Id', 'mine'],
+  ] as const)
+    await assert.rejects(respondHandler.execute(input({ headers: { [name]: value } }), ctx), /cannot be set|may only be private/, `${name}: ${value}`);
+  // A value HTTP cannot carry fails the step with the reason (the caller then gets the fallback, never a raw 500).
+  await assert.rejects(respondHandler.execute(input({ headers: { 'X-Name': 'Zoë 😀' } }), ctx), /outside Latin-1/);
   await assert.rejects(respondHandler.execute(input({ status: 101 }), ctx), /informational/);
   await assert.rejects(respondHandler.execute(input({ status: 600 }), ctx), /not an HTTP status/);
   await assert.rejects(respondHandler.execute(input({ body: 'x'.repeat(WEBHOOK_REPLY_MAX_BODY) }), ctx), /above the limit/);

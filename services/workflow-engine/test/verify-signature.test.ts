@@ -4,7 +4,11 @@ import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import type { NodeParams, TriggerEvent, WorkflowGraph } from '@flowdesk/contracts';
+import { createTestDatabase } from '@flowdesk/db';
+import { DeliveryStore } from '../src/adapters/delivery-store.ts';
+import { migrateEngine } from '../src/adapters/run-store.ts';
 import { executeWorkflow } from '../src/domain/executor.ts';
+import type { EnginePorts } from '../src/domain/ports.ts';
 import { credentialNames } from '../src/domain/template.ts';
 import { fixedClock, fixedEvent, silentLog } from './support.ts';
 
@@ -22,7 +26,7 @@ function delivery(headers: Record<string, string>, body: string | null = BODY): 
   return body === null ? event : { ...event, rawBody: Buffer.from(body, 'utf8').toString('base64') };
 }
 
-async function verify(params: Params, event: TriggerEvent, secrets: Record<string, string> = { hook: SECRET }) {
+async function verify(params: Params, event: TriggerEvent, secrets: Record<string, string> = { hook: SECRET }, extra: Partial<EnginePorts> = {}) {
   const graph = {
     nodes: [
       { id: 'verify', type: 'verify_signature', params },
@@ -44,6 +48,7 @@ async function verify(params: Params, event: TriggerEvent, secrets: Record<strin
       createTask: () => Promise.reject(new Error('no tasks')),
       clock: fixedClock(),
       log: silentLog,
+      ...extra,
     },
   });
   const step = record.steps.find((s) => s.nodeId === 'verify');
@@ -95,6 +100,7 @@ test('the output and the recorded step never hold the secret or the expected sig
     encoding: 'hex',
     prefix: 'sha256=',
     toleranceSeconds: 300,
+    refuseReplays: true,
     rawBodyBytes: Buffer.byteLength(BODY),
   });
 });
@@ -188,4 +194,61 @@ test('an unknown credential fails the node (the run), naming the credential', as
 test('the credential a Verify signature node names is loaded with the run', () => {
   const graph = { nodes: [{ id: 'v', type: 'verify_signature', params: { preset: 'github', credential: 'gh' } }], edges: [] };
   assert.deepEqual(credentialNames(graph), ['gh']);
+});
+
+test('refuseReplays (on for the providers): the same Stripe event or Standard Webhooks webhook-id twice inside the window fails the step', async () => {
+  const testDb = await createTestDatabase();
+  try {
+    await migrateEngine(testDb.db);
+    const deliveries = new DeliveryStore(testDb.db);
+    const ports = { deliveries };
+    // A Stripe event, delivered (or replayed) twice with a valid signature: the second fails, naming it.
+    const body = '{"id":"evt_1Abc","type":"payment_intent.succeeded"}';
+    const signed = (t: number) => ({ 'stripe-signature': `t=${t},v1=${hmac('sha256', SECRET, `${t}.${body}`).digest('hex')}` });
+    const first = await verify({ preset: 'stripe', credential: 'hook' }, delivery(signed(NOW_S), body), undefined, ports);
+    assert.deepEqual(first.ran, ['verify', 'ok']);
+    const replay = await verify({ preset: 'stripe', credential: 'hook' }, delivery(signed(NOW_S), body), undefined, ports);
+    assert.equal(replay.record.status, 'failed');
+    assert.match(replay.step!.error!, /repeated delivery refused: stripe:evt_1Abc was already accepted by this workflow within the last 300 s/);
+    assert.deepEqual(replay.ran, ['verify'], 'neither branch runs for a repeat');
+    // A Stripe retry of the same event (a new timestamp, so a new signature) is the same delivery.
+    const retry = await verify({ preset: 'stripe', credential: 'hook' }, delivery(signed(NOW_S - 10), body), undefined, ports);
+    assert.equal(retry.record.status, 'failed');
+
+    // Standard Webhooks: by webhook-id; another id passes.
+    const creds = { svix: WHSEC };
+    const params: Params = { preset: 'standard_webhooks', credential: 'svix' };
+    assert.equal((await verify(params, delivery(standard('msg_r1', NOW_S)), creds, ports)).output.valid, true);
+    assert.match((await verify(params, delivery(standard('msg_r1', NOW_S)), creds, ports)).step!.error!, /repeated delivery refused: standard_webhooks:msg_r1/);
+    assert.equal((await verify(params, delivery(standard('msg_r2', NOW_S)), creds, ports)).output.valid, true);
+    // A forged delivery does not burn the id: the genuine one still passes.
+    const forged = { ...standard('msg_r3', NOW_S), 'webhook-signature': `v1,${randomBytes(32).toString('base64')}` };
+    assert.equal((await verify(params, delivery(forged), creds, ports)).output.reason, 'mismatch');
+    assert.equal((await verify(params, delivery(standard('msg_r3', NOW_S)), creds, ports)).output.valid, true);
+    // Off: a repeat passes.
+    const off: Params = { ...params, refuseReplays: false };
+    assert.equal((await verify(off, delivery(standard('msg_r4', NOW_S)), creds, ports)).output.valid, true);
+    assert.equal((await verify(off, delivery(standard('msg_r4', NOW_S)), creds, ports)).output.valid, true);
+
+    // Per workflow: another workflow may accept the same id.
+    const elsewhere = { ...delivery(standard('msg_r1', NOW_S)), workflowId: '00000000-0000-4000-8000-000000000002' };
+    assert.equal((await verify(params, elsewhere, creds, ports)).output.valid, true);
+
+    // The window: once it ended the id may be accepted again, and the sweep removes ended rows only.
+    const count = async () => Number((await testDb.db.exec('SELECT count(*)::int AS n FROM "engine"."seen_delivery"')).rows[0]!.n);
+    const before = await count();
+    assert.equal(await deliveries.sweep(new Date(NOW_S * 1000)), 0, 'nothing has ended yet');
+    const later = new Date((NOW_S + 301) * 1000);
+    assert.equal(await deliveries.claim('00000000-0000-4000-8000-000000000001', 'standard_webhooks:msg_r1', later, new Date(later.getTime() + 300_000)), true);
+    assert.equal(await deliveries.sweep(later), before - 1, 'every other row ended and is swept; the re-claimed one stays');
+    assert.equal(await count(), 1);
+  } finally {
+    await testDb.close();
+  }
+});
+
+test('without a delivery store (a step test) a repeat is not refused, with a warning', async () => {
+  const r = await verify({ preset: 'github', credential: 'hook' }, delivery(github()));
+  assert.equal(r.output.valid, true);
+  assert.ok(r.record.warnings.some((w) => /not be refused/.test(w)));
 });

@@ -41,3 +41,27 @@ export const StepTestResult = Type.Object(
   { $id: 'StepTestResult' },
 );
 export type StepTestResult = Static<typeof StepTestResult>;
+
+/** Step tests per owner: at most this many in STEP_TEST_RATE_WINDOW_MS (429 with Retry-After beyond). */
+export const STEP_TEST_RATE_LIMIT = 20;
+export const STEP_TEST_RATE_WINDOW_MS = 60_000;
+/** Recorded step tests are kept this many days. */
+export const STEP_TEST_RETENTION_DAYS = 30;
+
+/** One recorded step test (GET /workflows/:id/step-tests): what ran in the owner's name, newest first. */
+export const StepTestEntry = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    workflowId: Type.String({ format: 'uuid' }),
+    nodeId: Type.String(),
+    nodeType: Type.String(),
+    status: Type.String({ description: "The step's status: succeeded, failed, …" }),
+    error: Type.Union([Type.String(), Type.Null()]),
+    /** HTTP Request: `POST https://…` as recorded (secrets masked); null for other nodes. */
+    request: Type.Union([Type.String(), Type.Null()]),
+    durationMs: Type.Integer(),
+    createdAt: Type.String({ format: 'date-time' }),
+  },
+  { $id: 'StepTestEntry' },
+);
+export type StepTestEntry = Static<typeof StepTestEntry>;

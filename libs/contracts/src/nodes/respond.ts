@@ -26,7 +26,8 @@ export const respond = defineNode({
       widget: 'key-value',
       template: true,
       noun: 'header',
-      description: 'Hop-by-hop and security-sensitive headers (Set-Cookie, Location, CORS, Content-Type, …) are refused.',
+      description:
+        'Allowed: custom X-* names (not reserved ones like X-Accel-Redirect), Cache-Control (private or no-store), ETag, Last-Modified, Content-Language, Retry-After; Latin-1 values.',
     },
     body: {
       label: 'Body (JSON)',

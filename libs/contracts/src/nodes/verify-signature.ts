@@ -42,6 +42,12 @@ export const verifySignature = defineNode({
       prefix: Type.Optional(Type.String({ maxLength: 50 })),
       /** stripe, standard_webhooks: how far the signed timestamp may be from now, in seconds (default 300). */
       toleranceSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: SIGNATURE_MAX_TOLERANCE_SECONDS })),
+      /**
+       * Refuse a repeated delivery: a genuine delivery whose id (webhook-id, the Stripe event id,
+       * X-GitHub-Delivery, X-Shopify-Webhook-Id; custom: the signature) was accepted by this workflow
+       * within the tolerance window fails the step. Default: on for the provider presets, off for custom.
+       */
+      refuseReplays: Type.Optional(Type.Boolean()),
     },
     { additionalProperties: false },
   ),
@@ -92,6 +98,13 @@ export const verifySignature = defineNode({
       description: 'Deliveries signed further than this from now are refused (default 300).',
       hiddenWhen: timed,
       dropWhenHidden: true,
+    },
+    refuseReplays: {
+      label: 'Refuse a repeated delivery',
+      widget: 'json',
+      placeholder: 'true',
+      description:
+        'A delivery id this workflow accepted within the tolerance window fails the step (a replayed request). Default: on for the providers, off for a custom header (its id is the signature).',
     },
   },
   branches: ['true', 'false'],

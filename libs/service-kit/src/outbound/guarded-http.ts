@@ -65,6 +65,7 @@ export function createGuardedHttpClient(options: GuardedHttpOptions = {}): Guard
       headers: request.headers,
       body: request.body,
       credentialHeaders: new Set((request.credentialHeaders ?? []).map((h) => h.toLowerCase())),
+      ...(request.credentialIn?.length ? { credentialIn: request.credentialIn } : {}),
     };
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(new RequestTimeoutError(`no complete response within ${request.timeoutMs} ms`)), request.timeoutMs);

@@ -29,6 +29,8 @@ export interface Hop {
   body: string | undefined;
   /** Lower-cased names of headers carrying a credential: sent to the first origin only. */
   credentialHeaders?: ReadonlySet<string>;
+  /** Where the request carries a credential (OutboundRequest.credentialIn). */
+  credentialIn?: readonly string[];
 }
 
 export function isRedirect(status: number, location: string | undefined): boolean {
@@ -50,6 +52,16 @@ export function nextHop(current: Hop, status: number, location: string, hopsSoFa
   // 303 always, and 301/302 after POST, become a GET without body (what every client does).
   const toGet = status === 303 || ((status === 301 || status === 302) && current.method === 'POST');
   const sameOrigin = url.origin === current.url.origin;
+  // A 307/308 repeats the request as it was (method, body, and a URL the first origin may have built
+  // from it): headers can be dropped, a credential in the body or the query cannot. Such a hop to
+  // another origin is refused rather than followed with the credential in it; so is any other hop
+  // that keeps a body carrying one (a PUT answered 301/302).
+  const credentialIn = current.credentialIn ?? [];
+  if (!sameOrigin && credentialIn.length > 0 && (status === 307 || status === 308 || (!toGet && credentialIn.includes('the body')))) {
+    throw new RequestRefusedError(
+      `redirect ${status} from ${current.url.origin} to another origin (${url.origin}) not followed: the request carries a credential in ${credentialIn.join(', ')}`,
+    );
+  }
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(current.headers)) {
     const name = k.toLowerCase();
@@ -63,5 +75,6 @@ export function nextHop(current: Hop, status: number, location: string, hopsSoFa
     headers,
     body: toGet ? undefined : current.body,
     credentialHeaders: current.credentialHeaders,
+    ...(current.credentialIn ? { credentialIn: current.credentialIn } : {}),
   };
 }

@@ -11,6 +11,12 @@ export interface OutboundRequest {
    * sent to the request's own origin only, dropped when a redirect leaves it, whatever the name.
    */
   credentialHeaders?: readonly string[];
+  /**
+   * Where the request carries a credential (e.g. `header "X-Api-Key"`, `the URL`, `the body`): a
+   * cross-origin 307/308 (which repeats method and body) is then refused, not followed, and so is any
+   * cross-origin hop that would resend a body carrying one.
+   */
+  credentialIn?: readonly string[];
   body?: string;
   /** For the whole exchange: every redirect hop and the body read. */
   timeoutMs: number;

@@ -19,6 +19,7 @@ import {
   RunsHealth,
   RunsSummary,
   StartRun,
+  StepTestEntry,
   StepTestResult,
   TestStep,
   UpdateCredential,
@@ -430,10 +431,28 @@ const RUN_PATHS: Json = {
     post: {
       tags: ['workflow runs'],
       summary:
-        'Run this step: execute one node (as sent, saved or not) once against a sample payload and earlier nodes’ outputs; records no run; HTTP Request and Create Task act for real',
+        'Run this step: execute one node (as sent, saved or not) once against a sample payload and earlier nodes’ outputs; records no run (each test is listed under step-tests; limited per owner, 429); HTTP Request and Create Task act for real',
       parameters: idParam,
       requestBody: { required: true, content: { 'application/json': { schema: strip(TestStep) } } },
-      responses: { 200: json(strip(StepTestResult), 'The step: input, output or error'), ...errors(400, 401, 403, 404) },
+      responses: { 200: json(strip(StepTestResult), 'The step: input, output or error'), ...errors(400, 401, 403, 404, 429) },
+    },
+  },
+  '/api/v1/workflows/{id}/step-tests': {
+    get: {
+      tags: ['workflow runs'],
+      summary: "The workflow's step tests (Run this step), newest first: node, status, error, the HTTP request sent; kept 30 days",
+      parameters: [...idParam, ...listRunsQuery.slice(0, 2)],
+      responses: {
+        200: json(
+          {
+            type: 'object',
+            required: ['items', 'nextCursor'],
+            properties: { items: { type: 'array', items: strip(StepTestEntry) }, nextCursor: { type: ['string', 'null'] } },
+          },
+          'A page of step tests',
+        ),
+        ...errors(400, 401, 403, 404),
+      },
     },
   },
 };

@@ -33,6 +33,8 @@ export const UPSTREAM_ROUTES: readonly UpstreamRoute[] = [
   { prefix: '/workflows/*/runs', upstream: 'workflow-engine', target: '/api/v1/workflows/*/runs' },
   // Run this step: the engine executes one node against a sample (docs/workflow-engine.md).
   { prefix: '/workflows/*/test-step', upstream: 'workflow-engine', target: '/api/v1/workflows/*/test-step' },
+  // The owner's record of step tests.
+  { prefix: '/workflows/*/step-tests', upstream: 'workflow-engine', target: '/api/v1/workflows/*/step-tests' },
 ];
 
 function matches(path: string, prefix: string): boolean {

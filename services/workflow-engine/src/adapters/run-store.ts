@@ -1,13 +1,14 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { APP_ROLE, migrate, type Database } from '@flowdesk/db';
+import { migrate, userContext, type Database } from '@flowdesk/db';
 
 import type { ClaimResult, RunRecorder, RunWrite } from '../domain/ports.ts';
 
 type Exec = Database['exec'];
 import {
+  decodeCursor,
   DEFAULT_PAGE_SIZE,
-  HttpError,
+  encodeCursor,
   type PageOf,
   type RunStatus,
   type RunStep,
@@ -56,7 +57,6 @@ export interface RunListFilter {
   limit?: number;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const keyOf = (w: { workflowId: string; eventId: string }) => `${w.workflowId}/${w.eventId}`;
 
 interface Pending {
@@ -280,13 +280,13 @@ export class RunStore implements RunRecorder {
     return new Map(rows.map((r) => String(r.k)).map((k) => (k.startsWith('+') ? [k.slice(1), 'resumed'] : [k, 'new'])));
   }
 
-  /** Runs fn in one transaction as `userId` (role flowdesk_app, app.user_id set locally). */
+  /** Runs fn in one transaction as `userId` (libs/db userContext: role flowdesk_app, app.user_id and the statement timeout set locally). */
   private asUser<R>(userId: string, fn: (exec: Exec) => Promise<R>): Promise<R> {
-    if (!UUID.test(userId)) throw new TypeError('asUser: user id must be a UUID');
+    const context = userContext(userId);
     // db.transaction, not BEGIN through a session: on PGlite no other caller's statement (a run
     // being recorded as the engine) may land inside this user's transaction.
     return this.db.transaction(async (exec) => {
-      await exec(`SELECT set_config('role', '${APP_ROLE}', true), set_config('app.user_id', $1, true)`, [userId]);
+      await exec(context.text, context.values);
       return fn(exec);
     });
   }
@@ -295,7 +295,7 @@ export class RunStore implements RunRecorder {
   async list(userId: string, filter: RunListFilter): Promise<PageOf<WorkflowRun>> {
     const listing = filter.workflowId ? `workflow-runs:${filter.workflowId}` : 'workflow-runs';
     const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
-    const cursor = decodeCursor(listing, filter.cursor);
+    const cursor = decodeCursor(listing, 'keyset', filter.cursor);
     const params: unknown[] = [];
     const where: string[] = [];
     const p = (v: unknown) => {
@@ -626,28 +626,4 @@ function toRun(r: Record<string, unknown>): WorkflowRun {
     rerunOf: (r.rerun_of as string | null | undefined) ?? null,
     traceId: (r.trace_id as string | null | undefined) ?? null,
   };
-}
-
-// The same opaque keyset cursor as workspace-api's listings (domain/pagination.ts there), so cursors
-// handed out before the runs moved keep working.
-interface Cursor {
-  l: string;
-  k: 'keyset';
-  t: string;
-  id: string;
-}
-const encodeCursor = (c: Cursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
-function decodeCursor(listing: string, raw: string | undefined): Cursor | undefined {
-  if (raw === undefined) return undefined;
-  let c: Cursor | undefined;
-  try {
-    c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
-  } catch {
-    c = undefined;
-  }
-  if (!c || c.k !== 'keyset' || typeof c.t !== 'string' || Number.isNaN(Date.parse(c.t)) || typeof c.id !== 'string' || !UUID.test(c.id)) {
-    throw new HttpError('validation_failed', 'querystring.cursor is not a cursor this API returned');
-  }
-  if (c.l !== listing) throw new HttpError('validation_failed', 'querystring.cursor belongs to another listing');
-  return c;
 }

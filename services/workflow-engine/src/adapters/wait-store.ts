@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { APP_ROLE, type Database } from '@flowdesk/db';
+import { userContext, type Database } from '@flowdesk/db';
 import type { ResumedBy, TriggerEvent } from '@flowdesk/contracts';
 import type { DueWake, WaitStorePort } from '../domain/ports.ts';
 
@@ -138,8 +138,9 @@ export class WaitStore implements WaitStorePort {
   /** Approve / Reject by the run's owner (row-level security): resumes at most once. */
   async resumeByOwner(userId: string, runId: string, by: 'approve' | 'reject', body: unknown, now: Date): Promise<ResumeAnswer> {
     if (!UUID.test(userId) || !UUID.test(runId)) return { ok: false, why: 'not_found' };
+    const context = userContext(userId);
     return this.db.transaction(async (exec) => {
-      await exec(`SELECT set_config('role', '${APP_ROLE}', true), set_config('app.user_id', $1, true)`, [userId]);
+      await exec(context.text, context.values);
       const updated = await exec(
         `UPDATE "engine"."run_wait" SET resumed_by = $2, resumed_at = $3, body = $4::jsonb, fire_at = $3
           WHERE run_id = $1 AND resumable AND resumed_by IS NULL RETURNING run_id`,

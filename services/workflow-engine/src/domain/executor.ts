@@ -419,6 +419,7 @@ export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunR
             ports,
             ownerId: workflow.ownerId,
             nodeId: node.id,
+            workflowId: workflow.id,
             signal: runSignal,
             warn: (m: string) => addWarning(node.id, m),
             ...(resumed && !earlier?.retryAt

@@ -91,6 +91,8 @@ export interface EnginePorts {
    * (unit tests of the executor), the same work runs in process, unpreemptible (domain/code-sandbox.ts).
    */
   sandbox?: Sandbox;
+  /** Delivery ids Verify signature accepted (refuseReplays). Absent: such a node fails with a clear error. */
+  deliveries?: DeliveryLedger;
 }
 
 /** The data a Code step or an expression sees (trigger, headers, earlier outputs, the item, `now`). */
@@ -130,6 +132,12 @@ export interface ExpressionsJob {
 export interface Sandbox {
   runCode(job: CodeJob): Promise<unknown>;
   evaluate(job: ExpressionsJob): Promise<unknown[]>;
+}
+
+/** The delivery ids a workflow's Verify signature nodes accepted, each until its window ends (adapters/delivery-store.ts). */
+export interface DeliveryLedger {
+  /** Records `deliveryId` for this workflow until `until`; false when it is already recorded and its window has not ended (a repeat). */
+  claim(workflowId: string, deliveryId: string, now: Date, until: Date): Promise<boolean>;
 }
 
 export interface StartWorkflowRequest {

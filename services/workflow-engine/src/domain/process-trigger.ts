@@ -16,6 +16,7 @@ import { DEFAULT_RETRY_PARK_MS, executeWorkflow, type RunLimits, type RunRecord 
 import type {
   Clock,
   CredentialResolver,
+  DeliveryLedger,
   HttpClient,
   LogPort,
   RunMetrics,
@@ -45,6 +46,8 @@ export interface ProcessDeps {
   /** Where Code steps and sandboxed expressions run (adapters/sandbox-pool.ts); absent: in process. */
   sandbox?: Sandbox;
   limits?: Partial<RunLimits>;
+  /** Delivery ids Verify signature nodes accepted (refuseReplays); absent: such a node fails. */
+  deliveries?: DeliveryLedger;
   /** The runs executing here and which were cancelled (run-control.ts); none: runs are not cancellable in flight. */
   cancellations?: RunCancellations;
   /** Publishes the trigger event of an error workflow's run (the engine's trigger topic). */
@@ -290,6 +293,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
           // Notes and calendar entries carry it too (their change events start note/entity workflows).
           ...(deps.workspace.nodes ? { workspace: withOrigin(deps.workspace.nodes, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }) } : {}),
           ...(deps.startSubWorkflow ? { startWorkflow: (request) => startSubWorkflow(event, request, deps) } : {}),
+          ...(deps.deliveries ? { deliveries: deps.deliveries } : {}),
         },
       }),
     { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } },

@@ -2,8 +2,9 @@
  * Run this step (docs/workflow-engine.md, "Testing one step"): one node, as the editor holds it,
  * executed once against a sample payload and earlier nodes' outputs, through the executor itself
  * (a one-node graph: the same render → expressions → mask → execute path, the same limits, the
- * SSRF-guarded HTTP client, the owner's credentials, redaction of their values). Nothing is
- * recorded: no run, no sample, no checkpoint. Action nodes do their work for real.
+ * SSRF-guarded HTTP client, the owner's credentials, redaction of their values). No run, no sample,
+ * no checkpoint: each test is one row of the owner's step-test list instead (StepTestLog; the route
+ * records it and limits tests per owner). Action nodes do their work for real.
  */
 import { randomUUID } from 'node:crypto';
 import type { StepTestResult, TriggerEvent, WorkflowNode } from '@flowdesk/contracts';
@@ -26,6 +27,41 @@ export interface StepTestDeps {
   /** Where Code steps and sandboxed expressions run, as in a run. */
   sandbox?: Sandbox;
   limits?: Partial<RunLimits>;
+}
+
+/** What the owner's list keeps of one step test (no input or output: those stay with the caller). */
+export interface StepTestRecord {
+  workflowId: string;
+  nodeId: string;
+  nodeType: string;
+  status: string;
+  error: string | null;
+  /** HTTP Request: `<METHOD> <url as recorded>`; null for other nodes. */
+  request: string | null;
+  durationMs: number;
+}
+
+/** The owner's record of step tests (adapters/step-test-store.ts). */
+export interface StepTestLog {
+  record(ownerId: string, record: StepTestRecord): Promise<void>;
+}
+
+/** The list entry of one step test's result. */
+export function stepTestRecordOf(workflowId: string, result: StepTestResult): StepTestRecord {
+  const { step } = result;
+  const input = step.input as { method?: unknown; url?: unknown } | null;
+  return {
+    workflowId,
+    nodeId: step.nodeId,
+    nodeType: step.type,
+    status: step.status,
+    error: step.error ?? null,
+    request:
+      step.type === 'http_request' && input && typeof input.url === 'string'
+        ? `${typeof input.method === 'string' ? input.method : ''} ${input.url}`.trim()
+        : null,
+    durationMs: step.durationMs,
+  };
 }
 
 export interface StepTestInput {

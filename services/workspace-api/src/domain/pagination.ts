@@ -1,34 +1,11 @@
-import { HttpError, DEFAULT_PAGE_SIZE, type PageOf } from '@flowdesk/contracts';
+import { decodeCursor, DEFAULT_PAGE_SIZE, encodeCursor, type PageOf } from '@flowdesk/contracts';
 
 /**
  * Cursor pagination. Newest-first listings page by keyset on (createdAt, id), so pages stay stable
  * while rows are added; other orders page by offset. The cursor is opaque to callers and names the
  * listing it came from, so a cursor of one listing is refused by another instead of silently
- * paging through the wrong rows.
+ * paging through the wrong rows (encodeCursor / decodeCursor in libs/contracts, shared with the engine's runs).
  */
-type Cursor = { l: string; k: 'keyset'; t: string; id: string } | { l: string; k: 'offset'; o: number };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-const encode = (c: Cursor): string => Buffer.from(JSON.stringify(c)).toString('base64url');
-
-function decode(listing: string, kind: Cursor['k'], raw: string | undefined): Cursor | undefined {
-  if (raw === undefined) return undefined;
-  let c: Cursor | undefined;
-  try {
-    c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Cursor;
-  } catch {
-    c = undefined;
-  }
-  const valid =
-    c &&
-    ((c.k === 'keyset' && typeof c.t === 'string' && typeof c.id === 'string' && UUID.test(c.id) && !Number.isNaN(Date.parse(c.t))) ||
-      (c.k === 'offset' && Number.isInteger(c.o) && c.o >= 0));
-  if (!valid) throw new HttpError('validation_failed', 'querystring.cursor is not a cursor this API returned');
-  if (c!.l !== listing || c!.k !== kind) throw new HttpError('validation_failed', 'querystring.cursor belongs to another listing');
-  return c;
-}
-
 /** Cuts the extra row fetched to learn whether a next page exists. */
 function cut<Row>(rows: Row[], limit: number): { items: Row[]; more: boolean } {
   return rows.length > limit ? { items: rows.slice(0, limit), more: true } : { items: rows, more: false };
@@ -36,7 +13,7 @@ function cut<Row>(rows: Row[], limit: number): { items: Row[]; more: boolean } {
 
 /** Newest first: the Prisma where/orderBy/take for one page, and how to turn its rows into a Page. */
 export function keysetPage(listing: string, cursorRaw: string | undefined, limit = DEFAULT_PAGE_SIZE) {
-  const c = decode(listing, 'keyset', cursorRaw) as Extract<Cursor, { k: 'keyset' }> | undefined;
+  const c = decodeCursor(listing, 'keyset', cursorRaw);
   return {
     where: c ? { OR: [{ createdAt: { lt: new Date(c.t) } }, { createdAt: new Date(c.t), id: { lt: c.id } }] } : {},
     /** The same position for SQL: rows strictly before (createdAt, id) in newest-first order. */
@@ -48,7 +25,7 @@ export function keysetPage(listing: string, cursorRaw: string | undefined, limit
       const last = items[items.length - 1];
       return {
         items: items.map(map),
-        nextCursor: more && last ? encode({ l: listing, k: 'keyset', t: last.createdAt.toISOString(), id: last.id }) : null,
+        nextCursor: more && last ? encodeCursor({ l: listing, k: 'keyset', t: last.createdAt.toISOString(), id: last.id }) : null,
       };
     },
   };
@@ -56,14 +33,14 @@ export function keysetPage(listing: string, cursorRaw: string | undefined, limit
 
 /** Any other order: skip/take for one page, and how to turn its rows into a Page. */
 export function offsetPage(listing: string, cursorRaw: string | undefined, limit = DEFAULT_PAGE_SIZE) {
-  const c = decode(listing, 'offset', cursorRaw) as Extract<Cursor, { k: 'offset' }> | undefined;
+  const c = decodeCursor(listing, 'offset', cursorRaw);
   const skip = c?.o ?? 0;
   return {
     skip,
     take: limit + 1,
     toPage<Row, T>(rows: Row[], map: (r: Row) => T): PageOf<T> {
       const { items, more } = cut(rows, limit);
-      return { items: items.map(map), nextCursor: more ? encode({ l: listing, k: 'offset', o: skip + limit }) : null };
+      return { items: items.map(map), nextCursor: more ? encodeCursor({ l: listing, k: 'offset', o: skip + limit }) : null };
     },
   };
 }

@@ -22,6 +22,8 @@ export interface HttpRequestInput {
   headers: Record<string, string>;
   /** Names of the headers whose template refers to a credential: never sent past the first origin. */
   credentialHeaders: string[];
+  /** Where a credential is referenced (a header, the URL, the body): a cross-origin 307/308 is then not followed. */
+  credentialIn: string[];
   body?: unknown;
   timeoutMs: number;
   /** Send the step's Idempotency-Key header (param idempotencyKey; default: POST and PATCH). */
@@ -63,7 +65,7 @@ export function httpRequestHandler(overrides: Partial<HttpNodeOptions> = {}): No
   return {
     isAction: true,
     render: (params, renderer) => renderHttpRequest(params, renderer, opts),
-    mask: ({ credentialHeaders: _names, sendKey: _key, ...input }) => ({
+    mask: ({ credentialHeaders: _names, credentialIn: _in, sendKey: _key, ...input }) => ({
       ...input,
       url: maskUrl(input.url),
       headers: maskHeaders(input.headers),
@@ -76,17 +78,24 @@ export function httpRequestHandler(overrides: Partial<HttpNodeOptions> = {}): No
 }
 
 export function renderHttpRequest(params: HttpRequestParams, renderer: TemplateRenderer, opts: HttpNodeOptions): HttpRequestInput {
+  const credentialHeaders = Object.entries(params.headers ?? {})
+    .filter(([, template]) => refersToCredential(template))
+    .map(([name]) => name);
+  const withBody = params.body !== undefined && BODY_METHODS.has(params.method);
   const input: HttpRequestInput = {
     method: params.method,
     url: renderer.renderString(params.url).trim(),
     headers: renderer.renderMap(params.headers),
-    credentialHeaders: Object.entries(params.headers ?? {})
-      .filter(([, template]) => refersToCredential(template))
-      .map(([name]) => name),
+    credentialHeaders,
+    credentialIn: [
+      ...credentialHeaders.map((name) => `header "${name}"`),
+      ...(refersToCredential(params.url) ? ['the URL'] : []),
+      ...(withBody && refersToCredential(typeof params.body === 'string' ? params.body : JSON.stringify(params.body)) ? ['the body'] : []),
+    ],
     timeoutMs: Math.min(Math.max(params.timeoutMs ?? opts.defaultTimeoutMs, 100), opts.maxTimeoutMs),
     sendKey: params.idempotencyKey === undefined ? KEYED_BY_DEFAULT.has(params.method) : params.idempotencyKey === 'send',
   };
-  if (params.body !== undefined && BODY_METHODS.has(params.method)) input.body = renderer.renderDeep(parseJsonText(params.body));
+  if (withBody) input.body = renderer.renderDeep(parseJsonText(params.body));
   return input;
 }
 
@@ -119,6 +128,7 @@ async function executeHttpRequest(input: HttpRequestInput, ctx: NodeContext, opt
     url: input.url,
     headers,
     credentialHeaders: input.credentialHeaders,
+    credentialIn: input.credentialIn,
     body,
     timeoutMs: input.timeoutMs,
     maxBodyBytes: opts.maxBodyBytes,

@@ -21,6 +21,8 @@ export interface NodeContext {
   idempotencyKey?: string;
   /** The step's node id. */
   nodeId?: string;
+  /** The run's workflow (absent in some unit tests). */
+  workflowId?: string;
   /**
    * Set when this step parked its run and the run was woken (docs/workflow-engine.md, "Parking"): the
    * step executes again with how and when it was woken, and what a resume sent.

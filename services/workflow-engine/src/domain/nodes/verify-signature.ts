@@ -7,7 +7,9 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { SIGNATURE_DEFAULT_TOLERANCE_SECONDS, type NodeParams, type SignaturePreset } from '@flowdesk/contracts';
+import { NodeFailedError } from '../errors.ts';
 import type { TemplateRenderer } from '../template.ts';
+import type { DeliveryLedger } from '../ports.ts';
 import type { NodeHandler } from './node-handler.ts';
 
 export type VerifySignatureParams = NodeParams<'verify_signature'>;
@@ -23,6 +25,8 @@ export interface VerifySignatureInput {
   encoding: 'hex' | 'base64';
   prefix: string;
   toleranceSeconds: number;
+  /** Refuse a delivery id this workflow accepted within the window (refuseReplays; default on but for custom). */
+  refuseReplays: boolean;
   /** Not recorded: the secret, the request's headers and raw body. */
   secret: string;
   headers: Readonly<Record<string, string>>;
@@ -43,8 +47,15 @@ export const verifySignatureHandler: NodeHandler<VerifySignatureParams, VerifySi
   render: (params, renderer) => renderVerifySignature(params, renderer),
   mask: ({ secret: _s, headers: _h, rawBody, ...input }) => ({ ...input, rawBodyBytes: rawBody?.length ?? null }),
   execute: async (input, ctx) => {
-    const verdict = verifySignature(input, ctx.ports.clock().getTime());
-    if (verdict.valid) return { output: { valid: true, preset: input.preset }, branch: 'true' };
+    const now = ctx.ports.clock();
+    const verdict = verifySignature(input, now.getTime());
+    if (verdict.valid) {
+      if (input.refuseReplays) {
+        if (ctx.ports.deliveries && ctx.workflowId) await refuseReplay(input, ctx.workflowId, now, ctx.ports.deliveries);
+        else ctx.warn('delivery ids are not kept here (a step test): a repeated delivery would not be refused');
+      }
+      return { output: { valid: true, preset: input.preset }, branch: 'true' };
+    }
     return { output: { valid: false, preset: input.preset, reason: verdict.reason, message: verdict.detail }, branch: 'false' };
   },
 };
@@ -59,11 +70,48 @@ export function renderVerifySignature(params: VerifySignatureParams, renderer: T
     encoding: params.preset === 'custom' ? (params.encoding ?? 'hex') : params.preset === 'github' || params.preset === 'stripe' ? 'hex' : 'base64',
     prefix: params.preset === 'custom' ? (params.prefix ?? '') : params.preset === 'github' ? 'sha256=' : '',
     toleranceSeconds: params.toleranceSeconds ?? SIGNATURE_DEFAULT_TOLERANCE_SECONDS,
+    refuseReplays: params.refuseReplays ?? params.preset !== 'custom',
     // An unknown credential fails the node (as {{credentials.x}} does): no secret, nothing to verify.
     secret: renderer.credential(params.credential),
     headers: request.headers,
     ...(request.rawBody ? { rawBody: request.rawBody } : {}),
   };
+}
+
+/**
+ * The delivery's id, as its provider names it (`<preset>:<id>`): Standard Webhooks' `webhook-id`,
+ * the Stripe event's `id` (the body's; a Stripe retry of one event has a new signature, the same id),
+ * GitHub's `X-GitHub-Delivery`, Shopify's `X-Shopify-Webhook-Id`. Without one (custom, or the
+ * provider's id missing): the signature itself, which a replayed request repeats.
+ */
+export function deliveryIdOf(input: VerifySignatureInput): string {
+  const h = input.headers;
+  let id: string | undefined;
+  if (input.preset === 'standard_webhooks') id = h['webhook-id'];
+  else if (input.preset === 'github') id = h['x-github-delivery'];
+  else if (input.preset === 'shopify') id = h['x-shopify-webhook-id'];
+  else if (input.preset === 'stripe') id = stripeEventId(input.rawBody);
+  if (!id) id = `sig:${h[input.header] ?? ''}`;
+  return `${input.preset}:${id}`.slice(0, 300);
+}
+
+function stripeEventId(body: Buffer | undefined): string | undefined {
+  try {
+    const id = (JSON.parse(body?.toString('utf8') ?? 'null') as { id?: unknown } | null)?.id;
+    return typeof id === 'string' && id.length > 0 ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A genuine delivery seen by this workflow within the window fails the step (a replay), else is recorded for the window. */
+async function refuseReplay(input: VerifySignatureInput, workflowId: string, now: Date, ledger: DeliveryLedger): Promise<void> {
+  const id = deliveryIdOf(input);
+  const until = new Date(now.getTime() + input.toleranceSeconds * 1000);
+  if (!(await ledger.claim(workflowId, id, now, until)))
+    throw new NodeFailedError(
+      `repeated delivery refused: ${id.slice(0, 120)} was already accepted by this workflow within the last ${input.toleranceSeconds} s`,
+    );
 }
 
 const fail = (reason: SignatureFailure, detail: string): Verdict => ({ valid: false, reason, detail });

@@ -1,0 +1,92 @@
+// A Respond answer's headers, applied by ingest where they are sent (over real HTTP and the embedded
+// bus): the allow list of libs/contracts, and a value HTTP cannot carry never turns into a raw 500.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
+import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
+import { TRIGGER_TOPIC, WEBHOOK_REPLY_TOPIC, type TriggerEvent, type WebhookReply, type WebhookTriggerLookup } from '@flowdesk/contracts';
+import { listen } from '@flowdesk/service-kit';
+import { buildApp } from '../src/app.ts';
+
+let testDb: TestDatabase;
+let bus: EventBus;
+let base: string;
+let close: () => Promise<void>;
+const trigger: WebhookTriggerLookup = {
+  workflowId: randomUUID(),
+  ownerId: randomUUID(),
+  active: true,
+  requireSecret: false,
+  signature: 'none',
+  secret: 'unused-secret-unused-secret',
+  responseMode: 'respond_node',
+};
+// What the "engine" answers to the next event: the test sets it before each delivery.
+let nextHeaders: Record<string, string> = {};
+
+before(async () => {
+  testDb = await createTestDatabase();
+  bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 20 });
+  await bus.subscribe<TriggerEvent>({
+    topic: TRIGGER_TOPIC,
+    groupId: 'engine-stand-in',
+    handler: async (m) => {
+      const reply: WebhookReply = { eventId: m.value.eventId, replica: m.value.replyTo!.replica, status: 201, headers: nextHeaders, body: { ok: true } };
+      await bus.publish(WEBHOOK_REPLY_TOPIC, [{ key: reply.replica, value: reply }]);
+    },
+  });
+  const app = await buildApp({
+    bus,
+    directory: { lookup: async (id) => (id === trigger.workflowId ? { ...trigger } : null) },
+    logLevel: 'silent',
+    replies: { replica: 'ingest-test', timeoutMs: 20_000 },
+  });
+  base = await listen(app, 0);
+  close = async () => {
+    await app.close();
+    await bus.close();
+    await testDb.close();
+  };
+});
+after(() => close());
+
+async function deliver(headers: Record<string, string>) {
+  nextHeaders = headers;
+  const res = await fetch(`${base}/functions/v1/webhook-trigger/${trigger.workflowId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ n: 1 }),
+  });
+  return { status: res.status, headers: res.headers, body: await res.text() };
+}
+
+test('only allowed headers reach the caller: custom X-*, private Cache-Control; proxy- and browser-acted ones are dropped', async () => {
+  const res = await deliver({
+    'x-order': 'A-1',
+    'cache-control': 'no-store',
+    etag: '"v1"',
+    'x-accel-redirect': '/internal/secret-file',
+    'clear-site-data': '"*"',
+    link: '</evil.js>; rel=preload',
+    'content-disposition': 'attachment; filename=evil.html',
+    vary: 'Cookie',
+    'x-sendfile': '/etc/passwd',
+  });
+  assert.equal(res.status, 201);
+  assert.equal(res.headers.get('x-order'), 'A-1');
+  assert.equal(res.headers.get('cache-control'), 'no-store');
+  assert.equal(res.headers.get('etag'), '"v1"');
+  for (const name of ['x-accel-redirect', 'clear-site-data', 'link', 'content-disposition', 'vary', 'x-sendfile'])
+    assert.equal(res.headers.get(name), null, `${name} must not be sent on Flowdesk's origin`);
+  const shared = await deliver({ 'cache-control': 'public, max-age=86400' });
+  assert.equal(shared.headers.get('cache-control'), null, 'an answer a shared cache could keep is not sent');
+});
+
+test('a header value outside Latin-1 is left out and the caller still gets the answer, not a raw 500', async () => {
+  const res = await deliver({ 'x-name': 'Zoë 😀', 'x-order': 'A-2' });
+  assert.equal(res.status, 201, res.body);
+  assert.deepEqual(JSON.parse(res.body), { ok: true });
+  assert.equal(res.headers.get('x-name'), null);
+  assert.equal(res.headers.get('x-order'), 'A-2');
+});

@@ -176,6 +176,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       waits: d.tuning?.engineTuning?.waits,
       retryParkMs: d.tuning?.engineTuning?.retryParkMs,
       limits: d.tuning?.engineTuning?.limits,
+      quotas: d.tuning?.engineTuning?.quotas,
     });
     app.addHook('onClose', async () => {
       await http.close();

@@ -16,7 +16,8 @@ import { createService, internalAuth, SecretBox, type Service } from '@flowdesk/
 import { CredentialStore } from './adapters/credential-store.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { DEAD_LETTER_ERROR_PREFIX, RunStore } from './adapters/run-store.ts';
-import { runMetrics } from './adapters/telemetry.ts';
+import { countStartRefused, runMetrics } from './adapters/telemetry.ts';
+import { StartQuotas, type StartQuotaLimits } from './domain/quotas.ts';
 import { recordRun, unstorablePayload } from './domain/run-recording.ts';
 import type { WorkspaceClient } from './adapters/workspace-client.ts';
 import { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';
@@ -64,6 +65,11 @@ export interface WorkflowEngineDeps {
    */
   definitionsGroup?: string;
   limits?: Partial<RunLimits>;
+  /**
+   * Runs that start runs (Run workflow, error workflows; docs/workflow-engine.md, "Limits"): depth,
+   * child runs per run, starts per owner per minute (this replica's bucket). Default DEFAULT_START_QUOTAS.
+   */
+  quotas?: Partial<StartQuotaLimits>;
   /**
    * The credentials store's key (CREDENTIALS_KEY, 32 bytes) and its id (CREDENTIALS_KEY_ID, default
    * k1), with older keys by id during a rotation (docs/credentials.md). Without it the credentials API
@@ -151,6 +157,11 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     log: app.log,
     metrics: runMetrics,
     limits: deps.limits,
+    quotas: new StartQuotas(
+      deps.quotas,
+      () => clock().getTime(),
+      (_owner, quota) => countStartRefused(quota),
+    ),
     cancellations,
     resumeBaseUrl: deps.publicBaseUrl,
     ...(deps.retryParkMs !== undefined ? { retryParkMs: deps.retryParkMs } : {}),

@@ -1,5 +1,6 @@
 import { DEFAULT_RETRY_PARK_MS, DEFAULT_RUN_LIMITS, type RunLimits } from './domain/executor.ts';
 import { DEFAULT_RETENTION, type RetentionPolicy } from './domain/run-control.ts';
+import { DEFAULT_START_QUOTAS, type StartQuotaLimits } from './domain/quotas.ts';
 
 /**
  * How many runs a replica handles and how often it looks for schedule ticks (docs/configuration.md):
@@ -18,6 +19,8 @@ export interface EngineTuning {
   retryParkMs: number;
   /** Per-run limits set by the environment: MAX_LOOP_ITEMS_PER_RUN (For each items per run). */
   limits: Partial<RunLimits>;
+  /** Runs that start runs (docs/workflow-engine.md, "Limits"): RUN_WORKFLOW_MAX_DEPTH, MAX_CHILD_RUNS_PER_RUN, WORKFLOW_STARTS_PER_MINUTE. */
+  quotas: StartQuotaLimits;
 }
 
 export const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
@@ -41,5 +44,10 @@ export function engineTuningFromEnv(env: NodeJS.ProcessEnv): EngineTuning {
       intervalMs: positiveInteger(env, 'RUN_RETENTION_INTERVAL_SECONDS', DEFAULT_RETENTION.intervalMs / 1000) * 1000,
     },
     limits: { maxLoopItemsPerRun: positiveInteger(env, 'MAX_LOOP_ITEMS_PER_RUN', DEFAULT_RUN_LIMITS.maxLoopItemsPerRun) },
+    quotas: {
+      maxDepth: positiveInteger(env, 'RUN_WORKFLOW_MAX_DEPTH', DEFAULT_START_QUOTAS.maxDepth),
+      maxChildRunsPerRun: positiveInteger(env, 'MAX_CHILD_RUNS_PER_RUN', DEFAULT_START_QUOTAS.maxChildRunsPerRun),
+      startsPerMinute: positiveInteger(env, 'WORKFLOW_STARTS_PER_MINUTE', DEFAULT_START_QUOTAS.startsPerMinute),
+    },
   };
 }

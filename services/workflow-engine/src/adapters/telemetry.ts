@@ -33,6 +33,16 @@ const ssrfRefusals = counter({
   owner,
 });
 
+const startQuotaRefusals = counter<'quota'>({
+  name: 'flowdesk_engine_start_quota_refusals_total',
+  help: 'Runs a workflow tried to start and a quota refused (depth, child_runs_per_run, starts_per_minute); per owner: GET /api/v1/usage',
+  labelNames: ['quota'],
+  owner,
+});
+
+/** A start refused by a quota (domain/quotas.ts), by which. */
+export const countStartRefused = (quota: string): void => startQuotaRefusals.inc({ quota });
+
 /** The domain's RunMetrics port over the metrics above (wired in app.ts). */
 export const runMetrics: RunMetrics = {
   runStarted: () => runsStarted.inc(),

@@ -112,6 +112,11 @@ test("the engine's and the caches' variables reach the services' configuration, 
     RUN_RETENTION_INTERVAL_SECONDS: '60',
     INTROSPECTION_CACHE_MS: '0',
     WEBHOOK_MAX_BACKLOG: '5',
+    ENGINE_OWNER_CONCURRENCY: '2',
+    ENGINE_OWNER_MAX_BACKLOG: '0',
+    MAX_CHILD_RUNS_PER_RUN: '9',
+    WORKFLOW_STARTS_PER_MINUTE: '60',
+    RUN_WORKFLOW_MAX_DEPTH: '3',
     SIGNUP_MODE: 'off',
   });
   const retention = { batchSize: 500, maxBatches: 20 };
@@ -123,6 +128,8 @@ test("the engine's and the caches' variables reach the services' configuration, 
     retryParkMs: 2000,
     limits: { maxLoopItemsPerRun: 1000 },
     retention: { ...retention, maxAgeDays: null, keepPerWorkflow: 50, intervalMs: 60_000 },
+    fairness: { ownerConcurrency: 2, maxBacklog: 0 },
+    quotas: { maxDepth: 3, maxChildRunsPerRun: 9, startsPerMinute: 60 },
   });
   assert.equal(config.introspectionCacheMs, 0);
   assert.equal(config.webhookAdmission?.backlog.maxBacklog, 5);
@@ -136,6 +143,8 @@ test("the engine's and the caches' variables reach the services' configuration, 
     retryParkMs: 5000,
     limits: { maxLoopItemsPerRun: 1000 },
     retention: { ...retention, maxAgeDays: 30, keepPerWorkflow: null, intervalMs: 300_000 },
+    fairness: { ownerConcurrency: 128, maxBacklog: 1000 },
+    quotas: { maxDepth: 5, maxChildRunsPerRun: 100, startsPerMinute: 1000 },
   });
   assert.deepEqual([defaults.signupMode, defaults.introspectionCacheMs, defaults.consoleAllowedOrigins], ['invite', 30_000, []]);
   for (const [name, value, message] of [

@@ -40,6 +40,15 @@ const startQuotaRefusals = counter<'quota'>({
   owner,
 });
 
+const runsThrottled = counter({
+  name: 'flowdesk_engine_runs_throttled_total',
+  help: 'Trigger events that found their owner at its in-flight cap (ENGINE_OWNER_CONCURRENCY) and were queued; per owner: GET /api/v1/workflow-runs/usage',
+  owner,
+});
+
+/** An event queued behind its owner's cap (domain/fairness.ts). */
+export const countThrottled = (): void => runsThrottled.inc();
+
 /** A start refused by a quota (domain/quotas.ts), by which. */
 export const countStartRefused = (quota: string): void => startQuotaRefusals.inc({ quota });
 

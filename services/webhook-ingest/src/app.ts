@@ -114,13 +114,19 @@ export async function buildApp(deps: WebhookIngestDeps): Promise<Service> {
     const groupId = deps.ownerThrottle.groupId;
     let events: Subscription | undefined;
     app.addHook('onReady', async () => {
-      events = await deps.bus.subscribe<OwnerThrottle>({
-        topic: OWNER_THROTTLE_TOPIC,
-        groupId,
-        ephemeral: true,
-        retry: { maxAttempts: 1 },
-        handler: (message) => throttles.apply(message.value),
-      });
+      // Not followed (a Kafka without the topic): the service still takes webhooks, refusing no owner.
+      events = await deps.bus
+        .subscribe<OwnerThrottle>({
+          topic: OWNER_THROTTLE_TOPIC,
+          groupId,
+          ephemeral: true,
+          retry: { maxAttempts: 1 },
+          handler: (message) => throttles.apply(message.value),
+        })
+        .catch((err: unknown) => {
+          app.log.warn({ err, topic: OWNER_THROTTLE_TOPIC }, 'owner throttles not followed: no owner is refused for its share');
+          return undefined;
+        });
     });
     app.addHook('onClose', async () => {
       await events?.close();

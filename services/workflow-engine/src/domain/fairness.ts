@@ -351,7 +351,8 @@ export class OwnerFairness {
       if (backlog < max) continue;
       const retryAfterSeconds = this.retryAfter(owner, backlog - max + 1, now);
       const last = this.throttled.get(owner);
-      if (last && now - last.publishedAt < THROTTLE_TTL_MS / 5 && last.retryAfterSeconds === retryAfterSeconds) continue;
+      // Refreshed once a second (well within its TTL), whatever the estimate does in between.
+      if (last && now - last.publishedAt < THROTTLE_TTL_MS / 5) continue;
       this.throttled.set(owner, { retryAfterSeconds, publishedAt: now });
       await publish({ ownerId: owner, throttled: true, backlog, retryAfterSeconds, until: new Date(now + THROTTLE_TTL_MS).toISOString() });
     }

@@ -34,7 +34,13 @@ before(async () => {
       const hold = /^\/hold\/([^?]+)/.exec(req.url);
       if (!hold) return json(res, 200, { ok: true });
       arrivals.push(hold[1]!);
-      held.push({ tag: hold[1]!, res });
+      const entry = { tag: hold[1]!, res };
+      held.push(entry);
+      // A request the engine gave up on (its timeout) is no longer in flight.
+      res.on('close', () => {
+        const i = held.indexOf(entry);
+        if (i >= 0) held.splice(i, 1);
+      });
     },
   });
   // Eight consumer slots, an owner's cap of two; queued runs two at a time (so round-robin shows).
@@ -64,7 +70,7 @@ async function createWorkflow(owner: string, graph: { nodes: unknown[]; edges: u
 }
 /** A slow workflow: GET /hold/<owner tag>-<n>, held until the test answers it. */
 const slow = (tag: string) => ({
-  nodes: [{ id: 'hold', type: 'http_request', params: { method: 'GET', url: `${stack.receiver!.url}/hold/${tag}-{{trigger.n}}` } }],
+  nodes: [{ id: 'hold', type: 'http_request', params: { method: 'GET', url: `${stack.receiver!.url}/hold/${tag}-{{trigger.n}}`, timeoutMs: 60_000 } }],
   edges: [{ from: 'trigger', to: 'hold' }],
 });
 const quick = { nodes: [{ id: 'set', type: 'set_fields', params: { fields: [{ name: 'ok', value: 'yes' }] } }], edges: [{ from: 'trigger', to: 'set' }] };
@@ -79,8 +85,8 @@ const usage = async (owner: string) => (await call(owner, 'GET', '/api/v1/workfl
 function releaseAll(tag?: string) {
   for (let i = held.length - 1; i >= 0; i--)
     if (!tag || held[i]!.tag.startsWith(`${tag}-`)) {
-      json(held[i]!.res, 200, { ok: true });
-      held.splice(i, 1);
+      const [h] = held.splice(i, 1);
+      json(h!.res, 200, { ok: true });
     }
 }
 

@@ -142,6 +142,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
         token: serviceTokenSource(tokenOptions(d, started, 'webhook-ingest')),
       }),
       definitionEvents: { groupId: 'webhook-ingest.definitions' },
+      ownerThrottle: { groupId: 'webhook-ingest.owner-throttle' },
       // One replica: the answers of waiting webhooks come back on the reply topic of this bus.
       replies: { replica: 'webhook-ingest.replies', timeoutMs: d.tuning?.respondTimeoutMs },
       ...d.tuning?.webhookAdmission,
@@ -177,6 +178,8 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       waits: d.tuning?.engineTuning?.waits,
       retryParkMs: d.tuning?.engineTuning?.retryParkMs,
       limits: d.tuning?.engineTuning?.limits,
+      quotas: d.tuning?.engineTuning?.quotas,
+      fairness: d.tuning?.engineTuning?.fairness,
     });
     app.addHook('onClose', async () => {
       await http.close();

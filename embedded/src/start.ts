@@ -3,7 +3,14 @@ import { Audience } from '@flowdesk/contracts';
 import { listenMetrics, signInternalToken } from '@flowdesk/service-kit';
 import { migrateAuth } from '@flowdesk/auth';
 import { createEmbeddedBus, createKafkaBus, embeddedBusOptionsFromEnv, ensureKafkaTopics, topicSpecs, type EventBus } from '@flowdesk/bus';
-import { CREDENTIAL_REVOKED_TOPIC, ENTITY_CHANGED_TOPIC, TRIGGER_TOPIC, WEBHOOK_REPLY_TOPIC, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
+import {
+  CREDENTIAL_REVOKED_TOPIC,
+  ENTITY_CHANGED_TOPIC,
+  OWNER_THROTTLE_TOPIC,
+  TRIGGER_TOPIC,
+  WEBHOOK_REPLY_TOPIC,
+  WORKFLOW_CHANGED_TOPIC,
+} from '@flowdesk/contracts';
 import { migrateWorkspace } from '@flowdesk/workspace-api';
 import { migrateGateway } from '@flowdesk/mcp-gateway';
 import { migrateEngine } from '@flowdesk/workflow-engine';
@@ -131,7 +138,7 @@ async function openStartBus(config: EmbeddedConfig, database: EmbeddedDatabase):
     return createEmbeddedBus(database.db, bus ? { retentionMs: bus.retentionMs, groupExpiryMs: bus.groupExpiryMs } : embeddedBusOptionsFromEnv());
   await ensureKafkaTopics(
     { brokers: bus.brokers, clientId: bus.clientId },
-    topicSpecs(bus, [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC, WEBHOOK_REPLY_TOPIC]),
+    topicSpecs(bus, [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC, WEBHOOK_REPLY_TOPIC, OWNER_THROTTLE_TOPIC]),
   );
   return createKafkaBus({
     brokers: bus.brokers,

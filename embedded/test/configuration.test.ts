@@ -114,6 +114,11 @@ test("the engine's and the caches' variables reach the services' configuration, 
     ENGINE_SANDBOX_BUDGET_MS_PER_MINUTE: '5000',
     INTROSPECTION_CACHE_MS: '0',
     WEBHOOK_MAX_BACKLOG: '5',
+    ENGINE_OWNER_CONCURRENCY: '2',
+    ENGINE_OWNER_MAX_BACKLOG: '0',
+    MAX_CHILD_RUNS_PER_RUN: '9',
+    WORKFLOW_STARTS_PER_MINUTE: '60',
+    RUN_WORKFLOW_MAX_DEPTH: '3',
     SIGNUP_MODE: 'off',
   });
   const retention = { batchSize: 500, maxBatches: 20 };
@@ -126,6 +131,8 @@ test("the engine's and the caches' variables reach the services' configuration, 
     limits: { maxLoopItemsPerRun: 1000 },
     retention: { ...retention, maxAgeDays: null, keepPerWorkflow: 50, intervalMs: 60_000 },
     sandbox: { workers: 3, perOwnerWorkers: 2, budgetMsPerMinute: 5000, workerHeapMb: 128 },
+    fairness: { ownerConcurrency: 2, maxBacklog: 0 },
+    quotas: { maxDepth: 3, maxChildRunsPerRun: 9, startsPerMinute: 60 },
   });
   assert.equal(config.introspectionCacheMs, 0);
   assert.equal(config.webhookAdmission?.backlog.maxBacklog, 5);
@@ -142,6 +149,8 @@ test("the engine's and the caches' variables reach the services' configuration, 
     sandbox: (({ workers }) => ({ workers, perOwnerWorkers: workers - 1, budgetMsPerMinute: 20_000, workerHeapMb: 128 }))({
       workers: Math.min(8, Math.max(2, availableParallelism())),
     }),
+    fairness: { ownerConcurrency: 128, maxBacklog: 1000 },
+    quotas: { maxDepth: 5, maxChildRunsPerRun: 100, startsPerMinute: 1000 },
   });
   assert.deepEqual([defaults.signupMode, defaults.introspectionCacheMs, defaults.consoleAllowedOrigins], ['invite', 30_000, []]);
   for (const [name, value, message] of [

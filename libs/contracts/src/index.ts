@@ -26,3 +26,4 @@ export * from './triggers.ts';
 export * from './trigger-types.ts';
 export * from './workflow-templates.ts';
 export * from './webhook-reply.ts';
+export * from './owner-throttle.ts';

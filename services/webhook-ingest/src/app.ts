@@ -1,5 +1,14 @@
 import type { EventBus, Subscription } from '@flowdesk/bus';
-import { TRIGGER_TOPIC, WEBHOOK_REPLY_TOPIC, WORKFLOW_CHANGED_TOPIC, type WebhookReply, type WorkflowChanged } from '@flowdesk/contracts';
+import {
+  OWNER_THROTTLE_TOPIC,
+  TRIGGER_TOPIC,
+  WEBHOOK_REPLY_TOPIC,
+  WORKFLOW_CHANGED_TOPIC,
+  type OwnerThrottle,
+  type WebhookReply,
+  type WorkflowChanged,
+} from '@flowdesk/contracts';
+import { ownerThrottles } from './domain/owner-throttle.ts';
 import { DEFAULT_RESPOND_TIMEOUT_MS, MAX_RESPOND_TIMEOUT_MS, ReplyWaiter } from './domain/reply-waiter.ts';
 import { createService, type Service } from '@flowdesk/service-kit';
 import { cachedDirectory, type TriggerDirectory } from './domain/trigger-directory.ts';
@@ -56,6 +65,12 @@ export interface WebhookIngestDeps {
    */
   definitionEvents?: { groupId: string };
   /**
+   * Follow the engine's owner-throttle events (consumer group `groupId`, one per replica): an owner
+   * whose queue of runs passed its share gets 429 + Retry-After on its workflows' webhooks, others
+   * are not affected (docs/workflow-engine.md, "Fairness across owners"). Absent: not followed.
+   */
+  ownerThrottle?: { groupId: string };
+  /**
    * Answering the caller (docs/webhooks.md): this replica's id on the reply topic (also its consumer
    * group there, deleted on close) and how long a request waits for its run's answer
    * (RESPOND_TIMEOUT_MS, default 10 s, at most 30 s). Absent: every webhook answers at once.
@@ -92,6 +107,29 @@ export async function buildApp(deps: WebhookIngestDeps): Promise<Service> {
     });
     app.addHook('onClose', async () => {
       await changes?.close();
+    });
+  }
+  const throttles = deps.ownerThrottle ? ownerThrottles(() => now().getTime()) : undefined;
+  if (throttles && deps.ownerThrottle) {
+    const groupId = deps.ownerThrottle.groupId;
+    let events: Subscription | undefined;
+    app.addHook('onReady', async () => {
+      // Not followed (a Kafka without the topic): the service still takes webhooks, refusing no owner.
+      events = await deps.bus
+        .subscribe<OwnerThrottle>({
+          topic: OWNER_THROTTLE_TOPIC,
+          groupId,
+          ephemeral: true,
+          retry: { maxAttempts: 1 },
+          handler: (message) => throttles.apply(message.value),
+        })
+        .catch((err: unknown) => {
+          app.log.warn({ err, topic: OWNER_THROTTLE_TOPIC }, 'owner throttles not followed: no owner is refused for its share');
+          return undefined;
+        });
+    });
+    app.addHook('onClose', async () => {
+      await events?.close();
     });
   }
   const maxBacklog = deps.backlog?.maxBacklog ?? DEFAULT_MAX_BACKLOG;
@@ -151,6 +189,7 @@ export async function buildApp(deps: WebhookIngestDeps): Promise<Service> {
       directory,
       limiter: rateLimiter({ ...limit, now: () => now().getTime() }),
       backlog,
+      throttles,
       now,
     }),
   );

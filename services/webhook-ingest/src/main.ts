@@ -39,6 +39,7 @@ const app = await buildApp({
   // Each replica keeps its own trigger cache, evicted by workflow.changed events: a group per process
   // (two on one host included), deleted when it closes.
   definitionEvents: { groupId: instanceGroupId('webhook-ingest.definitions') },
+  ownerThrottle: { groupId: instanceGroupId('webhook-ingest.owner-throttle') },
   // Answers of waiting webhooks (responseMode): this replica's own id on the reply topic, and the
   // partition it reads there (REPLY_PARTITION: the StatefulSet's pod index in k8s).
   replies: { replica: instanceGroupId('webhook-ingest.replies'), timeoutMs: respondTimeoutMs, partition: replyPartition },

@@ -4,6 +4,7 @@ import {
   Audience,
   ErrorBody,
   STEP_TEST_RETENTION_DAYS,
+  OWNER_THROTTLE_TOPIC,
   TRIGGER_DLQ_TOPIC,
   TRIGGER_TOPIC,
   WEBHOOK_REPLY_TOPIC,
@@ -17,8 +18,12 @@ import { createService, internalAuth, SecretBox, type Service } from '@flowdesk/
 import { CredentialStore } from './adapters/credential-store.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { DEAD_LETTER_ERROR_PREFIX, RunStore } from './adapters/run-store.ts';
-import { runMetrics, sandboxMetrics } from './adapters/telemetry.ts';
+import { countStartRefused, countThrottled, runMetrics, sandboxMetrics } from './adapters/telemetry.ts';
 import { SandboxPool, type SandboxPoolOptions } from './adapters/sandbox-pool.ts';
+import { OwnerFairness, type FairnessLimits } from './domain/fairness.ts';
+import { RunQueueStore } from './adapters/run-queue.ts';
+import { usageRoutes } from './routes/usage.ts';
+import { StartQuotas, type StartQuotaLimits } from './domain/quotas.ts';
 import { recordRun, unstorablePayload } from './domain/run-recording.ts';
 import type { WorkspaceClient } from './adapters/workspace-client.ts';
 import { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';
@@ -69,6 +74,18 @@ export interface WorkflowEngineDeps {
    */
   definitionsGroup?: string;
   limits?: Partial<RunLimits>;
+  /**
+   * Runs that start runs (Run workflow, error workflows; docs/workflow-engine.md, "Limits"): depth,
+   * child runs per run, starts per owner per minute (this replica's bucket). Default DEFAULT_START_QUOTAS.
+   */
+  quotas?: Partial<StartQuotaLimits>;
+  /**
+   * Fairness across owners (docs/workflow-engine.md): runs of one owner in flight on this replica
+   * (ENGINE_OWNER_CONCURRENCY, default half of `concurrency`); past it an owner's trigger events wait
+   * in engine.run_queue and start round-robin across owners; an owner with `maxBacklog` queued runs
+   * (ENGINE_OWNER_MAX_BACKLOG, default 1,000; 0: never) is refused at intake (429).
+   */
+  fairness?: Partial<FairnessLimits>;
   /**
    * The credentials store's key (CREDENTIALS_KEY, 32 bytes) and its id (CREDENTIALS_KEY_ID, default
    * k1), with older keys by id during a rotation (docs/credentials.md). Without it the credentials API
@@ -172,6 +189,11 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     sandbox,
     limits: deps.limits,
     deliveries,
+    quotas: new StartQuotas(
+      deps.quotas,
+      () => clock().getTime(),
+      (_owner, quota) => countStartRefused(quota),
+    ),
     cancellations,
     resumeBaseUrl: deps.publicBaseUrl,
     ...(deps.retryParkMs !== undefined ? { retryParkMs: deps.retryParkMs } : {}),
@@ -181,6 +203,22 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     resumeParent: (parent, body) => waits.resumeByParent(parent, body, clock()),
     reply: sendReply,
   };
+  // Each owner's share of this replica: past its cap its events wait in the run queue (fairness.ts).
+  const fairness: OwnerFairness = new OwnerFairness({
+    store: new RunQueueStore(deps.db),
+    concurrency: deps.concurrency,
+    ...deps.fairness,
+    run: async (event) => {
+      await processTriggerEvent(event, processDeps);
+    },
+    isOrdered: async (event) => (await definitions.get(event.workflowId))?.executionOrder === 'ordered',
+    giveUp: (event, attempts, err) =>
+      recordDeadLetter(event, { [DLQ_HEADERS.attempts]: String(attempts), [DLQ_HEADERS.error]: err instanceof Error ? err.message : String(err) }),
+    onThrottle: (state) => deps.bus.publish(OWNER_THROTTLE_TOPIC, [{ key: state.ownerId, value: state }]),
+    countThrottled,
+    clock,
+    log: app.log,
+  });
   // A woken run runs here, on the replica that claimed its wake (docs/workflow-engine.md, "Parking").
   const waitTimers = new WaitTimers({
     store: waits,
@@ -201,6 +239,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   await app.register(internalAuth, { publicKeyPem: deps.jwtPublicKeyPem, audience: Audience.workflowEngine });
   await app.register(runRoutes(runs, definitions, { bus: deps.bus, clock, heartbeatMs: deps.streamHeartbeatMs, cancellations, waits }), { prefix: API_PREFIX });
   await app.register(credentialRoutes(credentials), { prefix: API_PREFIX });
+  await app.register(usageRoutes(fairness), { prefix: API_PREFIX });
   await app.register(
     stepTestRoutes(definitions, {
       credentials: credentials.configured ? credentials : undefined,
@@ -304,9 +343,8 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
         groupId: ENGINE_GROUP,
         concurrency: deps.concurrency ?? 256,
         keyConcurrency: deps.workflowConcurrency ?? 128,
-        handler: async (message) => {
-          await processTriggerEvent(message.value, processDeps);
-        },
+        // Under its owner's cap the event runs here as before; past it, it is queued and acknowledged.
+        handler: (message) => fairness.admit(message.value),
       }),
     );
     // Never lose a run silently: an event the engine gave up on (dead-lettered after its retries)
@@ -339,6 +377,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     retention.start();
     sweeper.start();
     waitTimers.start();
+    fairness.start();
     consuming = true;
   };
   app.addHook('onReady', async () => {
@@ -357,6 +396,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     // The sources first (no new trigger events), then the consumers, in reverse.
     for (const s of triggerSources) await s.stop();
     await waitTimers.stop();
+    await fairness.stop();
     await retention.stop();
     await sweeper.stop();
     consuming = false;

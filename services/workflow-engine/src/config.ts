@@ -1,6 +1,8 @@
 import { DEFAULT_RETRY_PARK_MS, DEFAULT_RUN_LIMITS, type RunLimits } from './domain/executor.ts';
 import { DEFAULT_RETENTION, type RetentionPolicy } from './domain/run-control.ts';
 import { sandboxPoolOptionsFromEnv, type SandboxPoolOptions } from './adapters/sandbox-pool.ts';
+import { DEFAULT_START_QUOTAS, type StartQuotaLimits } from './domain/quotas.ts';
+import { DEFAULT_FAIRNESS, type FairnessLimits } from './domain/fairness.ts';
 
 /**
  * How many runs a replica handles and how often it looks for schedule ticks (docs/configuration.md):
@@ -21,6 +23,10 @@ export interface EngineTuning {
   limits: Partial<RunLimits>;
   /** The sandbox's pool: ENGINE_SANDBOX_WORKERS, ENGINE_SANDBOX_OWNER_WORKERS, ENGINE_SANDBOX_BUDGET_MS_PER_MINUTE, ENGINE_SANDBOX_WORKER_HEAP_MB. */
   sandbox: Partial<SandboxPoolOptions>;
+  /** Runs that start runs (docs/workflow-engine.md, "Limits"): RUN_WORKFLOW_MAX_DEPTH, MAX_CHILD_RUNS_PER_RUN, WORKFLOW_STARTS_PER_MINUTE. */
+  quotas: StartQuotaLimits;
+  /** Fairness across owners: ENGINE_OWNER_CONCURRENCY (default half of ENGINE_CONCURRENCY), ENGINE_OWNER_MAX_BACKLOG (default 1000; 0: intake never refuses). */
+  fairness: Pick<FairnessLimits, 'ownerConcurrency' | 'maxBacklog'>;
 }
 
 export const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
@@ -30,8 +36,10 @@ export const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: 
 };
 
 export function engineTuningFromEnv(env: NodeJS.ProcessEnv): EngineTuning {
+  const concurrency = positiveInteger(env, 'ENGINE_CONCURRENCY', 256);
+  const maxBacklog = env.ENGINE_OWNER_MAX_BACKLOG === '0' ? 0 : positiveInteger(env, 'ENGINE_OWNER_MAX_BACKLOG', DEFAULT_FAIRNESS.maxBacklog);
   return {
-    concurrency: positiveInteger(env, 'ENGINE_CONCURRENCY', 256),
+    concurrency,
     workflowConcurrency: positiveInteger(env, 'ENGINE_WORKFLOW_CONCURRENCY', 128),
     scheduler: { pollMs: env.SCHEDULER_POLL_MS === '0' ? 0 : positiveInteger(env, 'SCHEDULER_POLL_MS', 1_000) },
     waits: { pollMs: env.WAIT_POLL_MS === '0' ? 0 : positiveInteger(env, 'WAIT_POLL_MS', 250) },
@@ -45,5 +53,11 @@ export function engineTuningFromEnv(env: NodeJS.ProcessEnv): EngineTuning {
     },
     limits: { maxLoopItemsPerRun: positiveInteger(env, 'MAX_LOOP_ITEMS_PER_RUN', DEFAULT_RUN_LIMITS.maxLoopItemsPerRun) },
     sandbox: sandboxPoolOptionsFromEnv(env),
+    fairness: { ownerConcurrency: positiveInteger(env, 'ENGINE_OWNER_CONCURRENCY', Math.max(1, Math.floor(concurrency / 2))), maxBacklog },
+    quotas: {
+      maxDepth: positiveInteger(env, 'RUN_WORKFLOW_MAX_DEPTH', DEFAULT_START_QUOTAS.maxDepth),
+      maxChildRunsPerRun: positiveInteger(env, 'MAX_CHILD_RUNS_PER_RUN', DEFAULT_START_QUOTAS.maxChildRunsPerRun),
+      startsPerMinute: positiveInteger(env, 'WORKFLOW_STARTS_PER_MINUTE', DEFAULT_START_QUOTAS.startsPerMinute),
+    },
   };
 }

@@ -15,6 +15,7 @@ import {
   ErrorBody,
   ListedUser,
   MAX_PAGE_SIZE,
+  OwnerUsage,
   RunStatus,
   RunsHealth,
   RunsSummary,
@@ -327,6 +328,16 @@ const RUN_PATHS: Json = {
       responses: { 200: json(ref('RunsHealth')), ...errors(400, 401) },
     },
   },
+  '/api/v1/workflow-runs/usage': {
+    get: {
+      tags: ['workflow runs'],
+      summary:
+        'Your share of the engine: runs, throttled (queued behind your in-flight cap) and refused starts, your queue, and whether webhooks are refused (429)',
+      description:
+        'Counters are the answering engine replica’s since it started; queued is your whole queue. intakeThrottled: your workflows’ webhooks are answered 429 with Retry-After (docs/workflow-engine.md, "Fairness across owners").',
+      responses: { 200: json(ref('OwnerUsage')), ...errors(401) },
+    },
+  },
   '/api/v1/workflow-runs/stream': {
     get: {
       tags: ['workflow runs'],
@@ -519,6 +530,7 @@ export function publicOpenApi(workspace: OpenApiDocument, publicBaseUrl: string)
         WorkflowRun: strip(WorkflowRun),
         RunsSummary: strip(RunsSummary),
         RunsHealth: strip(RunsHealth),
+        OwnerUsage: strip(OwnerUsage),
         ListedUser: strip(ListedUser),
         UserList: strip(UserList),
         CreateUser: strip(CreateUser),

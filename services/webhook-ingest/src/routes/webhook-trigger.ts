@@ -8,6 +8,7 @@ import { triggerEventOf } from '../domain/trigger-event.ts';
 import { payloadProblem } from '../domain/payload-rules.ts';
 import type { rateLimiter } from '../domain/rate-limit.ts';
 import type { backlogGate } from '../domain/backlog-gate.ts';
+import type { ownerThrottles } from '../domain/owner-throttle.ts';
 import { countDelivery } from '../adapters/telemetry.ts';
 
 export const WEBHOOK_PATH = '/functions/v1/webhook-trigger/:workflowId';
@@ -18,6 +19,8 @@ export interface WebhookRouteDeps {
   limiter: ReturnType<typeof rateLimiter>;
   /** Back-pressure from the engine's backlog (absent: admission by rate only). */
   backlog?: ReturnType<typeof backlogGate>;
+  /** Owners the engine throttles (their queue of runs passed its share); absent: not followed. */
+  throttles?: ReturnType<typeof ownerThrottles>;
   now: () => Date;
   /** The requests held for the engine's answer (docs/webhooks.md, "Answering the caller"); absent: every webhook answers at once. */
   replies?: ReplyWaiter;
@@ -81,6 +84,14 @@ export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync
       if (!decision.allowed) {
         throw new HttpError('rate_limited', 'Too many deliveries to this webhook; retry later', {
           'retry-after': String(decision.retryAfterSeconds),
+        });
+      }
+
+      // Fairness: this workflow's owner has more runs waiting than its share; only its workflows are refused.
+      const throttled = deps.throttles?.check(trigger.ownerId);
+      if (throttled) {
+        throw new HttpError('rate_limited', `This workflow's owner has ${throttled.backlog} runs waiting for their share of the engine; retry later`, {
+          'retry-after': String(throttled.retryAfterSeconds),
         });
       }
 

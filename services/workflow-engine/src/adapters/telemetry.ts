@@ -34,6 +34,25 @@ const ssrfRefusals = counter({
   owner,
 });
 
+const startQuotaRefusals = counter<'quota'>({
+  name: 'flowdesk_engine_start_quota_refusals_total',
+  help: 'Runs a workflow tried to start and a quota refused (depth, child_runs_per_run, starts_per_minute); per owner: GET /api/v1/usage',
+  labelNames: ['quota'],
+  owner,
+});
+
+const runsThrottled = counter({
+  name: 'flowdesk_engine_runs_throttled_total',
+  help: 'Trigger events that found their owner at its in-flight cap (ENGINE_OWNER_CONCURRENCY) and were queued; per owner: GET /api/v1/workflow-runs/usage',
+  owner,
+});
+
+/** An event queued behind its owner's cap (domain/fairness.ts). */
+export const countThrottled = (): void => runsThrottled.inc();
+
+/** A start refused by a quota (domain/quotas.ts), by which. */
+export const countStartRefused = (quota: string): void => startQuotaRefusals.inc({ quota });
+
 /** The domain's RunMetrics port over the metrics above (wired in app.ts). */
 export const runMetrics: RunMetrics = {
   runStarted: () => runsStarted.inc(),

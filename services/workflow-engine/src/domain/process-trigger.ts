@@ -1,12 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import {
-  RUN_WORKFLOW_MAX_DEPTH,
-  WEBHOOK_REPLY_MAX_BODY,
-  type ErrorPayload,
-  type TriggerEvent,
-  type TriggerOrigin,
-  type WebhookReply,
-} from '@flowdesk/contracts';
+import { WEBHOOK_REPLY_MAX_BODY, type ErrorPayload, type TriggerEvent, type TriggerOrigin, type WebhookReply } from '@flowdesk/contracts';
 import { NodeFailedError } from './errors.ts';
 import { redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
@@ -31,6 +24,7 @@ import { recordRun, unstorablePayload } from './run-recording.ts';
 import type { RunCancellations } from './run-control.ts';
 import { resumeLinkOf } from './resume-links.ts';
 import { childResult } from './nodes/run-workflow.ts';
+import { StartQuotaError, StartQuotas } from './quotas.ts';
 
 export interface ProcessDeps {
   runs: RunRecorder;
@@ -50,6 +44,11 @@ export interface ProcessDeps {
   deliveries?: DeliveryLedger;
   /** The runs executing here and which were cancelled (run-control.ts); none: runs are not cancellable in flight. */
   cancellations?: RunCancellations;
+  /**
+   * Quotas on runs that start runs (quotas.ts): depth, child runs per run, starts per owner per
+   * minute. Default: the default limits, in a bucket of this call's own (tests).
+   */
+  quotas?: StartQuotas;
   /** Publishes the trigger event of an error workflow's run (the engine's trigger topic). */
   startErrorWorkflow?: (event: TriggerEvent, ordered: boolean) => Promise<void>;
   /** Publishes the trigger event of a run a Run workflow node starts (the engine's trigger topic). */
@@ -257,6 +256,8 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
           error: (obj: object, msg?: string) => log.error(redactSecrets(obj, secrets), msg && redactSecrets(msg, secrets)),
         };
   deps.metrics.runStarted();
+  // The child runs this execution started (their steps' keys: a step repeated starts the same child).
+  const children = new Set<string>();
   const untrack = deps.cancellations?.track(key);
   const cancellations = deps.cancellations;
   const executed = await withSpan(
@@ -292,7 +293,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
             deps.workspace.createTask(ownerId, input, signal, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }, idempotencyKey),
           // Notes and calendar entries carry it too (their change events start note/entity workflows).
           ...(deps.workspace.nodes ? { workspace: withOrigin(deps.workspace.nodes, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }) } : {}),
-          ...(deps.startSubWorkflow ? { startWorkflow: (request) => startSubWorkflow(event, request, deps) } : {}),
+          ...(deps.startSubWorkflow ? { startWorkflow: (request) => startSubWorkflow(event, request, deps, children) } : {}),
           ...(deps.deliveries ? { deliveries: deps.deliveries } : {}),
         },
       }),
@@ -428,6 +429,8 @@ async function startErrorWorkflow(event: TriggerEvent, errorWorkflowId: string, 
       deps.log.info(log, 'error workflow not started: it no longer exists');
       return;
     }
+    // The owner's starts per minute bound error workflows too (a failing fan-out would otherwise double it).
+    (deps.quotas ??= new StartQuotas()).takeStart(event.ownerId);
     const run = await deps.runs.getByEvent(event.ownerId, event.workflowId, event.eventId);
     const failed = record.steps.findLast((s) => s.status === 'failed' && record.error?.startsWith(`node "${s.nodeId}" failed`));
     const payload: ErrorPayload = {
@@ -450,7 +453,8 @@ async function startErrorWorkflow(event: TriggerEvent, errorWorkflowId: string, 
       target.executionOrder === 'ordered',
     );
   } catch (err) {
-    deps.log.warn({ ...log, err }, 'error workflow not started');
+    if (err instanceof StartQuotaError) deps.log.warn({ ...log, quota: err.quota }, `error workflow not started: ${err.message}`);
+    else deps.log.warn({ ...log, err }, 'error workflow not started');
   }
 }
 
@@ -482,16 +486,23 @@ const FINISHED = new Set(['succeeded', 'failed', 'skipped', 'cancelled']);
 
 /**
  * Starts a child run for a Run workflow node (docs/workflow-engine.md, "Run workflow"): the target
- * must be a workflow of the same owner (active or not; it runs as a manual run with the payload), the
- * chain no deeper than RUN_WORKFLOW_MAX_DEPTH. The event id is derived from the step's idempotency
+ * must be a workflow of the same owner (active or not; it runs as a manual run with the payload),
+ * within the start quotas (quotas.ts: the chain's depth, the run's child runs, the owner's starts per
+ * minute; a refusal fails the step naming the limit). The event id is derived from the step's idempotency
  * key, so a step executed again (a crash, a retry) publishes the same event and the child runs once.
  */
-async function startSubWorkflow(event: TriggerEvent, request: StartWorkflowRequest, deps: ProcessDeps): Promise<{ eventId: string }> {
+async function startSubWorkflow(event: TriggerEvent, request: StartWorkflowRequest, deps: ProcessDeps, children: Set<string>): Promise<{ eventId: string }> {
+  const quotas = (deps.quotas ??= new StartQuotas());
   const depth = (event.origin?.depth ?? 0) + 1;
-  if (depth > RUN_WORKFLOW_MAX_DEPTH)
-    throw new NodeFailedError(`workflows may start workflows at most ${RUN_WORKFLOW_MAX_DEPTH} levels deep; this run is at depth ${depth - 1}`);
+  quotas.checkDepth(event.ownerId, depth - 1);
   const target = await deps.definitions.get(request.workflowId);
   if (!target || target.ownerId !== event.ownerId) throw new NodeFailedError(`workflow ${request.workflowId} not found`);
+  // A step executed again (a retry, a redelivery) publishes the same event: it is not another start.
+  if (!children.has(request.idempotencyKey)) {
+    quotas.checkChildRuns(event.ownerId, children.size);
+    quotas.takeStart(event.ownerId);
+    children.add(request.idempotencyKey);
+  }
   const eventId = `sub_${request.idempotencyKey}`;
   await deps.startSubWorkflow!(
     {

@@ -1,7 +1,7 @@
 // The engine's own owner checks in processTriggerEvent (domain/process-trigger.ts), over in-memory
 // ports: a trigger event runs a workflow only when the event's owner owns it (an event naming
 // another user's workflow is dropped: nothing runs, nothing is recorded), and a failed run starts its
-// error workflow only when that workflow is the same owner's. workspace-api refuses such an
+// error workflow only when that workflow is the same owner's (and never from an error workflow's run). workspace-api refuses such an
 // errorWorkflowId on save; these are the engine's checks behind it (its definitions arrive by events).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -49,9 +49,9 @@ function engine(defs: Def[]) {
     metrics: { runStarted: () => {}, runFinished: () => {} },
     startErrorWorkflow: async (event: TriggerEvent) => void errorRuns.push(event),
   } as unknown as ProcessDeps;
-  const deliver = (workflowId: string, ownerId: string) =>
+  const deliver = (workflowId: string, ownerId: string, source: TriggerEvent['source'] = 'webhook') =>
     processTriggerEvent(
-      { eventId: `evt_${workflowId}_${ownerId}`, workflowId, ownerId, source: 'webhook', receivedAt: '2026-03-02T09:00:00.000Z', payload: {}, headers: {} },
+      { eventId: `evt_${workflowId}_${ownerId}_${source}`, workflowId, ownerId, source, receivedAt: '2026-03-02T09:00:00.000Z', payload: {}, headers: {} },
       deps,
     );
   return { deliver, claims, sent, errorRuns };
@@ -82,5 +82,21 @@ test("a failed run never starts an error workflow of another owner; its owner's 
   assert.deepEqual(
     e.errorRuns.map((r) => [r.workflowId, r.ownerId, r.source]),
     [['ann-handler', ANN, 'error']],
+  );
+});
+
+test("an error workflow's own failed run starts no other error workflow (no chain, no loop)", async () => {
+  const e = engine([
+    { id: 'last-resort', ownerId: ANN, graph: { nodes: [], edges: [] } },
+    { id: 'handler', ownerId: ANN, errorWorkflowId: 'last-resort', graph: failing },
+  ]);
+  assert.equal(await e.deliver('handler', ANN, 'error'), 'ran');
+  assert.equal(e.claims.at(-1)!.status, 'failed');
+  assert.deepEqual(e.errorRuns, []);
+  // The same workflow failing on a webhook does start it.
+  assert.equal(await e.deliver('handler', ANN, 'webhook'), 'ran');
+  assert.deepEqual(
+    e.errorRuns.map((r) => r.workflowId),
+    ['last-resort'],
   );
 });

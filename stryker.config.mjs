@@ -33,8 +33,16 @@ export const MODULES = [
     mutate: [
       { file: 'services/workflow-engine/src/domain/process-trigger.ts', lines: [172, 172], anchor: 'if (!workflow || workflow.ownerId !== event.ownerId)' },
       { file: 'services/workflow-engine/src/domain/process-trigger.ts', lines: [175, 175], anchor: "return 'workflow-gone';" },
-      { file: 'services/workflow-engine/src/domain/process-trigger.ts', lines: [415, 415], anchor: "if (event.source === 'error' || !deps.startErrorWorkflow) return;" },
-      { file: 'services/workflow-engine/src/domain/process-trigger.ts', lines: [418, 419], anchor: 'const target = await deps.definitions.get(errorWorkflowId);' },
+      {
+        file: 'services/workflow-engine/src/domain/process-trigger.ts',
+        lines: [415, 415],
+        anchor: "if (event.source === 'error' || !deps.startErrorWorkflow) return;",
+      },
+      {
+        file: 'services/workflow-engine/src/domain/process-trigger.ts',
+        lines: [418, 419],
+        anchor: 'const target = await deps.definitions.get(errorWorkflowId);',
+      },
       { file: 'services/workflow-engine/src/domain/process-trigger.ts', lines: [421, 421], anchor: 'return;' },
     ],
     command: `${ENGINE} test/owner-checks.test.ts`,
@@ -77,14 +85,20 @@ export const MODULES = [
     what: "Respond's headers: the rule (contracts) and ingest's filter where the answer is sent",
     mutate: [
       { file: 'libs/contracts/src/webhook-reply.ts', lines: [97, 105], anchor: 'export function responseHeaderProblem(' },
-      { file: 'services/webhook-ingest/src/routes/webhook-trigger.ts', lines: [135, 135], anchor: 'if (!responseHeaderProblem(name, value)) reply.header(name, value)' },
+      {
+        file: 'services/webhook-ingest/src/routes/webhook-trigger.ts',
+        lines: [135, 135],
+        anchor: 'if (!responseHeaderProblem(name, value)) reply.header(name, value)',
+      },
     ],
     command: `${INGEST} test/reply-header-filter.test.ts && ${ENGINE.replace('cd ', 'cd ../../')} test/respond-node.test.ts`,
   },
   {
     name: 'cimd-fetch',
     what: 'Client ID Metadata Documents: the fetch and its time limit',
-    mutate: [{ file: 'services/auth/src/domain/oauth/client-metadata.ts', lines: [131, 138], anchor: 'const { maxBytes, timeoutMs } = CLIENT_METADATA_LIMITS;' }],
+    mutate: [
+      { file: 'services/auth/src/domain/oauth/client-metadata.ts', lines: [131, 138], anchor: 'const { maxBytes, timeoutMs } = CLIENT_METADATA_LIMITS;' },
+    ],
     command: `${AUTH} test/client-metadata-timeout.test.ts`,
   },
 ];
@@ -98,6 +112,9 @@ export default {
   commandRunner: { command: picked.command },
   mutate: picked.mutate.map((r) => `${r.file}:${r.lines[0]}-${r.lines[1]}`),
   inPlace: true,
+  // Stryker would otherwise add `// @ts-nocheck` to every source file of the repository (in place);
+  // tsx does not type-check, so a mutant that breaks a type still runs.
+  disableTypeChecks: false,
   coverageAnalysis: 'off',
   concurrency: Number(process.env.MUTATION_CONCURRENCY ?? 1),
   // A mutant whose tests run past the unmutated run's time × 1.5 + 20 s is a timeout (detected: it

@@ -16,7 +16,7 @@ if (unknown.length > 0) {
   console.error(`unknown module(s) ${unknown.join(', ')}; the modules: ${MODULES.map((m) => m.name).join(', ')}`);
   process.exit(2);
 }
-const chosen = names.length > 0 ? MODULES.filter((m) => names.includes(m.name)) : MODULES;
+const chosen = names.length > 0 ? names.map((n) => MODULES.find((m) => m.name === n)) : MODULES;
 
 // A range whose first line no longer holds its anchor has moved: say so rather than mutate other code.
 let drifted = false;
@@ -58,11 +58,16 @@ for (const m of chosen) {
 console.log('\nmutation score per module (killed + timed out / all but errors):');
 for (const r of rows) {
   if (r.error) console.log(`  ${r.module.padEnd(18)} ${r.error}`);
-  else console.log(`  ${r.module.padEnd(18)} ${((100 * r.detected) / Math.max(1, r.counted)).toFixed(1).padStart(5)} %  ${r.detected}/${r.counted}  ${r.seconds} s`);
+  else
+    console.log(
+      `  ${r.module.padEnd(18)} ${((100 * r.detected) / Math.max(1, r.counted)).toFixed(1).padStart(5)} %  ${r.detected}/${r.counted}  ${r.seconds} s`,
+    );
   for (const s of r.survivors ?? []) console.log(`      survived: ${s}`);
 }
 const ok = rows.filter((r) => !r.error);
 const detected = ok.reduce((s, r) => s + r.detected, 0);
 const counted = ok.reduce((s, r) => s + r.counted, 0);
-console.log(`  ${'total'.padEnd(18)} ${((100 * detected) / Math.max(1, counted)).toFixed(1).padStart(5)} %  ${detected}/${counted}  ${Math.round((Date.now() - started) / 1000)} s`);
+console.log(
+  `  ${'total'.padEnd(18)} ${((100 * detected) / Math.max(1, counted)).toFixed(1).padStart(5)} %  ${detected}/${counted}  ${Math.round((Date.now() - started) / 1000)} s`,
+);
 process.exit(rows.some((r) => r.error) ? 1 : 0);

@@ -19,7 +19,10 @@ interface Def {
   graph: unknown;
 }
 /** A step that always fails: a POST the HTTP port refuses. */
-const failing = { nodes: [{ id: 'call', type: 'http_request', params: { method: 'POST', url: 'https://example.com/hook' } }], edges: [{ from: 'trigger', to: 'call' }] };
+const failing = {
+  nodes: [{ id: 'call', type: 'http_request', params: { method: 'POST', url: 'https://example.com/hook' } }],
+  edges: [{ from: 'trigger', to: 'call' }],
+};
 
 function engine(defs: Def[]) {
   const claims: RunWrite[] = [];

@@ -35,10 +35,20 @@ async function verify(params: NodeParams<'verify_signature'>, headers: Record<st
       ['hook', SECRET],
       ['svix', WHSEC],
     ]),
-    ports: { http: { send: () => Promise.reject(new Error('no HTTP')) }, createTask: () => Promise.reject(new Error('no tasks')), clock: fixedClock(), log: silentLog },
+    ports: {
+      http: { send: () => Promise.reject(new Error('no HTTP')) },
+      createTask: () => Promise.reject(new Error('no tasks')),
+      clock: fixedClock(),
+      log: silentLog,
+    },
   });
   const ran = record.steps.filter((s) => s.status !== 'skipped').map((s) => s.nodeId);
-  return { status: record.status, error: record.error, ran, output: record.steps.find((s) => s.nodeId === 'verify')?.output as { valid: boolean; reason?: string } };
+  return {
+    status: record.status,
+    error: record.error,
+    ran,
+    output: record.steps.find((s) => s.nodeId === 'verify')?.output as { valid: boolean; reason?: string },
+  };
 }
 
 /** The genuine digest, and what a forger might send instead: cut short, with bytes added, its last byte changed. */
@@ -55,7 +65,9 @@ function variants(digest: Buffer): [string, Buffer][] {
 
 const github = createHmac('sha256', SECRET).update(BODY).digest();
 const stripe = createHmac('sha256', SECRET).update(`${NOW_S}.${BODY}`).digest();
-const standard = createHmac('sha256', Buffer.from(WHSEC.slice('whsec_'.length), 'base64')).update(`msg_1.${NOW_S}.${BODY}`).digest();
+const standard = createHmac('sha256', Buffer.from(WHSEC.slice('whsec_'.length), 'base64'))
+  .update(`msg_1.${NOW_S}.${BODY}`)
+  .digest();
 
 const presets: [string, NodeParams<'verify_signature'>, (d: Buffer) => Record<string, string>, Buffer][] = [
   ['GitHub', { preset: 'github', credential: 'hook' }, (d) => ({ 'x-hub-signature-256': `sha256=${d.toString('hex')}` }), github],

@@ -20,7 +20,10 @@ function runInWorker(graph: WorkflowGraph): Promise<Outcome> {
   const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${probe}); })`;
   const worker = new Worker(boot, { eval: true, workerData: { graph }, execArgv: ['--conditions=source'] });
   return new Promise<Outcome>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the run had not ended ${PROBE_GIVE_UP_MS} ms after it started: no time limit stopped it`)), PROBE_GIVE_UP_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the run had not ended ${PROBE_GIVE_UP_MS} ms after it started: no time limit stopped it`)),
+      PROBE_GIVE_UP_MS,
+    );
     worker.once('message', (m: Outcome) => (clearTimeout(timer), resolve(m)));
     worker.once('error', (err) => (clearTimeout(timer), reject(err)));
   }).finally(() => void worker.terminate());

@@ -37,7 +37,10 @@ async function park(opts: { resumable: boolean; fireAt: Date | null; ownerId?: s
 }
 
 const rowOf = async (runId: string) =>
-  (await testDb.db.exec(`SELECT resumed_by, fire_at FROM "engine"."run_wait" WHERE run_id = $1`, [runId])).rows[0] as { resumed_by: string | null; fire_at: unknown };
+  (await testDb.db.exec(`SELECT resumed_by, fire_at FROM "engine"."run_wait" WHERE run_id = $1`, [runId])).rows[0] as {
+    resumed_by: string | null;
+    fire_at: unknown;
+  };
 
 test('Approve or Reject on a run that waits for a timer is refused (not resumable) and the timer still holds', async () => {
   const timer = new Date(NOW.getTime() + 3_600_000);
@@ -47,7 +50,11 @@ test('Approve or Reject on a run that waits for a timer is refused (not resumabl
   }
   const row = await rowOf(w.runId);
   assert.equal(row.resumed_by, null, 'nothing resumed the wait');
-  assert.equal(new Date(String(row.fire_at instanceof Date ? row.fire_at.toISOString() : row.fire_at)).toISOString(), timer.toISOString(), 'its timer is unchanged');
+  assert.equal(
+    new Date(String(row.fire_at instanceof Date ? row.fire_at.toISOString() : row.fire_at)).toISOString(),
+    timer.toISOString(),
+    'its timer is unchanged',
+  );
   // The same call on a resumable wait resumes it (once), so the refusal above is the wait's kind, not the call.
   const r = await park({ resumable: true, fireAt: null });
   assert.deepEqual(await store.resumeByOwner(r.ownerId, r.runId, 'approve', { note: 'ok' }, NOW), { ok: true, runId: r.runId });
@@ -73,7 +80,7 @@ test(
     const aHolds = new Promise<void>((resolve) => (releaseA = resolve));
     let claimedByA: string[] = [];
     const a = testDb.db.transaction(async (exec) => {
-      const inTx = new WaitStore({ ...testDb.db, exec } as typeof testDb.db);
+      const inTx = new WaitStore({ ...testDb.db, exec });
       claimedByA = (await inTx.claimDue(NOW, lease, 100)).map((w) => w.waitId).filter((id) => ids.has(id));
       await aHolds;
     });

@@ -93,3 +93,17 @@ for (const [name, params, headers, digest] of presets) {
     }
   });
 }
+
+test('each refusal says why in the output (header, encoding, credential), and a signature padded with spaces is still read', async () => {
+  const params: NodeParams<'verify_signature'> = { preset: 'github', credential: 'hook' };
+  const messageOf = async (headers: Record<string, string>) => ((await verify(params, headers)).output as { message?: string }).message;
+  assert.equal(await messageOf({}), 'no x-hub-signature-256 header');
+  assert.equal(await messageOf({ 'x-hub-signature-256': github.toString('hex') }), 'x-hub-signature-256 does not start with "sha256="');
+  assert.equal(await messageOf({ 'x-hub-signature-256': 'sha256=zz' }), 'x-hub-signature-256 is not a hex digest');
+  assert.equal(
+    await messageOf({ 'x-hub-signature-256': `sha256=${Buffer.alloc(32).toString('hex')}` }),
+    'x-hub-signature-256 does not match the body signed with the credential "hook"',
+  );
+  const padded = await verify(params, { 'x-hub-signature-256': `  sha256=${github.toString('hex')}  ` });
+  assert.equal(padded.output.valid, true);
+});

@@ -1,6 +1,6 @@
 // Ingest's own check of a Respond answer's headers (routes/webhook-trigger.ts), where the answer is
 // sent: an answer arriving on the reply topic with headers a workflow may not set (cookies, a
-// redirect, CORS, HSTS, CSP, framing) reaches the caller without them, and with the ones it may set.
+// redirect, CORS, HSTS, CSP, framing, a Sec- header, a value over 4,000 characters) reaches the caller without them, and with the ones it may set.
 // The engine checks them too (Respond node); this is the check that holds whatever the topic carries.
 // Over real HTTP and the embedded bus, with a stand-in engine answering each event.
 import assert from 'node:assert/strict';
@@ -32,8 +32,12 @@ const ANSWER_HEADERS: Record<string, string> = {
   'content-security-policy': "default-src *; script-src 'unsafe-inline'",
   'x-frame-options': 'ALLOWALL',
   'www-authenticate': 'Basic realm="flowdesk"',
+  'sec-fetch-site': 'same-origin',
+  'x-too-long': 'a'.repeat(4_001),
+  'x-at-the-limit': 'b'.repeat(4_000),
 };
-const REFUSED = Object.keys(ANSWER_HEADERS).filter((h) => h !== 'x-order-id');
+const ALLOWED = ['x-order-id', 'x-at-the-limit'];
+const REFUSED = Object.keys(ANSWER_HEADERS).filter((h) => !ALLOWED.includes(h));
 
 let testDb: TestDatabase;
 let bus: EventBus;
@@ -76,6 +80,7 @@ test('headers a workflow may not set never reach the webhook caller; the answer 
   assert.equal(res.status, 201);
   assert.deepEqual(await res.json(), { ok: true });
   assert.equal(res.headers.get('x-order-id'), 'A-17');
+  assert.equal(res.headers.get('x-at-the-limit'), 'b'.repeat(4_000), 'a value of 4,000 characters is sent; 4,001 is not');
   for (const name of REFUSED) assert.equal(res.headers.get(name), null, `${name} must not be sent to the caller`);
   assert.deepEqual(res.headers.getSetCookie(), []);
 });

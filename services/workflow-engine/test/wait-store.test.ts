@@ -72,7 +72,7 @@ test(
     const due = new Date(NOW.getTime() - 1_000);
     const ownerId = randomUUID();
     const waits = await Promise.all(Array.from({ length: 20 }, () => park({ resumable: false, fireAt: due, ownerId })));
-    const ids = new Set(waits.map((w) => w.waitId));
+    const ids = new Set<string>(waits.map((w) => w.waitId));
     const lease = new Date(NOW.getTime() + 30_000);
     // Replica A claims inside a transaction it keeps open; replica B's claim of the same rows starts
     // meanwhile (it read them as due) and waits on A's row locks. Then A commits.

@@ -1,0 +1,101 @@
+// engine.run_wait's statements (adapters/wait-store.ts) on a real database: Approve / Reject only
+// resume a wait that is resumable (a timer's wait answers "not resumable", the route's 409, and stays
+// parked), and two replicas claiming due wakes at the same moment never both get one (the
+// compare-and-set on fire_at; needs two connections, so Postgres: DATABASE_URL).
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
+import { until } from '@flowdesk/service-kit/testing';
+import { migrateEngine } from '../src/adapters/run-store.ts';
+import { WaitStore } from '../src/adapters/wait-store.ts';
+
+let testDb: TestDatabase;
+let store: WaitStore;
+
+before(async () => {
+  testDb = await createTestDatabase();
+  await migrateEngine(testDb.db);
+  store = new WaitStore(testDb.db);
+});
+after(async () => {
+  await testDb?.close();
+});
+
+const NOW = new Date('2026-03-02T09:00:00.000Z');
+
+/** One parked run's wait row, as record_runs writes it. */
+async function park(opts: { resumable: boolean; fireAt: Date | null; ownerId?: string }) {
+  const w = { ownerId: opts.ownerId ?? randomUUID(), workflowId: randomUUID(), eventId: `evt_${randomUUID()}`, runId: randomUUID(), waitId: randomUUID() };
+  const event = { eventId: w.eventId, workflowId: w.workflowId, ownerId: w.ownerId, source: 'manual', receivedAt: NOW.toISOString(), payload: {}, headers: {} };
+  await testDb.db.exec(
+    `INSERT INTO "engine"."run_wait" (owner_id, workflow_id, event_id, run_id, wait_id, secret_hash, node_id, resumable, fire_at, event)
+     VALUES ($1, $2, $3, $4, $5, NULL, 'wait', $6, $7, $8::jsonb)`,
+    [w.ownerId, w.workflowId, w.eventId, w.runId, w.waitId, opts.resumable, opts.fireAt, JSON.stringify(event)],
+  );
+  return w;
+}
+
+const rowOf = async (runId: string) =>
+  (await testDb.db.exec(`SELECT resumed_by, fire_at FROM "engine"."run_wait" WHERE run_id = $1`, [runId])).rows[0] as {
+    resumed_by: string | null;
+    fire_at: unknown;
+  };
+
+test('Approve or Reject on a run that waits for a timer is refused (not resumable) and the timer still holds', async () => {
+  const timer = new Date(NOW.getTime() + 3_600_000);
+  const w = await park({ resumable: false, fireAt: timer });
+  for (const action of ['approve', 'reject'] as const) {
+    assert.deepEqual(await store.resumeByOwner(w.ownerId, w.runId, action, { note: 'x' }, NOW), { ok: false, why: 'not_resumable' }, action);
+  }
+  const row = await rowOf(w.runId);
+  assert.equal(row.resumed_by, null, 'nothing resumed the wait');
+  assert.equal(
+    new Date(String(row.fire_at instanceof Date ? row.fire_at.toISOString() : row.fire_at)).toISOString(),
+    timer.toISOString(),
+    'its timer is unchanged',
+  );
+  // The same call on a resumable wait resumes it (once), so the refusal above is the wait's kind, not the call.
+  const r = await park({ resumable: true, fireAt: null });
+  assert.deepEqual(await store.resumeByOwner(r.ownerId, r.runId, 'approve', { note: 'ok' }, NOW), { ok: true, runId: r.runId });
+  assert.deepEqual(await store.resumeByOwner(r.ownerId, r.runId, 'reject', undefined, NOW), { ok: false, why: 'already_resumed' });
+  // Another user is not the run's owner: nothing to resume (row-level security).
+  const other = await park({ resumable: true, fireAt: null });
+  assert.deepEqual(await store.resumeByOwner(randomUUID(), other.runId, 'approve', undefined, NOW), { ok: false, why: 'not_waiting' });
+  assert.equal((await rowOf(other.runId)).resumed_by, null);
+});
+
+test(
+  'two replicas claiming the same due wakes at once: each wake is claimed by exactly one of them',
+  { skip: process.env.DATABASE_URL ? false : 'needs two connections at once: run with DATABASE_URL (Postgres); PGlite has one' },
+  async () => {
+    const due = new Date(NOW.getTime() - 1_000);
+    const ownerId = randomUUID();
+    const waits = await Promise.all(Array.from({ length: 20 }, () => park({ resumable: false, fireAt: due, ownerId })));
+    const ids = new Set<string>(waits.map((w) => w.waitId));
+    const lease = new Date(NOW.getTime() + 30_000);
+    // Replica A claims inside a transaction it keeps open; replica B's claim of the same rows starts
+    // meanwhile (it read them as due) and waits on A's row locks. Then A commits.
+    let releaseA!: () => void;
+    const aHolds = new Promise<void>((resolve) => (releaseA = resolve));
+    let claimedByA: string[] = [];
+    const a = testDb.db.transaction(async (exec) => {
+      const inTx = new WaitStore({ ...testDb.db, exec });
+      claimedByA = (await inTx.claimDue(NOW, lease, 100)).map((w) => w.waitId).filter((id) => ids.has(id));
+      await aHolds;
+    });
+    await until('replica A holds its claim', async () => claimedByA.length > 0 || undefined);
+    const b = store.claimDue(NOW, lease, 100);
+    await until('replica B waits on A’s locks', async () => {
+      const { rows } = await testDb.db.exec(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%run_wait%'`,
+      );
+      return (rows[0]!.n as number) > 0 || undefined;
+    });
+    releaseA();
+    await a;
+    const claimedByB = (await b).map((w) => w.waitId).filter((id) => ids.has(id));
+    assert.equal(claimedByA.length, 20, 'A claimed every due wake');
+    assert.deepEqual(claimedByB, [], 'B claimed none of the wakes A holds');
+  },
+);

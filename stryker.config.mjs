@@ -1,0 +1,133 @@
+// Mutation testing (docs/development.md, "Mutation testing"): StrykerJS with its command runner over
+// the security and durability checks, one module at a time, each with the test files aimed at it.
+// `npm run mutation` (scripts/mutation.mjs) runs every module (or those named) and prints the score of
+// each; `MUTATION_MODULE=<name> npx stryker run` runs one with Stryker's own report. Not part of
+// `npm test` or CI.
+//
+// Each module mutates line ranges (Stryker's `file:from-to`) of the checks themselves (log lines
+// beside them are left out: their text is no behaviour), and `anchor` is text the range's first line must hold: when the code moves, scripts/mutation.mjs stops and says which
+// range to update, instead of mutating the wrong lines.
+//
+// In place (`inPlace`): the workspace packages import each other through node_modules symlinks to
+// the real folders, so a sandbox copy's mutants would never be loaded. Stryker restores the files when
+// it ends (also on Ctrl-C); after a killed run, `git checkout -- <file>` does.
+const ENGINE = 'cd services/workflow-engine && node --conditions=source --import tsx --import ../../scripts/test-exit-guard.mjs --test --test-concurrency=1';
+const INGEST = 'cd services/webhook-ingest && node --conditions=source --import tsx --import ../../scripts/test-exit-guard.mjs --test --test-concurrency=1';
+const AUTH = 'cd services/auth && node --conditions=source --import tsx --import ../../scripts/test-exit-guard.mjs --test --test-concurrency=1';
+
+/** @type {{ name: string; what: string; mutate: { file: string; lines: [number, number]; anchor: string }[]; command: string; needs?: string }[]} */
+export const MODULES = [
+  {
+    name: 'wait-store',
+    what: 'wait timers: the claim of due wakes (compare-and-set, lease) and Approve / Reject by the owner',
+    mutate: [
+      { file: 'services/workflow-engine/src/adapters/wait-store.ts', lines: [44, 68], anchor: 'async claimDue(' },
+      { file: 'services/workflow-engine/src/adapters/wait-store.ts', lines: [139, 152], anchor: 'async resumeByOwner(' },
+    ],
+    command: `${ENGINE} test/wait-store.test.ts`,
+    needs: 'DATABASE_URL',
+  },
+  {
+    name: 'owner-checks',
+    what: "the engine's owner checks: an event's owner owns the workflow; an error workflow is the same owner's, never a chain",
+    mutate: [
+      { file: 'services/workflow-engine/src/domain/process-trigger.ts', lines: [172, 172], anchor: 'if (!workflow || workflow.ownerId !== event.ownerId)' },
+      { file: 'services/workflow-engine/src/domain/process-trigger.ts', lines: [175, 175], anchor: "return 'workflow-gone';" },
+      {
+        file: 'services/workflow-engine/src/domain/process-trigger.ts',
+        lines: [415, 415],
+        anchor: "if (event.source === 'error' || !deps.startErrorWorkflow) return;",
+      },
+      {
+        file: 'services/workflow-engine/src/domain/process-trigger.ts',
+        lines: [418, 419],
+        anchor: 'const target = await deps.definitions.get(errorWorkflowId);',
+      },
+      { file: 'services/workflow-engine/src/domain/process-trigger.ts', lines: [421, 421], anchor: 'return;' },
+    ],
+    command: `${ENGINE} test/owner-checks.test.ts`,
+  },
+  {
+    name: 'loop-limits',
+    what: "For each: the per-node cap (10,000 items) and the run's loop items summed over its loops",
+    mutate: [
+      { file: 'services/workflow-engine/src/domain/nodes/for-each.ts', lines: [27, 36], anchor: 'execute: async (input)' },
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [523, 531], anchor: 'if (loopItems + items.length > limits.maxLoopItemsPerRun)' },
+    ],
+    command: `${ENGINE} test/run-limits.test.ts test/foreach.test.ts`,
+  },
+  {
+    name: 'code-limits',
+    what: "the Code sandbox's limits: heap, stack, wall time (and the error that names it)",
+    mutate: [
+      { file: 'services/workflow-engine/src/domain/code-sandbox.ts', lines: [59, 66], anchor: 'const { timeoutMs, memoryBytes, stackBytes, maxOutputChars }' },
+      { file: 'services/workflow-engine/src/domain/code-sandbox.ts', lines: [86, 86], anchor: 'if (interrupted) throw new CodeError(' },
+    ],
+    command: `${ENGINE} test/run-limits.test.ts test/time-limits.test.ts`,
+  },
+  {
+    name: 'expression-limits',
+    what: "JSONata's guardrails: wall time, depth, sequence length",
+    mutate: [{ file: 'libs/contracts/src/expressions.ts', lines: [143, 143], anchor: 'compiled = jsonata(source, { timeout: EXPRESSION_LIMITS.timeoutMs' }],
+    command: `${ENGINE} test/time-limits.test.ts`,
+  },
+  {
+    name: 'signature-compare',
+    what: 'Verify signature: the digest decoded and compared whole, in constant time',
+    mutate: [
+      { file: 'services/workflow-engine/src/domain/nodes/verify-signature.ts', lines: [86, 96], anchor: 'function verifyPlain(' },
+      { file: 'services/workflow-engine/src/domain/nodes/verify-signature.ts', lines: [154, 163], anchor: 'function decode(' },
+    ],
+    command: `${ENGINE} test/signature-partial.test.ts test/verify-signature.test.ts`,
+  },
+  {
+    name: 'reply-headers',
+    what: "Respond's headers: the rule (contracts) and ingest's filter where the answer is sent",
+    mutate: [
+      { file: 'libs/contracts/src/webhook-reply.ts', lines: [97, 105], anchor: 'export function responseHeaderProblem(' },
+      {
+        file: 'services/webhook-ingest/src/routes/webhook-trigger.ts',
+        lines: [135, 135],
+        anchor: 'if (!responseHeaderProblem(name, value)) reply.header(name, value)',
+      },
+    ],
+    command: `${INGEST} test/reply-header-filter.test.ts && ${ENGINE.replace('cd ', 'cd ../../')} test/respond-node.test.ts`,
+  },
+  {
+    name: 'cimd-fetch',
+    what: 'Client ID Metadata Documents: the fetch and its time limit',
+    mutate: [
+      { file: 'services/auth/src/domain/oauth/client-metadata.ts', lines: [131, 138], anchor: 'const { maxBytes, timeoutMs } = CLIENT_METADATA_LIMITS;' },
+    ],
+    command: `${AUTH} test/client-metadata-timeout.test.ts`,
+  },
+];
+
+const picked = MODULES.find((m) => m.name === (process.env.MUTATION_MODULE ?? MODULES[0].name));
+if (!picked) throw new Error(`MUTATION_MODULE must be one of ${MODULES.map((m) => m.name).join(', ')}`);
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'command',
+  commandRunner: { command: picked.command },
+  mutate: picked.mutate.map((r) => `${r.file}:${r.lines[0]}-${r.lines[1]}`),
+  inPlace: true,
+  // Stryker would otherwise add `// @ts-nocheck` to every source file of the repository (in place);
+  // tsx does not type-check, so a mutant that breaks a type still runs.
+  disableTypeChecks: false,
+  coverageAnalysis: 'off',
+  concurrency: Number(process.env.MUTATION_CONCURRENCY ?? 1),
+  // A mutant whose tests run past the unmutated run's time × 1.5 + 20 s is a timeout (detected: it
+  // broke a limit). The bounded-time tests fail sooner than that.
+  timeoutFactor: 1.5,
+  timeoutMS: 20_000,
+  reporters: ['clear-text', 'progress', 'json'],
+  jsonReporter: { fileName: `reports/mutation/${picked.name}.json` },
+  clearTextReporter: { allowColor: false, logTests: false },
+  incremental: process.env.MUTATION_INCREMENTAL === '1',
+  incrementalFile: `reports/mutation/${picked.name}.incremental.json`,
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: 'always',
+  logLevel: 'info',
+  fileLogLevel: 'off',
+};

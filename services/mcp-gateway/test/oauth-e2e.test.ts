@@ -235,8 +235,13 @@ function codeFrom(landed: URL, provider: MemoryProvider): string {
 }
 
 /** A raw request on the MCP endpoint with a bearer token, on an existing session. */
-function raw(token: string, sessionId: string | undefined, body: unknown, url = base) {
-  return rawMcp(url, body, { authorization: `Bearer ${token}`, ...(sessionId ? { 'mcp-session-id': sessionId } : {}) });
+/** A raw request with `token`, on the SDK transport's session (its id and its negotiated protocol version) when one is given. */
+function raw(token: string, session: { sessionId?: string; protocolVersion?: string } | undefined, body: unknown, url = base) {
+  return rawMcp(url, body, {
+    authorization: `Bearer ${token}`,
+    ...(session?.sessionId ? { 'mcp-session-id': session.sessionId } : {}),
+    ...(session?.protocolVersion ? { 'mcp-protocol-version': session.protocolVersion } : {}),
+  });
 }
 
 const challenge = () => `Bearer resource_metadata="${base}${PRM_PATH}"`;
@@ -311,7 +316,7 @@ describe('the official MCP SDK client against auth + gateway on one origin', () 
   test('a write tool with the read-only token: HTTP 403 insufficient_scope with the forbidden error body', async () => {
     // At the HTTP level, with the very token the SDK holds, on its session.
     const token = provider.saved!.access_token;
-    const res = await raw(token, transport.sessionId, toolCall('create_project', { name: 'Nope' }));
+    const res = await raw(token, transport, toolCall('create_project', { name: 'Nope' }));
     assert.equal(res.status, 403);
     assert.equal(res.headers.get('www-authenticate'), `Bearer error="insufficient_scope", scope="mcp:read mcp:write", resource_metadata="${base}${PRM_PATH}"`);
     assert.deepEqual(res.body, { error: 'forbidden', message: insufficientScopeMessage('write') });
@@ -370,7 +375,7 @@ describe('the official MCP SDK client against auth + gateway on one origin', () 
   test('refresh: past the access token lifetime the gateway answers 401 and the SDK refreshes and carries on', async () => {
     const old = { ...provider.saved! };
     authOffset += 3_601_000;
-    const expired = await raw(old.access_token, transport.sessionId, { jsonrpc: '2.0', id: 3, method: 'tools/list' });
+    const expired = await raw(old.access_token, transport, { jsonrpc: '2.0', id: 3, method: 'tools/list' });
     assert.equal(expired.status, 401);
     assert.equal(expired.headers.get('www-authenticate'), challenge());
 
@@ -398,9 +403,9 @@ describe('the official MCP SDK client against auth + gateway on one origin', () 
         body: new URLSearchParams({ token, token_type_hint: hint, client_id: provider.client!.client_id }),
       });
     const access = provider.saved!.access_token;
-    assert.equal((await raw(access, transport.sessionId, { jsonrpc: '2.0', id: 4, method: 'tools/list' })).status, 200);
+    assert.equal((await raw(access, transport, { jsonrpc: '2.0', id: 4, method: 'tools/list' })).status, 200);
     assert.equal((await revoke(access, 'access_token')).status, 200);
-    const after = await raw(access, transport.sessionId, { jsonrpc: '2.0', id: 5, method: 'tools/list' });
+    const after = await raw(access, transport, { jsonrpc: '2.0', id: 5, method: 'tools/list' });
     assert.equal(after.status, 401);
     assert.equal(after.headers.get('www-authenticate'), challenge());
     assert.equal(after.body?.error, 'unauthorized');
@@ -414,7 +419,7 @@ describe('the official MCP SDK client against auth + gateway on one origin', () 
     const refresh = provider.saved!.refresh_token!;
     const access2 = provider.saved!.access_token;
     assert.equal((await revoke(refresh, 'refresh_token')).status, 200);
-    assert.equal((await raw(access2, transport.sessionId, { jsonrpc: '2.0', id: 6, method: 'tools/list' })).status, 401);
+    assert.equal((await raw(access2, transport, { jsonrpc: '2.0', id: 6, method: 'tools/list' })).status, 401);
     provider.authorizationUrl = undefined;
     await assert.rejects(client.listTools(), UnauthorizedError);
     assert.equal(provider.saved, undefined, 'the SDK dropped the dead tokens');

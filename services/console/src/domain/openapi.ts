@@ -454,14 +454,7 @@ const RUN_PATHS: Json = {
       summary: "The workflow's step tests (Run this step), newest first: node, status, error, the HTTP request sent; kept 30 days",
       parameters: [...idParam, ...listRunsQuery.slice(0, 2)],
       responses: {
-        200: json(
-          {
-            type: 'object',
-            required: ['items', 'nextCursor'],
-            properties: { items: { type: 'array', items: strip(StepTestEntry) }, nextCursor: { type: ['string', 'null'] } },
-          },
-          'A page of step tests',
-        ),
+        200: json(strip(Page(StepTestEntry)), 'A page of step tests'),
         ...errors(400, 401, 403, 404),
       },
     },

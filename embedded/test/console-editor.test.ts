@@ -169,14 +169,18 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     await addStep('HTTP Request');
     await page.getByLabel('URL').fill('https://crm.example.com/hooks');
     assert.equal(await page.getByRole('status', { name: 'Private address' }).count(), 0, 'a public host: no warning');
-    await page.getByLabel('URL').fill(receiverUrl);
-    // A loopback target: the editor says the SSRF guard refuses it unless SSRF_ALLOWLIST names it (this suite's does).
+    // A loopback target the operator has not allowed: the editor says the SSRF guard refuses it.
+    const blockedPort = Number(new URL(receiverUrl).port) === 9 ? 10 : 9;
+    await page.getByLabel('URL').fill(`http://127.0.0.1:${blockedPort}/hooks`);
     assert.match(
       await page.getByRole('status', { name: 'Private address' }).innerText(),
       new RegExp(
-        `127\\.0\\.0\\.1 is a loopback address: the SSRF guard refuses it when the workflow runs, unless the operator allows it with SSRF_ALLOWLIST \\(e\\.g\\. SSRF_ALLOWLIST=127\\.0\\.0\\.1:${new URL(receiverUrl).port}`,
+        `127\\.0\\.0\\.1 is a loopback address: the SSRF guard refuses it when the workflow runs, unless the operator allows it with SSRF_ALLOWLIST \\(e\\.g\\. SSRF_ALLOWLIST=127\\.0\\.0\\.1:${blockedPort}`,
       ),
     );
+    // The loopback receiver this suite's SSRF_ALLOWLIST names: no warning.
+    await page.getByLabel('URL').fill(receiverUrl);
+    await page.getByRole('status', { name: 'Private address' }).waitFor({ state: 'detached' });
     // Create Task after it, titled from the picker, inserted at the caret.
     await addStep('Create Task');
     const title = page.getByLabel('Title');

@@ -58,11 +58,17 @@ export const MODULES = [
   },
   {
     name: 'code-limits',
-    what: "the Code sandbox's limits: heap, stack, wall time (and the error that names it); the worker pool's deadline (the worker terminated and replaced) and the error text's cap",
+    what: "the Code sandbox's limits: heap, stack, wall time (and the error that names it)",
     mutate: [
-      { file: 'services/workflow-engine/src/domain/code-sandbox.ts', lines: [39, 39], anchor: 'super(capErrorText(message, CODE_LIMITS.maxErrorChars));' },
       { file: 'services/workflow-engine/src/domain/code-sandbox.ts', lines: [79, 86], anchor: 'const { timeoutMs, memoryBytes, stackBytes, maxOutputChars }' },
       { file: 'services/workflow-engine/src/domain/code-sandbox.ts', lines: [106, 106], anchor: 'if (interrupted) throw new CodeError(' },
+    ],
+    command: `${ENGINE} test/run-limits.test.ts test/time-limits.test.ts`,
+  },
+  {
+    name: 'sandbox-pool',
+    what: "the sandbox worker pool's deadline (the worker terminated and replaced, the job failed naming the limit) and the error text's cap",
+    mutate: [
       {
         file: 'services/workflow-engine/src/adapters/sandbox-pool.ts',
         lines: [323, 323],
@@ -70,9 +76,10 @@ export const MODULES = [
       },
       { file: 'services/workflow-engine/src/adapters/sandbox-pool.ts', lines: [364, 375], anchor: 'private overran(slot: Slot): void {' },
       { file: 'services/workflow-engine/src/adapters/sandbox-pool.ts', lines: [380, 386], anchor: 'private retire(slot: Slot): void {' },
+      { file: 'services/workflow-engine/src/domain/code-sandbox.ts', lines: [39, 39], anchor: 'super(capErrorText(message, CODE_LIMITS.maxErrorChars));' },
       { file: 'libs/contracts/src/expressions.ts', lines: [36, 40], anchor: 'export function capErrorText(' },
     ],
-    command: `${ENGINE} test/run-limits.test.ts test/time-limits.test.ts test/sandbox-pool.test.ts`,
+    command: `${ENGINE} test/sandbox-pool.test.ts`,
   },
   {
     name: 'expression-limits',

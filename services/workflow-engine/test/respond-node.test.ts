@@ -1,7 +1,7 @@
 // The Respond node's checks, on its handler: statuses, refused headers, the body limit, first-wins.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { WEBHOOK_REPLY_MAX_BODY } from '@flowdesk/contracts';
+import { responseHeaderProblem, WEBHOOK_REPLY_MAX_BODY } from '@flowdesk/contracts';
 import { respondHandler, type RespondInput } from '../src/domain/nodes/respond.ts';
 import type { NodeContext } from '../src/domain/nodes/node-handler.ts';
 import { fallbackAnswer, processTriggerEvent, type ProcessDeps } from '../src/domain/process-trigger.ts';
@@ -190,4 +190,35 @@ test('a run skipped because the workflow was deactivated meanwhile answers 200 {
   const { reply } = await answerOf({ graphParams: { fields: [{ name: 'x', value: '1' }] }, active: false });
   assert.equal(reply.status, 200);
   assert.deepEqual(reply.body, { runId: 'run-1', status: 'skipped', output: null, error: 'The workflow was deactivated before this event was processed' });
+});
+
+test('the header allow list: its five names and custom X-* names pass; a bare X-, a non-text value, a shared-cache Cache-Control do not', () => {
+  for (const [name, value] of [
+    ['Content-Language', 'de-CH'],
+    ['Last-Modified', 'Tue, 01 Dec 2026 10:00:00 GMT'],
+    ['ETag', '"v2"'],
+    ['Retry-After', '120'],
+    ['X-Trace', 'abc'],
+    ['Cache-Control', 'no-store'],
+    ['Cache-Control', 'no-cache'],
+    ['Cache-Control', 'No-Store, Max-Age=0'],
+    ['Cache-Control', 'private,must-revalidate'],
+  ] as const)
+    assert.equal(responseHeaderProblem(name, value), null, `${name}: ${value}`);
+  assert.equal(
+    responseHeaderProblem('Link', '</x.js>; rel=preload'),
+    'header "link" cannot be set by a workflow (allowed: cache-control, content-language, etag, last-modified, retry-after and custom X-* names; docs/webhooks.md)',
+  );
+  assert.equal(
+    responseHeaderProblem('X-', 'a'),
+    'header "x-" cannot be set by a workflow (allowed: cache-control, content-language, etag, last-modified, retry-after and custom X-* names; docs/webhooks.md)',
+  );
+  assert.equal(responseHeaderProblem('X-Bad Name', 'a'), 'header name "X-Bad Name" is not a valid HTTP header name');
+  assert.equal(responseHeaderProblem(`X-${'n'.repeat(150)}`, 'a'), `header name "X-${'n'.repeat(98)}" is not a valid HTTP header name`, 'the name cut to 100');
+  assert.match(responseHeaderProblem('Not-X-', 'a') ?? '', /cannot be set/, 'x- must be the prefix');
+  assert.equal(responseHeaderProblem('X-Count', 5 as unknown as string), 'header "x-count" has a value that is not text');
+  assert.equal(responseHeaderProblem('X-A', 'a\0b'), 'header "x-a" has a line break or NUL in its value');
+  for (const value of ['private, public', 'must-revalidate', 'private, s-maxage=60'])
+    assert.match(responseHeaderProblem('Cache-Control', value) ?? '', /^header "cache-control" may only be private or non-storing/, value);
+  assert.ok(responseHeaderProblem('Cache-Control', `public, ${'x'.repeat(200)}`)?.endsWith(`not "public, ${'x'.repeat(92)}"`), 'the value cut to 100');
 });

@@ -99,3 +99,72 @@ test(
     assert.deepEqual(claimedByB, [], 'B claimed none of the wakes A holds');
   },
 );
+
+/** The wakes `claimDue` returns for these waits (other tests' rows may be due too). */
+async function claimOnly(now: Date, lease: Date, waitIds: string[]) {
+  return (await store.claimDue(now, lease, 1_000)).filter((w) => waitIds.includes(w.waitId));
+}
+
+test('a claimed wake carries what resumed the run: who, when, the body sent, the node and the event', async () => {
+  const approved = await park({ resumable: true, fireAt: null });
+  const empty = await park({ resumable: true, fireAt: null });
+  const timer = await park({ resumable: false, fireAt: new Date(NOW.getTime() - 60_000) });
+  const unanswered = await park({ resumable: true, fireAt: new Date(NOW.getTime() - 60_000) });
+  assert.deepEqual(await store.resumeByOwner(approved.ownerId, approved.runId, 'approve', { note: 'ship it', n: 0 }, NOW), { ok: true, runId: approved.runId });
+  // Reject with no body: the woken step sees no body (stored as null), not an error.
+  assert.deepEqual(await store.resumeByOwner(empty.ownerId, empty.runId, 'reject', undefined, NOW), { ok: true, runId: empty.runId });
+
+  const claimedAt = new Date(NOW.getTime() + 5_000);
+  const lease = new Date(NOW.getTime() + 35_000);
+  const wakes = await claimOnly(claimedAt, lease, [approved.waitId, empty.waitId, timer.waitId, unanswered.waitId]);
+  const byId = new Map(wakes.map((w) => [w.waitId, w]));
+  assert.equal(wakes.length, 4, 'each due wake is claimed once');
+  const eventOf = (w: Awaited<ReturnType<typeof park>>) => ({
+    eventId: w.eventId,
+    workflowId: w.workflowId,
+    ownerId: w.ownerId,
+    source: 'manual',
+    receivedAt: NOW.toISOString(),
+    payload: {},
+    headers: {},
+  });
+  assert.deepEqual(byId.get(approved.waitId), {
+    waitId: approved.waitId,
+    leaseUntil: lease,
+    event: eventOf(approved),
+    resume: { nodeId: 'wait', resumedBy: 'approve', at: NOW.toISOString(), body: { note: 'ship it', n: 0 } },
+  });
+  assert.deepEqual(byId.get(empty.waitId)?.resume, { nodeId: 'wait', resumedBy: 'reject', at: NOW.toISOString() }, 'no body key for an empty Reject');
+  // No resume came: decided at the claim, as the timer's end (a timer) or the wait's timeout (resumable).
+  assert.deepEqual(byId.get(timer.waitId)?.resume, { nodeId: 'wait', resumedBy: 'timer', at: claimedAt.toISOString() });
+  assert.deepEqual(byId.get(unanswered.waitId)?.resume, { nodeId: 'wait', resumedBy: 'timeout', at: claimedAt.toISOString() });
+  assert.deepEqual(byId.get(timer.waitId)?.event, eventOf(timer));
+
+  // Claimed: not due again before the lease ends, due again after it (its claimer died).
+  assert.deepEqual(await claimOnly(new Date(lease.getTime() - 1_000), new Date(lease.getTime() + 30_000), [timer.waitId]), []);
+  const again = await claimOnly(new Date(lease.getTime() + 1_000), new Date(lease.getTime() + 31_000), [timer.waitId]);
+  assert.deepEqual(again[0]?.resume, { nodeId: 'wait', resumedBy: 'timer', at: claimedAt.toISOString() }, 'the first decision holds');
+});
+
+test('a body that is JSON false, 0 or an empty list reaches the woken step as sent', async () => {
+  for (const body of [false, 0, [] as unknown[]]) {
+    const w = await park({ resumable: true, fireAt: null });
+    assert.deepEqual(await store.resumeByOwner(w.ownerId, w.runId, 'approve', body, NOW), { ok: true, runId: w.runId });
+    const [wake] = await claimOnly(new Date(NOW.getTime() + 1_000), new Date(NOW.getTime() + 30_000), [w.waitId]);
+    assert.deepEqual(wake?.resume, { nodeId: 'wait', resumedBy: 'approve', at: NOW.toISOString(), body }, JSON.stringify(body));
+  }
+});
+
+test('Approve / Reject with an id that is not a UUID answers not found (no database error) and resumes nothing', async () => {
+  const w = await park({ resumable: true, fireAt: null });
+  for (const [userId, runId] of [
+    ['not-a-uuid', w.runId],
+    [w.ownerId, 'not-a-uuid'],
+    [w.ownerId, `${w.runId}x`],
+    [`${w.ownerId} `, w.runId],
+  ] as const) {
+    assert.deepEqual(await store.resumeByOwner(userId, runId, 'approve', { note: 'x' }, NOW), { ok: false, why: 'not_found' }, `${userId} / ${runId}`);
+  }
+  assert.equal((await rowOf(w.runId)).resumed_by, null, 'the wait is still parked');
+  assert.deepEqual(await store.resumeByOwner(w.ownerId, w.runId, 'approve', undefined, NOW), { ok: true, runId: w.runId }, 'its owner still can');
+});

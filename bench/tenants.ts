@@ -419,7 +419,7 @@ for (const s of scenarios) {
     ['intake p99 ≤ 250 ms', pct(p.intake, 99) <= 250],
     [
       "A's runs end with errors naming the limit",
-      !!p.a && /limit|quota|at most/i.test(p.a.errors.join(' ')) && (s.name === 'fanout' || !p.a.statuses.succeeded),
+      !!p.a && /limit|quota|at most|more than/i.test(p.a.errors.join(' ')) && (s.name === 'fanout' || !p.a.statuses.succeeded),
     ],
   ];
   const missed = checks.filter(([, ok]) => !ok).map(([what]) => what);

@@ -15,7 +15,14 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { dlqTopicOf } from '@flowdesk/bus';
-import { CREDENTIAL_REVOKED_TOPIC, ENTITY_CHANGED_TOPIC, TRIGGER_TOPIC, WEBHOOK_REPLY_TOPIC, WORKFLOW_CHANGED_TOPIC } from '@flowdesk/contracts';
+import {
+  CREDENTIAL_REVOKED_TOPIC,
+  ENTITY_CHANGED_TOPIC,
+  OWNER_THROTTLE_TOPIC,
+  TRIGGER_TOPIC,
+  WEBHOOK_REPLY_TOPIC,
+  WORKFLOW_CHANGED_TOPIC,
+} from '@flowdesk/contracts';
 import { MIGRATING_SERVICES, REPO, SERVICES, defaultPort, type ServiceName } from './k8s-support/repo.ts';
 import { K8S_DIR, kubectlProblem, render, run, selects, type K8sObject } from './k8s-support/render.ts';
 
@@ -460,6 +467,8 @@ for (const target of TARGETS) {
           dlqTopicOf(ENTITY_CHANGED_TOPIC),
           WEBHOOK_REPLY_TOPIC,
           dlqTopicOf(WEBHOOK_REPLY_TOPIC),
+          // Owner throttles (fairness): state that lapses in 5 s, nothing to dead-letter.
+          OWNER_THROTTLE_TOPIC,
         ].sort(),
       );
       for (const t of topics) {

@@ -1,16 +1,8 @@
 import { mkdir } from 'node:fs/promises';
-import { Audience } from '@flowdesk/contracts';
+import { Audience, EVENT_TOPICS } from '@flowdesk/contracts';
 import { listenMetrics, signInternalToken } from '@flowdesk/service-kit';
 import { migrateAuth } from '@flowdesk/auth';
 import { createEmbeddedBus, createKafkaBus, embeddedBusOptionsFromEnv, ensureKafkaTopics, topicSpecs, type EventBus } from '@flowdesk/bus';
-import {
-  CREDENTIAL_REVOKED_TOPIC,
-  ENTITY_CHANGED_TOPIC,
-  OWNER_THROTTLE_TOPIC,
-  TRIGGER_TOPIC,
-  WEBHOOK_REPLY_TOPIC,
-  WORKFLOW_CHANGED_TOPIC,
-} from '@flowdesk/contracts';
 import { migrateWorkspace } from '@flowdesk/workspace-api';
 import { migrateGateway } from '@flowdesk/mcp-gateway';
 import { migrateEngine } from '@flowdesk/workflow-engine';
@@ -136,10 +128,7 @@ async function openStartBus(config: EmbeddedConfig, database: EmbeddedDatabase):
   const bus = config.bus;
   if (!bus || bus.kind === 'embedded')
     return createEmbeddedBus(database.db, bus ? { retentionMs: bus.retentionMs, groupExpiryMs: bus.groupExpiryMs } : embeddedBusOptionsFromEnv());
-  await ensureKafkaTopics(
-    { brokers: bus.brokers, clientId: bus.clientId },
-    topicSpecs(bus, [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC, WEBHOOK_REPLY_TOPIC, OWNER_THROTTLE_TOPIC]),
-  );
+  await ensureKafkaTopics({ brokers: bus.brokers, clientId: bus.clientId }, topicSpecs(bus, [...EVENT_TOPICS]));
   return createKafkaBus({
     brokers: bus.brokers,
     clientId: `${bus.clientId}-embedded`,

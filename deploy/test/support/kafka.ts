@@ -3,14 +3,7 @@
 // to fail: CI installs the broker, so its absence is a broken CI, not a reason to skip).
 // These suites run once per CI run, in the Postgres pass (DATABASE_URL set): they always use the
 // machine's Postgres anyway, so running them in the PGlite pass too would only repeat them.
-import {
-  CREDENTIAL_REVOKED_TOPIC,
-  ENTITY_CHANGED_TOPIC,
-  OWNER_THROTTLE_TOPIC,
-  TRIGGER_TOPIC,
-  WEBHOOK_REPLY_TOPIC,
-  WORKFLOW_CHANGED_TOPIC,
-} from '@flowdesk/contracts';
+import { EVENT_TOPICS } from '@flowdesk/contracts';
 import { test } from 'node:test';
 import { ensureKafkaTopics } from '@flowdesk/bus';
 import { localKafkaUnavailable, startLocalKafka, type LocalKafka } from '@flowdesk/bus/testing';
@@ -50,7 +43,7 @@ export function whenKafka(name: string, define: () => void): void {
 export async function createFlowdeskTopics(brokers: string[], nodes: number, partitions = 6): Promise<void> {
   await ensureKafkaTopics(
     { brokers },
-    [TRIGGER_TOPIC, CREDENTIAL_REVOKED_TOPIC, WORKFLOW_CHANGED_TOPIC, ENTITY_CHANGED_TOPIC, WEBHOOK_REPLY_TOPIC, OWNER_THROTTLE_TOPIC].map((topic) => ({
+    [...EVENT_TOPICS].map((topic) => ({
       topic,
       numPartitions: partitions,
       replicationFactor: nodes,

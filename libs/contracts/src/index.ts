@@ -27,3 +27,4 @@ export * from './trigger-types.ts';
 export * from './workflow-templates.ts';
 export * from './webhook-reply.ts';
 export * from './owner-throttle.ts';
+export * from './topics.ts';

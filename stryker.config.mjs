@@ -108,7 +108,7 @@ export const MODULES = [
         anchor: 'if (!responseHeaderProblem(name, value)) reply.header(name, value)',
       },
     ],
-    command: `${INGEST} test/reply-header-filter.test.ts && ${ENGINE.replace('cd ', 'cd ../../')} test/respond-node.test.ts`,
+    command: `${INGEST} test/reply-headers.test.ts && ${ENGINE.replace('cd ', 'cd ../../')} test/respond-node.test.ts`,
   },
   {
     name: 'cimd-fetch',

@@ -90,3 +90,39 @@ test('a header value outside Latin-1 is left out and the caller still gets the a
   assert.equal(res.headers.get('x-name'), null);
   assert.equal(res.headers.get('x-order'), 'A-2');
 });
+
+/** The headers the stand-in engine answers with. */
+const ANSWER_HEADERS: Record<string, string> = {
+  'x-order-id': 'A-17',
+  'set-cookie': 'session=stolen; Path=/',
+  location: 'https://evil.example/',
+  'access-control-allow-origin': '*',
+  'access-control-allow-credentials': 'true',
+  'strict-transport-security': 'max-age=0',
+  'content-security-policy': "default-src *; script-src 'unsafe-inline'",
+  'x-frame-options': 'ALLOWALL',
+  'www-authenticate': 'Basic realm="flowdesk"',
+  'sec-fetch-site': 'same-origin',
+  'x-too-long': 'a'.repeat(4_001),
+  'x-at-the-limit': 'b'.repeat(4_000),
+};
+const ALLOWED = ['x-order-id', 'x-at-the-limit'];
+const REFUSED = Object.keys(ANSWER_HEADERS).filter((h) => !ALLOWED.includes(h));
+
+// The check that holds whatever the reply topic carries (the engine checks them too): cookies, a
+// redirect, CORS, HSTS, CSP, framing, a Sec- header, a value over 4,000 characters never reach the caller.
+test('headers a workflow may not set never reach the webhook caller; the answer and its allowed headers do', async () => {
+  nextHeaders = ANSWER_HEADERS;
+  const res = await fetch(`${base}/functions/v1/webhook-trigger/${trigger.workflowId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: 'https://evil.example' },
+    body: JSON.stringify({ n: 1 }),
+    redirect: 'manual',
+  });
+  assert.equal(res.status, 201);
+  assert.deepEqual(await res.json(), { ok: true });
+  assert.equal(res.headers.get('x-order-id'), 'A-17');
+  assert.equal(res.headers.get('x-at-the-limit'), 'b'.repeat(4_000), 'a value of 4,000 characters is sent; 4,001 is not');
+  for (const name of REFUSED) assert.equal(res.headers.get(name), null, `${name} must not be sent to the caller`);
+  assert.deepEqual(res.headers.getSetCookie(), []);
+});

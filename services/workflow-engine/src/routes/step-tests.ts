@@ -36,7 +36,8 @@ export interface StepTestRouteDeps extends StepTestDeps {
  * (429 with Retry-After) and recorded in the owner's list, GET /workflows/:id/step-tests.
  */
 export function stepTestRoutes(definitions: DefinitionCache, deps: StepTestRouteDeps): FastifyPluginAsyncTypebox {
-  const limiter = createRateLimiter(deps.rateLimit ?? { max: STEP_TEST_RATE_LIMIT, windowMs: STEP_TEST_RATE_WINDOW_MS }, deps.clock);
+  const rate = deps.rateLimit ?? { max: STEP_TEST_RATE_LIMIT, windowMs: STEP_TEST_RATE_WINDOW_MS };
+  const limiter = createRateLimiter(rate, deps.clock);
   const { store, rateLimit: _rate, ...testDeps } = deps;
   return async (app) => {
     app.post(
@@ -57,11 +58,9 @@ export function stepTestRoutes(definitions: DefinitionCache, deps: StepTestRoute
         if (!wf || wf.ownerId !== req.identity.userId) throw notFound('Workflow');
         const wait = limiter.hit(req.identity.userId);
         if (wait > 0)
-          throw new HttpError(
-            'rate_limited',
-            `Too many step tests: at most ${deps.rateLimit?.max ?? STEP_TEST_RATE_LIMIT} per ${(deps.rateLimit?.windowMs ?? STEP_TEST_RATE_WINDOW_MS) / 1000} s; retry in ${wait} s`,
-            { 'retry-after': String(wait) },
-          );
+          throw new HttpError('rate_limited', `Too many step tests: at most ${rate.max} per ${rate.windowMs / 1000} s; retry in ${wait} s`, {
+            'retry-after': String(wait),
+          });
         const result = await testStep(
           {
             workflowId: wf.id,

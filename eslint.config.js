@@ -65,8 +65,8 @@ export default tseslint.config(
   },
   {
     // The layers of a service (docs/development.md, "Layers"): domain/ declares the ports it needs
-    // (domain/ports.ts) and adapters/ implement them; app.ts wires the two. embedded/test/layering.test.ts
-    // checks that this rule is on and fires.
+    // (domain/ports.ts) and adapters/ implement them; app.ts wires the two. The QuickJS packages are an
+    // adapter's too (the sandbox port). embedded/test/layering.test.ts checks that this rule is on and fires.
     files: ['services/*/src/domain/**/*.{ts,tsx}'],
     rules: {
       'no-restricted-imports': [
@@ -76,6 +76,11 @@ export default tseslint.config(
             {
               regex: '(^|/)adapters(/|$)',
               message: 'domain/ never imports adapters/: declare a port in domain/ (ports.ts), implement it in adapters/, wire it in app.ts.',
+            },
+            {
+              // User code runs behind the Sandbox port (workflow-engine: domain/sandbox-port.ts); QuickJS is an adapter's.
+              regex: '^(quickjs-emscripten|@jitl/quickjs-)',
+              message: 'domain/ never imports QuickJS: run user code through the Sandbox port (domain/sandbox-port.ts); QuickJS lives in adapters/.',
             },
           ],
         },

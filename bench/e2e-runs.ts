@@ -35,6 +35,7 @@ import { listen } from '@flowdesk/service-kit';
 import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
 import { createGuardedHttpClient, SsrfPolicy } from '@flowdesk/workflow-engine';
 import { benchDatabaseName, postgresCpu, procCpuMs, startBenchStack } from './stack.ts';
+import { richGraph } from './workflows.ts';
 
 interface SendJob {
   url: string;
@@ -207,46 +208,7 @@ await measure(workflows, 'simple');
 
 // The richer workflow line (issue 25): For each over 10 items → Set → Switch → Create Task, 10 tasks per run.
 if (WORKFLOWS === 1 && LATENCY === undefined && !RATE && !args['no-rich']) {
-  const rich = {
-    nodes: [
-      // --rich-concurrency N: the For each's concurrency (default 1, items one after the other).
-      {
-        id: 'loop',
-        type: 'for_each',
-        params: { items: '{{= [0..9] }}', ...(args['rich-concurrency'] === '1' ? {} : { concurrency: args['rich-concurrency'] }) },
-      },
-      {
-        id: 'set',
-        type: 'set_fields',
-        params: {
-          fields: [
-            { name: 'sku', value: 'SKU-{{trigger.n}}-{{item}}' },
-            { name: 'lane', value: '{{= index % 3 }}' },
-          ],
-        },
-      },
-      {
-        id: 'route',
-        type: 'switch',
-        params: {
-          value: '{{nodes.set.lane}}',
-          rules: [
-            { operator: 'equals', right: '0' },
-            { operator: 'equals', right: '1' },
-          ],
-        },
-      },
-      { id: 't', type: 'create_task', params: { title: 'order {{trigger.n}} line {{index}} {{nodes.set.sku}} lane {{nodes.route.branch}}' } },
-    ],
-    edges: [
-      { from: 'trigger', to: 'loop' },
-      { from: 'loop', to: 'set', branch: 'each' },
-      { from: 'set', to: 'route' },
-      { from: 'route', to: 't', branch: '1' },
-      { from: 'route', to: 't', branch: '2' },
-      { from: 'route', to: 't', branch: 'default' },
-    ],
-  };
+  const rich = richGraph(args['rich-concurrency']);
   const richWorkflows = [await asOwner('POST', '/api/v1/workflows', { name: 'bench rich', triggerType: 'webhook', active: true, graph: rich })];
   if (!richWorkflows[0].id) throw new Error(`the rich workflow was refused: ${JSON.stringify(richWorkflows[0])}`);
   await warmUp(richWorkflows);

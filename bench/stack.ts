@@ -23,49 +23,99 @@ export function procCpuMs(pid: number | 'self'): number {
   }
 }
 /**
- * CPU of the Postgres processes serving one database: the backends whose process title names it
- * (`postgres: <user> <database> <client> <state>`, autovacuum workers included). The server's shared
- * processes (checkpointer, WAL writer) and other databases' backends (other suites on the machine) are
- * not counted. Sampled every 250 ms while measuring, so a backend that exits (a pool's idle client)
- * keeps what it used until its last sample.
+ * The CPU of a changing set of processes over a measurement: `sample` lists the processes to count
+ * now (pid and CPU ms), called at start, every 250 ms and at stop. A process first seen after the
+ * start did all its work within the measurement (counts from 0); one that exits keeps what it used
+ * until its last sample.
  */
-export function postgresCpu(database: string | undefined) {
+export function cpuSampler(sample: () => Iterable<[pid: number, cpuMs: number]>) {
   const seen = new Map<number, { base: number; last: number }>();
-  const sample = (starting: boolean) => {
-    if (!database) return;
-    for (const d of readdirSync('/proc')) {
-      if (!/^\d+$/.test(d)) continue;
-      const pid = Number(d);
-      try {
-        if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') continue;
-        const title = readFileSync(`/proc/${d}/cmdline`, 'utf8').replaceAll('\0', ' ');
-        if (!title.includes(` ${database} `)) continue;
-        const cpu = procCpuMs(pid);
-        const known = seen.get(pid);
-        // A backend first seen after the start did all its work within the measurement.
-        if (known) known.last = Math.max(known.last, cpu);
-        else seen.set(pid, { base: starting ? cpu : 0, last: cpu });
-      } catch {
-        // gone meanwhile
-      }
+  const look = (starting: boolean) => {
+    for (const [pid, cpu] of sample()) {
+      const known = seen.get(pid);
+      if (known) known.last = Math.max(known.last, cpu);
+      else seen.set(pid, { base: starting ? cpu : 0, last: cpu });
     }
   };
   let timer: NodeJS.Timeout | undefined;
   return {
     start() {
       seen.clear();
-      sample(true);
-      timer = setInterval(() => sample(false), 250);
+      look(true);
+      timer = setInterval(() => look(false), 250);
     },
     /** CPU ms since start. */
     stop(): number {
       clearInterval(timer);
-      sample(false);
+      look(false);
       let total = 0;
       for (const { base, last } of seen.values()) total += last - base;
       return total;
     },
   };
+}
+
+/**
+ * CPU of the Postgres processes serving one database: the backends whose process title names it
+ * (`postgres: <user> <database> <client> <state>`, autovacuum workers included), and any pid
+ * `extraPids` gives (pg_stat_activity's for that datname, bench:idle). The server's shared
+ * processes (checkpointer, WAL writer) and other databases' backends (other suites on the machine) are
+ * not counted.
+ */
+export function postgresCpu(database: string | undefined, extraPids: () => Iterable<number> = () => []) {
+  return cpuSampler(function* () {
+    if (!database) return;
+    const extra = new Set(extraPids());
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      const pid = Number(d);
+      try {
+        if (readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') continue;
+        const title = readFileSync(`/proc/${d}/cmdline`, 'utf8').replaceAll('\0', ' ');
+        if (!extra.has(pid) && !title.includes(` ${database} `)) continue;
+        yield [pid, procCpuMs(pid)];
+      } catch {
+        // gone meanwhile
+      }
+    }
+  });
+}
+
+/**
+ * CPU of a process and all its descendants (n8n's task runner, a worker a server forks), sampled like
+ * postgresCpu: each process's own utime + stime, so a child reaped by its parent is not counted twice.
+ */
+export function processTreeCpu(root: number) {
+  const own = (pid: number): { ppid: number; cpu: number } | undefined => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return { ppid: Number(f[1]), cpu: ((Number(f[11]) + Number(f[12])) * 1000) / TICK };
+    } catch {
+      return undefined;
+    }
+  };
+  return cpuSampler(function* () {
+    const all = new Map<number, { ppid: number; cpu: number }>();
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      const s = own(Number(d));
+      if (s) all.set(Number(d), s);
+    }
+    const tree = new Set<number>([root]);
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const [pid, s] of all)
+        if (!tree.has(pid) && tree.has(s.ppid)) {
+          tree.add(pid);
+          grew = true;
+        }
+    }
+    for (const pid of tree) {
+      const s = all.get(pid);
+      if (s) yield [pid, s.cpu];
+    }
+  });
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -8,6 +8,8 @@ export interface BannerInfo {
   devFile: string;
   database: 'pglite' | 'postgres';
   dataDir: string;
+  /** How long the start took: from this process's start until every service answered (ms). */
+  startedInMs?: number;
 }
 
 /** What someone who just ran `npm start` needs: where things are, and how to stop. */
@@ -38,6 +40,7 @@ export function banner(info: BannerInfo, cwd = process.cwd()): string {
     `  the one you see when you sign in with it. The first visit to the console offers that sign-in, or creating`,
     `  the owner account (runs this installation, invites people; a workspace of its own).`,
     `  Data: ${info.database === 'pglite' ? `PGlite in ${shown(info.dataDir)}` : 'Postgres (DATABASE_URL)'}`,
+    ...(info.startedInMs !== undefined ? [`  Started in ${(info.startedInMs / 1000).toFixed(1)} s (process start to every service answering).`] : []),
     '  Stop with Ctrl+C.',
     '',
   ].join('\n');

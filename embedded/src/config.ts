@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { busConfigFromEnv, type BusConfig } from '@flowdesk/bus';
 import { introspectionCacheMsFrom, originList } from '@flowdesk/service-kit';
-import { parseSignupMode, sessionPolicyFrom, type AuthDeps } from '@flowdesk/auth';
+import { oauthLimitsFrom, parseSignupMode, sessionPolicyFrom, type AuthDeps, type OAuthLimits } from '@flowdesk/auth';
 import { engineTuningFromEnv, type EngineTuning } from '@flowdesk/workflow-engine';
 import { admissionFromEnv, respondTimeoutFromEnv } from '@flowdesk/webhook-ingest';
 
@@ -45,6 +45,8 @@ export interface EmbeddedConfig {
   signupMode?: NonNullable<AuthDeps['signupMode']>;
   /** SESSION_IDLE_TTL, SESSION_ABSOLUTE_TTL (auth): console sessions' lifetimes. */
   sessionPolicy?: NonNullable<AuthDeps['sessionPolicy']>;
+  /** OAUTH_AUTHORIZE_RATE_LIMIT, OAUTH_CLIENT_METADATA_RATE_LIMIT, OAUTH_CLIENT_METADATA_GLOBAL_RATE_LIMIT (auth). */
+  oauthLimits?: OAuthLimits;
   /** CONSOLE_ALLOWED_ORIGINS (console): more origins allowed to write with the session cookie. */
   consoleAllowedOrigins?: string[];
   /** INTROSPECTION_CACHE_MS (console and mcp-gateway). */
@@ -77,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     // and errors as their containers (docs/configuration.md).
     signupMode: parseSignupMode(env.SIGNUP_MODE),
     sessionPolicy: sessionPolicyFrom(env),
+    oauthLimits: oauthLimitsFrom(env),
     consoleAllowedOrigins: originList('CONSOLE_ALLOWED_ORIGINS', env.CONSOLE_ALLOWED_ORIGINS),
     introspectionCacheMs: introspectionCacheMsFrom(env),
     engineTuning: engineTuningFromEnv(env),

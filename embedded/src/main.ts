@@ -32,6 +32,8 @@ onShutdown(async () => {
 
 try {
   const embedded = await starting;
+  // From this process's start (the prestart's generate is before it), once every service answers.
+  const startedInMs = Math.round(process.uptime() * 1000);
   const database = config.databaseUrl ? 'postgres' : 'pglite';
   console.log(
     banner({
@@ -40,6 +42,7 @@ try {
       devFile: devFilePath(config.home),
       database,
       dataDir: path.join(config.home, 'pglite'),
+      startedInMs,
     }),
   );
 } catch (err) {

@@ -7,7 +7,7 @@ import { buildApp as buildAuth } from '@flowdesk/auth';
 import { DEMO_EMAIL } from './demo-account.ts';
 import { buildApp as buildMcpGateway, withInProcessRevocations } from '@flowdesk/mcp-gateway';
 import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
-import { buildApp as buildWorkflowEngine, createGuardedHttpClient, SsrfPolicy, workspaceClient } from '@flowdesk/workflow-engine';
+import { buildApp as buildWorkflowEngine, createGuardedHttpClient, createSmtpMailer, SsrfPolicy, workspaceClient } from '@flowdesk/workflow-engine';
 import { buildApp as buildConsole } from '@flowdesk/console';
 import type { EmbeddedConfig } from './config.ts';
 import type { EmbeddedKeys } from './keys.ts';
@@ -56,7 +56,7 @@ export interface ServiceDeps {
   /** The services' own variables (EmbeddedConfig): sign-up, sessions, the console's origins, caches, engine and ingest limits. */
   tuning?: Pick<
     EmbeddedConfig,
-    'signupMode' | 'sessionPolicy' | 'consoleAllowedOrigins' | 'introspectionCacheMs' | 'engineTuning' | 'webhookAdmission' | 'respondTimeoutMs'
+    'signupMode' | 'sessionPolicy' | 'oauthLimits' | 'consoleAllowedOrigins' | 'introspectionCacheMs' | 'engineTuning' | 'webhookAdmission' | 'respondTimeoutMs'
   >;
 }
 
@@ -114,6 +114,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       corsOrigins: d.corsOrigins,
       signupMode: d.tuning?.signupMode,
       sessionPolicy: d.tuning?.sessionPolicy,
+      ...d.tuning?.oauthLimits,
       // The first-run and sign-in pages name the demo account while it is enabled (docs/console.md).
       demoAccountEmail: DEMO_EMAIL,
       // The same allowlist as the HTTP Request node: where Client ID Metadata Documents may come from besides public addresses.
@@ -149,7 +150,10 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       logLevel: d.logLevel,
     }),
   'workflow-engine': async (d, started) => {
-    const http = createGuardedHttpClient({ policy: SsrfPolicy.fromEnv({ SSRF_ALLOWLIST: d.ssrfAllowlist }) });
+    const policy = SsrfPolicy.fromEnv({ SSRF_ALLOWLIST: d.ssrfAllowlist });
+    const http = createGuardedHttpClient({ policy });
+    // Send Email's SMTP servers pass the same SSRF policy as HTTP Request's URLs.
+    const mail = createSmtpMailer({ policy });
     const workspace = workspaceClient({
       workspaceApiUrl: urlOf(started, 'workspace-api'),
       userToken: userTokenSource(tokenOptions(d, started, 'workflow-engine')),
@@ -163,6 +167,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       db: d.db,
       jwtPublicKeyPem: d.keys.signing.publicKeyPem,
       http,
+      mail,
       workspace,
       credentialsKey,
       logLevel: d.logLevel,
@@ -180,6 +185,7 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       limits: d.tuning?.engineTuning?.limits,
       quotas: d.tuning?.engineTuning?.quotas,
       fairness: d.tuning?.engineTuning?.fairness,
+      metricsTopOwners: d.tuning?.engineTuning?.metricsTopOwners,
     });
     app.addHook('onClose', async () => {
       await http.close();

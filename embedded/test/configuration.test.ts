@@ -1,6 +1,6 @@
 // `npm start` honours the services' own variables (docs/configuration.md), as their containers do:
-// SIGNUP_MODE, SESSION_IDLE_TTL / SESSION_ABSOLUTE_TTL, CONSOLE_ALLOWED_ORIGINS and the webhook rate
-// limit seen through the one base URL; the engine's and the caches' variables through the
+// SIGNUP_MODE, SESSION_IDLE_TTL / SESSION_ABSOLUTE_TTL, CONSOLE_ALLOWED_ORIGINS, the webhook rate
+// limit and OAUTH_AUTHORIZE_RATE_LIMIT seen through the one base URL; the engine's and the caches' variables through the
 // configuration the services are built from. And Run now through the public API with one
 // Idempotency-Key, ten times at once, starts one run. On PGlite, and on Postgres with DATABASE_URL.
 import assert from 'node:assert/strict';
@@ -21,6 +21,7 @@ const ENV = {
   CONSOLE_ALLOWED_ORIGINS: ADMIN_ORIGIN,
   WEBHOOK_RATE_LIMIT_PER_SECOND: '1',
   WEBHOOK_RATE_LIMIT_BURST: '1',
+  OAUTH_AUTHORIZE_RATE_LIMIT: '2/10m',
 };
 
 let home: string;
@@ -43,6 +44,15 @@ after(async () => {
   await flowdesk?.close();
   await database?.close();
   await rm(home, { recursive: true, force: true });
+});
+
+test('OAUTH_AUTHORIZE_RATE_LIMIT=2/10m: the third sign-in page opened from one address in 10 minutes is refused (429, Retry-After)', async () => {
+  // Counted before the request is read (the client is unknown here): the limit alone decides the 429.
+  const open = () => fetch(`${flowdesk.localUrl}/oauth/authorize?response_type=code&client_id=nobody`, { redirect: 'manual' });
+  for (let i = 0; i < 2; i++) assert.notEqual((await open()).status, 429, `page ${i + 1}`);
+  const refused = await open();
+  assert.equal(refused.status, 429);
+  assert.ok(Number(refused.headers.get('retry-after')) > 0);
 });
 
 test('SIGNUP_MODE=open, SESSION_IDLE_TTL=30m, SESSION_ABSOLUTE_TTL=2h: anyone signs up, and the session lives 30 min idle / 2 h in all', async () => {
@@ -119,6 +129,7 @@ test("the engine's and the caches' variables reach the services' configuration, 
     MAX_CHILD_RUNS_PER_RUN: '9',
     WORKFLOW_STARTS_PER_MINUTE: '60',
     RUN_WORKFLOW_MAX_DEPTH: '3',
+    ENGINE_METRICS_TOP_OWNERS: '4',
     SIGNUP_MODE: 'off',
   });
   const retention = { batchSize: 500, maxBatches: 20 };
@@ -131,6 +142,7 @@ test("the engine's and the caches' variables reach the services' configuration, 
     limits: { maxLoopItemsPerRun: 1000 },
     retention: { ...retention, maxAgeDays: null, keepPerWorkflow: 50, intervalMs: 60_000 },
     sandbox: { workers: 3, perOwnerWorkers: 2, budgetMsPerMinute: 5000, workerHeapMb: 128 },
+    metricsTopOwners: 4,
     fairness: { ownerConcurrency: 2, maxBacklog: 0 },
     quotas: { maxDepth: 3, maxChildRunsPerRun: 9, startsPerMinute: 60 },
   });
@@ -141,14 +153,15 @@ test("the engine's and the caches' variables reach the services' configuration, 
   assert.deepEqual(defaults.engineTuning, {
     concurrency: 256,
     workflowConcurrency: 128,
-    scheduler: { pollMs: 1000 },
-    waits: { pollMs: 250 },
+    scheduler: { pollMs: 10_000 },
+    waits: { pollMs: 10_000 },
     retryParkMs: 5000,
     limits: { maxLoopItemsPerRun: 1000 },
     retention: { ...retention, maxAgeDays: 30, keepPerWorkflow: null, intervalMs: 300_000 },
     sandbox: (({ workers }) => ({ workers, perOwnerWorkers: workers - 1, budgetMsPerMinute: 20_000, workerHeapMb: 128 }))({
       workers: Math.min(8, Math.max(2, availableParallelism())),
     }),
+    metricsTopOwners: 0,
     fairness: { ownerConcurrency: 128, maxBacklog: 1000 },
     quotas: { maxDepth: 5, maxChildRunsPerRun: 100, startsPerMinute: 1000 },
   });
@@ -160,6 +173,7 @@ test("the engine's and the caches' variables reach the services' configuration, 
     ['INTROSPECTION_CACHE_MS', '61000', /INTROSPECTION_CACHE_MS must be 0..60000/],
     ['WEBHOOK_RATE_LIMIT_BURST', 'x', /WEBHOOK_RATE_LIMIT_BURST must be a positive number/],
     ['CONSOLE_ALLOWED_ORIGINS', 'https://a.example/path', /CONSOLE_ALLOWED_ORIGINS/],
+    ['OAUTH_CLIENT_METADATA_RATE_LIMIT', '20', /OAUTH_CLIENT_METADATA_RATE_LIMIT must be <count>\/<window>/],
   ] as const) {
     assert.throws(() => loadConfig({ ...base, [name]: value }), message, name);
   }

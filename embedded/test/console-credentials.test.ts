@@ -138,4 +138,40 @@ describe('Settings → Credentials in chromium', { skip: skipWithoutChromium }, 
     const listed = await (await page.request.get(`${base}/api/v1/credentials`)).json();
     assert.deepEqual(listed.credentials, []);
   });
+
+  test('a typed credential: the form shows the fields of the type picked (the registry), the key is write-only, an edit keeps it', async () => {
+    const KEY = `key_${randomBytes(18).toString('base64url')}`;
+    await page.getByRole('button', { name: 'Add credential' }).first().click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    await dialog.getByLabel(/^Name/).fill('partner_api');
+    await dialog.getByLabel('Type').click();
+    await page.getByRole('option', { name: 'API key in a header' }).click();
+    const headerName = dialog.getByLabel('Header name');
+    assert.equal(await headerName.inputValue(), 'X-Api-Key', "the type's default");
+    await headerName.fill('X-Partner-Key');
+    const keyField = dialog.getByLabel('API key').and(page.locator('input'));
+    assert.equal(await keyField.getAttribute('type'), 'password');
+    await keyField.fill(KEY);
+    await assertAccessible(page, 'add typed credential dialog');
+    await dialog.getByRole('button', { name: 'Save credential' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.getByRole('cell', { name: 'API key in a header' }).waitFor();
+    let listed = (await (await page.request.get(`${base}/api/v1/credentials`)).json()).credentials;
+    assert.deepEqual(
+      listed.map((c: any) => [c.name, c.type, c.fields, c.secrets]),
+      [['partner_api', 'header', { headerName: 'X-Partner-Key' }, { value: true }]],
+    );
+
+    await page.getByRole('button', { name: 'Edit partner_api' }).click();
+    await dialog.waitFor();
+    assert.equal(await dialog.getByLabel('Header name').inputValue(), 'X-Partner-Key', 'non-secret fields are prefilled');
+    assert.equal(await dialog.getByLabel('API key').and(page.locator('input')).inputValue(), '', 'the key never is');
+    await dialog.getByLabel('Header name').fill('X-Partner-Token');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    listed = (await (await page.request.get(`${base}/api/v1/credentials`)).json()).credentials;
+    assert.deepEqual([listed[0].fields, listed[0].secrets], [{ headerName: 'X-Partner-Token' }, { value: true }], 'the key was kept');
+    assert.ok(!answers.some((a) => a.includes(KEY)) && !(await page.content()).includes(KEY), 'the key is in no answer and not in the page');
+  });
 });

@@ -26,10 +26,26 @@ const FILL: Record<string, string> = {};
 /** The form a newly added step starts with (web/src/workflows/graph.ts emptyForm). */
 function startingForm(fields: FormField[]): Record<string, unknown> {
   const form: Record<string, unknown> = {};
-  for (const f of fields)
-    if (f.widget !== 'none') form[f.key] = f.widget === 'key-value' ? [] : f.widget === 'select' ? (f.hint.default ?? f.options![0]!.value) : '';
+  const selectDefault = (f: FormField) => (typeof f.hint.default === 'string' ? f.hint.default : f.options![0]!.value);
+  for (const f of fields) {
+    if (f.widget === 'none' || f.widget === 'switch') continue;
+    form[f.key] =
+      f.widget === 'key-value'
+        ? []
+        : f.widget === 'rows'
+          ? f.required
+            ? [Object.fromEntries(f.columns!.map((c) => [c.key, c.widget === 'select' ? selectDefault(c) : '']))]
+            : []
+          : f.widget === 'select'
+            ? selectDefault(f)
+            : '';
+  }
   return form;
 }
+/** The label of a column's input in row `i` (1-based) of a `rows` field (StepForm's RowsWidget). */
+const cellLabel = (f: FormField, i: number, column: FormField) => `${capital(f.hint.noun ?? 'row')} ${i} ${column.hint.label.toLowerCase()}`;
+/** The text columns of a row shown for a new row (selects at their default). */
+const textColumns = (f: FormField, row: Record<string, string>) => f.columns!.filter((c) => c.widget === 'text' && !c.hint.hiddenWhen?.(row as never));
 
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 /** A field by its label, which Mantine ends with " *" when the field is required. */
@@ -110,7 +126,12 @@ describe('node forms, Run this step and the template gallery in chromium', { ski
       const form = startingForm(fields);
       const shown = fields.filter((f) => f.widget !== 'none' && !f.hint.hiddenWhen?.(form as never));
       for (const f of shown) {
-        const found = f.widget === 'key-value' ? box.getByText(f.hint.label, { exact: true }) : labelled(box, f.hint.label);
+        const found =
+          f.widget === 'key-value' || f.widget === 'rows'
+            ? box.getByText(f.hint.label, { exact: true })
+            : f.widget === 'switch'
+              ? box.getByRole('switch', { name: f.hint.label })
+              : labelled(box, f.hint.label);
         assert.ok((await found.count()) >= 1, `${definition.type}: the field "${f.hint.label}" (${f.key}) is on the form`);
       }
       // Fill the required ones.
@@ -125,7 +146,11 @@ describe('node forms, Run this step and the template gallery in chromium', { ski
           continue;
         }
         const value = fillValue(definition, f);
-        if (f.widget === 'key-value') {
+        if (f.widget === 'rows') {
+          // A new step starts with one row: its text cells filled (with the column's placeholder, an example).
+          for (const c of textColumns(f, (form[f.key] as Record<string, string>[])[0]!))
+            await box.getByLabel(cellLabel(f, 1, c), { exact: true }).fill(c.hint.placeholder ?? `Test ${c.hint.label}`);
+        } else if (f.widget === 'key-value') {
           const noun = f.hint.noun ?? 'row';
           await box.getByRole('button', { name: `Add ${noun}` }).click();
           await box.getByLabel(`${capital(noun)} 1 name`, { exact: true }).fill('field_1');
@@ -148,7 +173,14 @@ describe('node forms, Run this step and the template gallery in chromium', { ski
       await box.getByRole('heading', { name: definition.label, level: 2 }).waitFor();
       assert.equal(await box.getByLabel('Step name', { exact: true }).inputValue(), `My ${definition.label}`);
       for (const { field, value } of filled) {
-        if (field.widget === 'key-value') {
+        if (field.widget === 'rows') {
+          for (const c of textColumns(field, (form[field.key] as Record<string, string>[])[0]!))
+            assert.equal(
+              await box.getByLabel(cellLabel(field, 1, c), { exact: true }).inputValue(),
+              c.hint.placeholder ?? `Test ${c.hint.label}`,
+              `${field.key} kept`,
+            );
+        } else if (field.widget === 'key-value') {
           const noun = capital(field.hint.noun ?? 'row');
           assert.equal(await box.getByLabel(`${noun} 1 name`, { exact: true }).inputValue(), 'field_1');
           assert.equal(await box.getByLabel(`${noun} 1 value`, { exact: true }).inputValue(), 'value 1');

@@ -63,6 +63,26 @@ test('an import of adapters/ from a domain file is refused, whatever the depth o
   }
 });
 
+test('a QuickJS import from a domain file is refused: user code runs behind the Sandbox port', async () => {
+  for (const service of services) {
+    for (const spec of ['quickjs-emscripten-core', 'quickjs-emscripten', '@jitl/quickjs-wasmfile-release-sync']) {
+      for (const code of [`import type { Thing } from '${spec}';\nexport type T = Thing;\n`, `import thing from '${spec}';\nthing();\n`]) {
+        const messages = await restrictedImports(`services/${service}/src/domain/x.ts`, code);
+        assert.equal(messages.length, 1, `${service}: ${code}`);
+        assert.match(messages[0]!, /domain\/ never imports QuickJS: run user code through the Sandbox port/);
+      }
+    }
+  }
+  // The adapter that implements the port may.
+  assert.deepEqual(
+    await restrictedImports(
+      'services/workflow-engine/src/adapters/code-sandbox.ts',
+      "import { newQuickJSWASMModuleFromVariant } from 'quickjs-emscripten-core';\nvoid newQuickJSWASMModuleFromVariant;\n",
+    ),
+    [],
+  );
+});
+
 test('domain files may import their ports and libraries; app.ts and routes may import adapters', async () => {
   assert.deepEqual(
     await restrictedImports('services/workflow-engine/src/domain/x.ts', "import type { RunRecorder } from './ports.ts';\nexport type T = RunRecorder;\n"),

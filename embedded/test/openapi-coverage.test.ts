@@ -1,10 +1,12 @@
 // Every route the public API serves is in its OpenAPI document (issue 22, item 8: POST /users and the
 // disable/enable routes were missing). The public API is the console's edge at /api/v1: workspace-api's
-// routes, and what UPSTREAM_ROUTES sends to auth and to the workflow engine. The routes come from the
-// services themselves as they registered them (service-kit's registeredRoutes), so a route added
-// without documenting it fails here, and so does a forwarded route (auth, the engine) whose request
-// body, path or query parameters or 2xx answer schema are not the ones the document shows (issue 35: the console's document is
-// assembled by hand from the contracts the routes use; this keeps the two the same).
+// routes, what UPSTREAM_ROUTES sends to auth and to the workflow engine, the routes the edge answers
+// itself, and the engine's resume link (PUBLIC_ROUTES). The routes come from the services themselves as
+// they registered them (service-kit's registeredRoutes), so a route added without documenting it fails
+// here. Since issue 35 the document is generated from those routes' schemas (@fastify/swagger in each
+// service) and merged by the console (services/console/src/domain/openapi.ts): this also fails for a
+// route that has no answer schema (it would be documented without one), for a document path nothing
+// serves, for a $ref the merge left dangling, and for a schema the document shows other than the route's.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,14 +14,14 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { migrateAuth } from '@flowdesk/auth';
 import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
-import { UPSTREAM_ROUTES } from '@flowdesk/console';
+import { EDGE_ACCOUNT_ROUTES, UPSTREAM_ROUTES } from '@flowdesk/console';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { migrateGateway } from '@flowdesk/mcp-gateway';
 import { registeredRoutes } from '@flowdesk/service-kit';
 import { migrateEngine } from '@flowdesk/workflow-engine';
 import { migrateWorkspace } from '@flowdesk/workspace-api';
 import { loadOrCreateKeys } from '../src/keys.ts';
-import { closeServices, startServices, type RunningService } from '../src/services.ts';
+import { closeServices, PUBLIC_ROUTES, startServices, type RunningService } from '../src/services.ts';
 
 let testDb: TestDatabase;
 let bus: EventBus;
@@ -58,17 +60,41 @@ test('every route of the public API (workspace-api, and what the edge sends to a
     served.push(`${method} ${openApiPath(url)}`);
     if (schema) schemaOf.set(`${method} ${openApiPath(url)}`, schema);
   };
-  for (const r of registeredRoutes(appOf('workspace-api'))) if (r.url.startsWith('/api/v1/') && !r.hidden && !isDoc(r.url)) add(r.method, r.url);
+  /** Routes served without an answer schema for success: documented they would show no answer. */
+  const unschemed: string[] = [];
+  const needsSchema = (service: string, r: { method: string; url: string; schema?: Readonly<Record<string, unknown>> }) => {
+    const response = (r.schema?.response ?? {}) as Record<string, unknown>;
+    if (!Object.keys(response).some((c) => /^2\d\d$/.test(c))) unschemed.push(`${service} ${r.method} ${r.url}`);
+  };
+  // What the engine's resume link prefix takes past the edge, straight from the front's table.
+  const direct = PUBLIC_ROUTES.filter((p) => p.service === 'workflow-engine').map((p) => p.prefix);
+  for (const r of registeredRoutes(appOf('workspace-api')))
+    if (r.url.startsWith('/api/v1/') && !r.hidden && !isDoc(r.url)) {
+      add(r.method, r.url);
+      needsSchema('workspace-api', r);
+    }
   // What the edge answers itself (sessions, sign-up: it sets the cookie); its catch-all forwarding route aside.
   const own = registeredRoutes(appOf('console')).filter((r) => r.url.startsWith('/api/v1/') && !r.url.includes('*') && !r.hidden && !isDoc(r.url));
-  for (const r of own) add(r.method, r.url);
+  for (const r of own) {
+    add(r.method, r.url, r.schema);
+    // One that relays auth's answer as it is has auth's route's schema.
+    const wraps = EDGE_ACCOUNT_ROUTES.find((e) => e.method === r.method && `/api/v1${e.path}` === r.url);
+    const by = wraps?.answer === 'relay' ? registeredRoutes(appOf('auth')).find((a) => a.method === r.method && a.url === wraps.auth) : undefined;
+    needsSchema('console', by ?? r);
+  }
   for (const r of registeredRoutes(appOf('auth')).concat(registeredRoutes(appOf('workflow-engine')))) {
     if (r.hidden) continue;
+    if (direct.some((d) => r.url.startsWith(d))) {
+      add(r.method, r.url, r.schema);
+      needsSchema('workflow-engine', r);
+      continue;
+    }
     // The public prefix that forwards to this upstream path: the most specific target it falls under.
     const shape = r.url.replace(/:[A-Za-z0-9_]+/g, '*');
     const route = UPSTREAM_ROUTES.filter((u) => shape === u.target || shape.startsWith(`${u.target}/`)).sort((a, b) => b.target.length - a.target.length)[0];
     if (!route || own.some((o) => o.url.startsWith(`/api/v1${route.prefix}`))) continue;
     add(r.method, route.prefix.includes('*') ? r.url : `/api/v1${route.prefix}${r.url.slice(route.target.length)}`, r.schema);
+    needsSchema(route.upstream, r);
   }
   assert.ok(served.includes('POST /api/v1/users'), `the auth routes were collected: ${served.join(', ')}`);
   assert.ok(served.includes('GET /api/v1/workflow-runs/{id}'), 'the engine routes were collected');
@@ -78,13 +104,44 @@ test('every route of the public API (workspace-api, and what the edge sends to a
     return !doc.paths[p]?.[method.toLowerCase()];
   });
   assert.deepEqual(missing, [], 'routes served at /api/v1 but missing from the OpenAPI document');
+  assert.ok(served.includes('POST /api/v1/resume/{waitId}'), 'the resume link was collected');
+  assert.deepEqual(unschemed, [], 'routes without an answer schema: give each one (the document is generated from it)');
+  const stale = Object.entries(doc.paths)
+    .flatMap(([p, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${p}`))
+    .filter((k) => !served.includes(k));
+  assert.deepEqual(stale, [], 'operations in the document that nothing serves at /api/v1');
+  const dangling = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)]
+    .map((m) => m[1]!)
+    .filter((name) => !(doc as { components?: { schemas?: Record<string, unknown> } }).components?.schemas?.[name]);
+  assert.deepEqual([...new Set(dangling)], [], 'references to schemas the document does not have');
 
   // The schemas the document shows for what the edge forwards to auth and the engine are the ones
   // those routes validate and answer with: a route whose body or answer changes fails here by name.
-  const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? null, (k, x: unknown) => (k === '$id' ? undefined : x))) as unknown;
-  // A parameter's description sits beside its schema in OpenAPI: compared without it.
-  const bare = (v: unknown): unknown =>
-    JSON.parse(JSON.stringify(v ?? null, (k, x: unknown) => (k === '$id' || k === 'description' ? undefined : x))) as unknown;
+  // The same schema as @fastify/swagger writes it into OpenAPI (a `const` as a one-value `enum`, the
+  // any-key `patternProperties` as `additionalProperties`), keys sorted, without `$id` (and without
+  // `description`, for `bare`: a parameter's sits beside its schema in OpenAPI).
+  const canonical = (v: unknown, drop: readonly string[]): unknown => {
+    if (Array.isArray(v)) return v.map((x) => canonical(x, drop));
+    if (!v || typeof v !== 'object') return v;
+    const o = { ...(v as Record<string, unknown>) };
+    if ('const' in o) {
+      o.enum = [o.const];
+      delete o.const;
+    }
+    const pattern = o.patternProperties as Record<string, unknown> | undefined;
+    if (pattern && Object.keys(pattern).length === 1 && '^.*$' in pattern) {
+      o.additionalProperties = pattern['^.*$'];
+      delete o.patternProperties;
+    }
+    return Object.fromEntries(
+      Object.keys(o)
+        .filter((k) => !drop.includes(k))
+        .sort()
+        .map((k) => [k, canonical(o[k], drop)]),
+    );
+  };
+  const plain = (v: unknown): unknown => canonical(JSON.parse(JSON.stringify(v ?? null)), ['$id']);
+  const bare = (v: unknown): unknown => canonical(JSON.parse(JSON.stringify(v ?? null)), ['$id', 'description']);
   const components = (doc as { components?: { schemas?: Record<string, unknown> } }).components?.schemas ?? {};
   const resolve = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(resolve);
@@ -127,7 +184,8 @@ test('every route of the public API (workspace-api, and what the edge sends to a
     }
     for (const [code, answer] of Object.entries((schema.response ?? {}) as Record<string, unknown>)) {
       if (!/^2\d\d$/.test(code) || (answer as { type?: string }).type === 'null') continue;
-      const shown = op.responses?.[code]?.content?.['application/json']?.schema;
+      // Its one media type (JSON, or the runs stream's text/event-stream).
+      const shown = Object.values(op.responses?.[code]?.content ?? {})[0]?.schema;
       if (JSON.stringify(plain(resolve(shown))) !== JSON.stringify(plain(answer))) drift.push(`${key}: ${code} answer`);
     }
   }

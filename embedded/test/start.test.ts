@@ -46,6 +46,7 @@ test('`npm start` serves every service behind one base URL and stops cleanly on 
 
   // The README's command itself, in its own process group: npm runs the script through a shell, so a
   // stop signal goes to the group, as Ctrl+C in a terminal does.
+  const spawnedAt = Date.now();
   const child = spawn('npm', ['start', '--silent'], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const signalGroup = (signal: NodeJS.Signals) => {
     try {
@@ -82,6 +83,11 @@ test('`npm start` serves every service behind one base URL and stops cleanly on 
     `not every service answered within 180 s; output:\n${output}`,
   );
   t.diagnostic(`every service answered after ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  // The banner says how long the start took (its node process, once every service answered): more
+  // than nothing, and no more than this test saw from spawning npm start to the banner.
+  const startedIn = /Started in (\d+\.\d) s \(process start to every service answering\)/.exec(output)?.[1];
+  assert.ok(startedIn, `no start time in the banner:\n${output}`);
+  assert.ok(Number(startedIn) > 0 && Number(startedIn) <= (Date.now() - spawnedAt) / 1000 + 0.1, `start time ${startedIn} s`);
 
   const dev = JSON.parse(await readFile(path.join(home, 'dev.json'), 'utf8')) as { baseUrl: string; userId: string };
   assert.equal(dev.baseUrl, base);

@@ -3,11 +3,17 @@ import { instrumentBus } from './telemetry.ts';
 import { migrate, type Database, type MigrationResult } from '@flowdesk/db';
 import type { EventBus, OutgoingMessage, RetryPolicy, SubscribeOptions, Subscription } from './bus.ts';
 import { EmbeddedConsumer } from './embedded-consumer.ts';
-import { EmbeddedStore, type EncodedMessage } from './embedded-store.ts';
+import { randomUUID } from 'node:crypto';
+import { BUS_CHANNEL, EmbeddedStore, type EncodedMessage } from './embedded-store.ts';
 import { resolveRetry } from './retry.ts';
 
 export interface EmbeddedBusOptions {
-  /** How often an idle subscriber looks for work published by another process. Default 250 ms. */
+  /**
+   * The safety poll: how often an idle subscriber looks for work nobody told it about (BUS_POLL_MS).
+   * A publish wakes the topic's subscribers at once — in this process directly, in others by
+   * LISTEN/NOTIFY on Postgres (PGlite: one process, its own LISTEN) — so this only bounds how late
+   * a lost notification or an expired lease (a consumer that died) is noticed. Default 10 s.
+   */
   pollIntervalMs?: number;
   /** How long a claimed message stays with a consumer without renewal (renewed every third of it). Default 30 s. */
   leaseMs?: number;
@@ -65,8 +71,20 @@ export async function createEmbeddedBus(db: Database, options: EmbeddedBusOption
     if (v !== undefined && !(typeof v === 'number' && v >= 0 && (Number.isInteger(v) || v === Infinity)))
       throw new RangeError(`${name} must be a non-negative integer or Infinity`);
   }
-  return instrumentBus(new EmbeddedBus(new EmbeddedStore(db), options));
+  const id = randomUUID();
+  const bus = new EmbeddedBus(new EmbeddedStore(db, id), options);
+  // Another bus's commit (another process, or another service's bus in this one): wake the topic's
+  // subscribers here. '' (the listener reconnected): anything may have been missed, all look.
+  bus.unlisten = await db.listen(BUS_CHANNEL, (payload) => {
+    if (payload === '') return bus.wakeAll();
+    const space = payload.indexOf(' ');
+    if (payload.slice(0, space) !== id) bus.wakeTopic(payload.slice(space + 1));
+  });
+  return instrumentBus(bus);
 }
+
+/** The safety poll's default (EmbeddedBusOptions.pollIntervalMs). */
+export const DEFAULT_POLL_INTERVAL_MS = 10_000;
 
 /** Publish calls stored together at most, per statement. */
 const MAX_GROUP_COMMIT = 256;
@@ -118,6 +136,7 @@ class EmbeddedBus implements EmbeddedEventBus {
   private sweeping: Promise<void> | undefined;
   private readonly retentionMs: number;
   private readonly groupExpiryMs: number;
+  unlisten: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly store: EmbeddedStore,
@@ -242,6 +261,19 @@ class EmbeddedBus implements EmbeddedEventBus {
     for (const c of this.consumers) if (c.topic === topic) c.consumer.wake();
   }
 
+  /** Another bus on the database made deliveries of `topic` claimable. */
+  wakeTopic(topic: string): void {
+    this.notify(topic);
+  }
+
+  wakeAll(): void {
+    for (const c of this.consumers) c.consumer.wake();
+  }
+
+  private onError(err: unknown): void {
+    (this.options.onError ?? ((e) => console.error('[bus]', e)))(err);
+  }
+
   async subscribe<T>(options: SubscribeOptions<T>): Promise<Subscription> {
     if (this.closed) throw new Error('bus is closed');
     const concurrency = options.concurrency ?? 1;
@@ -256,11 +288,14 @@ class EmbeddedBus implements EmbeddedEventBus {
       concurrency,
       keyConcurrency,
       retry: resolveRetry(this.options.retry, options.retry),
-      pollIntervalMs: this.options.pollIntervalMs ?? 250,
+      pollIntervalMs: this.options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
       leaseMs: this.options.leaseMs ?? 30_000,
       heartbeatMs: this.options.heartbeatMs ?? Math.min(60_000, Math.max(10, Math.floor(this.groupExpiryMs / 4))),
       onError: this.options.onError ?? ((err) => console.error('[bus]', err)),
-      notify: (t) => this.notify(t),
+      notify: (t) => {
+        this.notify(t);
+        this.store.signal(t).catch((err: unknown) => this.onError(err));
+      },
     });
     const entry = { topic: options.topic, consumer, drop: options.ephemeral ? () => this.dropEphemeral(options.topic, options.groupId) : undefined };
     this.consumers.add(entry);
@@ -281,6 +316,7 @@ class EmbeddedBus implements EmbeddedEventBus {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweepTimer);
+    await this.unlisten?.().catch((err: unknown) => this.onError(err));
     await this.sweeping;
     await Promise.all(
       [...this.consumers].map(async (c) => {

@@ -18,7 +18,7 @@ export interface ConsumerSettings {
   /** How often the group is marked alive (subscription.seen_at) while this consumer runs. */
   heartbeatMs: number;
   onError: (err: unknown) => void;
-  /** Called after a dead-letter publish, so in-process subscribers of the DLQ topic wake up. */
+  /** Called after a dead-letter publish or a release, so the topic's subscribers (here and elsewhere) wake up. */
   notify: (topic: string) => void;
 }
 
@@ -29,8 +29,9 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * One subscriber: a single pump, one database round trip at a time, which acknowledges the handlers
  * that resolved since its last trip and, in the same statement text and commit, claims as many
  * deliveries as it then has free slots (EmbeddedStore.ackAndClaim), then runs their handlers. It
- * sleeps until woken (publish in this process, a handler finishing, a backoff expiring) or the poll
- * interval passes (work published by another process). A delivery is acknowledged only after its
+ * sleeps until woken (a publish — in this process directly, from another bus by its notification —
+ * a handler finishing, a backoff expiring) or the safety poll's interval passes (a notification
+ * lost, a dead consumer's lease run out). A delivery is acknowledged only after its
  * handler resolved: the handler's completion is what queues it.
  */
 export class EmbeddedConsumer implements Subscription {
@@ -119,6 +120,7 @@ export class EmbeddedConsumer implements Subscription {
           // close() began while claiming: these never started, so hand them straight back.
           const refs = claimed.map((c) => ({ sequence: c.sequence, key: c.message.key }));
           await this.store.release(this.s.topic, this.s.groupId, refs, this.id).catch(this.s.onError);
+          this.s.notify(this.s.topic); // the group's other consumers may take them now
           claimed = [];
         }
         for (const row of claimed) this.start(row);

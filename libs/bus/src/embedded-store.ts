@@ -43,6 +43,12 @@ export interface Ack {
   key: string;
 }
 
+/**
+ * The channel a bus notifies on when a commit made deliveries claimable (payload: the sending bus's
+ * id, a space, the topic), in the same statement text as the write, so it is sent at that commit.
+ */
+export const BUS_CHANNEL = 'flowdesk_bus';
+
 /** A non-negative integer as SQL text (inlined into multi-statement text, which takes no parameters). */
 function int(n: number): string {
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`expected a non-negative integer, got ${n}`);
@@ -160,7 +166,21 @@ function claimSql(g: string, t: string, c: string, limit: string, leaseMs: numbe
  * commit one after another — in sequence order, across processes too (see publish).
  */
 export class EmbeddedStore {
-  constructor(private readonly db: Database) {}
+  /** `origin`: this bus's id, in the payload of its notifications, so that it can skip its own. */
+  constructor(
+    private readonly db: Database,
+    private readonly origin = '',
+  ) {}
+
+  /** `SELECT pg_notify(…)` for a commit that made deliveries of `topic` claimable (see BUS_CHANNEL). */
+  private notifySql(topic: string): string {
+    return `SELECT pg_notify('${BUS_CHANNEL}', ${sqlLiteral(`${this.origin} ${topic}`)})`;
+  }
+
+  /** Tells the other buses on the database that `topic` may have claimable deliveries (a release, a dead letter). */
+  async signal(topic: string): Promise<void> {
+    await this.run(this.notifySql(topic));
+  }
 
   /** PGlite: through the session queue, so a statement never lands inside someone else's open transaction. */
   private run(sql: string, params: unknown[] = []): Promise<{ rows: Row[] }> {
@@ -227,10 +247,10 @@ export class EmbeddedStore {
        ${LANE_UPSERT(t)}`;
     if (this.db.kind === 'pglite') {
       // One connection: no concurrent registration to guard against, and no lock to take.
-      await this.db.session((exec) => exec(insert));
+      await this.db.session((exec) => exec(`${insert};\n${this.notifySql(topic)}`));
       return;
     }
-    await this.db.exec(`SELECT pg_advisory_xact_lock(hashtext(${sqlLiteral(`flowdesk-bus:${topic}`)}));\n${insert}`);
+    await this.db.exec(`SELECT pg_advisory_xact_lock(hashtext(${sqlLiteral(`flowdesk-bus:${topic}`)}));\n${insert};\n${this.notifySql(topic)}`);
   }
 
   /**

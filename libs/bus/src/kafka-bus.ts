@@ -535,9 +535,40 @@ interface Task {
   offset: bigint;
   key: string;
   ordered: boolean;
-  message: KafkaMessage;
+  /** Dropped once the record is done (a finished record ahead of an unfinished one keeps only its offset). */
+  message: KafkaMessage | null;
   state: 'waiting' | 'running' | 'done';
 }
+
+/**
+ * What this consumer holds of one assigned partition: the records fetched and not yet committed, in
+ * offset order (the done prefix is pruned as the commit point moves). It outlives the fetched batch
+ * that brought them, so a slow record holds only its own key, never its partition's next fetch.
+ */
+interface PartitionWindow {
+  topic: string;
+  partition: number;
+  tasks: Task[];
+  /** The offset after the last record taken (kafkajs fetches on from there); null before the first. */
+  next: bigint | null;
+  /** Offset committed last by this window (the next record to read); -1 before the first commit. */
+  committed: bigint;
+  committing: Promise<void> | undefined;
+  retryCommit: NodeJS.Timeout | undefined;
+  runningByKey: Map<string, { n: number; ordered: boolean }>;
+  running: number;
+  /** Fetching of the partition paused: the window holds MAX_WINDOW records. */
+  paused: boolean;
+  /** The partition was revoked (or the consumer replaced): nothing of it starts or commits any more. */
+  dropped: boolean;
+}
+
+/**
+ * Records of one partition a consumer holds at most (fetched, not committed: running, waiting for
+ * their key, or done behind an unfinished one). At this many its fetching is paused, and resumed at
+ * half. It bounds the memory and what a crash redelivers (docs/event-bus.md, "How fairness holds on Kafka").
+ */
+export const MAX_WINDOW = 1_000;
 
 /**
  * One consumer in the group. Records of a partition are handled concurrently: up to `concurrency`
@@ -546,14 +577,24 @@ interface Task {
  * earlier record of the key. The committed offset of a partition only moves up to its lowest
  * unfinished record, so a crash redelivers everything not finished and nothing finished is lost
  * (at-least-once; the engine's run record makes a redelivery a no-op). Retries hold only their key.
+ *
+ * Per-record progress: a fetched batch goes into the partition's window and the next fetch follows
+ * at once (up to MAX_WINDOW records held), so a slow record holds its own key and one slot, not the
+ * records of other keys behind it in its partition. Records with an order promise (every record
+ * when keyConcurrency is 1, else those published `ordered`) still hold their batch until they
+ * finish, as before: a rebalance waits for them, so a key's next record never starts on the
+ * partition's next owner while one of them still runs here.
  */
 class KafkaSubscription {
   private closing = false;
   private closed: Promise<void> | undefined;
   private running = 0;
-  /** Every active batch's dispatcher: a freed slot may let any of them start a record. */
-  private readonly pumps = new Set<() => void>();
-  /** Batches being handled: close() waits for them (their records finished and committed) itself. */
+  /** Set between a rebalance's start and the assignment that ends it: nothing new starts meanwhile. */
+  private rebalancing = false;
+  private readonly windows = new Map<string, PartitionWindow>();
+  /** Wakes batches that hold for their order-bound records, and close(). */
+  private readonly waiters = new Set<() => void>();
+  /** Batches being handled: close() waits for them. */
   private readonly batches = new Set<Promise<void>>();
 
   private consumer!: Consumer;
@@ -568,11 +609,26 @@ class KafkaSubscription {
   ) {}
 
   async start(): Promise<void> {
+    // A new consumer (first start, or after a crash) holds nothing yet: what an old one held is
+    // redelivered from the last commit.
+    for (const w of this.windows.values()) this.drop(w);
     const consumer = (this.consumer = this.newConsumer());
     // kafkajs restarts a consumer after a retriable crash by itself; after any other one (seen when
     // every broker of a cluster died and came back) it stays stopped: start a new one then.
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       if (!payload.restart && !this.closing && this.consumer === consumer) void this.recover(consumer);
+    });
+    consumer.on(consumer.events.REBALANCING, () => {
+      if (this.consumer === consumer) this.rebalancing = true;
+    });
+    // The assignment after a (re)join: windows of partitions no longer ours are dropped (their
+    // unfinished records are the next owner's, from the last commit); kept ones go on.
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      if (this.consumer !== consumer) return;
+      const mine = new Set((payload.memberAssignment[this.options.topic] ?? []).map(String));
+      for (const w of this.windows.values()) if (!mine.has(String(w.partition))) this.drop(w);
+      this.rebalancing = false;
+      this.pumpAll();
     });
     await this.consumer.connect();
     // A new group starts at the oldest retained message, like the embedded bus.
@@ -607,121 +663,186 @@ class KafkaSubscription {
     }
   }
 
-  /** Handles one fetched batch of a partition; returns when every record it started is finished. */
+  private drop(w: PartitionWindow): void {
+    w.dropped = true;
+    clearTimeout(w.retryCommit);
+    this.windows.delete(`${w.topic}/${w.partition}`);
+    if (w.paused) {
+      w.paused = false;
+      try {
+        this.consumer.resume([{ topic: w.topic, partitions: [w.partition] }]);
+      } catch {
+        // not running (any more): nothing is paused
+      }
+    }
+    this.wakeAll();
+  }
+
+  private wakeAll(): void {
+    for (const w of this.waiters) w();
+  }
+
+  /** Records with an order promise: a rebalance must wait for them (see the class comment). */
+  private orderBound(t: Task): boolean {
+    return this.keyConcurrency === 1 || t.ordered;
+  }
+
+  /** Takes one fetched batch into its partition's window and starts what may start; returns at once unless order-bound records of the window are unfinished. */
   // kafkajs hands these as closures over the batch (no `this`), so taking them apart is safe.
   // eslint-disable-next-line @typescript-eslint/unbound-method
   private async batch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
-    const tasks: Task[] = batch.messages.map((message) => ({
-      offset: BigInt(message.offset),
-      key: message.key?.toString() ?? '',
-      ordered: message.headers?.[ORDERED_HEADER] !== undefined,
-      message,
-      state: 'waiting',
-    }));
-    if (tasks.length === 0 || this.closing) return;
+    if (batch.messages.length === 0 || this.closing) return;
+    const id = `${topic}/${partition}`;
+    let w = this.windows.get(id);
+    if (!w) {
+      w = {
+        topic,
+        partition,
+        tasks: [],
+        next: null,
+        committed: -1n,
+        committing: undefined,
+        retryCommit: undefined,
+        runningByKey: new Map(),
+        running: 0,
+        paused: false,
+        dropped: false,
+      };
+      this.windows.set(id, w);
+    }
+    for (const message of batch.messages) {
+      const offset = BigInt(message.offset);
+      // After a rejoin kafkajs fetches again from the last commit: records already held are not taken twice.
+      if (w.next !== null && offset < w.next) continue;
+      w.tasks.push({ offset, key: message.key?.toString() ?? '', ordered: message.headers?.[ORDERED_HEADER] !== undefined, message, state: 'waiting' });
+      w.next = offset + 1n;
+    }
+    // The next fetch of this partition starts after this batch; what is committed stays the lowest unfinished record.
+    resolveOffset(batch.messages[batch.messages.length - 1]!.offset);
     // Records from this batch's first to the partition's end (docs/observability.md, consumer lag).
     consumerLag.set({ topic, group: groupLabel(this.options.groupId), partition: String(partition) }, Number(batch.offsetLagLow()) + 1);
-    const runningByKey = new Map<string, { n: number; ordered: boolean }>();
-    let committed = -1n;
-    let committing: Promise<void> | undefined;
-    let lastBeat = Date.now();
-    let wake: (() => void) | undefined;
-
-    /** The partition's commit point: its lowest unfinished record, or past the last one. */
-    const commitPoint = (): bigint => {
-      for (const t of tasks) if (t.state !== 'done') return t.offset;
-      return tasks[tasks.length - 1]!.offset + 1n;
-    };
-    /** Set when a commit failed (the group moved on, or the brokers are gone): the batch stops starting records. */
-    let lost = false;
-    const commit = async (): Promise<void> => {
-      while (!lost && commitPoint() > committed) {
-        const point = commitPoint();
-        if (point > 0n) resolveOffset((point - 1n).toString());
-        try {
-          // Bounded: with the brokers gone kafkajs would retry for minutes, holding the batch and
-          // with it close() (found with a consumer cut off from the network, as a killed one is).
-          await within(this.consumer.commitOffsets([{ topic, partition, offset: point.toString() }]), BROKER_CALL_MS, 'commit');
-          committed = point;
-        } catch {
-          // The group rebalanced under us or the brokers are gone: the partition's next owner (maybe
-          // this consumer again, after kafkajs rejoins) starts from the last commit that made it and
-          // redelivers the rest (at-least-once). Retrying here would hold the batch, and with it the
-          // consumer, forever.
-          lost = true;
-        }
-      }
-    };
-    const scheduleCommit = () => {
-      if (lost) return;
-      committing ??= (async () => {
-        await nextTurn(); // one commit for every record finished in this turn
-        await commit();
-      })().finally(() => {
-        committing = undefined;
-        if (!lost && commitPoint() > committed) scheduleCommit();
-      });
-    };
-
-    const stop = () => lost || this.closing || !isRunning() || isStale();
-    const pump = () => {
-      if (stop()) return;
-      const blocked = new Set<string>();
-      for (const t of tasks) {
-        if (this.running >= this.concurrency) break;
-        if (t.state !== 'waiting' || blocked.has(t.key)) continue;
-        const r = runningByKey.get(t.key);
-        // A key's records start in offset order: once one cannot start, none after it of its key
-        // does. Next to a running record only a plain one may start (keyConcurrency > 1), never
-        // an ordered one, and nothing next to a running ordered one.
-        const free = !r || (!t.ordered && !r.ordered && r.n < this.keyConcurrency);
-        if (!free) {
-          blocked.add(t.key);
-          continue;
-        }
-        t.state = 'running';
-        this.running++;
-        runningByKey.set(t.key, { n: (r?.n ?? 0) + 1, ordered: t.ordered });
-        void this.handle(topic, partition, t.message).then((done) => {
-          this.running--;
-          const k = runningByKey.get(t.key)!;
-          k.n--;
-          if (k.n === 0) runningByKey.delete(t.key);
-          if (done) {
-            t.state = 'done';
-            scheduleCommit();
-          } else {
-            t.state = 'waiting'; // closing during a backoff: left for the next owner
-          }
-          for (const p of this.pumps) p();
-          wake?.();
-        });
-      }
-    };
-
-    this.pumps.add(pump);
-    try {
-      pump();
-      for (;;) {
-        const inFlight = tasks.some((t) => t.state === 'running');
-        if (!inFlight && (stop() || tasks.every((t) => t.state === 'done'))) break;
-        await new Promise<void>((r) => {
-          wake = r;
-          setTimeout(r, 1_000).unref();
-        });
-        wake = undefined;
-        if (Date.now() - lastBeat >= 1_000 && !this.closing) {
-          lastBeat = Date.now();
-          await within(heartbeat(), BROKER_CALL_MS, 'heartbeat').catch(() => {});
-        }
-        pump();
-      }
-    } finally {
-      this.pumps.delete(pump);
+    if (w.tasks.length >= MAX_WINDOW && !w.paused) {
+      w.paused = true;
+      this.consumer.pause([{ topic, partitions: [partition] }]);
     }
-    while (committing) await committing;
-    await commit();
+    this.pumpAll();
+    const window = w;
+    const stopped = () => window.dropped || this.closing || this.rebalancing || !isRunning() || isStale();
+    const holding = () => window.tasks.some((t) => this.orderBound(t) && (t.state === 'running' || (t.state === 'waiting' && !stopped())));
+    let lastBeat = Date.now();
+    while (holding()) {
+      await new Promise<void>((r) => {
+        const wake = () => {
+          this.waiters.delete(wake);
+          r();
+        };
+        this.waiters.add(wake);
+        setTimeout(wake, 1_000).unref();
+      });
+      if (Date.now() - lastBeat >= 1_000 && !this.closing) {
+        lastBeat = Date.now();
+        await within(heartbeat(), BROKER_CALL_MS, 'heartbeat').catch(() => {});
+      }
+    }
+  }
+
+  /** Starts records of every window while slots are free, partitions in turn. */
+  private pumpAll(): void {
+    if (this.closing || this.rebalancing) return;
+    const windows = [...this.windows.values()];
+    // Rotate the start so one busy partition does not always take the freed slots first.
+    const from = windows.length > 0 ? this.rotation++ % windows.length : 0;
+    for (let i = 0; i < windows.length && this.running < this.concurrency; i++) this.pump(windows[(from + i) % windows.length]!);
+  }
+  private rotation = 0;
+
+  private pump(w: PartitionWindow): void {
+    if (w.dropped) return;
+    const blocked = new Set<string>();
+    for (const t of w.tasks) {
+      if (this.running >= this.concurrency) break;
+      if (t.state !== 'waiting' || blocked.has(t.key)) continue;
+      const r = w.runningByKey.get(t.key);
+      // A key's records start in offset order: once one cannot start, none after it of its key
+      // does. Next to a running record only a plain one may start (keyConcurrency > 1), never
+      // an ordered one, and nothing next to a running ordered one.
+      const free = !r || (!t.ordered && !r.ordered && r.n < this.keyConcurrency);
+      if (!free) {
+        blocked.add(t.key);
+        continue;
+      }
+      this.begin(w, t, r);
+    }
+  }
+
+  private begin(w: PartitionWindow, t: Task, r: { n: number; ordered: boolean } | undefined): void {
+    t.state = 'running';
+    this.running++;
+    w.running++;
+    w.runningByKey.set(t.key, { n: (r?.n ?? 0) + 1, ordered: t.ordered });
+    void this.handle(w.topic, w.partition, t.message!).then((done) => {
+      this.running--;
+      w.running--;
+      const k = w.runningByKey.get(t.key)!;
+      k.n--;
+      if (k.n === 0) w.runningByKey.delete(t.key);
+      if (done) {
+        t.state = 'done';
+        t.message = null;
+        this.scheduleCommit(w);
+      } else {
+        t.state = 'waiting'; // closing during a backoff: left for the next owner
+      }
+      this.pumpAll();
+      this.wakeAll();
+    });
+  }
+
+  /** The partition's commit point: its lowest unfinished record, or past the last one taken. */
+  private commitPoint(w: PartitionWindow): bigint {
+    for (const t of w.tasks) if (t.state !== 'done') return t.offset;
+    return w.next ?? 0n;
+  }
+
+  private scheduleCommit(w: PartitionWindow): void {
+    if (w.dropped || w.committing) return;
+    w.committing = (async () => {
+      await nextTurn(); // one commit for every record finished in this turn
+      await this.commit(w);
+    })().finally(() => {
+      w.committing = undefined;
+      if (!w.dropped && !this.closing && this.commitPoint(w) > w.committed && !w.retryCommit) this.scheduleCommit(w);
+    });
+  }
+
+  private async commit(w: PartitionWindow): Promise<void> {
+    while (!w.dropped && this.commitPoint(w) > w.committed) {
+      const point = this.commitPoint(w);
+      try {
+        // Bounded: with the brokers gone kafkajs would retry for minutes, holding close().
+        await within(this.consumer.commitOffsets([{ topic: w.topic, partition: w.partition, offset: point.toString() }]), BROKER_CALL_MS, 'commit');
+      } catch {
+        // The group is rebalancing, or the brokers are gone: nothing is lost (the next owner, maybe
+        // this consumer after rejoining, starts from the last commit that made it). Try again in a
+        // second unless the partition has been revoked meanwhile.
+        if (!w.dropped && !this.closing && !w.retryCommit)
+          w.retryCommit = setTimeout(() => {
+            w.retryCommit = undefined;
+            this.scheduleCommit(w);
+          }, 1_000).unref();
+        return;
+      }
+      w.committed = point;
+      // Finished records below the commit point are no longer needed.
+      let n = 0;
+      while (n < w.tasks.length && w.tasks[n]!.offset < point) n++;
+      if (n > 0) w.tasks.splice(0, n);
+      if (w.paused && w.tasks.length < MAX_WINDOW / 2) {
+        w.paused = false;
+        this.consumer.resume([{ topic: w.topic, partitions: [w.partition] }]);
+      }
+    }
   }
 
   /** Runs the handler with retries; true once the message is handled or dead-lettered. */
@@ -783,12 +904,26 @@ class KafkaSubscription {
     }
   }
 
-  /** stop() fetches nothing new and waits for running batches (which finish and commit what they started); then leave the group. */
+  /** Starts nothing new, waits for the running records and commits what finished; then leaves the group. */
   close(): Promise<void> {
     this.closed ??= (async () => {
       this.closing = true;
-      for (const p of this.pumps) p();
-      while (this.batches.size > 0) await Promise.allSettled([...this.batches]);
+      this.wakeAll();
+      while (this.running > 0 || this.batches.size > 0) {
+        await new Promise<void>((r) => {
+          const wake = () => {
+            this.waiters.delete(wake);
+            r();
+          };
+          this.waiters.add(wake);
+          setTimeout(wake, 100).unref();
+        });
+      }
+      for (const w of this.windows.values()) {
+        clearTimeout(w.retryCommit);
+        while (w.committing) await w.committing;
+        await this.commit(w);
+      }
       // Leaving the group needs a broker; when none answers (kafkajs would retry for long), the
       // group's session timeout hands the partitions over anyway: do not hold a shutdown for it.
       const consumer = this.consumer;

@@ -32,6 +32,7 @@ async function doomedBus(db: Database): Promise<{ bus: EventBus; kill(): Promise
     session: (fn) => (dead ? Promise.reject(new Error('killed')) : db.session((exec) => fn(guard(exec)))),
     transaction: (fn) => (dead ? Promise.reject(new Error('killed')) : db.transaction((exec) => fn(guard(exec)))),
     queryAsUser: db.queryAsUser,
+    listen: (channel, fn) => db.listen(channel, (payload) => void (dead || fn(payload))),
     close: async () => {},
   };
   const bus = await createEmbeddedBus(view, { ...OPTIONS, leaseMs: 300, migrate: false, onError: () => {} });

@@ -32,6 +32,7 @@ function observed(db: Database, hook: { before?: (sql: string) => Promise<void> 
     session: (fn) => db.session((exec) => fn(wrap(exec))),
     transaction: (fn) => db.transaction((exec) => fn(wrap(exec))),
     queryAsUser: db.queryAsUser,
+    listen: db.listen.bind(db),
     close: () => db.close(),
   };
 }

@@ -4,9 +4,8 @@
 // answers, else it is skipped with the reason. Under CI=true a missing broker fails the run instead.
 // It does not use the database, so it runs once per CI run: in the PGlite pass (no DATABASE_URL),
 // not again in the Postgres pass (docs/event-bus.md, "Tests").
-import net from 'node:net';
 import { test } from 'node:test';
-import { logLevel, type ISocketFactory } from 'kafkajs';
+import { doomedKafkaBus } from './doomed-kafka.ts';
 import { createKafkaBus, ensureKafkaTopics, type EventBus } from '../src/index.ts';
 import { runBusContract, type BusFixture } from './contract.ts';
 import { dockerAnswers, localKafkaUnavailable, startKafkaContainer, startLocalKafka } from '../src/testing.ts';
@@ -29,34 +28,12 @@ async function kafkaFixture(start: () => Promise<{ brokers: string[]; stop(): Pr
       return bus;
     },
     restart: closeAll,
-    // A bus that dies as a killed process does: kill() destroys every connection it has and every
-    // later one fails at once, so it commits nothing, sends no heartbeat and never leaves its group;
-    // the broker expires its session (6 s) and hands its partitions to the rest of the group, which
-    // gets the records it held again (they were never committed). Refusing new connections matters:
-    // destroying the sockets alone, kafkajs reconnected and the "dead" consumer kept its partitions.
+    // A bus that dies as a killed process does (test/doomed-kafka.ts); the broker expires its
+    // session (6 s) and hands its partitions to the rest of the group.
     async openDoomed() {
-      const sockets = new Set<net.Socket>();
-      let dead = false;
-      const socketFactory: ISocketFactory = ({ host, port, onConnect }) => {
-        if (dead) {
-          const refused = new net.Socket();
-          process.nextTick(() => refused.destroy(Object.assign(new Error('connect ECONNREFUSED (killed)'), { code: 'ECONNREFUSED' })));
-          return refused;
-        }
-        const socket = net.connect({ host, port }, onConnect);
-        sockets.add(socket);
-        socket.once('close', () => sockets.delete(socket));
-        return socket;
-      };
-      const bus = await createKafkaBus({ brokers, clientId: 'contract-doomed', sessionTimeoutMs: 6_000, socketFactory, logLevel: logLevel.NOTHING });
-      buses.push(bus);
-      return {
-        bus,
-        async kill() {
-          dead = true;
-          for (const s of sockets) s.destroy();
-        },
-      };
+      const doomed = await doomedKafkaBus(brokers, 'contract-doomed');
+      buses.push(doomed.bus);
+      return { bus: doomed.bus, kill: async () => doomed.kill() };
     },
     async createTopic(topic) {
       // Three partitions: keys spread out, so ordering per key and group sharing are really exercised.

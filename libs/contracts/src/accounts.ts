@@ -77,6 +77,18 @@ export type ConsoleSessionInfo = Static<typeof ConsoleSessionInfo>;
 export const CurrentSession = Type.Object({ user: AccountUser, session: ConsoleSessionInfo });
 export type CurrentSession = Static<typeof CurrentSession>;
 
+/** What the console's edge adds to a session's answers: the CSRF token, and SSRF_ALLOWLIST for the editor's warnings. */
+const EdgeSessionFields = {
+  csrfToken: Type.String({ description: 'Send it as X-CSRF-Token with every change made with the session cookie.' }),
+  ssrfAllowlist: Type.String({ description: 'SSRF_ALLOWLIST as the engine has it (comma-separated): the editor does not warn about what it opens.' }),
+};
+/** The console's answer to setup, sign-up and sign-in (POST /api/v1/session...): the token is in the cookie, never here. */
+export const OpenedConsoleSession = Type.Object({ user: AccountUser, expiresAt: DateTime, ...EdgeSessionFields });
+export type OpenedConsoleSession = Static<typeof OpenedConsoleSession>;
+/** The console's GET /api/v1/session: auth's current session, plus the edge's fields. */
+export const CurrentConsoleSession = Type.Object({ user: AccountUser, session: ConsoleSessionInfo, ...EdgeSessionFields });
+export type CurrentConsoleSession = Static<typeof CurrentConsoleSession>;
+
 export const ChangePassword = Type.Object({ currentPassword: AnyPassword, newPassword: NewPassword }, { additionalProperties: false });
 export type ChangePassword = Static<typeof ChangePassword>;
 

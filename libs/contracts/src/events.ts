@@ -73,6 +73,12 @@ export const WorkflowDefinition = Type.Object(
     id: Type.String({ format: 'uuid' }),
     ownerId: Type.String({ format: 'uuid' }),
     version: Type.Integer({ minimum: 1 }),
+    /**
+     * The number of the workflow's newest saved version (docs/workflow-versions.md), which the engine
+     * records with every run it starts (`WorkflowRun.workflowVersion`). Not `version`, which counts
+     * every change (activation, a new webhook secret). Absent in events older than the field; null: none.
+     */
+    definitionVersion: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     triggerType: TriggerType,
     active: Type.Boolean(),
     executionOrder: ExecutionOrder,

@@ -10,6 +10,7 @@
  * wall time and depth (its guardrails), sequence length, `$pad`'s width, the source and the result's size.
  */
 import jsonata from 'jsonata';
+import { DATE_FUNCTIONS } from './expression-dates.ts';
 
 export const EXPRESSION_LIMITS = {
   /** Characters of one expression's source. */
@@ -289,8 +290,9 @@ export function templateStrings(value: unknown, path = ''): { path: string; valu
   return [];
 }
 
-/** JSONata's own functions the sandbox replaces with bounded ones. */
+/** JSONata's own functions the sandbox replaces with bounded ones, and the date functions (expression-dates.ts). */
 const BINDINGS = {
+  ...DATE_FUNCTIONS,
   pad: (s: unknown, width: unknown, char?: unknown) => {
     if (typeof width === 'number' && Math.abs(width) > EXPRESSION_LIMITS.maxResultChars)
       throw new RangeError(`$pad's width is limited to ${EXPRESSION_LIMITS.maxResultChars}`);

@@ -133,3 +133,22 @@ function maskBody(body: unknown): unknown {
   }
   return maskSecretFields(body);
 }
+
+/** A `{{credentials.<name>}}` reference (global: use with matchAll, or take its source). */
+export const CREDENTIAL_REFERENCE = /\{\{\s*credentials\.([^{}\s]*?)\s*\}\}/g;
+
+/**
+ * The credential names a graph refers to, so a run loads only those (none: no query at all) and an
+ * export lists them by name: the `{{credentials.<name>}}` references, and the names nodes take as
+ * their `credential` param (Verify signature, HTTP Request, Send Email: every node type names its
+ * credential with that one param). A single node (a step test) counts as a graph of one.
+ */
+export function credentialNames(graph: unknown): string[] {
+  const names = new Set<string>();
+  for (const m of JSON.stringify(graph).matchAll(CREDENTIAL_REFERENCE)) names.add(m[1] ?? '');
+  const nodes = (graph as { nodes?: unknown } | null)?.nodes;
+  for (const node of (Array.isArray(nodes) ? nodes : [graph]) as ({ params?: { credential?: unknown } } | null)[]) {
+    if (typeof node?.params?.credential === 'string' && node.params.credential !== '') names.add(node.params.credential);
+  }
+  return [...names];
+}

@@ -27,12 +27,58 @@ export interface WorkflowTemplate {
   graph: WorkflowGraph;
   /** The trigger data a run sees ({{trigger.…}}): the editor's sample until a real one arrives. */
   samplePayload: Record<string, unknown>;
+  /**
+   * A provider webhook's delivery headers besides its signature (`x-github-event`, `x-shopify-topic`…),
+   * lower-cased, as the provider documents them: what `{{trigger.headers.…}}` reads in the sample.
+   */
+  sampleHeaders?: Record<string, string>;
+  /**
+   * The provider whose signature the graph checks first (its Verify signature preset) and the
+   * credential holding its secret: the workflow needs no x-webhook-secret (docs/webhooks.md,
+   * "Provider signatures without x-webhook-secret"); the person adds the credential before activating.
+   */
+  signature?: { preset: 'github' | 'stripe' | 'shopify' | 'standard_webhooks'; credential: string };
   /** Node types the template shows off (for the gallery's card). */
   uses?: readonly string[];
 }
 
-const at = (x: number, y: number) => ({ x, y });
-const col = (i: number) => at(0, 140 * (i + 1));
+// No positions: the editor lays a template out (left to right, services/console/web/src/workflows/layout.ts) on open.
+
+/**
+ * The first steps of a provider webhook template: Verify signature with the provider's preset and
+ * secret; a genuine delivery is answered 200 at once and goes on (`then`), a forged one is answered
+ * 401 with the reason and the run stops as failed. With these first, the trigger needs no
+ * x-webhook-secret (signatureGated) and the template answers from its Respond nodes.
+ */
+function signatureGate(preset: NonNullable<WorkflowTemplate['signature']>['preset'], credential: string, then: string) {
+  return {
+    nodes: [
+      { id: 'verify_1', type: 'verify_signature', name: 'Genuine delivery?', params: { preset, credential } },
+      { id: 'respond_ok', type: 'respond', name: 'Received', params: { status: 200, body: { received: true } } },
+      {
+        id: 'respond_refused',
+        type: 'respond',
+        name: 'Refuse the forged one',
+
+        params: { status: 401, body: { error: 'invalid_signature', reason: '{{nodes.verify_1.reason}}' } },
+      },
+      {
+        id: 'stop_refused',
+        type: 'stop',
+        name: 'Refused',
+
+        params: { status: 'failed', message: 'Signature refused: {{nodes.verify_1.message}}' },
+      },
+    ] satisfies WorkflowGraph['nodes'],
+    edges: [
+      { from: 'trigger', to: 'verify_1' },
+      { from: 'verify_1', to: 'respond_ok', branch: 'true' },
+      { from: 'verify_1', to: 'respond_refused', branch: 'false' },
+      { from: 'respond_refused', to: 'stop_refused' },
+      { from: 'respond_ok', to: then },
+    ] satisfies WorkflowGraph['edges'],
+  };
+}
 
 /** Chat webhooks (Slack, Mattermost, Discord, Teams) take a JSON body with `text`. */
 const CHAT_URL = 'https://hooks.example.com/services/T000/B000/XXXX';
@@ -48,18 +94,17 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
     triggerConfig: {},
     samplePayload: { name: 'Ada Lovelace', email: 'ada@example.com', message: 'Please call me back about the quote.' },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
         {
           id: 'set_1',
           type: 'set_fields',
           name: 'Tidy the fields',
-          position: col(0),
+
           params: {
             fields: [
               { name: 'name', value: '{{= $trim(trigger.name) }}' },
               { name: 'email', value: '{{= $lowercase($trim(trigger.email)) }}' },
-              { name: 'due', value: '{{= $substring($fromMillis($toMillis(now) + 2*86400000), 0, 10) }}' },
+              { name: 'due', value: '{{= $dateFormat($dateAdd(now, 2, "days"), "yyyy-MM-dd") }}' },
             ],
           },
         },
@@ -67,7 +112,7 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           id: 'task_1',
           type: 'create_task',
           name: 'Follow up',
-          position: col(1),
+
           params: { title: 'Follow up: {{nodes.set_1.name}}', dueDate: '{{nodes.set_1.due}}', notes: '{{nodes.set_1.email}}\n\n{{trigger.message}}' },
         },
       ],
@@ -81,63 +126,91 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
     id: 'github-issue-to-task',
     name: 'GitHub issue → task',
     description:
-      'A GitHub webhook (issues events) creates a task for each newly opened issue; other actions end the run as skipped. Add the URL under the repository’s Settings → Webhooks.',
+      'A GitHub webhook (issues events) creates a task for each newly opened issue; other events and actions end without one. Checks GitHub’s X-Hub-Signature-256 with the credential github_webhook_secret (the Secret you enter in the repository’s Settings → Webhooks, content type application/json); no x-webhook-secret is needed.',
     category: 'Forms & webhooks',
     triggerType: 'webhook',
-    triggerConfig: {},
+    triggerConfig: { responseMode: 'respond_node' },
+    signature: { preset: 'github', credential: 'github_webhook_secret' },
+    // GitHub's "issues" event (docs.github.com, webhook events and payloads): the fields read below.
+    sampleHeaders: { 'x-github-event': 'issues', 'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958', 'user-agent': 'GitHub-Hookshot/044aadd' },
     samplePayload: {
       action: 'opened',
-      issue: { number: 42, title: 'Login button does nothing', html_url: 'https://github.com/acme/app/issues/42', user: { login: 'octocat' } },
-      repository: { full_name: 'acme/app' },
+      issue: {
+        number: 42,
+        title: 'Login button does nothing',
+        state: 'open',
+        html_url: 'https://github.com/acme/app/issues/42',
+        body: 'Clicking "Log in" on Safari shows nothing.',
+        user: { login: 'octocat', id: 1 },
+        labels: [],
+      },
+      repository: { id: 1296269, name: 'app', full_name: 'acme/app', html_url: 'https://github.com/acme/app' },
+      sender: { login: 'octocat', id: 1 },
     },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
+        ...signatureGate('github', 'github_webhook_secret', 'condition_1').nodes,
         {
           id: 'condition_1',
           type: 'condition',
-          name: 'Newly opened?',
-          position: col(0),
-          params: { left: '{{trigger.action}}', operator: 'equals', right: 'opened' },
+          name: 'A newly opened issue?',
+
+          params: { left: '{{trigger.headers.x-github-event}} {{trigger.action}}', operator: 'equals', right: 'issues opened' },
         },
         {
           id: 'task_1',
           type: 'create_task',
           name: 'Task for the issue',
-          position: col(1),
+
           params: {
             title: '{{trigger.repository.full_name}}#{{trigger.issue.number}}: {{trigger.issue.title}}',
             notes: 'Opened by {{trigger.issue.user.login}}: {{trigger.issue.html_url}}',
           },
         },
       ],
-      edges: [
-        { from: 'trigger', to: 'condition_1' },
-        { from: 'condition_1', to: 'task_1', branch: 'true' },
-      ],
+      edges: [...signatureGate('github', 'github_webhook_secret', 'condition_1').edges, { from: 'condition_1', to: 'task_1', branch: 'true' }],
     },
   },
   {
     id: 'stripe-payment',
     name: 'Stripe payment → task',
     description:
-      'A Stripe webhook routes on the event type: a failed payment becomes a task to chase it, a succeeded one a bookkeeping task with the amount. Other events are skipped.',
+      'A Stripe webhook routes on the event type: a failed payment becomes a task to chase it, a succeeded one a bookkeeping task with the amount; other events end without one. Checks the Stripe-Signature with the credential stripe_webhook_secret (the endpoint’s whsec_… signing secret); no x-webhook-secret is needed.',
     category: 'Payments & orders',
     triggerType: 'webhook',
-    triggerConfig: {},
+    triggerConfig: { responseMode: 'respond_node' },
+    signature: { preset: 'stripe', credential: 'stripe_webhook_secret' },
+    // A Stripe Event object (docs.stripe.com/api/events/object) whose data.object is a PaymentIntent.
     samplePayload: {
-      id: 'evt_1',
+      id: 'evt_3MtwBwLkdIwHu7ix28a3tqPa',
+      object: 'event',
+      api_version: '2024-06-20',
+      created: 1680064028,
       type: 'payment_intent.succeeded',
-      data: { object: { id: 'pi_1', amount: 4950, currency: 'eur', receipt_email: 'buyer@example.com' } },
+      livemode: false,
+      pending_webhooks: 1,
+      request: { id: null, idempotency_key: null },
+      data: {
+        object: {
+          id: 'pi_3MtwBwLkdIwHu7ix28a3tqPa',
+          object: 'payment_intent',
+          amount: 4950,
+          amount_received: 4950,
+          currency: 'eur',
+          status: 'succeeded',
+          receipt_email: 'buyer@example.com',
+          last_payment_error: null,
+        },
+      },
     },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
+        ...signatureGate('stripe', 'stripe_webhook_secret', 'switch_1').nodes,
         {
           id: 'switch_1',
           type: 'switch',
           name: 'Event type',
-          position: col(0),
+
           params: {
             value: '{{trigger.type}}',
             rules: [
@@ -150,7 +223,7 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           id: 'task_1',
           type: 'create_task',
           name: 'Book the payment',
-          position: at(-160, 280),
+
           params: {
             title: 'Book payment {{= $formatNumber(trigger.data.object.amount / 100, "0.00") }} {{= $uppercase(trigger.data.object.currency) }}',
             notes: 'From {{trigger.data.object.receipt_email}} ({{trigger.data.object.id}})',
@@ -160,15 +233,47 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           id: 'task_2',
           type: 'create_task',
           name: 'Chase the failed payment',
-          position: at(160, 280),
-          params: { title: 'Payment failed: {{trigger.data.object.receipt_email}}', notes: 'Stripe payment {{trigger.data.object.id}}' },
+
+          params: {
+            title: 'Payment failed: {{trigger.data.object.receipt_email}}',
+            notes: 'Stripe payment {{trigger.data.object.id}}: {{= trigger.data.object.last_payment_error.message }}',
+          },
         },
       ],
       edges: [
-        { from: 'trigger', to: 'switch_1' },
+        ...signatureGate('stripe', 'stripe_webhook_secret', 'switch_1').edges,
         { from: 'switch_1', to: 'task_1', branch: '1' },
         { from: 'switch_1', to: 'task_2', branch: '2' },
       ],
+    },
+  },
+  {
+    id: 'signed-event-to-task',
+    name: 'Standard Webhooks event → task',
+    description:
+      'A sender that signs per Standard Webhooks (Svix, Clerk, Resend, OpenAI…) posts an event; a task records its type and subject. Checks webhook-id, webhook-timestamp and webhook-signature with the credential standard_webhook_secret (the sender’s whsec_… secret); no x-webhook-secret is needed.',
+    category: 'Forms & webhooks',
+    triggerType: 'webhook',
+    triggerConfig: { responseMode: 'respond_node' },
+    signature: { preset: 'standard_webhooks', credential: 'standard_webhook_secret' },
+    // The payload shape the Standard Webhooks spec recommends (standardwebhooks.com): type, timestamp, data.
+    samplePayload: {
+      type: 'contact.created',
+      timestamp: '2026-01-05T08:00:00.000Z',
+      data: { id: 'contact_2Ysc1', email: 'ada@example.com', name: 'Ada Lovelace' },
+    },
+    graph: {
+      nodes: [
+        ...signatureGate('standard_webhooks', 'standard_webhook_secret', 'task_1').nodes,
+        {
+          id: 'task_1',
+          type: 'create_task',
+          name: 'Task for the event',
+
+          params: { title: '{{trigger.type}}: {{trigger.data.email}}', notes: 'Event at {{trigger.timestamp}} (delivery {{trigger.headers.webhook-id}})' },
+        },
+      ],
+      edges: signatureGate('standard_webhooks', 'standard_webhook_secret', 'task_1').edges,
     },
   },
   {
@@ -181,34 +286,33 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
     triggerConfig: { cron: '0 8 * * 1-5', timezone: 'UTC' },
     samplePayload: { scheduledFor: '2026-01-05T08:00:00.000Z', firedAt: '2026-01-05T08:00:01.000Z', cron: '0 8 * * 1-5', timezone: 'UTC', missedTicks: 0 },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
         {
           id: 'http_1',
           type: 'http_request',
           name: 'Read open items',
-          position: col(0),
+
           params: { method: 'GET', url: 'https://api.example.com/items?status=open' },
         },
         {
           id: 'filter_1',
           type: 'filter',
           name: 'Overdue only',
-          position: col(1),
+
           params: { items: '{{nodes.http_1.body.items}}', field: 'due', operator: 'less_than', right: '{{trigger.scheduledFor}}' },
         },
         {
           id: 'condition_1',
           type: 'condition',
           name: 'Any overdue?',
-          position: col(2),
+
           params: { left: '{{nodes.filter_1.count}}', operator: 'greater_than', right: '0' },
         },
         {
           id: 'http_2',
           type: 'http_request',
           name: 'Post the digest',
-          position: col(3),
+
           params: {
             method: 'POST',
             url: CHAT_URL,
@@ -249,13 +353,12 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
       changedAt: '2026-01-05T09:00:00.000Z',
     },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
         {
           id: 'http_1',
           type: 'http_request',
           name: 'Post to chat',
-          position: col(0),
+
           params: {
             method: 'POST',
             url: CHAT_URL,
@@ -278,20 +381,19 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
     triggerConfig: {},
     samplePayload: { email: 'grace@bigcorp.example', name: 'Grace Hopper' },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
         {
           id: 'http_1',
           type: 'http_request',
           name: 'Enrich the email',
-          position: col(0),
+
           params: { method: 'GET', url: 'https://api.example.com/enrich?email={{trigger.email}}', headers: { accept: 'application/json' } },
         },
         {
           id: 'set_1',
           type: 'set_fields',
           name: 'Keep the useful fields',
-          position: col(1),
+
           params: {
             fields: [
               { name: 'company', value: '{{nodes.http_1.body.company.name}}' },
@@ -304,14 +406,14 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           id: 'condition_1',
           type: 'condition',
           name: '50 people or more?',
-          position: col(2),
+
           params: { left: '{{nodes.set_1.employees}}', operator: 'greater_than', right: '49' },
         },
         {
           id: 'task_1',
           type: 'create_task',
           name: 'Call the lead',
-          position: col(3),
+
           params: {
             title: 'Call {{trigger.name}} at {{nodes.set_1.company}}',
             notes: '{{trigger.email}}: {{nodes.set_1.employees}} people ({{nodes.set_1.domain}})',
@@ -342,27 +444,26 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
       changedAt: '2026-01-05T09:00:00.000Z',
     },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
         {
           id: 'condition_1',
           type: 'condition',
           name: 'Urgent?',
-          position: col(0),
+
           params: { left: '{{trigger.after.priority}}', operator: 'equals', right: 'urgent' },
         },
         {
           id: 'condition_2',
           type: 'condition',
           name: 'Still open?',
-          position: col(1),
+
           params: { left: '{{trigger.after.status}}', operator: 'not_equals', right: 'done' },
         },
         {
           id: 'http_1',
           type: 'http_request',
           name: 'Page on-call',
-          position: col(2),
+
           params: { method: 'POST', url: CHAT_URL, body: { text: 'Urgent and open: {{trigger.after.title}} (was {{trigger.before.priority}})' } },
         },
       ],
@@ -375,49 +476,66 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
   },
   {
     id: 'order-lines',
-    name: 'Shop order → packing task',
+    name: 'Shopify order → packing task',
     description:
-      'A shop (Shopify, WooCommerce) posts an order; Code totals its lines and a packing task lists them. Orders without lines stop as failed, so you see them.',
+      'A Shopify orders/create webhook posts an order; Code totals its line items and a packing task lists them. Orders without lines stop as failed, so you see them. Checks X-Shopify-Hmac-Sha256 with the credential shopify_webhook_secret (the app’s client secret, or the key Settings → Notifications → Webhooks shows); no x-webhook-secret is needed.',
     category: 'Payments & orders',
     triggerType: 'webhook',
-    triggerConfig: {},
+    triggerConfig: { responseMode: 'respond_node' },
+    signature: { preset: 'shopify', credential: 'shopify_webhook_secret' },
+    // Shopify's Order resource as the orders/create topic sends it (shopify.dev, Order webhooks): prices are strings.
+    sampleHeaders: {
+      'x-shopify-topic': 'orders/create',
+      'x-shopify-shop-domain': 'acme-shop.myshopify.com',
+      'x-shopify-webhook-id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
+      'x-shopify-api-version': '2026-01',
+    },
     samplePayload: {
-      orderId: 'A-1001',
-      customer: { name: 'Linus', email: 'linus@example.com' },
-      lines: [
-        { sku: 'MUG-1', title: 'Mug', qty: 2, price: 9.5 },
-        { sku: 'TEE-M', title: 'T-shirt M', qty: 1, price: 19 },
-        { sku: 'CAP-1', title: 'Cap', qty: 3, price: 12 },
-        { sku: 'PIN-2', title: 'Pin', qty: 4, price: 1.25 },
+      id: 5940139491234,
+      admin_graphql_api_id: 'gid://shopify/Order/5940139491234',
+      name: '#1001',
+      order_number: 1001,
+      email: 'linus@example.com',
+      created_at: '2026-01-05T08:00:00-05:00',
+      currency: 'EUR',
+      total_price: '79.00',
+      financial_status: 'paid',
+      fulfillment_status: null,
+      customer: { id: 207119551, email: 'linus@example.com', first_name: 'Linus', last_name: 'Torvalds' },
+      line_items: [
+        { id: 466157049, sku: 'MUG-1', title: 'Mug', quantity: 2, price: '9.50' },
+        { id: 518995019, sku: 'TEE-M', title: 'T-shirt M', quantity: 1, price: '19.00' },
+        { id: 703073504, sku: 'CAP-1', title: 'Cap', quantity: 3, price: '12.00' },
+        { id: 1071823172, sku: 'PIN-2', title: 'Pin', quantity: 4, price: '1.25' },
       ],
     },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
+        ...signatureGate('shopify', 'shopify_webhook_secret', 'condition_1').nodes,
         {
           id: 'condition_1',
           type: 'condition',
           name: 'Has lines?',
-          position: col(0),
-          params: { left: '{{= $count(trigger.lines) }}', operator: 'greater_than', right: '0' },
+
+          params: { left: '{{= $count(trigger.line_items) }}', operator: 'greater_than', right: '0' },
         },
         {
           id: 'stop_1',
           type: 'stop',
           name: 'No lines',
-          position: at(260, 280),
-          params: { status: 'failed', message: 'Order {{trigger.orderId}} has no lines' },
+
+          params: { status: 'failed', message: 'Order {{trigger.name}} has no lines' },
         },
         {
           id: 'code_1',
           type: 'code',
           name: 'Total and list the lines',
-          position: col(1),
+
           params: {
             code: [
-              'const lines = trigger.lines;',
-              'const total = lines.reduce((sum, l) => sum + l.qty * l.price, 0);',
-              "return { total: total.toFixed(2), count: lines.length, list: lines.map((l) => l.qty + ' × ' + l.title + ' (' + l.sku + ')').join('\\n') };",
+              'const lines = trigger.line_items;',
+              'const total = lines.reduce((sum, l) => sum + l.quantity * Number(l.price), 0);',
+              "return { total: total.toFixed(2), count: lines.length, list: lines.map((l) => l.quantity + ' × ' + l.title + ' (' + l.sku + ')').join('\\n') };",
             ].join('\n'),
           },
         },
@@ -425,15 +543,15 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           id: 'task_1',
           type: 'create_task',
           name: 'Packing task',
-          position: col(2),
+
           params: {
-            title: 'Pack order {{trigger.orderId}} ({{nodes.code_1.count}} lines, {{nodes.code_1.total}})',
-            notes: 'For {{trigger.customer.name}}:\n{{nodes.code_1.list}}',
+            title: 'Pack order {{trigger.name}} ({{nodes.code_1.count}} lines, {{nodes.code_1.total}} {{trigger.currency}})',
+            notes: 'For {{trigger.customer.first_name}} {{trigger.customer.last_name}}:\n{{nodes.code_1.list}}',
           },
         },
       ],
       edges: [
-        { from: 'trigger', to: 'condition_1' },
+        ...signatureGate('shopify', 'shopify_webhook_secret', 'condition_1').edges,
         { from: 'condition_1', to: 'code_1', branch: 'true' },
         { from: 'condition_1', to: 'stop_1', branch: 'false' },
         { from: 'code_1', to: 'task_1' },
@@ -461,13 +579,12 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
       error: 'node "http_1" failed: POST https://api.example.com/orders answered HTTP 500',
     },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
         {
           id: 'http_1',
           type: 'http_request',
           name: 'Post the failure',
-          position: col(0),
+
           params: { method: 'POST', url: CHAT_URL, body: { text: 'Run {{trigger.run.id}} failed at {{trigger.failedNode.id}}: {{trigger.error}}' } },
         },
       ],
@@ -492,28 +609,27 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
       ],
     },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
-        { id: 'loop_1', type: 'for_each', name: 'Each order line', position: col(0), params: { items: '{{trigger.lines}}', concurrency: '1' } },
+        { id: 'loop_1', type: 'for_each', name: 'Each order line', params: { items: '{{trigger.lines}}', concurrency: '1' } },
         {
           id: 'task_1',
           type: 'create_task',
           name: 'Pick the line',
-          position: at(260, 280),
+
           params: { title: 'Pick {{item.qty}} × {{item.title}} ({{item.sku}})', notes: 'Order {{trigger.orderId}}, line {{= index + 1 }}' },
         },
         {
           id: 'agg_1',
           type: 'aggregate',
           name: 'List the picks',
-          position: col(1),
+
           params: { items: '{{nodes.loop_1.results}}', field: 'title', into: 'text', separator: '\n' },
         },
         {
           id: 'task_2',
           type: 'create_task',
           name: 'Ship the order',
-          position: col(2),
+
           params: { title: 'Ship order {{trigger.orderId}} to {{trigger.customer.name}}', notes: '{{nodes.agg_1.text}}' },
         },
       ],
@@ -535,20 +651,19 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
     triggerConfig: {},
     samplePayload: { requester: { name: 'Ada Lovelace', email: 'ada@example.com' }, amount: 240, currency: 'EUR', reason: 'Conference ticket' },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
         {
           id: 'wait_1',
           type: 'wait',
           name: 'Approve or reject',
-          position: col(0),
+
           params: { mode: 'resume', timeoutAmount: '3', timeoutUnit: 'days' },
         },
         {
           id: 'task_1',
           type: 'create_task',
           name: 'Pay the expense',
-          position: at(-160, 280),
+
           params: {
             title: 'Pay {{trigger.amount}} {{trigger.currency}} to {{trigger.requester.name}}',
             notes: '{{trigger.reason}} (approved {{nodes.wait_1.resumedAt}})',
@@ -558,7 +673,7 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           id: 'http_1',
           type: 'http_request',
           name: 'Tell the requester',
-          position: at(160, 280),
+
           params: {
             method: 'POST',
             url: CHAT_URL,
@@ -602,21 +717,20 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
       changedAt: '2026-01-05T09:00:00.000Z',
     },
     graph: {
-      triggerPosition: at(0, 0),
       nodes: [
-        { id: 'wait_1', type: 'wait', name: 'A day later', position: col(0), params: { mode: 'duration', amount: '1', unit: 'days' } },
+        { id: 'wait_1', type: 'wait', name: 'A day later', params: { mode: 'duration', amount: '1', unit: 'days' } },
         {
           id: 'find_1',
           type: 'find_tasks',
           name: 'Look the task up',
-          position: col(1),
+
           params: { text: '{{trigger.after.title}}', limit: 25 },
         },
         {
           id: 'switch_1',
           type: 'switch',
           name: 'Its status now',
-          position: col(2),
+
           params: {
             value: '{{= $string(nodes.find_1.items[id = $$.trigger.entityId][0].status) }}',
             rules: [
@@ -629,14 +743,14 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           id: 'http_1',
           type: 'http_request',
           name: 'Not started: remind',
-          position: at(-160, 700),
+
           params: { method: 'POST', url: CHAT_URL, body: { text: 'Not started after a day: {{trigger.after.title}}' } },
         },
         {
           id: 'http_2',
           type: 'http_request',
           name: 'In progress: nudge',
-          position: at(160, 700),
+
           params: { method: 'POST', url: CHAT_URL, body: { text: 'Still in progress after a day: {{trigger.after.title}}' } },
         },
       ],

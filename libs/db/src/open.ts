@@ -70,7 +70,102 @@ export interface Database {
    * statement of another caller ever lands inside it (BEGIN through `session` could not ensure that).
    */
   transaction<R>(fn: (exec: Exec) => Promise<R>): Promise<R>;
+  /**
+   * Calls fn with each notification's payload on `channel` (a lower-case SQL identifier), sent by
+   * `pg_notify(channel, payload)` in any statement of any process on the database once it commits:
+   * LISTEN on one dedicated connection per Database on Postgres (not from the pool), PGlite's own
+   * LISTEN in its one process. After the Postgres listener reconnects (its connection was cut) fn is
+   * called once with '' (something may have been sent meanwhile). Resolves once listening; the
+   * function it resolves with stops it. A wake-up, not a queue: notifications can be lost (a cut
+   * connection), so whoever listens also polls, slowly (docs/event-bus.md, "Wake-ups").
+   */
+  listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+/** A channel name as LISTEN takes it (an identifier; only the names this code base chooses). */
+function channelName(channel: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new RangeError(`not a channel name: ${JSON.stringify(channel)}`);
+  return channel;
+}
+
+/**
+ * One LISTEN connection for every channel of a Postgres Database, opened on the first listen and
+ * reconnected (after 1 s, then up to 30 s apart) when it is cut; closed with the Database.
+ */
+function postgresListener(url: string): { listen: Database['listen']; close(): Promise<void> } {
+  const handlers = new Map<string, Set<(payload: string) => void>>();
+  let client: pg.Client | undefined;
+  let connecting: Promise<pg.Client> | undefined;
+  let retryMs = 1_000;
+  let retry: NodeJS.Timeout | undefined;
+  let closed = false;
+  const connect = (): Promise<pg.Client> =>
+    (connecting ??= (async () => {
+      const c = new pg.Client({ connectionString: url });
+      c.on('error', ignoreConnectionError);
+      c.on('notification', (n) => {
+        for (const fn of handlers.get(n.channel) ?? []) fn(n.payload ?? '');
+      });
+      c.on('end', () => {
+        if (client !== c) return;
+        client = undefined;
+        if (!closed) reconnect();
+      });
+      try {
+        await c.connect();
+        for (const ch of handlers.keys()) await c.query(`LISTEN ${ch}`);
+      } catch (err) {
+        c.end().catch(() => {});
+        throw err;
+      } finally {
+        connecting = undefined;
+      }
+      client = c;
+      retryMs = 1_000;
+      return c;
+    })());
+  const reconnect = () => {
+    clearTimeout(retry);
+    retry = setTimeout(() => {
+      connect().then(
+        () => {
+          // Notifications sent while nobody listened are gone: every listener looks once.
+          for (const set of handlers.values()) for (const fn of set) fn('');
+        },
+        () => {
+          retryMs = Math.min(30_000, retryMs * 2);
+          if (!closed) reconnect();
+        },
+      );
+    }, retryMs);
+    retry.unref();
+  };
+  return {
+    async listen(channel, fn) {
+      const ch = channelName(channel);
+      let set = handlers.get(ch);
+      const first = !set;
+      if (!set) handlers.set(ch, (set = new Set()));
+      set.add(fn);
+      const c = client ?? (await connect());
+      if (first) await c.query(`LISTEN ${ch}`);
+      return async () => {
+        set.delete(fn);
+        if (set.size === 0 && handlers.get(ch) === set) {
+          handlers.delete(ch);
+          await client?.query(`UNLISTEN ${ch}`).catch(() => {});
+        }
+      };
+    },
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      const c = client ?? (await connecting?.catch(() => undefined));
+      client = undefined;
+      await c?.end().catch(() => {});
+    },
+  };
 }
 
 export type Exec = (sql: string, params?: unknown[]) => Promise<{ rows: Record<string, unknown>[] }>;
@@ -101,8 +196,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
     // ("not queryable"), and the pool discards the client when it is released.
     pool.on('connect', (client) => client.on('error', ignoreConnectionError));
     pools.add(pool);
+    const listener = postgresListener(config.url);
     return {
       kind: 'postgres',
+      listen: listener.listen,
       adapter: new PrismaPg(pool),
       exec: execOn(pool),
       queryAsUser: postgresQueryAsUser(pool),
@@ -130,9 +227,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
           client.release(broken);
         }
       },
-      close: () => {
+      close: async () => {
         pools.delete(pool);
-        return pool.end();
+        await listener.close();
+        await pool.end();
       },
     };
   }
@@ -157,6 +255,10 @@ export async function openDatabase(config: DatabaseConfig): Promise<Database> {
       return run;
     },
     transaction: (fn) => pglite.transaction((tx) => fn(execOn(tx))),
+    async listen(channel, fn) {
+      const unlisten = await pglite.listen(channelName(channel), fn);
+      return () => unlisten();
+    },
     close: () => pglite.close(),
   };
 }

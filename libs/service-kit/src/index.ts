@@ -1,3 +1,4 @@
+export { serveOpenApi, OPENAPI_PATH, PUBLIC_SECURITY, PUBLIC_SECURITY_SCHEMES, type OpenApiOptions } from './openapi.ts';
 export { createService, dropRestOfBody, parseTrustProxy, registeredRoutes, type RegisteredRoute, type Service, type ServiceOptions } from './service.ts';
 export { internalAuth, VerifiedTokenCache, type InternalAuthOptions } from './internal-auth.ts';
 export { signInternalToken, generateSigningKeys, jwkThumbprint, type SigningKeys } from './internal-token.ts';
@@ -15,6 +16,7 @@ export { createRateLimiter, RATE_LIMIT_MAX_KEYS, type RateLimit } from './rate-l
 export { startTracing } from '@flowdesk/telemetry';
 export {
   createGuardedHttpClient,
+  guardedAddress,
   systemResolve,
   type GuardedHttpClient,
   type GuardedHttpOptions,

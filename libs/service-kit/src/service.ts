@@ -103,7 +103,7 @@ export function createService(options: ServiceOptions): Service {
   const routes: RegisteredRoute[] = [];
   ROUTES.set(app, routes);
   app.addHook('onRoute', (route) => {
-    const hidden = (route.schema as { hide?: boolean } | undefined)?.hide === true;
+    const hidden = route.schema?.hide === true;
     const schema = route.schema as Record<string, unknown> | undefined;
     for (const method of [route.method].flat()) if (method !== 'HEAD') routes.push({ method, url: route.url, hidden, ...(schema ? { schema } : {}) });
   });

@@ -1,6 +1,16 @@
 import { AUTH_API_PREFIX, ErrorBody, type EventPublisher } from '@flowdesk/contracts';
 import type { Database } from '@flowdesk/db';
-import { createGuardedHttpClient, createService, SsrfPolicy, type HttpClient, type Service, type SigningKeys } from '@flowdesk/service-kit';
+import {
+  createGuardedHttpClient,
+  createService,
+  PUBLIC_SECURITY,
+  PUBLIC_SECURITY_SCHEMES,
+  serveOpenApi,
+  SsrfPolicy,
+  type HttpClient,
+  type Service,
+  type SigningKeys,
+} from '@flowdesk/service-kit';
 import { createPrismaClient } from './adapters/db.ts';
 import type { AuthContext } from './context.ts';
 import type { ServiceClients } from './domain/service-clients.ts';
@@ -138,6 +148,13 @@ export async function buildApp(deps: AuthDeps): Promise<Service> {
     });
   }
   app.addSchema(ErrorBody);
+  // Its account routes' document (the console merges it into /api/v1/openapi.json), as the edge presents them.
+  await serveOpenApi(app, {
+    title: 'Flowdesk auth',
+    description: 'Accounts, sessions, API keys, connected apps and members, reached through the console edge (docs/console.md).',
+    securitySchemes: PUBLIC_SECURITY_SCHEMES,
+    security: PUBLIC_SECURITY,
+  });
   // On the app itself (not a child context): the CORS headers go on every answer of those paths, errors included.
   await oauthCorsRoutes(deps.corsOrigins ?? [])(app);
   await app.register(wellKnownRoutes(ctx));

@@ -5,4 +5,4 @@ export { createUser, findUserByEmail, setPassword, verifyPassword, type User } f
 export { authenticateApiKey, createApiKey, listApiKeys, revokeApiKey } from './domain/api-keys.ts';
 export { generateServiceSecret, type ServiceClients } from './domain/service-clients.ts';
 export { listUsers, addUser, setUserDisabled, parseSignupMode } from './domain/accounts.ts';
-export { sessionPolicyFrom, parseDuration } from './config.ts';
+export { sessionPolicyFrom, parseDuration, oauthLimitsFrom, parseRateLimit, type OAuthLimits } from './config.ts';

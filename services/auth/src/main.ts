@@ -28,6 +28,7 @@ const app = await buildApp({
   sessionPolicy: config.sessionPolicy,
   corsOrigins: config.corsOrigins,
   ssrfAllowlist: config.ssrfAllowlist,
+  ...config.oauthLimits,
   logLevel: process.env.LOG_LEVEL,
   events: bus,
 });

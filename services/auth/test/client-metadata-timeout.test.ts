@@ -4,8 +4,8 @@
 // server likes; other failures say what they are. Over https on loopback with a certificate made here (the rule "a client_id URL is
 // https" holds unchanged); the SSRF allowlist opens exactly that host:port.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { selfSignedCertificate } from '@flowdesk/service-kit/testing';
 import type { ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -25,33 +25,10 @@ const accepts: (string | undefined)[] = [];
 
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'flowdesk-cimd-slow-'));
-  const [key, cert] = [path.join(dir, 'key.pem'), path.join(dir, 'cert.pem')];
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  const certPem = await readFile(cert, 'utf8');
+  const pem = selfSignedCertificate(dir);
+  const certPem = pem.cert;
   // Accepts every request and never answers it.
-  server = createServer({ cert: certPem, key: await readFile(key, 'utf8') }, (req, res) => (accepts.push(req.headers.accept), void held.push(res)));
+  server = createServer({ cert: certPem, key: pem.key }, (req, res) => (accepts.push(req.headers.accept), void held.push(res)));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   http = createGuardedHttpClient({ policy: new SsrfPolicy(parseAllowlist(new URL(origin).host)), ca: certPem });

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { until } from '@flowdesk/service-kit/testing';
+import { selfSignedCertificate, until } from '@flowdesk/service-kit/testing';
 import { auth as sdkAuth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { createGuardedHttpClient, parseAllowlist, SsrfPolicy, type GuardedHttpClient } from '@flowdesk/service-kit';
 import type { BrowserContext } from 'playwright-core';
@@ -92,31 +91,9 @@ function documentFor(name: string): { status?: number; headers?: Record<string, 
 
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'flowdesk-cimd-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      path.join(dir, 'key.pem'),
-      '-out',
-      path.join(dir, 'cert.pem'),
-      '-days',
-      '1',
-      '-subj',
-      '/CN=127.0.0.1',
-      '-addext',
-      'subjectAltName=IP:127.0.0.1',
-    ],
-    { stdio: 'ignore' },
-  );
-  cert = await readFile(path.join(dir, 'cert.pem'), 'utf8');
-  docs = createServer({ cert, key: await readFile(path.join(dir, 'key.pem'), 'utf8') }, (req, res) => {
+  const pem = selfSignedCertificate(dir);
+  cert = pem.cert;
+  docs = createServer({ cert, key: pem.key }, (req, res) => {
     const name = (req.url ?? '/').slice(1);
     hits.set(name, (hits.get(name) ?? 0) + 1);
     if (name === 'logo.png') return void res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);

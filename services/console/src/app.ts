@@ -98,7 +98,10 @@ export async function buildApp(deps: ConsoleDeps): Promise<Service> {
     await Promise.allSettled([auth.close(), authApi.close(), workspace.close(), engine.close()]);
   });
   const allowedOrigins = new Set([new URL(publicBaseUrl).origin, ...(deps.allowedOrigins ?? [])].map((o) => o.toLowerCase()));
-  await app.register(referenceRoutes({ workspace, publicBaseUrl, now }), { prefix: API_PREFIX });
+  await app.register(
+    referenceRoutes({ upstreams: { 'workspace-api': workspace, auth: authApi, 'workflow-engine': engine }, publicBaseUrl, now, log: app.log }),
+    { prefix: API_PREFIX },
+  );
   const consoleClientAuthorization = basicAuthorization(clientId, deps.serviceClientSecret);
   await app.register(
     edgeRoutes({

@@ -2,4 +2,4 @@
 export { buildApp, DEFAULT_WEB_ROOT, type ConsoleDeps } from './app.ts';
 export { csrfTokenFor } from './domain/csrf.ts';
 export { SESSION_COOKIE } from './domain/cookies.ts';
-export { UPSTREAM_ROUTES } from './domain/upstreams.ts';
+export { EDGE_ACCOUNT_ROUTES, UPSTREAM_ROUTES } from './domain/upstreams.ts';

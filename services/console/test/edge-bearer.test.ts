@@ -103,30 +103,12 @@ test('the OpenAPI document: the public paths and account routes with bearer and 
   assert.equal(res.status, 200);
   const doc = res.body;
   assert.deepEqual(Object.keys(doc.components.securitySchemes).sort(), ['bearer', 'csrf', 'session']);
-  for (const path of [
-    '/api/v1/projects',
-    '/api/v1/session',
-    '/api/v1/api-keys',
-    '/api/v1/connected-apps/{id}',
-    '/api/v1/setup',
-    '/api/v1/credentials',
-    '/api/v1/credentials/{name}',
-  ])
+  for (const path of ['/api/v1/projects', '/api/v1/session', '/api/v1/api-keys', '/api/v1/connected-apps/{id}', '/api/v1/setup'])
     assert.ok(doc.paths[path], path);
-  // The runs API (answered by the workflow engine) is documented too, with its schemas.
-  for (const [path, method] of [
-    ['/api/v1/workflow-runs', 'get'],
-    ['/api/v1/workflow-runs/summary', 'get'],
-    ['/api/v1/workflow-runs/health', 'get'],
-    ['/api/v1/workflow-runs/stream', 'get'],
-    ['/api/v1/workflow-runs/{id}', 'get'],
-    ['/api/v1/workflow-runs/{id}/rerun', 'post'],
-    ['/api/v1/workflows/{id}/runs', 'get'],
-    ['/api/v1/workflows/{id}/runs', 'post'],
-  ] as const)
-    assert.ok(doc.paths[path]?.[method], `${method} ${path}`);
-  assert.ok(doc.components.schemas.WorkflowRun.properties.traceId, 'a run documents its trace id');
-  assert.ok(doc.components.schemas.RunsHealth.properties.backlog);
+  // This stack has no workflow engine: the document goes without its routes (fail soft) and says so.
+  // The whole document, the engine's routes included, is checked in embedded/test/openapi-coverage.test.ts.
+  assert.equal(doc.paths['/api/v1/workflow-runs'], undefined);
+  assert.match(doc.info.description, /incomplete: workflow-engine did not give its document/);
   const refs = [...JSON.stringify(doc).matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
   assert.deepEqual(
     refs.filter((r) => !doc.components.schemas[r]),

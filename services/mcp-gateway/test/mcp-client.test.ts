@@ -86,6 +86,7 @@ const plan = (ids: Ids): [string, Record<string, unknown>][] => [
   ['list_workflows', {}],
   ['get_workflow', { workflowId: ids.workflow }],
   ['update_workflow', { workflowId: ids.workflow, description: 'From the shop' }],
+  ['get_workflow_versions', { workflowId: ids.workflow, number: 2 }],
   ['set_workflow_active', { workflowId: ids.workflow, active: true }],
   ['list_workflow_runs', { workflowId: ids.workflow, status: 'failed' }],
   ['get_workflow_run', { runId: ids.run }],
@@ -156,6 +157,9 @@ test('every tool of the catalogue works, its structuredContent matching its outp
   assert.equal(results.move_task.projectId, ids.project);
   assert.deepEqual(results.bulk_update_tasks.notFound, []);
   assert.equal(results.get_workflow_run.status, 'failed');
+  // update_workflow's save is version 2 of the workflow, read back through the version history tool.
+  assert.equal(results.get_workflow_versions.number, 2);
+  assert.equal(results.get_workflow_versions.definition.description, 'From the shop');
   // The seeded failed run is the engine's: the overview's run counts come from its summary.
   assert.equal(results.get_workspace_overview.workflows.runsLast24h, 1);
   assert.equal(results.get_workspace_overview.workflows.failedLast24h, 1);

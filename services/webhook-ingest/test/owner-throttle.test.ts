@@ -6,24 +6,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
-import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
+import type { EventBus } from '@flowdesk/bus';
 import { OWNER_THROTTLE_TOPIC, type OwnerThrottle, type WebhookTriggerLookup } from '@flowdesk/contracts';
-import { listen, type Service } from '@flowdesk/service-kit';
 import { until } from '@flowdesk/service-kit/testing';
-import { buildApp } from '../src/app.ts';
+import { startIngest, type IngestStack } from './helpers/ingest.ts';
 import { ownerThrottles } from '../src/domain/owner-throttle.ts';
 
-let testDb: TestDatabase;
+let ingest: IngestStack;
 let bus: EventBus;
-let app: Service;
 let base: string;
-const triggers = new Map<string, WebhookTriggerLookup>();
-const addTrigger = (ownerId: string): WebhookTriggerLookup => {
-  const t: WebhookTriggerLookup = { workflowId: randomUUID(), ownerId, active: true, requireSecret: false, signature: 'none', secret: null };
-  triggers.set(t.workflowId, t);
-  return t;
-};
+const addTrigger = (ownerId: string): WebhookTriggerLookup => ingest.addTrigger({ ownerId, requireSecret: false, secret: null });
 const post = async (t: WebhookTriggerLookup) => {
   const res = await fetch(`${base}/functions/v1/webhook-trigger/${t.workflowId}`, {
     method: 'POST',
@@ -41,21 +33,10 @@ const throttle = (ownerId: string, throttled: boolean, retryAfterSeconds = 7, un
   ]);
 
 before(async () => {
-  testDb = await createTestDatabase();
-  bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 20 });
-  app = await buildApp({
-    bus,
-    directory: { lookup: async (id) => triggers.get(id) ?? null },
-    logLevel: 'silent',
-    ownerThrottle: { groupId: `ingest-throttle-${randomUUID()}` },
-  });
-  base = await listen(app, 0);
+  ingest = await startIngest({ app: { ownerThrottle: { groupId: `ingest-throttle-${randomUUID()}` } } });
+  ({ bus, base } = ingest);
 });
-after(async () => {
-  await app?.close();
-  await bus?.close();
-  await testDb?.close();
-});
+after(() => ingest?.close());
 
 test("only the throttled owner's workflows are refused, with a JSON 429 and the engine's Retry-After; lifted, they are accepted again", async () => {
   const noisy = randomUUID();

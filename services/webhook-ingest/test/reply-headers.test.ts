@@ -1,55 +1,28 @@
 // A Respond answer's headers, applied by ingest where they are sent (over real HTTP and the embedded
 // bus): the allow list of libs/contracts, and a value HTTP cannot carry never turns into a raw 500.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
-import { createEmbeddedBus, type EventBus } from '@flowdesk/bus';
-import { TRIGGER_TOPIC, WEBHOOK_REPLY_TOPIC, type TriggerEvent, type WebhookReply, type WebhookTriggerLookup } from '@flowdesk/contracts';
-import { listen } from '@flowdesk/service-kit';
-import { buildApp } from '../src/app.ts';
+import { WEBHOOK_REPLY_TOPIC, type WebhookReply, type WebhookTriggerLookup } from '@flowdesk/contracts';
+import { startIngest, type IngestStack } from './helpers/ingest.ts';
 
-let testDb: TestDatabase;
-let bus: EventBus;
+let ingest: IngestStack;
 let base: string;
-let close: () => Promise<void>;
-const trigger: WebhookTriggerLookup = {
-  workflowId: randomUUID(),
-  ownerId: randomUUID(),
-  active: true,
-  requireSecret: false,
-  signature: 'none',
-  secret: 'unused-secret-unused-secret',
-  responseMode: 'respond_node',
-};
+let trigger: WebhookTriggerLookup;
 // What the "engine" answers to the next event: the test sets it before each delivery.
 let nextHeaders: Record<string, string> = {};
 
 before(async () => {
-  testDb = await createTestDatabase();
-  bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 20 });
-  await bus.subscribe<TriggerEvent>({
-    topic: TRIGGER_TOPIC,
-    groupId: 'engine-stand-in',
-    handler: async (m) => {
+  ingest = await startIngest({
+    onTrigger: async (m, bus) => {
       const reply: WebhookReply = { eventId: m.value.eventId, replica: m.value.replyTo!.replica, status: 201, headers: nextHeaders, body: { ok: true } };
       await bus.publish(WEBHOOK_REPLY_TOPIC, [{ key: reply.replica, value: reply }]);
     },
+    app: { replies: { replica: 'ingest-test', timeoutMs: 20_000 } },
   });
-  const app = await buildApp({
-    bus,
-    directory: { lookup: async (id) => (id === trigger.workflowId ? { ...trigger } : null) },
-    logLevel: 'silent',
-    replies: { replica: 'ingest-test', timeoutMs: 20_000 },
-  });
-  base = await listen(app, 0);
-  close = async () => {
-    await app.close();
-    await bus.close();
-    await testDb.close();
-  };
+  base = ingest.base;
+  trigger = ingest.addTrigger({ requireSecret: false, secret: 'unused-secret-unused-secret', responseMode: 'respond_node' });
 });
-after(() => close());
+after(() => ingest.close());
 
 async function deliver(headers: Record<string, string>) {
   nextHeaders = headers;

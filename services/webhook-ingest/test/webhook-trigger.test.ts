@@ -3,24 +3,23 @@
 import assert from 'node:assert/strict';
 import { createHmac, randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
-import { createEmbeddedBus, type EventBus, type ReceivedMessage } from '@flowdesk/bus';
+import type { EventBus, ReceivedMessage } from '@flowdesk/bus';
 import { TRIGGER_TOPIC, WORKFLOW_CHANGED_TOPIC, type TriggerEvent, type WebhookTriggerLookup } from '@flowdesk/contracts';
 import { listen } from '@flowdesk/service-kit';
 import { buildApp } from '../src/app.ts';
+import { startIngest, type IngestStack } from './helpers/ingest.ts';
 import type { TriggerDirectory } from '../src/domain/trigger-directory.ts';
 import { signStandardWebhook } from '../src/domain/signatures.ts';
 
 const SECRET = `whsec_${Buffer.from('a'.repeat(32)).toString('base64')}`;
-let testDb: TestDatabase;
+let ingest: IngestStack;
 let bus: EventBus;
 let base: string;
-let close: () => Promise<void>;
 let nowMs = Date.parse('2026-11-22T10:00:00Z');
-const triggers = new Map<string, WebhookTriggerLookup>();
 let lookups = 0;
 const received: TriggerEvent[] = [];
 const logs: string[] = [];
+const triggers = new Map<string, WebhookTriggerLookup>();
 
 const directory: TriggerDirectory = {
   async lookup(id) {
@@ -31,19 +30,10 @@ const directory: TriggerDirectory = {
 };
 
 function addTrigger(over: Partial<WebhookTriggerLookup> = {}): WebhookTriggerLookup {
-  const t: WebhookTriggerLookup = {
-    workflowId: randomUUID(),
-    ownerId: randomUUID(),
-    active: true,
-    requireSecret: true,
-    signature: 'none',
-    secret: SECRET,
-    ...over,
-  };
+  const t = ingest.addTrigger({ secret: SECRET, ...over });
   triggers.set(t.workflowId, t);
   return t;
 }
-
 async function post(id: string, body: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${base}/functions/v1/webhook-trigger/${id}`, {
     method: 'POST',
@@ -62,30 +52,19 @@ async function eventsFor(workflowId: string, atLeast = 0): Promise<TriggerEvent[
 const settle = () => new Promise((r) => setTimeout(r, 150));
 
 before(async () => {
-  testDb = await createTestDatabase();
-  bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 20 });
-  await bus.subscribe<TriggerEvent>({
-    topic: TRIGGER_TOPIC,
-    groupId: 'test',
-    concurrency: 8,
-    handler: (m: ReceivedMessage<TriggerEvent>) => void received.push(m.value),
+  ingest = await startIngest({
+    onTrigger: (m) => void received.push(m.value),
+    app: {
+      directory,
+      clock: () => new Date(nowMs),
+      logLevel: 'info',
+      logStream: { write: (l) => void logs.push(l) },
+      rateLimit: { perSecond: 1, burst: 6 },
+    },
   });
-  const app = await buildApp({
-    bus,
-    directory,
-    clock: () => new Date(nowMs),
-    logLevel: 'info',
-    logStream: { write: (l) => void logs.push(l) },
-    rateLimit: { perSecond: 1, burst: 6 },
-  });
-  base = await listen(app, 0);
-  close = async () => {
-    await app.close();
-    await bus.close();
-    await testDb.close();
-  };
+  ({ bus, base } = ingest);
 });
-after(() => close());
+after(() => ingest.close());
 beforeEach(() => {
   nowMs += 60_000; // fresh rate-limit tokens and directory cache for every test
 });
@@ -180,7 +159,7 @@ describe('refused deliveries publish nothing', () => {
       ['[1,2]', {}, 400, 'bad_request'],
       ['"text"', {}, 400, 'bad_request'],
       ['null', {}, 400, 'bad_request'],
-      ['a=1', { 'content-type': 'application/x-www-form-urlencoded' }, 415, 'unsupported_media_type'],
+      ['<a>1</a>', { 'content-type': 'application/xml' }, 415, 'unsupported_media_type'],
       ['hello', { 'content-type': 'text/plain' }, 415, 'unsupported_media_type'],
       [{ big: 'x'.repeat(1024 * 1024) }, {}, 413, 'payload_too_large'],
     ];
@@ -453,7 +432,7 @@ test('concurrent deliveries share commits: every 200 has its event stored, each 
       ok.map(() => 200),
     );
     assert.equal(results[121]!.body.eventId, results[122]!.body.eventId, 'one Idempotency-Key, one event id');
-    const { rows } = await testDb.db.exec(
+    const { rows } = await ingest.db.exec(
       `SELECT value->>'eventId' AS "eventId", (value->'payload'->>'n')::int AS n FROM bus.message WHERE topic = $1 AND value->>'workflowId' = $2`,
       [TRIGGER_TOPIC, t.workflowId],
     );

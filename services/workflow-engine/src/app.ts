@@ -14,20 +14,21 @@ import {
   type WorkflowChanged,
 } from '@flowdesk/contracts';
 import type { Database } from '@flowdesk/db';
-import { createService, internalAuth, SecretBox, type Service } from '@flowdesk/service-kit';
+import { createService, internalAuth, PUBLIC_SECURITY, PUBLIC_SECURITY_SCHEMES, SecretBox, serveOpenApi, type Service } from '@flowdesk/service-kit';
 import { CredentialStore } from './adapters/credential-store.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { DEAD_LETTER_ERROR_PREFIX, RunStore } from './adapters/run-store.ts';
-import { countStartRefused, countThrottled, runMetrics, sandboxMetrics } from './adapters/telemetry.ts';
+import { countStartRefused, countThrottled, runMetrics, sandboxMetrics, setOwnerMetricsSource } from './adapters/telemetry.ts';
 import { SandboxPool, type SandboxPoolOptions } from './adapters/sandbox-pool.ts';
 import { OwnerFairness, type FairnessLimits } from './domain/fairness.ts';
-import { RunQueueStore } from './adapters/run-queue.ts';
+import { RUN_QUEUE_CHANNEL, RunQueueStore } from './adapters/run-queue.ts';
 import { usageRoutes } from './routes/usage.ts';
-import { StartQuotas, type StartQuotaLimits } from './domain/quotas.ts';
+import { START_QUOTA_SETTINGS, StartQuotas, type StartQuotaLimits } from './domain/quotas.ts';
 import { recordRun, unstorablePayload } from './domain/run-recording.ts';
 import type { WorkspaceClient } from './adapters/workspace-client.ts';
 import { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';
-import type { HttpClient } from './domain/ports.ts';
+import type { HttpClient, MailSender } from './domain/ports.ts';
+import { createSmtpMailer } from './adapters/smtp-mailer.ts';
 import type { RunLimits } from './domain/executor.ts';
 import { SampleKeeper, fallbackAnswer, processTriggerEvent, type ProcessDeps } from './domain/process-trigger.ts';
 import { runRoutes } from './routes/runs.ts';
@@ -36,10 +37,11 @@ import { DeliveryStore } from './adapters/delivery-store.ts';
 import { StepTestStore } from './adapters/step-test-store.ts';
 import { Sweeper } from './domain/sweeper.ts';
 import { DEFAULT_RETENTION, RunCancellations, RunRetention, type RetentionPolicy } from './domain/run-control.ts';
-import { ScheduleStore } from './adapters/schedule-store.ts';
+import { SCHEDULE_CHANNEL, ScheduleStore } from './adapters/schedule-store.ts';
 import { Scheduler } from './domain/scheduler.ts';
 import { WaitStore } from './adapters/wait-store.ts';
 import { WaitTimers } from './domain/wait-timers.ts';
+import { WAIT_CHANNEL } from './adapters/wait-store.ts';
 import { resumeLinkKey } from './domain/resume-links.ts';
 import { ChangeTriggers } from './domain/change-triggers.ts';
 import type { TriggerSource } from './domain/trigger-source.ts';
@@ -60,6 +62,11 @@ export interface WorkflowEngineDeps {
   definitions?: DefinitionSource;
   /** The SSRF-guarded client of the HTTP Request node (@flowdesk/service-kit, outbound/guarded-http.ts). */
   http: HttpClient;
+  /**
+   * The Send Email node's SMTP client (adapters/smtp-mailer.ts), built with the same SSRF policy as `http`.
+   * Default: one with the default policy (private and loopback servers refused).
+   */
+  mail?: MailSender;
   /** Runs handled at once by this replica, all workflows together (ENGINE_CONCURRENCY, default 256: most of a run's time is waiting). */
   concurrency?: number;
   /**
@@ -86,6 +93,8 @@ export interface WorkflowEngineDeps {
    * (ENGINE_OWNER_MAX_BACKLOG, default 1,000; 0: never) is refused at intake (429).
    */
   fairness?: Partial<FairnessLimits>;
+  /** Owners with an owner_id label on /metrics (ENGINE_METRICS_TOP_OWNERS, opt-in: default 0, none; at most 100). docs/observability.md. */
+  metricsTopOwners?: number;
   /**
    * The credentials store's key (CREDENTIALS_KEY, 32 bytes) and its id (CREDENTIALS_KEY_ID, default
    * k1), with older keys by id during a rotation (docs/credentials.md). Without it the credentials API
@@ -101,8 +110,9 @@ export interface WorkflowEngineDeps {
   /** Heartbeat of the runs stream (default 15 s): a comment line that keeps idle proxies from closing it. */
   streamHeartbeatMs?: number;
   /**
-   * Schedule triggers (docs/triggers.md): how often this replica looks for due ticks (SCHEDULER_POLL_MS,
-   * default 1000; 0: never, this replica fires no schedules) and when a late tick counts as missed.
+   * Schedule triggers (docs/triggers.md): the longest this replica sleeps between looks for due ticks
+   * (SCHEDULER_POLL_MS, default 10 s, a safety poll: it sleeps until the next due tick, and a notified
+   * earlier one wakes it; 0: never, this replica fires no schedules) and when a late tick counts as missed.
    * Ticks are read from `clock`, so a test moves time by moving the clock.
    */
   scheduler?: { pollMs?: number; lateAfterMs?: number; leaseMs?: number };
@@ -112,7 +122,8 @@ export interface WorkflowEngineDeps {
   cancelPollMs?: number;
   /**
    * Parked runs (docs/workflow-engine.md, "Parking"): how often this replica looks for due wakes
-   * (WAIT_POLL_MS, default 250: the longest sleep between rounds; 0: never), the claim's lease and
+   * (WAIT_POLL_MS, default 10 s: the longest sleep between rounds, a safety poll, as a notified
+   * earlier fire_at wakes it; 0: never), the claim's lease and
    * the claim's batch. Woken runs: at most `concurrency` / `workflowConcurrency` at once, a pool of their own.
    */
   waits?: { pollMs?: number; leaseMs?: number; batch?: number };
@@ -145,6 +156,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     },
   });
   const clock = deps.clock ?? (() => new Date());
+  const mail = deps.mail ?? createSmtpMailer();
   const source = deps.definitions ?? deps.workspace.definitions;
   if (!source) throw new Error('workflow-engine: a definition source is needed (workspaceClient with serviceToken)');
   const definitions = new DefinitionCache(source);
@@ -183,6 +195,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     workspace: deps.workspace,
     samples,
     http: deps.http,
+    mail,
     clock,
     log: app.log,
     metrics: runMetrics,
@@ -192,7 +205,10 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     quotas: new StartQuotas(
       deps.quotas,
       () => clock().getTime(),
-      (_owner, quota) => countStartRefused(quota),
+      (ownerId, quota, message) => {
+        countStartRefused(quota);
+        fairness.refused(ownerId, quota, START_QUOTA_SETTINGS[quota], message);
+      },
     ),
     cancellations,
     resumeBaseUrl: deps.publicBaseUrl,
@@ -207,6 +223,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   const fairness: OwnerFairness = new OwnerFairness({
     store: new RunQueueStore(deps.db),
     concurrency: deps.concurrency,
+    wakeUps: (fn) => deps.db.listen(RUN_QUEUE_CHANNEL, fn),
     ...deps.fairness,
     run: async (event) => {
       await processTriggerEvent(event, processDeps);
@@ -216,6 +233,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
       recordDeadLetter(event, { [DLQ_HEADERS.attempts]: String(attempts), [DLQ_HEADERS.error]: err instanceof Error ? err.message : String(err) }),
     onThrottle: (state) => deps.bus.publish(OWNER_THROTTLE_TOPIC, [{ key: state.ownerId, value: state }]),
     countThrottled,
+    sandboxUsage: (ownerId) => sandbox.ownerBudget(ownerId),
     clock,
     log: app.log,
   });
@@ -223,6 +241,7 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   const waitTimers = new WaitTimers({
     store: waits,
     wake: (w) => processTriggerEvent({ ...w.event, resume: w.resume }, processDeps),
+    wakeUps: (fn) => deps.db.listen(WAIT_CHANNEL, fn),
     clock,
     log: app.log,
     concurrency: deps.concurrency,
@@ -231,20 +250,39 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
   });
   // What starts runs inside the engine (webhook and manual runs are published by ingest and the runs API).
   const triggerSources: TriggerSource[] = [
-    new Scheduler({ store: new ScheduleStore(deps.db), bus: deps.bus, clock, log: app.log, ...deps.scheduler }),
+    new Scheduler({
+      store: new ScheduleStore(deps.db),
+      bus: deps.bus,
+      clock,
+      log: app.log,
+      wakeUps: (fn) => deps.db.listen(SCHEDULE_CHANNEL, fn),
+      ...deps.scheduler,
+    }),
     new ChangeTriggers({ bus: deps.bus, groupId: `${ENGINE_GROUP}.change-triggers`, definitions, clock, log: app.log }),
   ];
 
   app.addSchema(ErrorBody);
+  // Its public routes' document (the console merges it into /api/v1/openapi.json), as the edge presents them.
+  await serveOpenApi(app, {
+    title: 'Flowdesk workflow engine',
+    description: 'The runs API, workflow credentials and Run this step, reached through the console edge (docs/console.md).',
+    securitySchemes: PUBLIC_SECURITY_SCHEMES,
+    security: PUBLIC_SECURITY,
+  });
   await app.register(internalAuth, { publicKeyPem: deps.jwtPublicKeyPem, audience: Audience.workflowEngine });
   await app.register(runRoutes(runs, definitions, { bus: deps.bus, clock, heartbeatMs: deps.streamHeartbeatMs, cancellations, waits }), { prefix: API_PREFIX });
   await app.register(credentialRoutes(credentials), { prefix: API_PREFIX });
   await app.register(usageRoutes(fairness), { prefix: API_PREFIX });
+  setOwnerMetricsSource(
+    { owners: () => fairness.ownerCounters(), intakeThrottled: (id) => fairness.intakeThrottled(id), sandbox: () => sandbox.allOwnerStats() },
+    deps.metricsTopOwners,
+  );
   await app.register(
     stepTestRoutes(definitions, {
       credentials: credentials.configured ? credentials : undefined,
       workspace: deps.workspace,
       http: deps.http,
+      mail,
       clock,
       log: app.log,
       sandbox,

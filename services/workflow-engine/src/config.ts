@@ -15,7 +15,7 @@ export interface EngineTuning {
   scheduler: { pollMs: number };
   /** Run history retention: RUN_RETENTION_DAYS, RUN_RETENTION_PER_WORKFLOW, RUN_RETENTION_INTERVAL_SECONDS. */
   retention: RetentionPolicy;
-  /** Parked runs: WAIT_POLL_MS (default 250; 0: this replica wakes no runs). */
+  /** Parked runs: WAIT_POLL_MS (default 10 s, a safety poll: notifications wake it; 0: this replica wakes no runs). */
   waits: { pollMs: number };
   /** RETRY_PARK_MS (default 5000): a retry delay at least this long parks the run. */
   retryParkMs: number;
@@ -27,6 +27,8 @@ export interface EngineTuning {
   quotas: StartQuotaLimits;
   /** Fairness across owners: ENGINE_OWNER_CONCURRENCY (default half of ENGINE_CONCURRENCY), ENGINE_OWNER_MAX_BACKLOG (default 1000; 0: intake never refuses). */
   fairness: Pick<FairnessLimits, 'ownerConcurrency' | 'maxBacklog'>;
+  /** ENGINE_METRICS_TOP_OWNERS (opt-in: unset or 0, no per-owner series on /metrics; at most 100). */
+  metricsTopOwners: number;
 }
 
 export const positiveInteger = (env: NodeJS.ProcessEnv, name: string, fallback: number): number => {
@@ -41,8 +43,8 @@ export function engineTuningFromEnv(env: NodeJS.ProcessEnv): EngineTuning {
   return {
     concurrency,
     workflowConcurrency: positiveInteger(env, 'ENGINE_WORKFLOW_CONCURRENCY', 128),
-    scheduler: { pollMs: env.SCHEDULER_POLL_MS === '0' ? 0 : positiveInteger(env, 'SCHEDULER_POLL_MS', 1_000) },
-    waits: { pollMs: env.WAIT_POLL_MS === '0' ? 0 : positiveInteger(env, 'WAIT_POLL_MS', 250) },
+    scheduler: { pollMs: env.SCHEDULER_POLL_MS === '0' ? 0 : positiveInteger(env, 'SCHEDULER_POLL_MS', 10_000) },
+    waits: { pollMs: env.WAIT_POLL_MS === '0' ? 0 : positiveInteger(env, 'WAIT_POLL_MS', 10_000) },
     retryParkMs: positiveInteger(env, 'RETRY_PARK_MS', DEFAULT_RETRY_PARK_MS),
     retention: {
       ...DEFAULT_RETENTION,
@@ -53,6 +55,8 @@ export function engineTuningFromEnv(env: NodeJS.ProcessEnv): EngineTuning {
     },
     limits: { maxLoopItemsPerRun: positiveInteger(env, 'MAX_LOOP_ITEMS_PER_RUN', DEFAULT_RUN_LIMITS.maxLoopItemsPerRun) },
     sandbox: sandboxPoolOptionsFromEnv(env),
+    metricsTopOwners:
+      !env.ENGINE_METRICS_TOP_OWNERS || env.ENGINE_METRICS_TOP_OWNERS === '0' ? 0 : Math.min(100, positiveInteger(env, 'ENGINE_METRICS_TOP_OWNERS', 1)),
     fairness: { ownerConcurrency: positiveInteger(env, 'ENGINE_OWNER_CONCURRENCY', Math.max(1, Math.floor(concurrency / 2))), maxBacklog },
     quotas: {
       maxDepth: positiveInteger(env, 'RUN_WORKFLOW_MAX_DEPTH', DEFAULT_START_QUOTAS.maxDepth),

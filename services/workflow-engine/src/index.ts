@@ -2,6 +2,7 @@
 export { buildApp, ENGINE_GROUP, type WorkflowEngineDeps } from './app.ts';
 export { engineTuningFromEnv, type EngineTuning } from './config.ts';
 export { workspaceClient, type WorkspaceClient } from './adapters/workspace-client.ts';
+export { createSmtpMailer, type SmtpMailerOptions } from './adapters/smtp-mailer.ts';
 export { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/service-kit';
 export { migrateEngine, RunStore } from './adapters/run-store.ts';
 export { DefinitionCache, type DefinitionSource } from './domain/definitions.ts';

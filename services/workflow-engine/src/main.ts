@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { instanceGroupId, openBus } from '@flowdesk/bus';
 import { openDatabase } from '@flowdesk/db';
 import {
@@ -16,6 +17,7 @@ import { buildApp, ENGINE_GROUP } from './app.ts';
 import { engineTuningFromEnv, positiveInteger } from './config.ts';
 import { migrateEngine } from './adapters/run-store.ts';
 import { workspaceClient } from './adapters/workspace-client.ts';
+import { createSmtpMailer } from './adapters/smtp-mailer.ts';
 
 // A missing or bad configuration value ends the process with one line naming it (exit 78), not a
 // stack trace; removed once the service listens.
@@ -66,6 +68,10 @@ const db = await openDatabase({ kind: 'postgres', url: databaseUrl, poolMax });
 if (process.env.MIGRATE_ON_START === 'true') await migrateEngine(db);
 const bus = await openBus('workflow-engine', async () => db);
 const http = createGuardedHttpClient({ policy: ssrfPolicy });
+// Send Email's SMTP client: the same SSRF policy; SMTP_TLS_CA_FILE (PEM) adds the authorities a server's
+// certificate may chain to (a private CA, a self-signed server): the one way to accept such a certificate.
+const smtpCa = process.env.SMTP_TLS_CA_FILE ? readConfig(() => readFileSync(process.env.SMTP_TLS_CA_FILE!, 'utf8')) : undefined;
+const mail = createSmtpMailer({ policy: ssrfPolicy, ...(smtpCa ? { ca: smtpCa } : {}) });
 const workspace = workspaceClient({
   workspaceApiUrl,
   userToken: userTokenSource(tokenOptions),
@@ -75,6 +81,7 @@ const app = await buildApp({
   bus,
   db,
   http,
+  mail,
   workspace,
   jwtPublicKeyPem,
   credentialsKey: credentials,

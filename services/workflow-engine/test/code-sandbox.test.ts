@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import { orderLines } from './support.ts';
-import { CODE_LIMITS, CodeError, runCode, type CodeInput } from '../src/domain/code-sandbox.ts';
+import { runCode } from '../src/adapters/code-sandbox.ts';
+import { CODE_LIMITS, CodeError, type CodeInput } from '../src/domain/sandbox-port.ts';
 
 const input: CodeInput = {
   trigger: {

@@ -95,6 +95,37 @@ test('Filter keeps the items whose field matches, in order; later steps read the
   assert.deepEqual(broken.tasks, []);
 });
 
+test('Filter rules joined by AND keep items matching every rule, by OR any rule; the older one-comparison params are one rule', async () => {
+  const lines = [
+    { sku: 'a', qty: 1, labels: ['gift'] },
+    { sku: 'b', qty: 12, labels: [] },
+    { sku: 'c', qty: 30, labels: ['gift'] },
+    { sku: 'd', qty: 0 },
+  ];
+  const rules = [
+    { field: 'qty', operator: 'greater_than', right: '10' },
+    { field: 'labels', operator: 'contains', right: 'gift' },
+  ] as const;
+  const graph: WorkflowGraph = {
+    nodes: [
+      { id: 'both', type: 'filter', params: { items: '{{trigger.lines}}', rules: [...rules] } },
+      { id: 'either', type: 'filter', params: { items: '{{trigger.lines}}', rules: [...rules], combinator: 'or' } },
+      { id: 'old', type: 'filter', params: { items: '{{trigger.lines}}', field: 'labels', operator: 'is_empty' } },
+    ],
+    edges: [
+      { from: 'trigger', to: 'both' },
+      { from: 'both', to: 'either' },
+      { from: 'either', to: 'old' },
+    ],
+  };
+  const { record } = await run(graph, { lines });
+  assert.equal(record.status, 'succeeded', record.error ?? '');
+  const skus = (id: string) => ((record.steps.find((s) => s.nodeId === id)!.output as { items: { sku: string }[] }).items ?? []).map((i) => i.sku);
+  assert.deepEqual(skus('both'), ['c'], 'and (the default): over 10 and a gift');
+  assert.deepEqual(skus('either'), ['a', 'b', 'c'], 'or: over 10 or a gift');
+  assert.deepEqual(skus('old'), ['b', 'd'], 'the older shape: labels empty or missing');
+});
+
 test('Filter refuses a list over its limit loudly instead of dropping items', async () => {
   const graph: WorkflowGraph = {
     nodes: [{ id: 'f', type: 'filter', params: { items: '{{trigger.xs}}', operator: 'exists' } }],

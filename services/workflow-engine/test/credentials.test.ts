@@ -98,10 +98,12 @@ after(async () => {
 describe('the credentials API', () => {
   const owner = randomUUID();
 
-  test('create answers the name and dates only; the list has names, never a value', async () => {
+  test('create answers the name, type (secret by default) and dates, and that the value is set; the list has names, never a value', async () => {
     const created = await call(owner, 'POST', '/api/v1/credentials', { name: 'crm', value: SECRET });
     assert.equal(created.status, 201, created.text);
-    assert.deepEqual(Object.keys(created.body).sort(), ['createdAt', 'name', 'updatedAt']);
+    assert.deepEqual(Object.keys(created.body).sort(), ['createdAt', 'fields', 'name', 'secrets', 'type', 'updatedAt']);
+    assert.equal(created.body.type, 'secret');
+    assert.deepEqual([created.body.fields, created.body.secrets], [{}, { value: true }]);
     assert.ok(!created.text.includes(SECRET));
     const list = await call(owner, 'GET', '/api/v1/credentials');
     assert.equal(list.status, 200);

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TriggerEvent, WorkflowGraph, WorkflowNode } from '@flowdesk/contracts';
 import { createGuardedHttpClient, parseAllowlist, SsrfPolicy, type GuardedHttpClient } from '@flowdesk/service-kit';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import { executeWorkflow } from '../src/domain/executor.ts';
 import type { CreateTaskInput } from '../src/domain/ports.ts';
 import { fixedClock, json, silentLog, startServer, type TestServer } from './support.ts';
@@ -55,6 +56,7 @@ async function run(g: WorkflowGraph) {
       http,
       clock: fixedClock(),
       log: silentLog,
+      sandbox: inProcessSandbox,
       createTask: async (_owner: string, input: CreateTaskInput) => {
         titles.push(input.title);
         return { id: `task-${titles.length}`, ...input };

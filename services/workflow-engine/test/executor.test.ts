@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TriggerEvent, WorkflowGraph } from '@flowdesk/contracts';
 import { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/service-kit';
-import { executeWorkflow, planGraph, type ExecuteWorkflowInput } from '../src/domain/executor.ts';
+import { executeWorkflow, planGraph } from '../src/domain/executor.ts';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import type { CreateTaskInput, HttpClient } from '../src/domain/ports.ts';
 import { parseAllowlist, SsrfPolicy } from '@flowdesk/service-kit';
-import { fixedClock, fixedEvent, json, silentLog, startServer, type TestServer } from './support.ts';
+import { fixedClock, fixedEvent, json, silentLog, startServer, type RunExtras, type TestServer } from './support.ts';
 
 let server: TestServer;
 let http: GuardedHttpClient;
@@ -35,12 +36,13 @@ function fakeTasks() {
   };
 }
 
-function run(graph: WorkflowGraph, ev: TriggerEvent, tasks = fakeTasks(), extra: Partial<ExecuteWorkflowInput> = {}, client: HttpClient = http) {
+function run(graph: WorkflowGraph, ev: TriggerEvent, tasks = fakeTasks(), extra: RunExtras = {}, client: HttpClient = http) {
+  const { ports, ...groups } = extra;
   return executeWorkflow({
     workflow: { id: ev.workflowId, ownerId: ev.ownerId, graph },
     event: ev,
-    ports: { http: client, createTask: tasks.createTask, clock: fixedClock(), log: silentLog },
-    ...extra,
+    ports: { http: client, createTask: tasks.createTask, clock: fixedClock(), log: silentLog, sandbox: inProcessSandbox, ...ports },
+    ...groups,
   });
 }
 
@@ -260,7 +262,7 @@ test('the run fails when it exceeds the executed-node limit', async () => {
     ],
   };
   const tasks = fakeTasks();
-  const r = await run(graph, event({}), tasks, { limits: { maxNodesPerRun: 2 } });
+  const r = await run(graph, event({}), tasks, { options: { limits: { maxNodesPerRun: 2 } } });
   assert.equal(r.status, 'failed');
   assert.equal(r.error, 'the run exceeded its limit of 2 executed nodes');
   assert.equal(tasks.calls.length, 2);
@@ -347,7 +349,7 @@ test('durable runs: steps are checkpointed before a side effect that follows an 
   const stored: import('../src/domain/executor.ts').StepCheckpoint[][] = [];
   const workspace = keyedTasks();
   const before = server.received.length;
-  const first = await run(graph, ev, workspace as never, { checkpoint: async (steps) => void stored.push(steps) });
+  const first = await run(graph, ev, workspace as never, { ports: { checkpoint: async (steps) => void stored.push(steps) } });
   assert.equal(first.status, 'succeeded');
   // The condition and the first POST are stored before Create Task (a POST repeated could act twice).
   // Create Task is exactly once by its key: nothing is stored before the second POST; the rest rides
@@ -372,7 +374,10 @@ test('durable runs: steps are checkpointed before a side effect that follows an 
   const resume = new Map(stored.flat().map((c) => [c.step.nodeId, c]));
   const again = keyedTasks(workspace.byKey);
   const mark = server.received.length;
-  const resumed = await run(graph, ev, again as never, { resume, checkpoint: async () => assert.fail('nothing new to store: Create Task is exactly once') });
+  const resumed = await run(graph, ev, again as never, {
+    resume: { checkpoints: resume },
+    ports: { checkpoint: async () => assert.fail('nothing new to store: Create Task is exactly once') },
+  });
   assert.equal(resumed.status, 'succeeded');
   assert.deepEqual(again.calls, workspace.calls, 'Create Task executed again with the same key');
   assert.equal(workspace.byKey.size, 1, 'one task for the run');
@@ -404,7 +409,9 @@ test('durable runs: side effects that are exactly once by their key (Create Task
     ],
   };
   const workspace = keyedTasks();
-  const record = await run(graph, event({}), workspace as never, { checkpoint: async () => assert.fail('no checkpoint between exactly-once steps') });
+  const record = await run(graph, event({}), workspace as never, {
+    ports: { checkpoint: async () => assert.fail('no checkpoint between exactly-once steps') },
+  });
   assert.equal(record.status, 'succeeded');
   // Executed again from the top (a crash before the final write): the same three tasks, none more.
   const again = keyedTasks(workspace.byKey);
@@ -427,8 +434,10 @@ test('durable runs: a checkpoint that cannot be stored ends the run unfinished (
   const tasks = fakeTasks();
   await assert.rejects(
     run(graph, event({}), tasks, {
-      checkpoint: async () => {
-        throw new Error('database unreachable');
+      ports: {
+        checkpoint: async () => {
+          throw new Error('database unreachable');
+        },
       },
     }),
     /database unreachable/,

@@ -46,6 +46,8 @@ test('expressions compute numbers, strings, dates and arrays; a whole-field expr
         { name: 'first', value: '{{= trigger.lines[0].qty * trigger.lines[0].price }}' },
         { name: 'email', value: '{{= $lowercase(trigger.customer.email) }}' },
         { name: 'due', value: "{{= $fromMillis($toMillis(trigger.requested) + 3 * 86400000, '[Y0001]-[M01]-[D01]') }}" },
+        // The date functions (libs/contracts expression-dates.ts), as the sandbox runs them.
+        { name: 'monday', value: '{{= $dateStartOf($dateAdd(trigger.requested, 3, "days"), "week", "Europe/Berlin") }}' },
         { name: 'vip', value: '{{= "vip" in trigger.labels }}' },
         { name: 'skus', value: '{{= trigger.lines[qty > 1].sku }}' },
         { name: 'all_lines', value: '{{= $count(trigger.lines) }}' },
@@ -63,6 +65,7 @@ test('expressions compute numbers, strings, dates and arrays; a whole-field expr
     first: 13.5,
     email: 'ann@example.com',
     due: '2025-03-04',
+    monday: '2025-03-03T00:00:00.000+01:00',
     vip: true,
     skus: ['A', 'C', 'D'],
     all_lines: 4,

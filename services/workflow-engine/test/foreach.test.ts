@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import type { WorkflowGraph } from '@flowdesk/contracts';
 import type { CreateTaskInput } from '../src/domain/ports.ts';
 import { checkpointKey, executeWorkflow, planGraph, stepIdempotencyKey, type ExecuteWorkflowInput, type StepCheckpoint } from '../src/domain/executor.ts';
-import { fixedClock, fixedEvent, silentLog } from './support.ts';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
+import { fixedClock, fixedEvent, silentLog, type RunExtras } from './support.ts';
 
 const lines = [
   { sku: 'A-1', qty: 2, price: 3 },
@@ -54,11 +55,12 @@ function ports(createTask?: (input: CreateTaskInput, key: string | undefined, n:
       },
       clock: fixedClock(),
       log: silentLog,
+      sandbox: inProcessSandbox,
     } as unknown as ExecuteWorkflowInput['ports'],
   };
 }
-const run = (graph: WorkflowGraph, p: ExecuteWorkflowInput['ports'], extra: Partial<ExecuteWorkflowInput> = {}) =>
-  executeWorkflow({ workflow: { id: event.workflowId, ownerId: event.ownerId, graph }, event, ports: p, ...extra });
+const run = (graph: WorkflowGraph, p: ExecuteWorkflowInput['ports'], { ports: more, ...groups }: RunExtras = {}) =>
+  executeWorkflow({ workflow: { id: event.workflowId, ownerId: event.ownerId, graph }, event, ports: { ...p, ...more }, ...groups });
 
 test('For each runs its body once per item in order, with {{item}}, {{index}} and item expressions; the results and an Aggregate follow on done', async () => {
   const { created, ports: p } = ports();
@@ -136,7 +138,7 @@ test('concurrency: at most N items run at once (the bound is reached, never pass
 
 test('the run-wide item limit fails the run loudly before the loop starts: no item runs, nothing is dropped silently', async () => {
   const { created, ports: p } = ports();
-  const record = await run(orderGraph(), p, { limits: { maxLoopItemsPerRun: 2 } });
+  const record = await run(orderGraph(), p, { options: { limits: { maxLoopItemsPerRun: 2 } } });
   assert.equal(record.status, 'failed');
   assert.match(record.error ?? '', /node "loop_1" failed: the list has 3 items .*limit of 2 loop items \(MAX_LOOP_ITEMS_PER_RUN\); no item ran/);
   assert.equal(created.length, 0);
@@ -145,7 +147,7 @@ test('the run-wide item limit fails the run loudly before the loop starts: no it
     [['loop_1', 'failed']],
   );
   // Exactly at the limit runs.
-  const ok = await run(orderGraph(), ports().ports, { limits: { maxLoopItemsPerRun: 3 } });
+  const ok = await run(orderGraph(), ports().ports, { options: { limits: { maxLoopItemsPerRun: 3 } } });
   assert.equal(ok.status, 'succeeded', ok.error ?? '');
 });
 
@@ -220,11 +222,11 @@ test('resume after a crash mid-loop: Create Task is exactly once by its key, so 
   const first = ports(async (_input, _key, n) => {
     if (n === 2) throw new Error('engine died');
   });
-  await run(orderGraph(), first.ports, { checkpoint: async (steps) => void stored.push(...steps) });
+  await run(orderGraph(), first.ports, { ports: { checkpoint: async (steps) => void stored.push(...steps) } });
   assert.equal(first.created.length, 3);
   assert.deepEqual(stored, [], 'no checkpoint round trip between the items');
   const second = ports();
-  const resumed = await run(orderGraph(), second.ports, { resume: new Map() });
+  const resumed = await run(orderGraph(), second.ports, { resume: { checkpoints: new Map() } });
   assert.equal(resumed.status, 'succeeded', resumed.error ?? '');
   // Every item runs again with the key it had: a keyed receiver (workspace-api) makes one task per key.
   assert.deepEqual(
@@ -262,7 +264,7 @@ test('resume after a crash mid-loop with an HTTP Request in the body: completed 
   const first = ports(async (_input, _key, n) => {
     if (n === 2) throw new Error('engine died');
   });
-  await run(graph, { ...first.ports, http }, { checkpoint: async (steps) => void stored.push(...steps) });
+  await run(graph, { ...first.ports, http }, { ports: { checkpoint: async (steps) => void stored.push(...steps) } });
   assert.equal(posted.length, 3);
   // Before each item's Create Task its POST is stored (a repeat could reach the receiver twice); the
   // earlier item's Create Task rides along, never forcing a round trip of its own.
@@ -272,7 +274,7 @@ test('resume after a crash mid-loop with an HTTP Request in the body: completed 
   );
   const resume = new Map(stored.map((c) => [checkpointKey(c.step.nodeId, c.step.item), c]));
   const second = ports();
-  const resumed = await run(graph, { ...second.ports, http }, { resume });
+  const resumed = await run(graph, { ...second.ports, http }, { resume: { checkpoints: resume } });
   assert.equal(resumed.status, 'succeeded', resumed.error ?? '');
   assert.equal(posted.length, 3, 'no POST sent again');
   assert.deepEqual(

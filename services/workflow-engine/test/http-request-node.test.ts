@@ -6,6 +6,7 @@ import { httpRequestHandler, type HttpNodeOptions, type HttpRequestParams } from
 import { parseAllowlist, SsrfPolicy } from '@flowdesk/service-kit';
 import { TemplateRenderer } from '../src/domain/template.ts';
 import { fixedClock, json, silentLog, startServer, type TestServer } from './support.ts';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 
 let server: TestServer;
 let client: GuardedHttpClient;
@@ -45,11 +46,11 @@ const payload = { customer: { name: 'O\'Brien "Bob"', id: 7 }, amount: 12 };
 
 async function run(params: HttpRequestParams, options: Partial<HttpNodeOptions> = {}, http = client, idempotencyKey?: string) {
   const handler = httpRequestHandler(options);
-  const renderer = new TemplateRenderer({ payload, headers: {}, nodes: new Map() });
+  const renderer = new TemplateRenderer({ sandbox: inProcessSandbox, payload, headers: {}, nodes: new Map() });
   const input = handler.render(params, renderer);
   const warnings: string[] = [];
   const ctx = {
-    ports: { http, createTask: async () => ({}), clock: fixedClock(), log: silentLog },
+    ports: { http, createTask: async () => ({}), clock: fixedClock(), log: silentLog, sandbox: inProcessSandbox },
     ownerId: 'u1',
     signal: new AbortController().signal,
     warn: (m: string) => warnings.push(m),
@@ -192,13 +193,13 @@ test('the SSRF guard applies to the node: a templated URL to a private address i
 });
 
 test('a header value with a line break (header injection) fails the node before sending', async () => {
-  const renderer = new TemplateRenderer({ payload: { v: 'a\r\nX-Evil: 1' }, headers: {}, nodes: new Map() });
+  const renderer = new TemplateRenderer({ sandbox: inProcessSandbox, payload: { v: 'a\r\nX-Evil: 1' }, headers: {}, nodes: new Map() });
   const handler = httpRequestHandler();
   const input = handler.render({ method: 'GET', url: `${server.url}/echo`, headers: { 'x-v': '{{trigger.v}}' } }, renderer);
   const before = server.received.length;
   await assert.rejects(
     handler.execute(input, {
-      ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog },
+      ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog, sandbox: inProcessSandbox },
       ownerId: 'u',
       signal: new AbortController().signal,
       warn() {},
@@ -232,12 +233,12 @@ test('a redirect that leaves the origin drops credential-carrying and secret-loo
     const credentials = new Map([['crm', 'crm-secret-value']]);
     const handler = httpRequestHandler();
     const ctx = {
-      ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog },
+      ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog, sandbox: inProcessSandbox },
       ownerId: 'u1',
       signal: new AbortController().signal,
       warn: () => {},
     };
-    const renderer = new TemplateRenderer({ payload, headers: {}, nodes: new Map(), credentials });
+    const renderer = new TemplateRenderer({ sandbox: inProcessSandbox, payload, headers: {}, nodes: new Map(), credentials });
 
     const away = handler.render({ method: 'GET', url: `${first.url}/away`, headers }, renderer);
     await handler.execute(away, ctx);
@@ -284,12 +285,12 @@ test('a cross-origin 307/308 of a request carrying a credential (body, URL or he
     const credentials = new Map([['crm', 'crm-secret-value']]);
     const handler = httpRequestHandler();
     const ctx = {
-      ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog },
+      ports: { http: client, createTask: async () => ({}), clock: fixedClock(), log: silentLog, sandbox: inProcessSandbox },
       ownerId: 'u1',
       signal: new AbortController().signal,
       warn: () => {},
     };
-    const renderer = new TemplateRenderer({ payload, headers: {}, nodes: new Map(), credentials });
+    const renderer = new TemplateRenderer({ sandbox: inProcessSandbox, payload, headers: {}, nodes: new Map(), credentials });
     const cases: { params: HttpRequestParams; where: RegExp }[] = [
       { params: { method: 'POST', url: `${first.url}/307-away`, body: { apiKey: '{{credentials.crm}}', n: 1 } }, where: /credential in the body/ },
       { params: { method: 'POST', url: `${first.url}/308-away`, body: '{"token": "{{credentials.crm}}"}' }, where: /credential in the body/ },

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import type { RunStep, WorkflowGraph } from '@flowdesk/contracts';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import { executeWorkflow, type ExecuteWorkflowInput, type RunRecord } from '../src/domain/executor.ts';
 import { compactLoopResults, expandLoopResults, LOOP_RESULTS_FROM_ITEMS } from '../src/domain/loop-results.ts';
 import { migrateEngine, RunStore } from '../src/adapters/run-store.ts';
@@ -51,6 +52,7 @@ function ports(failSku?: string): ExecuteWorkflowInput['ports'] {
     },
     clock: fixedClock(),
     log: silentLog,
+    sandbox: inProcessSandbox,
   };
 }
 

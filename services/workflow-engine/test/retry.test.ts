@@ -12,6 +12,7 @@ import { executeWorkflow, LOOP_RETRY_MAX_SLEEP_MS, type ExecuteWorkflowInput, ty
 import type { CreateTaskInput } from '../src/domain/ports.ts';
 import { abortableSleep, backoffDelay, failureKind, resolveRetry, retryAfterMs } from '../src/domain/retry.ts';
 import { HttpStatusError, NetworkError, RequestTimeoutError } from '../src/domain/errors.ts';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import { fixedEvent, json, silentLog, startServer, type TestServer } from './support.ts';
 
 const NOW = Date.parse('2025-03-01T10:00:00.000Z');
@@ -61,6 +62,7 @@ async function run(nodes: WorkflowNode[], extra: Partial<ExecuteWorkflowInput> &
       http,
       clock: () => new Date(NOW),
       log: silentLog,
+      sandbox: inProcessSandbox,
       sleep: async (ms) => void sleeps.push(ms),
       random: random ?? (() => 0.5),
       createTask: async (_owner, input, opts) => {
@@ -249,14 +251,14 @@ test('a cancel interrupts a sleeping retry: the run ends cancelled without waiti
       http,
       clock: () => new Date(),
       log: silentLog,
+      sandbox: inProcessSandbox,
       createTask: async () => ({}),
       sleep: (ms, signal) => {
         sleeping.push(ms);
         return abortableSleep(ms, signal);
       },
     },
-    cancelled: () => controller.signal.aborted,
-    cancelSignal: () => controller.signal,
+    control: { cancelled: () => controller.signal.aborted, cancelSignal: () => controller.signal },
   });
   while (sleeping.length === 0) await new Promise((r) => setImmediate(r));
   assert.deepEqual(sleeping, [60_000], 'the retry sleeps (the real timer)');
@@ -286,7 +288,9 @@ test('a resumed step counts on from its checkpoint instead of restarting at atte
     },
     output: null,
   };
-  const { record } = await run([httpNode('h', 'GET', '/fail-1?resume', { attempts: 5, backoff: 'fixed', delayMs: 1 })], { resume: new Map([['h', saved]]) });
+  const { record } = await run([httpNode('h', 'GET', '/fail-1?resume', { attempts: 5, backoff: 'fixed', delayMs: 1 })], {
+    resume: { checkpoints: new Map([['h', saved]]) },
+  });
   assert.equal(record.status, 'succeeded');
   const step = record.steps[0]!;
   assert.equal(step.attempts, 4, 'two attempts before the resume, two after');
@@ -299,7 +303,7 @@ test('a delay of at least retryParkMs parks the run (no sleep); woken, the step 
     httpNode('h', 'POST', '/keyed-2?park', { attempts: 4, backoff: 'fixed', delayMs: 6_000, maxDelayMs: 6_000 }),
     httpNode('after', 'GET', '/ok?park'),
   ];
-  const first = await run(nodes, { event, retryParkMs: 5_000 });
+  const first = await run(nodes, { event, options: { retryParkMs: 5_000 } });
   assert.equal(first.record.status, 'waiting');
   assert.deepEqual(first.sleeps, [], 'no timer in memory');
   assert.equal(first.record.parked!.nodeId, 'h');
@@ -315,11 +319,15 @@ test('a delay of at least retryParkMs parks the run (no sleep); woken, the step 
   // The wake: the stored checkpoints, the parked step again (the timer's resumption).
   const resume = new Map(first.record.parked!.unsaved.map((c) => [c.step.nodeId, c]));
   const wake = { nodeId: 'h', resumedBy: 'timer' as const, at: new Date(NOW + 6_000).toISOString() };
-  const second = await run(nodes, { event, retryParkMs: 5_000, resume, wake });
+  const second = await run(nodes, { event, options: { retryParkMs: 5_000 }, resume: { checkpoints: resume, wake } });
   assert.equal(second.record.status, 'waiting', 'the second failure parks again');
   assert.equal(second.record.steps[0]!.attempts, 2);
   assert.deepEqual(second.record.steps[0]!.attemptErrors?.length, 1);
-  const third = await run(nodes, { event, retryParkMs: 5_000, resume: new Map(second.record.parked!.unsaved.map((c) => [c.step.nodeId, c])), wake });
+  const third = await run(nodes, {
+    event,
+    options: { retryParkMs: 5_000 },
+    resume: { checkpoints: new Map(second.record.parked!.unsaved.map((c) => [c.step.nodeId, c])), wake },
+  });
   assert.equal(third.record.status, 'succeeded', JSON.stringify(third.record));
   const step = third.record.steps[0]!;
   assert.equal(step.status, 'succeeded');
@@ -333,7 +341,7 @@ test('a delay of at least retryParkMs parks the run (no sleep); woken, the step 
 });
 
 test('short delays keep sleeping in memory; inside a For each a long delay sleeps too, cut to LOOP_RETRY_MAX_SLEEP_MS', async () => {
-  const short = await run([httpNode('h', 'GET', '/fail-1?short', { attempts: 2, backoff: 'fixed', delayMs: 4_999 })], { retryParkMs: 5_000 });
+  const short = await run([httpNode('h', 'GET', '/fail-1?short', { attempts: 2, backoff: 'fixed', delayMs: 4_999 })], { options: { retryParkMs: 5_000 } });
   assert.equal(short.record.status, 'succeeded');
   assert.deepEqual(short.sleeps, [4_999]);
 
@@ -343,7 +351,7 @@ test('short delays keep sleeping in memory; inside a For each a long delay sleep
       httpNode('h', 'GET', '/fail-1?loop', { attempts: 2, backoff: 'fixed', delayMs: 3_600_000, maxDelayMs: 3_600_000 }),
     ],
     {
-      retryParkMs: 5_000,
+      options: { retryParkMs: 5_000 },
       edges: [
         { from: 'trigger', to: 'each' },
         { from: 'each', to: 'h', branch: 'each' },

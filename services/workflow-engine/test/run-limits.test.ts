@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FOR_EACH_MAX_ITEMS, type TriggerEvent, type WorkflowGraph } from '@flowdesk/contracts';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import { executeWorkflow, type RunLimits } from '../src/domain/executor.ts';
 import { fixedClock, fixedEvent, noHttp, silentLog } from './support.ts';
 
@@ -13,8 +14,8 @@ async function runInMemory(graph: WorkflowGraph, event: TriggerEvent, limits?: P
   const record = await executeWorkflow({
     workflow: { id: event.workflowId, ownerId: event.ownerId, graph },
     event,
-    ports: { http: noHttp, createTask: () => Promise.reject(new Error('no tasks here')), clock: fixedClock(), log: silentLog },
-    ...(limits ? { limits } : {}),
+    ports: { http: noHttp, createTask: () => Promise.reject(new Error('no tasks here')), clock: fixedClock(), log: silentLog, sandbox: inProcessSandbox },
+    ...(limits ? { options: { limits } } : {}),
   });
   return { record };
 }

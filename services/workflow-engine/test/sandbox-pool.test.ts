@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Worker } from 'node:worker_threads';
 import { after, before, test } from 'node:test';
 import type { WorkflowGraph } from '@flowdesk/contracts';
 import { EXPRESSION_LIMITS, ExpressionError } from '@flowdesk/contracts/expressions';
 import { SandboxPool, type SandboxPoolOptions } from '../src/adapters/sandbox-pool.ts';
-import { CODE_LIMITS, CodeError } from '../src/domain/code-sandbox.ts';
+import { CODE_LIMITS, CodeError, SandboxThrottled } from '../src/domain/sandbox-port.ts';
 import { executeWorkflow } from '../src/domain/executor.ts';
 import type { Sandbox, SandboxScope } from '../src/domain/ports.ts';
 import { TemplateRenderer } from '../src/domain/template.ts';
@@ -97,6 +99,49 @@ test('memory: a big allocation in Code hits QuickJS’s limit; one in an express
   assert.deepEqual(await small.evaluate({ ownerId: 'a', sources: ['$sum([1, 2])'], scope: data }), [3], 'a new worker serves the next job');
 });
 
+test('a job stopped at its deadline is counted as a timeout (owner stats, metric label) and its worker is replaced at once, so the pool stays at its size', async () => {
+  // A catastrophic regex runs inside the regex engine, where JSONata's own time check never comes:
+  // only the pool's deadline (limit + grace) ends it, by terminating the worker.
+  const finished: { kind: string; outcome: string }[] = [];
+  const p = await warm({
+    workers: 1,
+    expressionTimeoutMs: 300,
+    graceMs: 50,
+    metrics: { jobFinished: (kind, outcome) => finished.push({ kind, outcome }), throttled: () => {} },
+  });
+  assert.equal(p.size, 1);
+  const slow = '$match($.trigger.s, /^(a+)+$/)';
+  const r = await timed(p.evaluate({ ownerId: 't', sources: [slow], scope: { ...data, trigger: { s: 'a'.repeat(32) + '!' } } }));
+  assert.ok(r.error instanceof ExpressionError, String(r.error));
+  assert.equal(r.error.message, `expression {{= ${slow} }} ran longer than its limit of 300 ms and was stopped`);
+  assert.ok(r.ms < 2_000, `stopped after ${Math.round(r.ms)} ms`);
+  assert.equal(p.size, 1, 'a replacement worker is already starting (not only when the next job comes)');
+  assert.deepEqual(finished, [{ kind: 'expressions', outcome: 'timeout' }]);
+  const stats = p.ownerStats('t');
+  assert.deepEqual([stats.jobs, stats.timeouts, stats.memoryFailures, stats.running], [1, 1, 0, 0]);
+  assert.deepEqual(await p.evaluate({ ownerId: 't', sources: ['$sum([1, 2])'], scope: data }), [3], 'the replacement serves the next job');
+  assert.deepEqual(finished.at(-1), { kind: 'expressions', outcome: 'ok' });
+  assert.equal(p.ownerStats('t').timeouts, 1, 'a job that answered is no timeout');
+});
+
+test('after jobs stopped at their deadline the pool holds exactly its workers: a terminated worker’s exit starts no extra one', async () => {
+  const p = await warm({ workers: 1, expressionTimeoutMs: 200, graceMs: 50 });
+  const slow = '$match($.trigger.s, /^(a+)+$/)';
+  for (let i = 0; i < 2; i++) {
+    // The worker the deadline will terminate (read from the pool: its exit is the condition waited on).
+    const doomed = (p as unknown as { slots: { worker: Worker }[] }).slots[0]!.worker;
+    const exited = once(doomed, 'exit');
+    const r = await timed(p.evaluate({ ownerId: 't', sources: [slow], scope: { ...data, trigger: { s: 'a'.repeat(32) + '!' } } }));
+    assert.ok(r.error instanceof ExpressionError, String(r.error));
+    // The pool's own exit listener was added first, so it has run when this resolves.
+    await exited;
+    await p.start();
+    assert.equal(p.size, 1, `after ${i + 1} deadline stop(s) the pool has ${p.size} workers, configured 1`);
+  }
+  assert.deepEqual(await p.evaluate({ ownerId: 't', sources: ['$sum([1, 2])'], scope: data }), [3]);
+  assert.equal(p.size, 1);
+});
+
 test('output and error text are capped (64 KB of error text, with a note)', async () => {
   const big = await timed(shared.runCode({ ownerId: 'a', code: `return 'x'.repeat(${CODE_LIMITS.maxOutputChars + 1});`, data }));
   assert.equal(big.error?.message, `the code returned more than ${CODE_LIMITS.maxOutputChars} characters of JSON`);
@@ -181,6 +226,57 @@ test('budget: an owner past its sandbox time per minute waits (not failed) while
   assert.equal(p.ownerStats('B').throttled, 0);
   await p.close();
   await Promise.all(a);
+});
+
+test('budget: a job whose run can park is handed back at once while its owner is past its budget, with times to try again spread out', async () => {
+  const p = await warm({ workers: 2, perOwnerWorkers: 1, budgetMsPerMinute: 500, codeTimeoutMs: 300 });
+  // One job runs (300 ms, past the 500 ms budget after two); the others queue behind A's one worker.
+  const first = Array.from({ length: 2 }, () => loop(p, 'A'));
+  const queued = Array.from({ length: 3 }, () => p.runCode({ ownerId: 'A', code: 'return 1', data, parkWhenThrottled: true }).catch((e: Error) => e));
+  await Promise.all(first);
+  // A is past its budget: the queued parkable jobs are handed back instead of waiting about a minute in memory.
+  const handed = await timed(Promise.all(queued));
+  assert.ok(handed.ms < 1_000, `handed back after ${Math.round(handed.ms)} ms`);
+  const errors = handed.value as Error[];
+  for (const e of errors) assert.ok(e instanceof SandboxThrottled, String(e));
+  const times = (errors as SandboxThrottled[]).map((e) => e.retryAt.getTime());
+  assert.ok(times[0]! > Date.now() + 5_000, 'not before the budget is back above zero');
+  assert.ok(times[1]! > times[0]! && times[2]! > times[1]!, 'one after another, not all at the same refill');
+  // A new one is refused at once; one that cannot park still waits (not failed), and another owner runs.
+  const refused = await timed(p.runCode({ ownerId: 'A', code: 'return 2', data, parkWhenThrottled: true }));
+  assert.ok(refused.error instanceof SandboxThrottled && refused.ms < 100, `${refused.error} after ${refused.ms} ms`);
+  let waited = false;
+  const waiting = p.runCode({ ownerId: 'A', code: 'return 3', data }).then(
+    () => (waited = true),
+    () => (waited = true),
+  );
+  assert.equal(await p.runCode({ ownerId: 'B', code: 'return 4', data, parkWhenThrottled: true }), 4);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.equal(waited, false, 'a job that cannot park waits for the budget');
+  await p.close();
+  await waiting;
+});
+
+test('budget: a Code step of an owner past its budget parks its run until the budget allows instead of holding its run slot', async () => {
+  const p = await warm({ workers: 2, perOwnerWorkers: 1, budgetMsPerMinute: 500, codeTimeoutMs: 300 });
+  const event = fixedEvent('evt-budget', {});
+  await Promise.all([loop(p, event.ownerId), loop(p, event.ownerId)]);
+  const t = performance.now();
+  const record = await executeWorkflow({
+    workflow: {
+      id: event.workflowId,
+      ownerId: event.ownerId,
+      graph: { nodes: [{ id: 'code_1', type: 'code', params: { code: 'return 1' } }], edges: [{ from: 'trigger', to: 'code_1' }] },
+    },
+    event,
+    ports: { http: noHttp, createTask: () => Promise.reject(new Error('none')), clock: fixedClock(), log: silentLog, sandbox: p },
+  });
+  assert.ok(performance.now() - t < 1_000, 'the run did not wait for the budget');
+  assert.equal(record.status, 'waiting', JSON.stringify(record));
+  assert.equal(record.parked?.nodeId, 'code_1');
+  assert.ok(record.parked.until! > new Date(), 'parked until the budget allows');
+  assert.equal((record.steps[0]!.output as { waitingFor: string }).waitingFor, 'sandbox budget');
+  await p.close();
 });
 
 test('a template sends a step’s sandboxed expressions as one job with the scope once; inline ones never reach the sandbox', async () => {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { createHmac, randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import type { NodeParams, WorkflowGraph } from '@flowdesk/contracts';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import { executeWorkflow } from '../src/domain/executor.ts';
 import { fixedClock, fixedEvent, silentLog } from './support.ts';
 
@@ -31,15 +32,16 @@ async function verify(params: NodeParams<'verify_signature'>, headers: Record<st
   const record = await executeWorkflow({
     workflow: { id: event.workflowId, ownerId: event.ownerId, graph },
     event,
-    credentials: new Map([
-      ['hook', SECRET],
-      ['svix', WHSEC],
-    ]),
     ports: {
       http: { send: () => Promise.reject(new Error('no HTTP')) },
       createTask: () => Promise.reject(new Error('no tasks')),
       clock: fixedClock(),
       log: silentLog,
+      sandbox: inProcessSandbox,
+      credentials: new Map([
+        ['hook', SECRET],
+        ['svix', WHSEC],
+      ]),
     },
   });
   const ran = record.steps.filter((s) => s.status !== 'skipped').map((s) => s.nodeId);

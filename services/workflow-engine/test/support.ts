@@ -12,8 +12,9 @@ import { createGuardedHttpClient, type GuardedHttpClient } from '@flowdesk/servi
 import { migrateEngine } from '../src/adapters/run-store.ts';
 import { workspaceClient, type WorkspaceClient } from '../src/adapters/workspace-client.ts';
 import type { TriggerEvent } from '@flowdesk/contracts';
-import type { CreateTaskInput, EnginePorts, HttpClient, LogPort } from '../src/domain/ports.ts';
-import { executeWorkflow } from '../src/domain/executor.ts';
+import type { CreateTaskInput, EnginePorts, HttpClient, LogPort, RunPorts } from '../src/domain/ports.ts';
+import { executeWorkflow, type ExecuteWorkflowInput } from '../src/domain/executor.ts';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import { buildApp, type WorkflowEngineDeps } from '../src/app.ts';
 import { until } from '@flowdesk/service-kit/testing';
 import type { WorkflowGraph } from '@flowdesk/contracts';
@@ -109,10 +110,14 @@ export async function runInMemory(graph: WorkflowGraph, event: TriggerEvent, htt
       createTask: async (_owner, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }),
       clock: fixedClock(),
       log: silentLog,
+      sandbox: inProcessSandbox,
     },
   });
   return { record, tasks };
 }
+
+/** What a test's run helper adds to executeWorkflow's input: its groups, and ports over the helper's own. */
+export type RunExtras = Omit<Partial<ExecuteWorkflowInput>, 'ports'> & { ports?: Partial<RunPorts> };
 
 export const silentLog: LogPort = { info() {}, warn() {}, error() {} };
 

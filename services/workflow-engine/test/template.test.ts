@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TemplateRenderer } from '../src/domain/template.ts';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 
 const payload = {
   customer: { name: 'Ada Lovelace', email: 'ada@example.com', vip: true },
@@ -15,7 +16,7 @@ const payload = {
 const headers = { 'x-name': 'hello', 'x-hub-signature-256': 'sha256=abc' };
 
 function renderer(nodes: Record<string, unknown> = {}) {
-  return new TemplateRenderer({ payload, headers, nodes: new Map(Object.entries(nodes)) });
+  return new TemplateRenderer({ sandbox: inProcessSandbox, payload, headers, nodes: new Map(Object.entries(nodes)) });
 }
 
 test('renders nested trigger fields, array indexes and headers inside a string', () => {
@@ -147,6 +148,7 @@ test('text without variables and unbalanced braces pass through unchanged', () =
 
 test('{{wait.<id>.resumeUrl}} renders the link the scope gives; a node that is no resume Wait, or no link source, renders empty with the reason', () => {
   const links = new TemplateRenderer({
+    sandbox: inProcessSandbox,
     payload: {},
     headers: {},
     nodes: new Map(),
@@ -159,7 +161,7 @@ test('{{wait.<id>.resumeUrl}} renders the link the scope gives; a node that is n
     '{{wait.ask.resumeUrl}} is empty: node "ask" is not a Wait node in resume mode',
     '{{wait.approve.secret}} is empty: write {{wait.<nodeId>.resumeUrl}}',
   ]);
-  const none = new TemplateRenderer({ payload: {}, headers: {}, nodes: new Map() });
+  const none = new TemplateRenderer({ sandbox: inProcessSandbox, payload: {}, headers: {}, nodes: new Map() });
   assert.equal(none.renderString('{{wait.approve.resumeUrl}}'), '');
   assert.deepEqual(none.warnings, ['{{wait.approve.resumeUrl}} is empty: this run has no resume links']);
 });

@@ -7,6 +7,7 @@ import type { NodeParams, TriggerEvent, WorkflowGraph } from '@flowdesk/contract
 import { createTestDatabase } from '@flowdesk/db';
 import { DeliveryStore } from '../src/adapters/delivery-store.ts';
 import { migrateEngine } from '../src/adapters/run-store.ts';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import { executeWorkflow } from '../src/domain/executor.ts';
 import type { EnginePorts } from '../src/domain/ports.ts';
 import { credentialNames } from '../src/domain/template.ts';
@@ -42,12 +43,13 @@ async function verify(params: Params, event: TriggerEvent, secrets: Record<strin
   const record = await executeWorkflow({
     workflow: { id: event.workflowId, ownerId: event.ownerId, graph },
     event,
-    credentials: new Map(Object.entries(secrets)),
     ports: {
       http: { send: () => Promise.reject(new Error('no HTTP')) },
       createTask: () => Promise.reject(new Error('no tasks')),
       clock: fixedClock(),
       log: silentLog,
+      sandbox: inProcessSandbox,
+      credentials: new Map(Object.entries(secrets)),
       ...extra,
     },
   });

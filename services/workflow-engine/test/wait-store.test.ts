@@ -3,7 +3,7 @@
 // parked), and two replicas claiming due wakes at the same moment never both get one (the
 // compare-and-set on fire_at; needs two connections, so Postgres: DATABASE_URL).
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { until } from '@flowdesk/service-kit/testing';
@@ -153,6 +153,29 @@ test('a body that is JSON false, 0 or an empty list reaches the woken step as se
     const [wake] = await claimOnly(new Date(NOW.getTime() + 1_000), new Date(NOW.getTime() + 30_000), [w.waitId]);
     assert.deepEqual(wake?.resume, { nodeId: 'wait', resumedBy: 'approve', at: NOW.toISOString(), body }, JSON.stringify(body));
   }
+});
+
+test('a body that is a JSON string (Approve or the resume URL) reaches the woken step as sent, and the other due wakes with it', async () => {
+  const sent = ['yes', '', '123', 'null', '{"a":1}'];
+  const waits = [];
+  for (const body of sent) {
+    const w = await park({ resumable: true, fireAt: null });
+    assert.deepEqual(await store.resumeByOwner(w.ownerId, w.runId, 'approve', body, NOW), { ok: true, runId: w.runId });
+    waits.push({ w, body, by: 'approve' });
+  }
+  // The resume URL stores its body the same way.
+  const byLink = await park({ resumable: true, fireAt: null });
+  const hash = randomBytes(32).toString('hex'); // the SHA-256 of the link's secret, as the route gives it
+  await testDb.db.exec(`UPDATE "engine"."run_wait" SET secret_hash = $2 WHERE wait_id = $1`, [byLink.waitId, hash]);
+  assert.deepEqual(await store.resumeBySecret(byLink.waitId, hash, '', NOW), { ok: true, runId: byLink.runId });
+  waits.push({ w: byLink, body: '', by: 'resume' });
+  const timer = await park({ resumable: false, fireAt: new Date(NOW.getTime() - 60_000) });
+
+  const wakes = await claimOnly(new Date(NOW.getTime() + 1_000), new Date(NOW.getTime() + 30_000), [...waits.map((x) => x.w.waitId), timer.waitId]);
+  const byId = new Map(wakes.map((x) => [x.waitId, x]));
+  for (const { w, body, by } of waits)
+    assert.deepEqual(byId.get(w.waitId)?.resume, { nodeId: 'wait', resumedBy: by, at: NOW.toISOString(), body }, `the string ${JSON.stringify(body)}`);
+  assert.equal(byId.get(timer.waitId)?.resume.resumedBy, 'timer', 'a due timer beside them is delivered too');
 });
 
 test('Approve / Reject with an id that is not a UUID answers not found (no database error) and resumes nothing', async () => {

@@ -22,7 +22,8 @@ const SLOW_MS = 5_000;
 const call = userCaller(keys, () => ({ apiUrl: stack.apiUrl, engineUrl }));
 
 // Resume links known before the Wait ({{wait.<id>.resumeUrl}}) are keyed by the credentials key.
-const startEngine = (waits?: { leaseMs?: number }) => startEngineOn(stack, { credentialsKey: { key: credentialsKey }, ...(waits ? { waits } : {}) });
+const startEngine = (waits?: { leaseMs?: number; pollMs?: number }) =>
+  startEngineOn(stack, { credentialsKey: { key: credentialsKey }, ...(waits ? { waits } : {}) });
 
 before(async () => {
   stack = await startEngineStack({
@@ -109,6 +110,50 @@ describe('Wait node', () => {
     assert.equal(waitStep.status, 'succeeded');
     // Resumed, the Wait ran once: no "2 attempts" on the run page.
     assert.equal(waitStep.attempts, undefined, JSON.stringify(waitStep));
+  });
+
+  test('a step before the Wait whose output is a JSON string ("", "yes", "123") is read back as sent when the run resumes', async () => {
+    const owner = randomUUID();
+    const res = await call(owner, 'POST', '/api/v1/workflows', {
+      name: 'String outputs then wait',
+      triggerType: 'webhook',
+      active: true,
+      graph: {
+        nodes: [
+          { id: 'empty', type: 'code', params: { code: "return ''" } },
+          { id: 'yes', type: 'code', params: { code: "return 'yes'" } },
+          { id: 'digits', type: 'code', params: { code: "return '123'" } },
+          { id: 'wait', type: 'wait', params: { mode: 'duration', amount: '1', unit: 'seconds' } },
+          {
+            id: 'after',
+            type: 'http_request',
+            params: {
+              method: 'POST',
+              url: `${stack.receiver!.url}/after/strings?n={{trigger.n}}`,
+              body: '{{= $string([nodes.empty, nodes.yes, nodes.digits]) }}',
+            },
+          },
+        ],
+        edges: [
+          { from: 'trigger', to: 'empty' },
+          { from: 'empty', to: 'yes' },
+          { from: 'yes', to: 'digits' },
+          { from: 'digits', to: 'wait' },
+          { from: 'wait', to: 'after', branch: 'resumed' },
+        ],
+      },
+    });
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    const n = randomUUID();
+    const run = await runNow(owner, res.body as { id: string }, { n });
+    // Parked for 1 s (its checkpoints written), then resumed from them: the three outputs are read back.
+    const done = await finished(owner, run.id, 30_000);
+    assert.equal(done.status, 'succeeded', JSON.stringify(done));
+    assert.equal(done.steps.find((s: { nodeId: string }) => s.nodeId === 'wait').output.resumedBy, 'timer', 'it parked and was resumed');
+    const [post] = postsFor(n);
+    // The body param is sent as a JSON string (see waitOf): its text is the three outputs.
+    const sent: unknown = JSON.parse(post!.body);
+    assert.deepEqual(typeof sent === 'string' ? JSON.parse(sent) : sent, ['', 'yes', '123'], post!.body);
   });
 
   test('an until wait takes a templated date-time; one in the past continues at once', async () => {
@@ -321,5 +366,37 @@ describe('a woken run longer than its lease', () => {
     } finally {
       await b.app.close();
     }
+  });
+});
+
+describe('wake-ups, not polls', () => {
+  test('with a safety poll of a minute, a 1.5 s wait resumes on time and a resume link at once (the park and the resume notify)', async () => {
+    // The only engine polls once a minute: only the notification of the park's fire_at (and of the
+    // resume's) can wake it in time (migration 20270310000000_wake_notify).
+    await engine.close();
+    const only = await startEngine({ pollMs: 60_000 });
+    engine = only.app;
+    engineUrl = only.url;
+    const owner = randomUUID();
+    const wf = await createWorkflow(owner, { mode: 'duration', amount: '1.5', unit: 'seconds' });
+    const n = randomUUID();
+    const run = await runNow(owner, wf, { n });
+    const due = Date.parse((await waiting(owner, run.id)).wait.until);
+    assert.equal((await finished(owner, run.id)).status, 'succeeded');
+    const late = postsFor(n)[0]!.at - due;
+    assert.ok(late >= 0, 'not before its due time');
+    // A bound for a loaded machine (1.7 s seen at load 8); without the wake-up the next look is 60 s away.
+    assert.ok(late < 5_000, `resumed ${late} ms after its due time`);
+
+    // A resume wait (a day's timeout): the link's POST sets fire_at to now, and that wakes the engine.
+    const linked = await createWorkflow(owner, { mode: 'resume', timeoutAmount: '1', timeoutUnit: 'days' });
+    const m = randomUUID();
+    const parked = await waiting(owner, (await runNow(owner, linked, { m, n: m })).id);
+    const sentAt = Date.now();
+    const resumed = await fetch(onEngine(resumeUrlOf(parked)), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(resumed.status, 202, await resumed.text());
+    await until('the resumed run posted', () => postsFor(m).length > 0);
+    const after = postsFor(m)[0]!.at - sentAt;
+    assert.ok(after < 5_000, `resumed ${after} ms after the link's POST`);
   });
 });

@@ -1,4 +1,4 @@
-// The workspace nodes (Create Task with priority/tags, Update Task, Find Tasks, Get Project, Create
+// The workspace nodes (Create Task with priority/tags, Update Task, Find Tasks, Get Task, Get Project, Create
 // Note, Create Calendar Entry, Add Comment) through the real engine client against a real
 // workspace-api on loopback: as the owner, under row-level security, side effects once per step key.
 import { test, before, after } from 'node:test';
@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { WorkflowGraph } from '@flowdesk/contracts';
 import { generateSigningKeys } from '@flowdesk/service-kit';
+import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import { executeWorkflow } from '../src/domain/executor.ts';
 import { fixedClock, fixedEvent, noHttp, silentLog, startEngineStack, userCaller, type EngineStack } from './support.ts';
 
@@ -31,6 +32,7 @@ function run(ownerId: string, graph: WorkflowGraph, payload: Record<string, unkn
       workspace: stack.workspace.nodes,
       clock: fixedClock(),
       log: silentLog,
+      sandbox: inProcessSandbox,
     },
   });
 }
@@ -54,6 +56,7 @@ test('create a task with priority and tags, update it, comment on it, find it, r
     { id: 'comment', type: 'add_comment', params: { taskId: '{{nodes.task.id}}', body: 'Started by the workflow for {{trigger.name}}' } },
     { id: 'find', type: 'find_tasks', params: { tag: '{{trigger.source}}', status: 'in_progress, todo', limit: 10 } },
     { id: 'project', type: 'get_project', params: { projectId: '{{nodes.task.projectId}}' } },
+    { id: 'get', type: 'get_task', params: { taskId: '{{nodes.task.id}}' } },
   );
   const record = await run(owner, graph, { name: 'Ada', priority: 'high', source: 'web' });
   assert.equal(record.status, 'succeeded', JSON.stringify(record));
@@ -70,6 +73,8 @@ test('create a task with priority and tags, update it, comment on it, find it, r
   assert.equal(found.count, 1);
   assert.equal(found.items[0].id, task.id);
   assert.equal(output(record, 'project').name, 'Leads');
+  const got = output(record, 'get');
+  assert.deepEqual([got.id, got.title, got.status, got.dueDate], [task.id, 'Call Ada', 'in_progress', '2026-12-01']);
   const comments = (await call(owner, 'GET', `/api/v1/comments?targetType=task&targetId=${task.id}`)).body;
   assert.equal(comments.items[0].body, 'Started by the workflow for Ada');
 });
@@ -83,6 +88,8 @@ test("another owner's task or project is not found; bad values fail the step wit
     [{ id: 'n', type: 'update_task', params: { taskId: theirTask.id, status: 'done' } }, /404/],
     [{ id: 'n', type: 'add_comment', params: { taskId: theirTask.id, body: 'sneaky' } }, /404/],
     [{ id: 'n', type: 'get_project', params: { projectId: theirProject.id } }, /404/],
+    [{ id: 'n', type: 'get_task', params: { taskId: theirTask.id } }, /404/],
+    [{ id: 'n', type: 'get_task', params: { taskId: '{{trigger.nothing}}' } }, /the task id is empty/],
     [{ id: 'n', type: 'create_task', params: { title: 'x', priority: 'very' } }, /priority "very" is not one of/],
     [{ id: 'n', type: 'update_task', params: { taskId: theirTask.id } }, /nothing to change/],
     [{ id: 'n', type: 'find_tasks', params: { status: 'open' } }, /status "open"/],

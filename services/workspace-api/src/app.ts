@@ -1,7 +1,6 @@
-import swagger from '@fastify/swagger';
 import type { Database } from '@flowdesk/db';
 import { Audience, ErrorBody } from '@flowdesk/contracts';
-import { createService, internalAuth, type Service } from '@flowdesk/service-kit';
+import { createService, internalAuth, serveOpenApi, type Service } from '@flowdesk/service-kit';
 import { createPrismaClient, type PrismaClient } from './adapters/db.ts';
 import { NoteStore, ProjectStore, TaskStore, WorkflowStore } from './adapters/sql.ts';
 import { SecretBox } from './domain/secret-box.ts';
@@ -10,6 +9,7 @@ import { taskRoutes } from './routes/tasks.ts';
 import { calendarRoutes } from './routes/calendar.ts';
 import { noteRoutes } from './routes/notes.ts';
 import { workflowRoutes } from './routes/workflows.ts';
+import { DEFAULT_VERSIONS_KEEP } from './domain/versions.ts';
 import { workspaceRoutes } from './routes/workspace.ts';
 import { internalRoutes } from './routes/internal.ts';
 import { engineAsOwnerRoutes } from './routes/engine-as-owner.ts';
@@ -40,6 +40,8 @@ export interface WorkspaceApiDeps {
   events?: EventPublisher;
   /** How often the relay looks for rows a nudge missed (a crash between commit and publish). */
   outboxPollMs?: number;
+  /** Versions kept per workflow, the newest (WORKFLOW_VERSIONS_KEEP; docs/workflow-versions.md). */
+  versionsKeep?: number;
 }
 
 /** Everything a route needs, decorated on the instance. */
@@ -54,6 +56,7 @@ export interface WorkspaceContext {
   publicBaseUrl: string;
   now: () => Date;
   outbox: OutboxRelay | undefined;
+  versionsKeep: number;
 }
 
 declare module 'fastify' {
@@ -87,6 +90,7 @@ export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
     publicBaseUrl: deps.publicBaseUrl.replace(/\/+$/, ''),
     now: deps.clock ?? (() => new Date()),
     outbox: undefined,
+    versionsKeep: deps.versionsKeep ?? DEFAULT_VERSIONS_KEEP,
   } satisfies WorkspaceContext);
   const events = deps.events;
   if (events) {
@@ -103,23 +107,15 @@ export async function buildApp(deps: WorkspaceApiDeps): Promise<Service> {
   });
 
   app.addSchema(ErrorBody);
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Flowdesk workspace API',
-        version: '1.0.0',
-        description:
-          'Projects, tasks, calendar entries, notes, workflows, workflow runs, comments and the profile of one user. Every request carries an internal JWT (audience workspace-api) minted by the auth service; row-level security scopes every query to its subject.',
-      },
-      components: { securitySchemes: { internalJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
-      security: [{ internalJwt: [] }],
-    },
-  });
   // Also under the API prefix, so it is reachable through the one base URL (/api/ → workspace-api).
-  for (const path of ['/openapi.json', `${API_PREFIX}/openapi.json`]) {
-    app.get(path, { schema: { hide: true } }, async () => app.swagger());
-  }
+  await serveOpenApi(app, {
+    title: 'Flowdesk workspace API',
+    description:
+      'Projects, tasks, calendar entries, notes, workflows, workflow runs, comments and the profile of one user. Every request carries an internal JWT (audience workspace-api) minted by the auth service; row-level security scopes every query to its subject.',
+    securitySchemes: { internalJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+    security: [{ internalJwt: [] }],
+    alsoAt: [`${API_PREFIX}/openapi.json`],
+  });
 
   await app.register(internalAuth, { publicKeyPem: deps.jwtPublicKeyPem, audience: Audience.workspaceApi });
   await app.register(

@@ -9,6 +9,8 @@ export interface WorkspaceApiConfig {
   jwtPublicKeyPem: string;
   webhookSecretKey: Buffer;
   publicBaseUrl: string;
+  /** Versions kept per workflow (WORKFLOW_VERSIONS_KEEP, default 100). */
+  versionsKeep: number;
 }
 
 /** See docs/configuration.md for every variable. */
@@ -23,5 +25,14 @@ export function loadConfig(env: NodeJS.ProcessEnv): WorkspaceApiConfig {
     jwtPublicKeyPem: requiredEnv(env, 'INTERNAL_JWT_PUBLIC_KEY'),
     webhookSecretKey: key,
     publicBaseUrl: requiredEnv(env, 'PUBLIC_BASE_URL'),
+    versionsKeep: versionsKeep(env.WORKFLOW_VERSIONS_KEEP),
   };
+}
+
+/** WORKFLOW_VERSIONS_KEEP: a whole number from 1 to 10,000; unset: 100 (docs/workflow-versions.md). */
+export function versionsKeep(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 100;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new Error('WORKFLOW_VERSIONS_KEEP must be a whole number from 1 to 10000');
+  return n;
 }

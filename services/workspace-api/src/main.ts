@@ -22,6 +22,7 @@ const app = await buildApp({
   jwtPublicKeyPem: config.jwtPublicKeyPem,
   webhookSecretKey: config.webhookSecretKey,
   publicBaseUrl: config.publicBaseUrl,
+  versionsKeep: config.versionsKeep,
   events: bus,
 });
 // serveService (libs/service-kit): /metrics on METRICS_PORT, never the public port. On SIGTERM /readyz

@@ -127,6 +127,7 @@ describe('workflow definitions for the caches (engine, ingest)', () => {
       id: wa.body.id,
       ownerId: a.id,
       version: 1,
+      definitionVersion: 1,
       triggerType: 'webhook',
       active: false,
       executionOrder: 'ordered',

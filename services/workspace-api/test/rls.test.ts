@@ -32,6 +32,7 @@ interface Seed {
   note: Row;
   workflow: Row;
   comment: Row;
+  workflow_version: Row;
 }
 
 type Table = keyof Seed;
@@ -90,7 +91,15 @@ const TABLES: TableSpec[] = [
     data: (ownerId, refs) => ({ ownerId, targetType: 'task', taskId: refs.task.id, body: 'secret comment' }),
     change: { body: 'overwritten' },
   },
+  {
+    table: 'workflow_version',
+    model: (tx) => d(tx.workflowVersion),
+    // Numbers are unique per workflow: each new row takes the next.
+    data: (ownerId, refs) => ({ ownerId, workflowId: refs.workflow.id, number: ++versionNumber, definition: { name: 'flow' }, authorUserId: ownerId }),
+    change: { message: 'overwritten' },
+  },
 ];
+let versionNumber = 0;
 
 /** Tables with at most one row per user: outside the generic per-row suites, tested on their own below. */
 const ONE_PER_USER = ['user_profile'];
@@ -279,7 +288,7 @@ test('inside a transaction as the app role with no user set, no table has any ro
       for (const t of TABLES) out[t.table] = (await t.model(tx).findMany()).length;
       return out;
     });
-    assert.deepEqual(seen, { project: 0, task: 0, calendar_entry: 0, note: 0, workflow: 0, comment: 0 }, setup);
+    assert.deepEqual(seen, { project: 0, task: 0, calendar_entry: 0, note: 0, workflow: 0, comment: 0, workflow_version: 0 }, setup);
   }
   // The rows are there: as B, B's projects are visible.
   assert.ok((await visible(ws, userB, 'project')).length >= 2);

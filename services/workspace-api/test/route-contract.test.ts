@@ -52,6 +52,31 @@ const routes: Route[] = [
     id: 'workflow',
     body: { secret: `whsec_${Buffer.alloc(24, 7).toString('base64')}` },
   },
+  { method: 'GET', path: '/workflows/:id/versions', access: 'read', id: 'workflow' },
+  { method: 'GET', path: '/workflows/:id/versions/:n', access: 'read', id: 'workflow' },
+  { method: 'POST', path: '/workflows/:id/versions/:n/restore', access: 'write', id: 'workflow' },
+  { method: 'GET', path: '/workflows/:id/export', access: 'read', id: 'workflow' },
+  {
+    method: 'POST',
+    path: '/workflows/import',
+    access: 'write',
+    body: {
+      format: 'flowdesk.workflow',
+      formatVersion: 1,
+      workflow: {
+        name: 'Imported',
+        description: '',
+        triggerType: 'manual',
+        triggerConfig: {},
+        graph: { nodes: [], edges: [] },
+        requireWebhookSecret: true,
+        executionOrder: 'parallel',
+        errorWorkflowId: null,
+        retention: null,
+        samplePayload: null,
+      },
+    },
+  },
   { method: 'GET', path: '/search?q=plan', access: 'read' },
   { method: 'GET', path: '/tags', access: 'read' },
   { method: 'GET', path: '/overview', access: 'read' },
@@ -79,7 +104,7 @@ async function seed(user: TestUser): Promise<Record<NonNullable<Route['id']>, st
   return { project: project.body.id, task: task.body.id, calendar: calendar.body.id, note: note.body.id, workflow: workflow.body.id, comment: comment.body.id };
 }
 
-const url = (r: Route, id: string = randomUUID()) => `/api/v1${r.path.replace(':id', id)}`;
+const url = (r: Route, id: string = randomUUID()) => `/api/v1${r.path.replace(':id', id).replace(':n', '1')}`;
 const name = (r: Route) => `${r.method} ${r.path}`;
 
 before(async () => {
@@ -93,7 +118,7 @@ after(async () => {
 test('this table covers every route of the OpenAPI document', async () => {
   const doc = (await rawCall(api.baseUrl, 'GET', '/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
   const documented = Object.entries(doc.paths).flatMap(([p, ops]) =>
-    Object.keys(ops).map((m) => `${m.toUpperCase()} ${p.replace('/api/v1', '').replace('{id}', ':id')}`),
+    Object.keys(ops).map((m) => `${m.toUpperCase()} ${p.replace('/api/v1', '').replace('{id}', ':id').replace('{n}', ':n')}`),
   );
   const covered = routes.map((r) => `${r.method} ${r.path.split('?')[0]}`);
   assert.deepEqual([...documented].sort(), [...new Set(covered)].sort());

@@ -1,13 +1,14 @@
 import Type, { type Static } from 'typebox';
-import { DateTime } from '../common.ts';
+import { DateTime, StringEnum } from '../common.ts';
+import { CREDENTIAL_TYPE_IDS, MAX_CREDENTIAL_VALUE_LENGTH } from '../credential-types.ts';
 
 /**
- * Workflow credentials (docs/credentials.md): a named secret a node refers to as
- * `{{credentials.<name>}}`. The workflow engine owns them; the value goes in and never comes out.
+ * Workflow credentials (docs/credentials.md): a named secret of one type (credential-types.ts): a
+ * `secret` value a node refers to as `{{credentials.<name>}}`, or a typed credential (an API key in a
+ * header, a bearer token, an SMTP server…) a node names in its `credential` field. The workflow engine
+ * owns them; secret fields go in and never come out (the API says only whether each is set).
  */
 export const CREDENTIAL_NAME_PATTERN = '^[A-Za-z][A-Za-z0-9_-]{0,63}$';
-/** The longest value accepted, in characters (a long JWT or PEM key fits). */
-export const MAX_CREDENTIAL_VALUE_LENGTH = 8192;
 /** How many credentials one user may keep. */
 export const MAX_CREDENTIALS_PER_USER = 200;
 
@@ -16,19 +17,47 @@ export const CredentialName = Type.String({
   description: 'Letters, digits, _ and -, starting with a letter, at most 64: the <name> of {{credentials.<name>}}',
 });
 
-/** What anyone ever sees of a credential: its name and dates, never the value. */
-export const Credential = Type.Object({ name: Type.String(), createdAt: DateTime, updatedAt: DateTime }, { $id: 'Credential', additionalProperties: false });
+export const CredentialTypeSchema = StringEnum(CREDENTIAL_TYPE_IDS, { description: 'The credential type (docs/credentials.md, "Types"); default secret' });
+
+/**
+ * What anyone ever sees of a credential: its name, type, non-secret fields and dates; of each secret
+ * field only whether it is set, never the value.
+ */
+export const Credential = Type.Object(
+  {
+    name: Type.String(),
+    type: CredentialTypeSchema,
+    fields: Type.Record(Type.String(), Type.String(), { description: 'The non-secret fields (a header name, an SMTP host)' }),
+    secrets: Type.Record(Type.String(), Type.Boolean(), { description: 'Each secret field: whether it is set (its value is never returned)' }),
+    createdAt: DateTime,
+    updatedAt: DateTime,
+  },
+  { $id: 'Credential', additionalProperties: false },
+);
 export type Credential = Static<typeof Credential>;
 
 export const CredentialList = Type.Object({ credentials: Type.Array(Credential) }, { additionalProperties: false });
 export type CredentialList = Static<typeof CredentialList>;
 
-const Value = Type.String({ minLength: 1, maxLength: MAX_CREDENTIAL_VALUE_LENGTH, description: 'The secret; stored encrypted, never returned' });
+const Value = Type.String({
+  minLength: 1,
+  maxLength: MAX_CREDENTIAL_VALUE_LENGTH,
+  description: "A secret credential's value; stored encrypted, never returned",
+});
+const Fields = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: MAX_CREDENTIAL_VALUE_LENGTH }), {
+  maxProperties: 16,
+  description: "The type's fields by key (secret ones stored encrypted, never returned)",
+});
 
-export const CreateCredential = Type.Object({ name: CredentialName, value: Value }, { additionalProperties: false });
+/** `{ name, value }` stores a secret credential (as before types); `{ name, type, fields }` any type. */
+export const CreateCredential = Type.Object(
+  { name: CredentialName, type: Type.Optional(CredentialTypeSchema), value: Type.Optional(Value), fields: Type.Optional(Fields) },
+  { additionalProperties: false },
+);
 export type CreateCredential = Static<typeof CreateCredential>;
 
-export const UpdateCredential = Type.Object({ value: Value }, { additionalProperties: false });
+/** A new value (secret type) or fields; a secret field left out or empty keeps its stored value. The type never changes. */
+export const UpdateCredential = Type.Object({ value: Type.Optional(Value), fields: Type.Optional(Fields) }, { additionalProperties: false });
 export type UpdateCredential = Static<typeof UpdateCredential>;
 
 export const CredentialNameParams = Type.Object({ name: Type.String({ maxLength: 64 }) }, { additionalProperties: false });

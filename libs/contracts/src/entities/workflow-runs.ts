@@ -58,6 +58,12 @@ export const WorkflowRun = Type.Object(
      */
     traceId: Type.Optional(Type.Union([Type.String({ pattern: '^[0-9a-f]{32}$' }), Type.Null()])),
     /**
+     * The workflow version the run ran (docs/workflow-versions.md; GET /workflows/:id/versions/:n): the
+     * newest version when the engine took the run. Null for runs recorded before versions were carried
+     * to the engine, and for a run not started yet (queued).
+     */
+    workflowVersion: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    /**
      * A `waiting` run's wait (docs/workflow-engine.md, "Parking"): the step that parked it, when its
      * timer fires (null: only a resume wakes it) and whether a resume URL or Approve / Reject wakes it.
      */

@@ -55,14 +55,34 @@ export type ExecutionOrder = Static<typeof ExecutionOrder>;
 export const WebhookEndpoint = Type.Object({
   /** {PUBLIC_BASE_URL}/functions/v1/webhook-trigger/<workflow_id> */
   url: Type.String(),
-  /** Requests must carry x-webhook-secret equal to the trigger's secret (false for a signed trigger, which needs no header). */
+  /** Requests must carry x-webhook-secret equal to the trigger's secret (false for a signed trigger, which needs no header, and for a signature-gated graph). */
   requireSecret: Type.Boolean(),
   /**
    * How a delivery is authenticated: `standard-webhooks` (a webhook-signature with the trigger's secret,
-   * no x-webhook-secret), `secret-header` (x-webhook-secret), or `none` (anyone holding the URL).
+   * no x-webhook-secret), `provider-signature` (the graph starts with Verify signature: the provider's
+   * signature with a credential, checked by the workflow, no x-webhook-secret), `secret-header`
+   * (x-webhook-secret), or `none` (anyone holding the URL).
    */
-  authentication: StringEnum(['standard-webhooks', 'secret-header', 'none']),
+  authentication: StringEnum(['standard-webhooks', 'provider-signature', 'secret-header', 'none']),
 });
+
+/**
+ * A graph whose every path starts with a Verify signature check (docs/webhooks.md, "Provider
+ * signatures without x-webhook-secret"): the trigger has at least one edge, each to a
+ * `verify_signature` node that fails the run on an error (no `onError`, or `fail`). Such a workflow
+ * is authenticated by the provider's signature, keyed with a credential, over the raw body, so its
+ * deliveries need no `x-webhook-secret`; what runs after the check is on the node's `true` branch.
+ * The same rule is computed by Postgres for ingest's lookup (workspace-api migration
+ * 20270301000000, `workspace.signature_gated`); a workspace-api test holds the two to one answer.
+ */
+export function signatureGated(graph: {
+  nodes: readonly { id: string; type: string; onError?: string }[];
+  edges: readonly { from: string; to: string }[];
+}): boolean {
+  const fromTrigger = graph.edges.filter((e) => e.from === 'trigger');
+  if (fromTrigger.length === 0) return false;
+  return fromTrigger.every((e) => graph.nodes.some((n) => n.id === e.to && n.type === 'verify_signature' && (n.onError === undefined || n.onError === 'fail')));
+}
 
 /**
  * A workflow's own run history retention (docs/operations.md, "Run history retention"): keep its
@@ -121,7 +141,14 @@ export const CreateWorkflow = Type.Object(
 );
 export type CreateWorkflow = Static<typeof CreateWorkflow>;
 
-export const UpdateWorkflow = Type.Partial(CreateWorkflow, { additionalProperties: false, minProperties: 1 });
+export const UpdateWorkflow = Type.Partial(
+  Type.Object({
+    ...CreateWorkflow.properties,
+    /** A note kept with the version this save makes (docs/workflow-versions.md). */
+    versionMessage: Type.String({ minLength: 1, maxLength: 500 }),
+  }),
+  { additionalProperties: false, minProperties: 1 },
+);
 export type UpdateWorkflow = Static<typeof UpdateWorkflow>;
 
 /** Returned when a secret is created or regenerated, and by the reveal endpoint (write scope). */
@@ -189,3 +216,37 @@ export const WebhookTriggerLookup = Type.Object({
   responseMode: Type.Optional(ResponseMode),
 });
 export type WebhookTriggerLookup = Static<typeof WebhookTriggerLookup>;
+
+/**
+ * What one version of a workflow holds (docs/workflow-versions.md): the definition as saved, never the
+ * webhook secret (not part of the definition) and never a credential's value (nodes name credentials).
+ */
+export const WorkflowVersionDefinition = Type.Object({
+  name: Type.String(),
+  description: Type.String(),
+  triggerType: TriggerType,
+  triggerConfig: Type.Record(Type.String(), Type.Unknown()),
+  graph: WorkflowGraph,
+  requireWebhookSecret: Type.Boolean(),
+  executionOrder: ExecutionOrder,
+  errorWorkflowId: Type.Union([Uuid, Type.Null()]),
+  retention: Type.Union([WorkflowRetention, Type.Null()]),
+});
+export type WorkflowVersionDefinition = Static<typeof WorkflowVersionDefinition>;
+
+/** A version in the history list: who saved it, when, with which message. */
+export const WorkflowVersionSummary = Type.Object({
+  workflowId: Uuid,
+  number: Type.Integer({ minimum: 1 }),
+  message: Type.Union([Type.String(), Type.Null()]),
+  /** The user whose save it was, and the client (API key / OAuth client, MCP client, service) it came through, if any. */
+  author: Type.Object({ userId: Uuid, client: Type.Union([Type.String(), Type.Null()]) }),
+  createdAt: DateTime,
+});
+export type WorkflowVersionSummary = Static<typeof WorkflowVersionSummary>;
+
+export const WorkflowVersion = Type.Object({ ...WorkflowVersionSummary.properties, definition: WorkflowVersionDefinition });
+export type WorkflowVersion = Static<typeof WorkflowVersion>;
+
+export const WorkflowVersionParams = Type.Object({ id: Uuid, n: Type.Integer({ minimum: 1 }) });
+export const ListWorkflowVersionsQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });

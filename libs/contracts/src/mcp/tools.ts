@@ -5,13 +5,22 @@ import { CreateProject, ListProjectsQuery, Project, ProjectWithCounts, UpdatePro
 import { BulkResult, BulkUpdateTasks, CreateTask, ListTasksQuery, Task, UpdateTask } from '../entities/tasks.ts';
 import { CalendarEntry, CreateCalendarEntry, ListCalendarQuery, UpdateCalendarEntry } from '../entities/calendar.ts';
 import { CreateNote, ListNotesQuery, Note, UpdateNote } from '../entities/notes.ts';
-import { CreatedWorkflow, ListWorkflowsQuery, TriggerType, WebhookEndpoint, WebhookSecret, Workflow } from '../entities/workflows.ts';
+import {
+  CreatedWorkflow,
+  ListWorkflowsQuery,
+  TriggerType,
+  WebhookEndpoint,
+  WebhookSecret,
+  Workflow,
+  WorkflowVersion,
+  WorkflowVersionSummary,
+} from '../entities/workflows.ts';
 import { RunStatus, WorkflowRun } from '../entities/workflow-runs.ts';
 import { Overview, SearchQuery, SearchResult, TagList } from '../entities/workspace.ts';
 import { ActivityFeed, ActivityQuery, Comment, CreateComment, ListCommentsQuery } from '../entities/comments.ts';
 import { UpdateUserProfile, UserProfile } from '../entities/profile.ts';
 import { toJsonSchema, type JsonSchemaObject } from './json-schema.ts';
-import { McpCreateWorkflow, NODE_CATALOGUE_URI } from './workflow-input.ts';
+import { McpCreateWorkflow, McpUpdateWorkflowGraph, NODE_CATALOGUE_URI } from './workflow-input.ts';
 
 export const TOOL_DOMAINS = [
   'projects',
@@ -457,6 +466,16 @@ export const TOOLS = [
       output: Workflow,
     },
     {
+      // One tool for the history (list, and one version with number): a second tool cost tools/list its token budget.
+      name: 'get_workflow_versions',
+      title: 'Workflow versions',
+      description: 'Saved versions of a workflow, newest first; with number, that version’s definition.',
+      access: 'read',
+      input: Type.Object({ ...workflowId, number: Type.Optional(Type.Integer({ minimum: 1, description: 'Version number.' })), ...PageQuery }, strict),
+      // Without number: a page ({ items, nextCursor }); with it: one version (its summary and definition).
+      output: Type.Partial(Type.Object({ ...pageOf(WorkflowVersionSummary).properties, ...WorkflowVersion.properties })),
+    },
+    {
       name: 'create_workflow',
       title: 'Create a workflow',
       description: `Create a workflow with a trigger type and optionally a node graph (each node type's params, branches and output: read resource ${NODE_CATALOGUE_URI} first). A webhook workflow gets its secret in this answer, once. New workflows are inactive unless active is true.`,
@@ -474,6 +493,7 @@ export const TOOLS = [
         {
           ...workflowId,
           ...Type.Partial(McpCreateWorkflow).properties,
+          graph: Type.Optional(McpUpdateWorkflowGraph),
           retention: Type.Optional(
             Type.Object(
               {
@@ -551,7 +571,7 @@ export const TOOLS = [
       name: 'get_webhook_trigger',
       title: 'Get a webhook trigger',
       description:
-        'The webhook endpoint URL of a workflow and how deliveries are authenticated: authentication is standard-webhooks (signed, no x-webhook-secret header), secret-header (x-webhook-secret) or none. webhook is null for workflows with another trigger type. Does not show the secret.',
+        'The webhook endpoint URL of a workflow and how deliveries are authenticated: authentication is standard-webhooks (signed, no x-webhook-secret header), provider-signature (the workflow starts with Verify signature: GitHub, Stripe, Shopify… signatures with a credential, no x-webhook-secret header), secret-header (x-webhook-secret) or none. webhook is null for workflows with another trigger type. Does not show the secret.',
       access: 'read',
       input: Type.Object({ ...workflowId }, strict),
       output: Type.Object({ workflowId: Uuid, triggerType: TriggerType, active: Type.Boolean(), webhook: Type.Union([WebhookEndpoint, Type.Null()]) }),

@@ -1,4 +1,4 @@
-import Type from 'typebox';
+import Type, { type TSchema } from 'typebox';
 import { StringEnum } from '../common.ts';
 import { TriggerType } from '../entities/workflows.ts';
 import { NODE_TYPES, ON_ERROR } from '../nodes/index.ts';
@@ -19,28 +19,38 @@ const NodeId = (description: string) => Type.String({ pattern: NODE_ID, descript
 /** The resource with every node type's params, branches and output (the tools' descriptions point to it). */
 export const NODE_CATALOGUE_URI = 'flowdesk://docs/workflow-nodes';
 
-export const McpWorkflowNode = Type.Object(
-  {
-    id: NodeId('Unique node id, e.g. n1.'),
-    type: StringEnum(
-      NODE_TYPES.map((d) => d.type),
-      { description: 'Step kind.' },
-    ),
-    name: Type.Optional(Type.String({ maxLength: 200, description: 'Label.' })),
-    onError: Type.Optional(
-      StringEnum(ON_ERROR, { description: 'On failure: fail the run (default), continue with {error} as output, or take its error edges.' }),
-    ),
-    // JSON text like params (the catalogue resource lists its fields): a structured retry object cost
-    // 170 tokens in each of create_workflow and update_workflow.
-    retry: Type.Optional(
-      Type.String({ maxLength: 2_000, description: `JSON text of the retry policy, e.g. "{\\"attempts\\":3}"; fields: resource ${NODE_CATALOGUE_URI}.` }),
-    ),
-    params: Type.String({
-      maxLength: 200_000,
-      description: `JSON text of the type's params object (each type's: resource ${NODE_CATALOGUE_URI}).`,
-    }),
-  },
-  strict,
+/**
+ * A node as the tools take it. create_workflow lists the node types as an enum; update_workflow takes
+ * the same kinds as text (workspace-api refuses an unknown one, naming it): the enum grows with every
+ * node type, and in both tools it cost ~90 tokens each of tools/list's 10,000 budget.
+ */
+const workflowNode = <T extends TSchema>(type: T) =>
+  Type.Object(
+    {
+      id: NodeId('Unique node id, e.g. n1.'),
+      type,
+      name: Type.Optional(Type.String({ maxLength: 200, description: 'Label.' })),
+      onError: Type.Optional(
+        StringEnum(ON_ERROR, { description: 'On failure: fail the run (default), continue with {error} as output, or take its error edges.' }),
+      ),
+      // JSON text like params (the catalogue resource lists its fields): a structured retry object cost
+      // 170 tokens in each of create_workflow and update_workflow.
+      retry: Type.Optional(
+        Type.String({ maxLength: 2_000, description: `JSON text of the retry policy, e.g. "{\\"attempts\\":3}"; fields: resource ${NODE_CATALOGUE_URI}.` }),
+      ),
+      params: Type.String({
+        maxLength: 200_000,
+        description: `JSON text of the type's params object (each type's: resource ${NODE_CATALOGUE_URI}).`,
+      }),
+    },
+    strict,
+  );
+
+export const McpWorkflowNode = workflowNode(
+  StringEnum(
+    NODE_TYPES.map((d) => d.type),
+    { description: 'Step kind.' },
+  ),
 );
 
 /** An edge as the tools take it: the REST API's WorkflowEdge, each field described. */
@@ -54,13 +64,18 @@ const McpWorkflowEdge = Type.Object(
   strict,
 );
 
-export const McpWorkflowGraph = Type.Object(
-  {
-    nodes: Type.Array(McpWorkflowNode, { maxItems: 100, description: 'Steps.' }),
-    edges: Type.Array(McpWorkflowEdge, { maxItems: 200, description: 'Connections.' }),
-  },
-  { ...strict, description: 'Nodes and edges; replaces the whole graph.' },
-);
+const workflowGraph = <T extends TSchema>(node: T) =>
+  Type.Object(
+    {
+      nodes: Type.Array(node, { maxItems: 100, description: 'Steps.' }),
+      edges: Type.Array(McpWorkflowEdge, { maxItems: 200, description: 'Connections.' }),
+    },
+    { ...strict, description: 'Nodes and edges; replaces the whole graph.' },
+  );
+
+export const McpWorkflowGraph = workflowGraph(McpWorkflowNode);
+/** update_workflow's graph: a node's type as text, one of create_workflow's. */
+export const McpUpdateWorkflowGraph = workflowGraph(workflowNode(Type.String({ maxLength: 64, description: "Step kind (create_workflow's)." })));
 
 export const McpTriggerConfig = Type.Object(
   { signature: Type.Optional(StringEnum(['none', 'standard-webhooks'], { description: 'standard-webhooks: deliveries must be signed.' })) },

@@ -42,8 +42,9 @@ export const aggregate = defineNode({
     },
     separator: {
       label: 'Separator',
+      multiline: true,
       placeholder: ', ',
-      description: 'Between the items of the text (default ", ").',
+      description: 'Between the items of the text (default ", "); it may hold line breaks (one item per line).',
       hiddenWhen: (p) => p.into !== 'text',
       dropWhenHidden: true,
     },

@@ -31,7 +31,7 @@ export const createCalendarEntry = defineNode({
       description: 'An ISO date-time (a date alone: 00:00 UTC).',
     },
     endsAt: { label: 'Ends at', template: true, trim: true, description: 'Default: one hour later (all-day: the end of the day).' },
-    allDay: { label: 'All day', widget: 'json', description: 'true or false (default).' },
+    allDay: { label: 'All day', default: false, description: 'Off (default): at the times given.' },
     description: { label: 'Description', template: true, multiline: true },
     location: { label: 'Location', template: true },
     projectId: { label: 'Project', widget: 'project' },

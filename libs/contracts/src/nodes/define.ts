@@ -5,7 +5,7 @@
  * `get_workflow` text, the docs' node table and the console's menu, card, labels and form are
  * derived from these definitions; the engine's handler map is typed over them.
  */
-import Type, { type Static, type TObject } from 'typebox';
+import Type, { type Static, type TNever, type TObject, type TSchema, type TUnion } from 'typebox';
 import { StringEnum } from '../common.ts';
 
 /** Every string parameter of a node may hold {{trigger.a.b}} or {{nodes.<id>.body.x}} variables. */
@@ -81,11 +81,13 @@ export type NodeIcon = 'world-upload' | 'git-branch' | 'list-check' | 'braces' |
 /**
  * How the generated form edits one param. `text` (the default for strings) and `select` (the default
  * for an enum) hold a string; `key-value` edits a map (`Type.Record`) or a list of `{ name, value }`
- * as rows; `json` edits any JSON value as text; `project` picks one of the user's projects;
- * `workflow` one of the user's workflows; `none` is not shown and keeps the stored value.
+ * as rows; `rows` edits a list of objects as rows, one input per property (its hint in `columns`:
+ * strings as text, enums as selects); `switch` (the default for a boolean) is an on/off switch;
+ * `json` edits any JSON value as text; `project` picks one of the user's projects; `workflow` one of
+ * the user's workflows; `none` is not shown and keeps the stored value.
  */
-export type FieldWidget = 'text' | 'select' | 'key-value' | 'json' | 'project' | 'workflow' | 'none';
-export const FIELD_WIDGETS: readonly FieldWidget[] = ['text', 'select', 'key-value', 'json', 'project', 'workflow', 'none'];
+export type FieldWidget = 'text' | 'select' | 'switch' | 'key-value' | 'rows' | 'json' | 'project' | 'workflow' | 'none';
+export const FIELD_WIDGETS: readonly FieldWidget[] = ['text', 'select', 'switch', 'key-value', 'rows', 'json', 'project', 'workflow', 'none'];
 
 export interface FieldHint<Params = Record<string, unknown>> {
   label: string;
@@ -98,8 +100,8 @@ export interface FieldHint<Params = Record<string, unknown>> {
   description?: string;
   /** Labels of an enum's values, in the order the select shows them (default: the schema's order, as written). */
   options?: readonly { value: string; label: string }[];
-  /** The value a new node starts with (selects). */
-  default?: string;
+  /** The value a new node starts with (selects), or what an absent boolean means (switches). */
+  default?: string | boolean;
   /** The field is not shown while this holds (e.g. the body of a GET). */
   hiddenWhen?: (params: Partial<Params>) => boolean;
   /** A hidden field is also left out of what is saved. */
@@ -110,11 +112,18 @@ export interface FieldHint<Params = Record<string, unknown>> {
   noun?: string;
   /** A URL the engine will fetch: the editor warns when it names a private or loopback address (the SSRF guard refuses those unless SSRF_ALLOWLIST opens them). */
   outboundUrl?: boolean;
+  /** A `rows` field: the hint of each property of a row (its `hiddenWhen` sees the row). */
+  columns?: Record<string, FieldHint>;
+  /**
+   * A `rows` field whose rows are branches (a Switch's rules): the branch row `index` takes. Removing
+   * a row moves the edges of the rows after it up one and drops the removed row's own.
+   */
+  rowBranch?: (index: number) => string;
 }
 
 type HintsOf<Params> = { [K in keyof Params]-?: FieldHint<Params> };
 
-export interface NodeDefinition<T extends string = string, P extends TObject = TObject> {
+export interface NodeDefinition<T extends string = string, P extends TObject = TObject, L extends TSchema = TNever> {
   type: T;
   /**
    * The node may change something outside the run (sends a request, writes to the workspace, starts a
@@ -135,6 +144,15 @@ export interface NodeDefinition<T extends string = string, P extends TObject = T
   fields: HintsOf<Static<P>>;
   /** The branches an edge leaving this node must name (Condition: true/false); absent: edges name none. */
   branches?: readonly string[];
+  /** The branches a node with these params offers (a Switch: one per rule and `default`); absent: all of `branches`. */
+  branchesOf?(params: Partial<Static<P>>): readonly string[];
+  /**
+   * An older params shape still accepted (on save and in stored workflows): the graph's schema takes
+   * either, and `upgrade` turns a stored value into the current shape wherever it is read (the
+   * engine before running the node, the editor before showing it).
+   */
+  legacyParams?: L;
+  upgrade?(params: Static<P> | Static<L>): Static<P>;
   /** What {{nodes.<id>.…}} holds after the node ran. */
   output: string;
   /** A line under the form (e.g. how branches work). */
@@ -144,10 +162,16 @@ export interface NodeDefinition<T extends string = string, P extends TObject = T
 }
 
 /** Checks a definition against its params schema (one hint per param) and keeps its literal type. */
-export const defineNode = <const T extends string, P extends TObject>(definition: NodeDefinition<T, P>): NodeDefinition<T, P> => definition;
+export const defineNode = <const T extends string, P extends TObject, L extends TSchema = TNever>(
+  definition: NodeDefinition<T, P, L>,
+): NodeDefinition<T, P, L> => definition;
+
+/** The params a graph may store: the current shape, or either it or the older one a definition still accepts. */
+export type StoredParams<P extends TObject, L extends TSchema> = [L] extends [TNever] ? P : TUnion<[P, L]>;
 
 /** The graph's node object for one definition: `{ id, type, name?, position?, params }`. */
-export function nodeSchema<const T extends string, P extends TObject>(definition: NodeDefinition<T, P>) {
+export function nodeSchema<const T extends string, P extends TObject, L extends TSchema = TNever>(definition: NodeDefinition<T, P, L>) {
+  const params = (definition.legacyParams ? Type.Union([definition.params, definition.legacyParams]) : definition.params) as StoredParams<P, L>;
   return Type.Object(
     {
       id: NodeId,
@@ -156,8 +180,13 @@ export function nodeSchema<const T extends string, P extends TObject>(definition
       position: Type.Optional(Position),
       onError: Type.Optional(OnErrorSchema),
       retry: Type.Optional(RetryPolicySchema),
-      params: definition.params,
+      params,
     },
     { additionalProperties: false },
   );
+}
+
+/** A node's params as stored (possibly the older shape a definition still accepts) in the current shape. */
+export function upgradeParams<P extends TObject>(definition: { upgrade?(params: never): Static<P> } | undefined, params: unknown): Static<P> {
+  return (definition?.upgrade ? definition.upgrade(params as never) : params) as Static<P>;
 }

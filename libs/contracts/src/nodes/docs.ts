@@ -104,7 +104,7 @@ export function renderNodeCatalogue(): string {
     '`{{credentials.<name>}}` (a secret saved in Settings → Credentials; never write the secret itself) and `{{wait.<id>.resumeUrl}}`',
     "(a resume Wait's link, usable before the Wait, e.g. to mail an approver).",
     'To compute, write a JSONata expression: `{{= trigger.qty * trigger.price }}`, `{{= $sum(trigger.lines.(qty * price)) }}`,',
-    '`{{= $fromMillis($toMillis(now) + 3 * 86400000) }}`, `{{= "vip" in trigger.labels }}` (in scope: trigger, headers, nodes, item, index,',
+    '`{{= $dateAdd(now, 3, "days") }}`, `{{= "vip" in trigger.labels }}` (in scope: trigger, headers, nodes, item, index,',
     'now). A string that is exactly one expression keeps its JSON type (a number stays a number); a syntax error is refused on save.',
     '',
     'Example node: `{ "id": "notify", "type": "http_request", "params": "{\\"method\\":\\"POST\\",\\"url\\":\\"https://example.com/hook\\",\\"body\\":{\\"text\\":\\"{{trigger.title}}\\"}}" }`',

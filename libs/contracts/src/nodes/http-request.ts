@@ -1,5 +1,6 @@
 import Type from 'typebox';
 import { StringEnum } from '../common.ts';
+import { CREDENTIAL_NAME_PATTERN } from '../entities/credentials.ts';
 import { defineNode, Templated } from './define.ts';
 
 export const HttpMethod = StringEnum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
@@ -23,6 +24,8 @@ export const httpRequest = defineNode({
       timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
       /** The step's Idempotency-Key header: absent = sent with POST and PATCH only. */
       idempotencyKey: Type.Optional(StringEnum(['send', 'omit'])),
+      /** A credential of type header, query, bearer or basic (Settings → Credentials), by name: applied to the request. */
+      credential: Type.Optional(Type.String({ pattern: CREDENTIAL_NAME_PATTERN })),
     },
     { additionalProperties: false },
   ),
@@ -56,6 +59,13 @@ export const httpRequest = defineNode({
       description:
         'Sent again unchanged when the step is (a retry, a resumed run). Default: with POST and PATCH only. Without it a POST or PATCH is never retried.',
       // Not in the MCP tools (token budget): nodes made there send it with POST and PATCH.
+    },
+    credential: {
+      label: 'Credential',
+      placeholder: 'crm_api_key',
+      trim: true,
+      description:
+        'The name of a credential of type API key in a header, API key in a query parameter, Bearer token or Basic auth (Settings → Credentials): the request carries it, to its own origin only. Secret credentials are written {{credentials.<name>}} in a field instead.',
     },
   },
   output: '`status`, `headers` and `body` (parsed when the answer is JSON): `{{nodes.<id>.body.x}}`. An answer of 400 or more fails the node.',

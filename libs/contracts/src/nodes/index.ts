@@ -22,29 +22,57 @@ import { aggregate } from './aggregate.ts';
 import { updateTask } from './update-task.ts';
 import { findTasks } from './find-tasks.ts';
 import { getProject } from './get-project.ts';
+import { getTask } from './get-task.ts';
 import { createNote } from './create-note.ts';
 import { createCalendarEntry } from './create-calendar-entry.ts';
 import { addComment } from './add-comment.ts';
 import { runWorkflow } from './run-workflow.ts';
+import { sendEmail } from './send-email.ts';
+import { slack } from './slack.ts';
+import { discord } from './discord.ts';
+import { teams } from './teams.ts';
 
 export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
-export { ConditionOperator } from './condition.ts';
+export {
+  CONDITION_COMBINATORS,
+  CONDITION_MAX_RULES,
+  CONDITION_OPERATOR_OPTIONS,
+  CONDITION_OPERATORS,
+  ConditionOperator,
+  type ConditionOperatorName,
+  type ConditionParams,
+  ConditionRule,
+  isUnaryOperator,
+  LegacyConditionParams,
+  UNARY_OPERATORS,
+  upgradeConditionParams,
+} from './condition.ts';
 export { SWITCH_BRANCHES, SWITCH_MAX_RULES } from './switch.ts';
+export { LegacyFilterParams, upgradeFilterParams } from './filter.ts';
 export * from './verify-signature.ts';
 export { WAIT_BRANCHES, WAIT_MAX_MS, WAIT_UNITS } from './wait.ts';
 export { FOR_EACH_MAX_CONCURRENCY, FOR_EACH_MAX_ITEMS, loopBodies, type LoopBody } from './for-each.ts';
 export { FIND_TASKS_MAX } from './find-tasks.ts';
 export { RUN_WORKFLOW_MAX_DEPTH, RUN_WORKFLOW_MAX_TIMEOUT_MS } from './run-workflow.ts';
+export { SEND_EMAIL_LIMITS } from './send-email.ts';
+export { SLACK_LIMITS, SLACK_MODES } from './slack.ts';
+export { DISCORD_LIMITS } from './discord.ts';
+export { TEAMS_LIMITS } from './teams.ts';
 
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];
 
 export const NODE_TYPES = [
   httpRequest,
+  sendEmail,
+  slack,
+  discord,
+  teams,
   createTask,
   updateTask,
   findTasks,
+  getTask,
   getProject,
   createNote,
   createCalendarEntry,
@@ -68,7 +96,7 @@ export type NodeType = Definitions[number]['type'];
 /** Any node definition, for code that walks the registry. */
 export type AnyNodeDefinition = NodeDefinition<string, Definitions[number]['params']> | Definitions[number];
 
-type SchemaOf<D> = D extends NodeDefinition<infer T, infer P> ? ReturnType<typeof nodeSchema<T, P>> : never;
+type SchemaOf<D> = D extends NodeDefinition<infer T, infer P, infer L> ? ReturnType<typeof nodeSchema<T, P, L>> : never;
 type SchemasOf<Ds extends readonly unknown[]> = { -readonly [K in keyof Ds]: SchemaOf<Ds[K]> };
 type NodeSchemas = SchemasOf<Definitions>;
 /** The graph's node schemas, one per registered type, in registry order. */
@@ -95,13 +123,18 @@ export interface FormField {
   rows?: 'map' | 'list';
   /** The values of a select, with their labels. */
   options?: readonly { value: string; label: string }[];
+  /** A `rows` field: one field per property of a row (text or select), in the schema's order. */
+  columns?: FormField[];
+  /** A `rows` field: at most this many rows. */
+  maxRows?: number;
 }
 
 interface SchemaLike {
   type?: string;
   enum?: unknown[];
   patternProperties?: unknown;
-  items?: { properties?: Record<string, unknown> };
+  maxItems?: number;
+  items?: { properties?: Record<string, SchemaLike>; required?: string[] };
 }
 
 /**
@@ -111,23 +144,39 @@ interface SchemaLike {
 export function formFields(definition: AnyNodeDefinition): FormField[] {
   const properties = definition.params.properties as Record<string, SchemaLike>;
   const required = new Set((definition.params as { required?: string[] }).required ?? []);
-  return Object.entries(properties).map(([key, schema]) => {
-    const hint = (definition.fields as Record<string, FieldHint | undefined>)[key];
-    if (!hint) throw new Error(`node type ${definition.type}: param "${key}" has no field hint`);
-    const widget: FieldWidget = hint.widget ?? (schema.enum ? 'select' : 'text');
-    if (!FIELD_WIDGETS.includes(widget)) throw new Error(`node type ${definition.type}: param "${key}" has an unknown widget "${widget}"`);
-    const field: FormField = { key, hint, widget, required: required.has(key) };
-    if (widget === 'select') {
-      const values = (schema.enum ?? []).map(String);
-      if (values.length === 0) throw new Error(`node type ${definition.type}: param "${key}" is a select without enum values`);
-      field.options = hint.options ?? values.map((value) => ({ value, label: value }));
-    }
-    if (widget === 'text' && schema.type !== 'string') throw new Error(`node type ${definition.type}: param "${key}" is not a string; give it a widget`);
-    if (widget === 'key-value') {
-      if (schema.type === 'array' && schema.items?.properties?.name && schema.items.properties.value) field.rows = 'list';
-      else if (schema.type === 'object' && schema.patternProperties) field.rows = 'map';
-      else throw new Error(`node type ${definition.type}: param "${key}" is neither a map nor a list of { name, value }`);
-    }
-    return field;
-  });
+  const hints = definition.fields as Record<string, FieldHint | undefined>;
+  return Object.entries(properties).map(([key, schema]) =>
+    formField(`node type ${definition.type}: param "${key}"`, key, schema, hints[key], required.has(key)),
+  );
+}
+
+function formField(where: string, key: string, schema: SchemaLike, hint: FieldHint | undefined, required: boolean): FormField {
+  if (!hint) throw new Error(`${where} has no field hint`);
+  const widget: FieldWidget = hint.widget ?? (schema.enum ? 'select' : schema.type === 'boolean' ? 'switch' : 'text');
+  if (!FIELD_WIDGETS.includes(widget)) throw new Error(`${where} has an unknown widget "${widget}"`);
+  const field: FormField = { key, hint, widget, required };
+  if (widget === 'select') {
+    const values = (schema.enum ?? []).map(String);
+    if (values.length === 0) throw new Error(`${where} is a select without enum values`);
+    field.options = hint.options ?? values.map((value) => ({ value, label: value }));
+  }
+  if (widget === 'text' && schema.type !== 'string') throw new Error(`${where} is not a string; give it a widget`);
+  if (widget === 'switch' && schema.type !== 'boolean') throw new Error(`${where} is a switch but not a boolean`);
+  if (widget === 'key-value') {
+    if (schema.type === 'array' && schema.items?.properties?.name && schema.items.properties.value) field.rows = 'list';
+    else if (schema.type === 'object' && schema.patternProperties) field.rows = 'map';
+    else throw new Error(`${where} is neither a map nor a list of { name, value }`);
+  }
+  if (widget === 'rows') {
+    const columns = schema.type === 'array' ? schema.items?.properties : undefined;
+    if (!columns) throw new Error(`${where} is a rows field but not a list of objects`);
+    const inRow = new Set(schema.items?.required ?? []);
+    field.columns = Object.entries(columns).map(([column, s]) => {
+      const f = formField(`${where}, column "${column}"`, column, s, hint.columns?.[column], inRow.has(column));
+      if (f.widget !== 'text' && f.widget !== 'select') throw new Error(`${where}, column "${column}": a row holds text and selects only`);
+      return f;
+    });
+    if (schema.maxItems !== undefined) field.maxRows = schema.maxItems;
+  }
+  return field;
 }

@@ -39,7 +39,7 @@ export const runWorkflow = defineNode({
       noun: 'payload',
       placeholder: '{\n  "orderId": "{{trigger.order.id}}"\n}',
     },
-    wait: { label: 'Wait for its result', widget: 'json', description: 'true (default): park until it finishes; false: start it and go on.' },
+    wait: { label: 'Wait for its result', default: true, description: 'On (default): park until it finishes; off: start it and go on.' },
     timeoutMs: { label: 'Timeout (ms)', widget: 'json', description: 'When waiting: fail after this long (1000 to 30 days; default none).' },
   },
   output:

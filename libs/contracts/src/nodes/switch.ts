@@ -1,5 +1,5 @@
 import Type from 'typebox';
-import { ConditionOperator } from './condition.ts';
+import { COMPARISON_COLUMNS, ConditionOperator } from './condition.ts';
 import { defineNode, Templated } from './define.ts';
 
 /** Rules are tried in order; the first that holds names the branch (`1` … `4`), none: `default`. */
@@ -28,15 +28,15 @@ export const switchNode = defineNode({
     value: { label: 'Value to route on', template: true, placeholder: '{{trigger.order.status}}' },
     rules: {
       label: 'Rules (branch 1, 2, … in order)',
-      widget: 'json',
-      template: true,
-      multiline: true,
-      placeholder: '[\n  { "operator": "equals", "right": "paid" },\n  { "operator": "equals", "right": "refunded" }\n]',
-      description:
-        'A list of { "operator", "right" }: equals, not_equals, contains, not_contains, starts_with, exists, not_exists, greater_than, less_than. The first rule that holds takes its branch; none: default.',
+      widget: 'rows',
+      noun: 'rule',
+      description: `Up to ${SWITCH_MAX_RULES} rows of { "operator", "right" } (the Condition's operators); the first that holds takes its branch, none: default.`,
+      columns: COMPARISON_COLUMNS,
+      rowBranch: (index) => String(index + 1),
     },
   },
   branches: SWITCH_BRANCHES,
+  branchesOf: (p) => [...SWITCH_BRANCHES.slice(0, Math.min(p.rules?.length ?? 0, SWITCH_MAX_RULES)), 'default'],
   output:
     '`{ branch, value }`: the branch taken (`1`–`4` or `default`) and the value compared. A branch without an edge ends that path (the run is skipped when no action ran).',
   note: 'Connect handle **1** for the first rule, **2** for the second, …, and **default** for a value no rule matched.',

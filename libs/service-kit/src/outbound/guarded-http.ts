@@ -149,6 +149,25 @@ function checkingLookup(policy: SsrfPolicy, resolve: ResolveHost, port: number):
   };
 }
 
+/**
+ * The SSRF guard for a connection that is not HTTP (a Send Email node's SMTP server), applied as the
+ * HTTP client applies it: a host[:port] the allowlist names is reached by name; an IP literal is
+ * checked as is; a name is resolved once and EVERY address checked. Answers where to connect: the
+ * caller connects to the checked address itself (naming the host for TLS), so DNS cannot hand the
+ * socket another address between the check and the connect.
+ */
+export async function guardedAddress(host: string, port: number, policy: SsrfPolicy, resolve: ResolveHost = systemResolve): Promise<string> {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (policy.allowsHost(bare, port)) return bare;
+  if (isIP(bare)) {
+    policy.checkAddress(host, port, bare);
+    return bare;
+  }
+  const all = await resolveOrThrow(resolve, bare);
+  for (const a of all) policy.checkAddress(bare, port, a.address);
+  return all[0]!.address;
+}
+
 async function resolveOrThrow(resolve: ResolveHost, hostname: string): Promise<ResolvedAddress[]> {
   let all: ResolvedAddress[];
   try {

@@ -31,6 +31,11 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody,
 const accountUser = (u: User): AccountUser => ({ id: u.id, email: u.email, name: u.name, role: u.role });
 const listedUser = (u: User) => ({ id: u.id, email: u.email, name: u.name, role: u.role, disabled: u.disabled, createdAt: u.createdAt.toISOString() });
 
+/** What the API document shows of a route (the console's public document merges it: docs/console.md). */
+const doc = (tag: string, summary: string, description?: string) => ({ tags: [tag], summary, ...(description ? { description } : {}) });
+/** A change a console session makes: the cookie and the CSRF header (the edge's scheme names, services/console). */
+const SESSION_WRITE = [{ session: [], csrf: [] }];
+
 const WRONG_LOGIN = 'Wrong email or password';
 
 /**
@@ -52,55 +57,124 @@ export function accountRoutes(ctx: AuthContext) {
   }
 
   return async (app: Service) => {
-    app.get('/setup', { schema: { response: { 200: SetupStatus } } }, async (_req, reply) => {
-      reply.header('cache-control', 'no-store');
-      const demo = ctx.demoAccountEmail ? await findUserByEmail(ctx.prisma, ctx.demoAccountEmail) : null;
-      return { needsOwner: await needsOwner(ctx.prisma), signup: ctx.signupMode, ...(demo && !demo.disabled ? { demoAccount: { email: demo.email } } : {}) };
-    });
-
-    app.post('/setup', { schema: { body: CreateOwner, response: { 201: SessionCreated, ...errors } } }, async (req, reply) =>
-      signedIn(reply, await createOwner(ctx.prisma, req.body)),
+    app.get(
+      '/setup',
+      {
+        schema: { ...doc('account', 'Whether the owner account still has to be created, and how sign-up works'), security: [], response: { 200: SetupStatus } },
+      },
+      async (_req, reply) => {
+        reply.header('cache-control', 'no-store');
+        const demo = ctx.demoAccountEmail ? await findUserByEmail(ctx.prisma, ctx.demoAccountEmail) : null;
+        return { needsOwner: await needsOwner(ctx.prisma), signup: ctx.signupMode, ...(demo && !demo.disabled ? { demoAccount: { email: demo.email } } : {}) };
+      },
     );
 
-    app.post('/signup', { schema: { body: Signup, response: { 201: SessionCreated, ...errors } } }, async (req, reply) =>
-      signedIn(reply, await signUp(ctx.prisma, ctx.signupMode, req.body, ctx.now())),
+    app.post(
+      '/setup',
+      {
+        schema: {
+          ...doc('account', 'Create the owner account (first run only)'),
+          security: [],
+          body: CreateOwner,
+          response: { 201: SessionCreated, ...errors },
+        },
+      },
+      async (req, reply) => signedIn(reply, await createOwner(ctx.prisma, req.body)),
     );
 
-    app.post('/sessions', { schema: { body: SignIn, response: { 201: SessionCreated, ...errors } } }, async (req, reply) => {
-      const { email, password } = req.body;
-      // Counted before the password is checked: parallel guesses queue here (domain/login-throttle.ts).
-      const ticket = await ctx.throttle.reserve(email, req.ip, ctx.now());
-      // The same answer, and the same scrypt work, for an unknown email, a disabled user, a wrong password.
-      const user = await verifyPassword(ctx.prisma, email, password);
-      if (!user) throw new HttpError('unauthorized', WRONG_LOGIN);
-      await ctx.throttle.succeeded(ticket);
-      return signedIn(reply, user);
-    });
+    app.post(
+      '/signup',
+      {
+        schema: {
+          ...doc('account', 'Create an account (when sign-up is open, or with an invite)'),
+          security: [],
+          body: Signup,
+          response: { 201: SessionCreated, ...errors },
+        },
+      },
+      async (req, reply) => signedIn(reply, await signUp(ctx.prisma, ctx.signupMode, req.body, ctx.now())),
+    );
 
-    app.get('/sessions/current', { onRequest: requireSession(ctx), schema: { response: { 200: CurrentSession, ...errors } } }, async (req, reply) => {
-      const s = sessionOf(req);
-      reply.header('cache-control', 'no-store');
-      return {
-        user: accountUser(s.user),
-        session: { id: s.sessionId, createdAt: s.createdAt.toISOString(), expiresAt: s.expiresAt.toISOString(), idleExpiresAt: s.idleExpiresAt.toISOString() },
-      };
-    });
+    app.post(
+      '/sessions',
+      {
+        schema: {
+          ...doc('account', 'Sign in', 'Throttled per account and per client address (429 with Retry-After).'),
+          security: [],
+          body: SignIn,
+          response: { 201: SessionCreated, ...errors },
+        },
+      },
+      async (req, reply) => {
+        const { email, password } = req.body;
+        // Counted before the password is checked: parallel guesses queue here (domain/login-throttle.ts).
+        const ticket = await ctx.throttle.reserve(email, req.ip, ctx.now());
+        // The same answer, and the same scrypt work, for an unknown email, a disabled user, a wrong password.
+        const user = await verifyPassword(ctx.prisma, email, password);
+        if (!user) throw new HttpError('unauthorized', WRONG_LOGIN);
+        await ctx.throttle.succeeded(ticket);
+        return signedIn(reply, user);
+      },
+    );
 
-    app.delete('/sessions/current', { onRequest: requireSession(ctx), schema: { response: { 204: Type.Null(), ...errors } } }, async (req, reply) => {
-      const s = sessionOf(req);
-      await announce(s.user.id, await revokeSessions(ctx.prisma, s.user.id, ctx.now(), { only: s.sessionId }));
-      return reply.code(204).send(null);
-    });
+    app.get(
+      '/sessions/current',
+      {
+        onRequest: requireSession(ctx),
+        schema: { ...doc('account', 'The signed-in user and the session'), security: [{ session: [] }], response: { 200: CurrentSession, ...errors } },
+      },
+      async (req, reply) => {
+        const s = sessionOf(req);
+        reply.header('cache-control', 'no-store');
+        return {
+          user: accountUser(s.user),
+          session: {
+            id: s.sessionId,
+            createdAt: s.createdAt.toISOString(),
+            expiresAt: s.expiresAt.toISOString(),
+            idleExpiresAt: s.idleExpiresAt.toISOString(),
+          },
+        };
+      },
+    );
 
-    app.delete('/sessions', { onRequest: requireSession(ctx), schema: { response: { 204: Type.Null(), ...errors } } }, async (req, reply) => {
-      const s = sessionOf(req);
-      await announce(s.user.id, await revokeSessions(ctx.prisma, s.user.id, ctx.now()));
-      return reply.code(204).send(null);
-    });
+    app.delete(
+      '/sessions/current',
+      {
+        onRequest: requireSession(ctx),
+        schema: { ...doc('account', 'Sign out (this session)'), security: SESSION_WRITE, response: { 204: Type.Null(), ...errors } },
+      },
+      async (req, reply) => {
+        const s = sessionOf(req);
+        await announce(s.user.id, await revokeSessions(ctx.prisma, s.user.id, ctx.now(), { only: s.sessionId }));
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.delete(
+      '/sessions',
+      {
+        onRequest: requireSession(ctx),
+        schema: { ...doc('account', 'Sign out everywhere (every session of the user)'), security: SESSION_WRITE, response: { 204: Type.Null(), ...errors } },
+      },
+      async (req, reply) => {
+        const s = sessionOf(req);
+        await announce(s.user.id, await revokeSessions(ctx.prisma, s.user.id, ctx.now()));
+        return reply.code(204).send(null);
+      },
+    );
 
     app.post(
       '/account/password',
-      { onRequest: requireSession(ctx), schema: { body: ChangePassword, response: { 204: Type.Null(), ...errors } } },
+      {
+        onRequest: requireSession(ctx),
+        schema: {
+          ...doc('account', 'Change the password (your other sessions end)'),
+          security: SESSION_WRITE,
+          body: ChangePassword,
+          response: { 204: Type.Null(), ...errors },
+        },
+      },
       async (req, reply) => {
         const s = sessionOf(req);
         const ticket = await ctx.throttle.reserve(s.user.email, req.ip, ctx.now());
@@ -116,7 +190,14 @@ export function accountRoutes(ctx: AuthContext) {
 
     app.post(
       '/invites',
-      { onRequest: requireOwner(ctx, 'write'), schema: { body: CreateInvite, response: { 201: CreatedInvite, ...errors } } },
+      {
+        onRequest: requireOwner(ctx, 'write'),
+        schema: {
+          ...doc('members', 'Invite someone (owner only); the answer carries the invite token'),
+          body: CreateInvite,
+          response: { 201: CreatedInvite, ...errors },
+        },
+      },
       async (req, reply) => {
         const invite = await createInvite(ctx.prisma, credentialOf(req).userId, req.body.email, ctx.now());
         reply.header('cache-control', 'no-store');
@@ -124,12 +205,28 @@ export function accountRoutes(ctx: AuthContext) {
       },
     );
 
-    app.get('/users', { onRequest: requireOwner(ctx, 'read'), schema: { response: { 200: UserList, ...errors } } }, async () => ({
-      items: (await listUsers(ctx.prisma)).map(listedUser),
-    }));
+    app.get(
+      '/users',
+      {
+        onRequest: requireOwner(ctx, 'read'),
+        schema: { ...doc('members', 'The accounts of this Flowdesk (owner only)'), response: { 200: UserList, ...errors } },
+      },
+      async () => ({
+        items: (await listUsers(ctx.prisma)).map(listedUser),
+      }),
+    );
 
-    app.post('/users', { onRequest: requireOwner(ctx, 'write'), schema: { body: CreateUser, response: { 201: ListedUser, ...errors } } }, async (req, reply) =>
-      reply.code(201).send(listedUser(await addUser(ctx.prisma, req.body))),
+    app.post(
+      '/users',
+      {
+        onRequest: requireOwner(ctx, 'write'),
+        schema: {
+          ...doc('members', 'Add a member with a first password (owner only; the CLI’s `flowdesk users create`)'),
+          body: CreateUser,
+          response: { 201: ListedUser, ...errors },
+        },
+      },
+      async (req, reply) => reply.code(201).send(listedUser(await addUser(ctx.prisma, req.body))),
     );
 
     const toggle = async (req: FastifyRequest, id: string, disabled: boolean, reply: FastifyReply) => {
@@ -147,8 +244,15 @@ export function accountRoutes(ctx: AuthContext) {
       }
       return reply.code(204).send(null);
     };
-    const toggleRoute = { onRequest: requireOwner(ctx, 'write'), schema: { params: IdParams, response: { 204: Type.Null(), ...errors } } };
-    app.post('/users/:id/disable', toggleRoute, async (req, reply) => toggle(req, req.params.id, true, reply));
-    app.post('/users/:id/enable', toggleRoute, async (req, reply) => toggle(req, req.params.id, false, reply));
+    const toggleRoute = (summary: string) => ({
+      onRequest: requireOwner(ctx, 'write'),
+      schema: { ...doc('members', summary), params: IdParams, response: { 204: Type.Null(), ...errors } },
+    });
+    app.post(
+      '/users/:id/disable',
+      toggleRoute('Disable an account (owner only): its sessions end, its API keys and OAuth grants stop working while it is disabled'),
+      async (req, reply) => toggle(req, req.params.id, true, reply),
+    );
+    app.post('/users/:id/enable', toggleRoute('Enable a disabled account again (owner only)'), async (req, reply) => toggle(req, req.params.id, false, reply));
   };
 }

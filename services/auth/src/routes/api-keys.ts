@@ -12,7 +12,15 @@ export function apiKeyRoutes(ctx: AuthContext) {
   return async (app: Service) => {
     app.post(
       '/api-keys',
-      { onRequest: requireUserKey(ctx, 'write'), schema: { body: CreateApiKey, response: { 201: CreatedApiKey, ...errors } } },
+      {
+        onRequest: requireUserKey(ctx, 'write'),
+        schema: {
+          tags: ['api-keys'],
+          summary: 'Create an API key: Read (mcp:read) or Read + Write (mcp:write); the secret is in this answer only',
+          body: CreateApiKey,
+          response: { 201: CreatedApiKey, ...errors },
+        },
+      },
       async (req, reply) => {
         const { key, secret } = await createApiKey(ctx.prisma, { userId: credentialOf(req).userId, name: req.body.name, scope: scopeOfAccess(req.body.scope) });
         // The one answer that carries the secret: nothing may keep it.
@@ -21,13 +29,28 @@ export function apiKeyRoutes(ctx: AuthContext) {
       },
     );
 
-    app.get('/api-keys', { onRequest: requireUserKey(ctx, 'read'), schema: { response: { 200: ApiKeyList, ...errors } } }, async (req) => ({
-      items: await listApiKeys(ctx.prisma, credentialOf(req).userId),
-    }));
+    app.get(
+      '/api-keys',
+      {
+        onRequest: requireUserKey(ctx, 'read'),
+        schema: { tags: ['api-keys'], summary: 'List API keys (never their secrets)', response: { 200: ApiKeyList, ...errors } },
+      },
+      async (req) => ({
+        items: await listApiKeys(ctx.prisma, credentialOf(req).userId),
+      }),
+    );
 
     app.delete(
       '/api-keys/:id',
-      { onRequest: requireUserKey(ctx, 'write'), schema: { params: IdParams, response: { 204: Type.Null(), ...errors } } },
+      {
+        onRequest: requireUserKey(ctx, 'write'),
+        schema: {
+          tags: ['api-keys'],
+          summary: 'Revoke an API key (the next request with it gets 401)',
+          params: IdParams,
+          response: { 204: Type.Null(), ...errors },
+        },
+      },
       async (req, reply) => {
         const userId = credentialOf(req).userId;
         const now = ctx.now();

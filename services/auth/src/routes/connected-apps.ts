@@ -15,26 +15,41 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody 
  */
 export function connectedAppRoutes(ctx: AuthContext) {
   return async (app: Service) => {
-    app.get('/connected-apps', { onRequest: requireUserKey(ctx, 'read'), schema: { response: { 200: ConnectedAppList, ...errors } } }, async (req) => {
-      const userId = credentialOf(req).userId;
-      const [keys, grants] = await Promise.all([listApiKeys(ctx.prisma, userId), listGrants(ctx.prisma, userId)]);
-      const items: ConnectedApp[] = [
-        ...grants.map((g): ConnectedApp => ({
-          id: g.grantId,
-          type: 'oauth_client',
-          name: g.clientName,
-          scope: g.scope,
-          createdAt: g.createdAt.toISOString(),
-          lastUsedAt: g.lastUsedAt?.toISOString() ?? null,
-        })),
-        ...keys.map((k): ConnectedApp => ({ id: k.id, type: 'api_key', name: k.name, scope: k.scope, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt })),
-      ].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
-      return { items };
-    });
+    app.get(
+      '/connected-apps',
+      {
+        onRequest: requireUserKey(ctx, 'read'),
+        schema: { tags: ['connected-apps'], summary: 'API keys and OAuth clients that can act for you', response: { 200: ConnectedAppList, ...errors } },
+      },
+      async (req) => {
+        const userId = credentialOf(req).userId;
+        const [keys, grants] = await Promise.all([listApiKeys(ctx.prisma, userId), listGrants(ctx.prisma, userId)]);
+        const items: ConnectedApp[] = [
+          ...grants.map((g): ConnectedApp => ({
+            id: g.grantId,
+            type: 'oauth_client',
+            name: g.clientName,
+            scope: g.scope,
+            createdAt: g.createdAt.toISOString(),
+            lastUsedAt: g.lastUsedAt?.toISOString() ?? null,
+          })),
+          ...keys.map((k): ConnectedApp => ({ id: k.id, type: 'api_key', name: k.name, scope: k.scope, createdAt: k.createdAt, lastUsedAt: k.lastUsedAt })),
+        ].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+        return { items };
+      },
+    );
 
     app.delete(
       '/connected-apps/:id',
-      { onRequest: requireUserKey(ctx, 'write'), schema: { params: IdParams, response: { 204: Type.Null(), ...errors } } },
+      {
+        onRequest: requireUserKey(ctx, 'write'),
+        schema: {
+          tags: ['connected-apps'],
+          summary: 'Revoke a key or disconnect an OAuth client (every token of its grant)',
+          params: IdParams,
+          response: { 204: Type.Null(), ...errors },
+        },
+      },
       async (req, reply) => {
         const userId = credentialOf(req).userId;
         const now = ctx.now();

@@ -54,3 +54,57 @@ export function upstreamOf(rest: string): { upstream: Upstream; path: string } {
   if (route.prefix.includes('*')) return { upstream: route.upstream, path: `${API_PREFIX}${rest}` };
   return { upstream: route.upstream, path: `${route.target}${rest.slice(route.prefix.length)}` };
 }
+
+/**
+ * Routes of the public API that the edge answers itself rather than forwarding, each by calling one
+ * auth route (`auth`): the ones that open or close the console session (the token goes into the
+ * cookie, never a body), and GET /session (adds the CSRF token). The edge registers them from this
+ * table, and the OpenAPI document shows each with the auth route's summary, body and errors and the
+ * edge's own answer (domain/openapi.ts).
+ */
+export interface EdgeAccountRoute {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** Path under /api/v1. */
+  path: string;
+  /** The auth route it calls (same method). */
+  auth: string;
+  /** relay: auth's answer as it is; opens: a new session into the cookie; closes: the cookie's session ends; current: the session, plus the CSRF token. */
+  answer: 'relay' | 'opens' | 'closes' | 'current';
+}
+
+export const EDGE_ACCOUNT_ROUTES: readonly EdgeAccountRoute[] = [
+  { method: 'GET', path: '/setup', auth: '/auth/v1/setup', answer: 'relay' },
+  { method: 'POST', path: '/setup', auth: '/auth/v1/setup', answer: 'opens' },
+  { method: 'POST', path: '/signup', auth: '/auth/v1/signup', answer: 'opens' },
+  { method: 'POST', path: '/session', auth: '/auth/v1/sessions', answer: 'opens' },
+  { method: 'DELETE', path: '/session', auth: '/auth/v1/sessions/current', answer: 'closes' },
+  { method: 'DELETE', path: '/session/all', auth: '/auth/v1/sessions', answer: 'closes' },
+  { method: 'GET', path: '/session', auth: '/auth/v1/sessions/current', answer: 'current' },
+];
+
+/**
+ * Public paths the front sends to a service past the edge (embedded/src/services.ts PUBLIC_ROUTES,
+ * deploy/k8s/base/ingress.yaml): the path is the same at the service. The document shows them too.
+ */
+export const DIRECT_PUBLIC_PREFIXES: readonly { prefix: string; upstream: Upstream }[] = [{ prefix: '/resume', upstream: 'workflow-engine' }];
+
+/**
+ * The public path (under /api/v1, OpenAPI's `{param}` form) at which the edge serves an upstream's
+ * path, or undefined when the edge does not forward to it (auth's OAuth routes, the engine's internal ones).
+ */
+export function publicPathOf(upstream: Upstream, path: string): string | undefined {
+  if (upstream === 'workspace-api') {
+    if (!path.startsWith(`${API_PREFIX}/`)) return undefined;
+    return upstreamOf(path.slice(API_PREFIX.length)).upstream === 'workspace-api' ? path : undefined;
+  }
+  if (DIRECT_PUBLIC_PREFIXES.some((d) => d.upstream === upstream && matches(path, `${API_PREFIX}${d.prefix}`))) return path;
+  // The most specific target the path falls under, with `{param}` matching a `*` segment.
+  const shape = path.replace(/\{[^/}]+\}/g, '*');
+  const route = UPSTREAM_ROUTES.filter((r) => r.upstream === upstream && (shape === r.target || shape.startsWith(`${r.target}/`))).sort(
+    (a, b) => b.target.length - a.target.length,
+  )[0];
+  if (!route) return undefined;
+  const rest = route.prefix.includes('*') ? path.slice(API_PREFIX.length) : `${route.prefix}${path.slice(route.target.length)}`;
+  // Reached only if the edge really sends that public path there (a more specific route may win).
+  return upstreamOf(rest).upstream === upstream ? `${API_PREFIX}${rest}` : undefined;
+}

@@ -1,10 +1,20 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Audience, CONSOLE_CLIENT_HEADER, HttpError, allows, insufficientScopeMessage, type Access } from '@flowdesk/contracts';
+import Type from 'typebox';
+import {
+  Audience,
+  CONSOLE_CLIENT_HEADER,
+  CurrentConsoleSession,
+  HttpError,
+  OpenedConsoleSession,
+  allows,
+  insufficientScopeMessage,
+  type Access,
+} from '@flowdesk/contracts';
 import { AuthUnavailableError, CredentialRejectedError, type AuthClient, type Principal, type Service } from '@flowdesk/service-kit';
 import type { Upstream, UpstreamAnswer } from '../adapters/upstream.ts';
 import { SESSION_COOKIE, clearedSessionCookie, readCookie, sessionCookie } from '../domain/cookies.ts';
 import { csrfTokenFor, csrfTokenMatches, isCrossOrigin, isStateChanging } from '../domain/csrf.ts';
-import { upstreamOf } from '../domain/upstreams.ts';
+import { EDGE_ACCOUNT_ROUTES, upstreamOf } from '../domain/upstreams.ts';
 import { tokenSha256, type OpenStreams } from '../domain/open-streams.ts';
 import { PassThrough } from 'node:stream';
 
@@ -216,17 +226,11 @@ export function edgeRoutes(ctx: EdgeContext) {
       return reply.code(204).send();
     };
 
-    app.get('/setup', async (req, reply) => relay(reply, await callAuth(req, 'GET', '/auth/v1/setup')));
-    app.post('/setup', async (req, reply) => openSession(req, reply, '/auth/v1/setup'));
-    app.post('/signup', async (req, reply) => openSession(req, reply, '/auth/v1/signup'));
-    app.post('/session', async (req, reply) => openSession(req, reply, '/auth/v1/sessions'));
-    app.delete('/session', async (req, reply) => closeSession(req, reply, '/auth/v1/sessions/current'));
-    app.delete('/session/all', async (req, reply) => closeSession(req, reply, '/auth/v1/sessions'));
-
-    app.get('/session', async (req, reply) => {
+    /** GET /session: auth's current session of the cookie, plus the CSRF token. */
+    const currentSession = async (req: FastifyRequest, reply: FastifyReply, path: string) => {
       const caller = await authenticate(req, reply);
       if (caller.via !== 'cookie') throw unauthorized('No console session: this route is for the console; API keys see themselves at /api/v1/profile');
-      const answer = await callAuth(req, 'GET', '/auth/v1/sessions/current', `Bearer ${caller.token}`);
+      const answer = await callAuth(req, 'GET', path, `Bearer ${caller.token}`);
       if (answer.status !== 200) {
         if (answer.status === 401) reply.header('set-cookie', clearedSessionCookie(ctx.secureCookies));
         return relay(reply, answer);
@@ -234,7 +238,24 @@ export function edgeRoutes(ctx: EdgeContext) {
       const current = (await answer.body.json()) as object;
       reply.header('cache-control', 'no-store');
       return { ...current, csrfToken: csrfTokenFor(caller.token), ssrfAllowlist: ctx.ssrfAllowlist ?? '' };
-    });
+    };
+
+    // The routes the edge answers itself (domain/upstreams.ts): their answer schemas are the ones the OpenAPI document shows.
+    const answers = {
+      relay: { handle: async (req: FastifyRequest, reply: FastifyReply, path: string) => relay(reply, await callAuth(req, 'GET', path)), response: undefined },
+      opens: { handle: openSession, response: { 201: OpenedConsoleSession } },
+      closes: { handle: closeSession, response: { 204: Type.Null() } },
+      current: { handle: currentSession, response: { 200: CurrentConsoleSession } },
+    } as const;
+    for (const route of EDGE_ACCOUNT_ROUTES) {
+      const { handle, response } = answers[route.answer];
+      app.route({
+        method: route.method,
+        url: route.path,
+        ...(response ? { schema: { response } } : {}),
+        handler: async (req, reply) => handle(req, reply, route.auth),
+      });
+    }
 
     app.all('/*', async (req, reply) => {
       const caller = await authenticate(req, reply);

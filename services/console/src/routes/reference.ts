@@ -2,9 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { HttpError } from '@flowdesk/contracts';
-import type { Service } from '@flowdesk/service-kit';
+import { OPENAPI_PATH, type Service } from '@flowdesk/service-kit';
 import type { Upstream } from '../adapters/upstream.ts';
-import { publicOpenApi } from '../domain/openapi.ts';
+import { publicOpenApi, type OpenApiDocument, type UpstreamDocuments } from '../domain/openapi.ts';
+import type { Upstream as UpstreamName } from '../domain/upstreams.ts';
 
 /** Swagger UI's own files, served from this service (no CDN). */
 const swaggerDir = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -76,27 +77,69 @@ const INIT = `window.ui = SwaggerUIBundle({ url: '/api/v1/openapi.json', dom_id:
   label(root);
 })();`;
 
-/** GET /api/v1/openapi.json and the rendered reference at /api/v1/docs. */
-export function referenceRoutes(opts: { workspace: Upstream; publicBaseUrl: string; cacheMs?: number; now: () => Date }) {
+/**
+ * GET /api/v1/openapi.json and the rendered reference at /api/v1/docs. The document is merged from
+ * each upstream's own (GET /openapi.json, generated from its routes' schemas; domain/openapi.ts),
+ * fetched over HTTP, in the embedded start as in production, and kept `cacheMs` (default 60 s). It
+ * fails soft: a service that does not answer is represented by its last good document, or left out
+ * (the description says so, and that copy is kept only `retryMs`, default 5 s); 503 only when none answers.
+ */
+export function referenceRoutes(opts: {
+  upstreams: Readonly<Record<UpstreamName, Pick<Upstream, 'request'>>>;
+  publicBaseUrl: string;
+  cacheMs?: number;
+  retryMs?: number;
+  /** How long one service's document is waited for (default 5 s). */
+  documentTimeoutMs?: number;
+  now: () => Date;
+  log?: { warn(obj: object, msg: string): void };
+}) {
   let cached: { doc: unknown; until: number } | undefined;
+  const lastGood: UpstreamDocuments = {};
+  const fetchDocument = async (name: UpstreamName, requestId: string): Promise<OpenApiDocument | undefined> => {
+    let timer: NodeJS.Timeout | undefined;
+    const asked = opts.upstreams[name].request({ method: 'GET', path: OPENAPI_PATH, headers: { accept: 'application/json', 'x-request-id': requestId } });
+    try {
+      // A service that hangs is one that does not answer: the document waits for it only so long.
+      const answer = await Promise.race([
+        asked,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            void asked.then((late) => late.body.dump()).catch(() => {});
+            reject(new Error(`no answer within ${opts.documentTimeoutMs ?? 5_000} ms`));
+          }, opts.documentTimeoutMs ?? 5_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (answer.status !== 200) {
+        await answer.body.dump();
+        throw new Error(`status ${answer.status}`);
+      }
+      return (lastGood[name] = (await answer.body.json()) as OpenApiDocument);
+    } catch (err) {
+      opts.log?.warn({ err, upstream: name }, 'OpenAPI document of an upstream unavailable; the public document goes without it');
+      return lastGood[name];
+    }
+  };
+  let refreshing: Promise<void> | undefined;
+  const refresh = async (requestId: string, now: number) => {
+    const names = Object.keys(opts.upstreams) as UpstreamName[];
+    const docs = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await fetchDocument(n, requestId)] as const))) as UpstreamDocuments;
+    const missing = names.filter((n) => !docs[n]);
+    if (missing.length === names.length) throw new HttpError('unavailable', 'No service gave its API document');
+    cached = { doc: publicOpenApi(docs, opts.publicBaseUrl, missing), until: now + (missing.length ? (opts.retryMs ?? 5_000) : (opts.cacheMs ?? 60_000)) };
+  };
   return async (app: Service) => {
-    app.get('/openapi.json', async (req, reply) => {
+    app.get('/openapi.json', { schema: { hide: true } }, async (req, reply) => {
       const now = opts.now().getTime();
       if (!cached || cached.until <= now) {
-        let answer;
-        try {
-          answer = await opts.workspace.request({ method: 'GET', path: '/openapi.json', headers: { accept: 'application/json', 'x-request-id': req.id } });
-        } catch {
-          throw new HttpError('unavailable', 'The workspace API is unavailable');
-        }
-        if (answer.status !== 200) {
-          await answer.body.dump();
-          throw new HttpError('unavailable', 'The workspace API did not give its document');
-        }
-        cached = { doc: publicOpenApi((await answer.body.json()) as Record<string, unknown>, opts.publicBaseUrl), until: now + (opts.cacheMs ?? 60_000) };
+        // One refresh at a time: requests meanwhile wait for it rather than each asking every service.
+        refreshing ??= refresh(req.id, now).finally(() => (refreshing = undefined));
+        await refreshing;
       }
-      reply.header('cache-control', 'public, max-age=60');
-      return cached.doc;
+      const current = cached!;
+      // A browser keeps it no longer than this replica does (a partial copy, a few seconds).
+      reply.header('cache-control', `public, max-age=${Math.max(1, Math.ceil((current.until - now) / 1000))}`);
+      return current.doc;
     });
     const page = async (_req: unknown, reply: import('fastify').FastifyReply) =>
       reply

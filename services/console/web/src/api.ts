@@ -1,6 +1,7 @@
 /** The console's only way to the server: the public API at /api/v1, with the session cookie. */
 import type {
   AccountUser,
+  ListWorkflowsQuery,
   ApiKey,
   ApiKeyList,
   ConnectedApp,
@@ -9,8 +10,10 @@ import type {
   CreatedInvite,
   CreatedWorkflow,
   CreateWorkflow,
+  CreateCredential,
   Credential,
   CredentialList,
+  UpdateCredential,
   CurrentSession,
   KeyAccess,
   ListedUser,
@@ -24,12 +27,14 @@ import type {
   WebhookSecret,
   WebhookSecretSet,
   Workflow,
+  WorkflowExport,
+  WorkflowImportResult,
   WorkflowRun,
 } from '@flowdesk/contracts';
 
 // The API's shapes are the contracts' (libs/contracts), imported as types only: nothing is added to
 // the bundle, and a change of a contract is a compile error here rather than a page that breaks.
-export type { ApiKey, ConnectedApp, CreatedApiKey, Credential, ListedUser, PageOf, Project, StepTestResult, Workflow };
+export type { ApiKey, ConnectedApp, CreatedApiKey, Credential, ListedUser, PageOf, Project, StepTestResult, Workflow, WorkflowExport, WorkflowImportResult };
 export type { RunStep, WorkflowRun } from '@flowdesk/contracts';
 
 export type User = AccountUser;
@@ -149,8 +154,8 @@ export class ApiClient {
   createApiKey = (name: string, scope: KeyAccess) => this.request<CreatedApiKey>('POST', '/api-keys', { name, scope });
   revokeApiKey = (id: string) => this.request<void>('DELETE', `/api-keys/${encodeURIComponent(id)}`);
   listCredentials = () => this.request<CredentialList>('GET', '/credentials').then((r) => r.credentials);
-  createCredential = (name: string, value: string) => this.request<Credential>('POST', '/credentials', { name, value });
-  replaceCredential = (name: string, value: string) => this.request<Credential>('PUT', `/credentials/${encodeURIComponent(name)}`, { value });
+  createCredential = (body: CreateCredential) => this.request<Credential>('POST', '/credentials', body);
+  replaceCredential = (name: string, body: UpdateCredential) => this.request<Credential>('PUT', `/credentials/${encodeURIComponent(name)}`, body);
   deleteCredential = (name: string) => this.request<void>('DELETE', `/credentials/${encodeURIComponent(name)}`);
   listConnectedApps = () => this.request<ConnectedAppList>('GET', '/connected-apps').then((r) => r.items);
   revokeConnectedApp = (id: string) => this.request<void>('DELETE', `/connected-apps/${encodeURIComponent(id)}`);
@@ -160,11 +165,22 @@ export class ApiClient {
   enableUser = (id: string) => this.request<void>('POST', `/users/${encodeURIComponent(id)}/enable`);
   invite = (email: string) => this.request<Invite>('POST', '/invites', { email });
 
-  listWorkflows = () => this.request<PageOf<Workflow>>('GET', '/workflows?limit=100').then((r) => r.items);
+  /** The first 100 workflows matching the filters; `q` searches name and description (ListWorkflowsQuery). */
+  listWorkflows = (query: Pick<ListWorkflowsQuery, 'q' | 'triggerType' | 'active'> = {}) => {
+    const params = new URLSearchParams({ limit: '100' });
+    if (query.q) params.set('q', query.q);
+    if (query.triggerType) params.set('triggerType', query.triggerType);
+    if (query.active !== undefined) params.set('active', String(query.active));
+    return this.request<PageOf<Workflow>>('GET', `/workflows?${params.toString()}`).then((r) => r.items);
+  };
   getWorkflow = (id: string) => this.request<Workflow>('GET', `/workflows/${encodeURIComponent(id)}`);
   createWorkflow = (input: CreateWorkflow) => this.request<CreatedWorkflow>('POST', '/workflows', input);
   updateWorkflow = (id: string, change: WorkflowChange) => this.request<Workflow>('PATCH', `/workflows/${encodeURIComponent(id)}`, change);
   deleteWorkflow = (id: string) => this.request<void>('DELETE', `/workflows/${encodeURIComponent(id)}`);
+  /** The workflow as a file (docs/workflow-export.md): no secrets, credentials by name. */
+  exportWorkflow = (id: string) => this.request<WorkflowExport>('GET', `/workflows/${encodeURIComponent(id)}/export`);
+  /** A file (parsed JSON) as a new, inactive workflow; the answer says what it could not take, per step. */
+  importWorkflow = (file: unknown) => this.request<WorkflowImportResult>('POST', '/workflows/import', file);
   webhookSecret = (id: string) => this.request<WebhookSecret>('GET', `/workflows/${encodeURIComponent(id)}/webhook-secret`);
   regenerateWebhookSecret = (id: string) => this.request<WebhookSecret>('POST', `/workflows/${encodeURIComponent(id)}/webhook-secret/regenerate`);
   /** A signing secret of the sender's choosing (whsec_…): the answer holds only its last four characters. */
@@ -180,10 +196,13 @@ export class ApiClient {
   /** Run this step (POST /workflows/:id/test-step): one node once against a sample; records no run. */
   testStep = (workflowId: string, body: TestStep) => this.request<StepTestResult>('POST', `/workflows/${encodeURIComponent(workflowId)}/test-step`, body);
   listProjects = () => this.request<PageOf<Project>>('GET', '/projects?limit=100').then((r) => r.items);
-  /** Names of stored credentials, or null when this deployment has no credential store (not 200). */
+  /**
+   * Names of stored secret credentials (the ones written {{credentials.<name>}}; typed ones are named in
+   * a node's Credential field), or null when this deployment has no credential store (not 200).
+   */
   listCredentialNames = () =>
     this.listCredentials().then(
-      (credentials) => credentials.map((c) => c.name),
+      (credentials) => credentials.filter((c) => c.type === 'secret').map((c) => c.name),
       () => null,
     );
 

@@ -90,6 +90,11 @@ export const TOOL_HANDLERS = toolRegistry([
   // workflows
   defineTool(TOOL.list_workflows, (a, api) => api.get('/workflows', a)),
   defineTool(TOOL.get_workflow, (a, api) => api.get(`/workflows/${a.workflowId}`)),
+  defineTool(TOOL.get_workflow_versions, (a, api) =>
+    a.number === undefined
+      ? api.get(`/workflows/${a.workflowId}/versions`, { limit: a.limit, cursor: a.cursor })
+      : api.get(`/workflows/${a.workflowId}/versions/${a.number}`),
+  ),
   // The tools take each node's params as JSON text (strict schemas); the API takes the object.
   defineTool(TOOL.create_workflow, (a, api) => api.post('/workflows', workflowBody(a))),
   defineTool(TOOL.update_workflow, (a, api) => api.patch(`/workflows/${a.workflowId}`, workflowBody(without(a, 'workflowId')))),

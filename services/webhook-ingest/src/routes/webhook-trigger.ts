@@ -6,6 +6,7 @@ import type { TriggerDirectory } from '../domain/trigger-directory.ts';
 import { checkSecretHeader, checkStandardWebhook } from '../domain/signatures.ts';
 import { triggerEventOf } from '../domain/trigger-event.ts';
 import { payloadProblem } from '../domain/payload-rules.ts';
+import { multipartFields, urlencodedFields } from '../domain/form-body.ts';
 import type { rateLimiter } from '../domain/rate-limit.ts';
 import type { backlogGate } from '../domain/backlog-gate.ts';
 import type { ownerThrottles } from '../domain/owner-throttle.ts';
@@ -67,6 +68,28 @@ export function webhookTriggerRoutes(deps: WebhookRouteDeps): FastifyPluginAsync
       const problem = payloadProblem(parsed);
       if (problem) return done(new HttpError('bad_request', problem), undefined);
       done(null, parsed);
+    });
+
+    // HTML forms (docs/webhooks.md, "Form posts"): their fields become the trigger data; the bytes are kept as for JSON.
+    const formParsed = (req: FastifyRequest, body: Buffer, fields: Record<string, unknown>, done: (err: Error | null, body?: unknown) => void) => {
+      req.rawBody = body;
+      const problem = payloadProblem(fields);
+      return problem ? done(new HttpError('bad_request', problem.replace(/^Body/, 'The form')), undefined) : done(null, fields);
+    };
+    app.addContentTypeParser(/^application\/x-www-form-urlencoded\s*(;.*)?$/i, { parseAs: 'buffer' }, (req: FastifyRequest, body: Buffer, done) => {
+      let fields: Record<string, unknown>;
+      try {
+        fields = urlencodedFields(body);
+      } catch (err) {
+        return done(err as Error, undefined);
+      }
+      formParsed(req, body, fields, done);
+    });
+    app.addContentTypeParser(/^multipart\/form-data\s*(;.*)?$/i, { parseAs: 'buffer' }, (req: FastifyRequest, body: Buffer, done) => {
+      multipartFields(body, req.headers['content-type'] ?? '').then(
+        (fields) => formParsed(req, body, fields, done),
+        (err: Error) => done(err, undefined),
+      );
     });
 
     app.post<{ Params: { workflowId: string }; Body: Record<string, unknown> }>(WEBHOOK_PATH, async (req, reply) => {

@@ -2,6 +2,9 @@ import type { Database } from '@flowdesk/db';
 import type { TriggerEvent } from '@flowdesk/contracts';
 import type { QueuedRun, RunQueuePort } from '../domain/fairness.ts';
 
+/** What a statement queueing runs notifies at its commit (migration 20270321000000_run_queue_notify). */
+export const RUN_QUEUE_CHANNEL = 'flowdesk_run_queue';
+
 const jsonOf = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
 
 /**
@@ -59,5 +62,13 @@ export class RunQueueStore implements RunQueuePort {
   async backlog(ownerId: string): Promise<number> {
     const { rows } = await this.db.exec(`SELECT count(*)::int AS n FROM "engine"."run_queue" WHERE owner_id = $1`, [ownerId]);
     return Number(rows[0]?.n ?? 0);
+  }
+
+  async backlogByWorkflow(ownerId: string, limit: number): Promise<Map<string, number>> {
+    const { rows } = await this.db.exec(
+      `SELECT workflow_id, count(*)::int AS n FROM "engine"."run_queue" WHERE owner_id = $1 GROUP BY workflow_id ORDER BY n DESC, workflow_id LIMIT $2`,
+      [ownerId, limit],
+    );
+    return new Map(rows.map((r) => [String(r.workflow_id), Number(r.n)]));
   }
 }

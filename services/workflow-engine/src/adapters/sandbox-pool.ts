@@ -16,8 +16,9 @@ import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { EXPRESSION_LIMITS, ExpressionError } from '@flowdesk/contracts/expressions';
-import { CODE_LIMITS, CodeError } from '../domain/code-sandbox.ts';
-import type { CodeJob, ExpressionsJob, LogPort, Sandbox } from '../domain/ports.ts';
+import type { LogPort } from '../domain/ports.ts';
+import { CODE_LIMITS, CodeError, SandboxThrottled, type CodeJob, type ExpressionsJob, type Sandbox } from '../domain/sandbox-port.ts';
+import type { OwnerSandboxUsage } from '@flowdesk/contracts';
 import type { JobMessage, WorkerAnswer } from './sandbox-worker.ts';
 
 export interface SandboxPoolOptions {
@@ -96,6 +97,8 @@ interface Job {
   onAbort?: () => void;
   throttled: boolean;
   startedAt: number;
+  /** CodeJob.parkWhenThrottled: refused with SandboxThrottled rather than kept waiting for the budget. */
+  parkable: boolean;
 }
 
 interface Slot {
@@ -117,6 +120,8 @@ interface Owner {
   /** Sandbox ms the owner may still use (a token bucket refilled at budget per minute, holding at most one budget). */
   balance: number;
   refilledAt: number;
+  /** The last time to try again handed to a parked job: parked jobs are spread out at the rate the budget allows. */
+  retryAt: number;
   stats: OwnerSandboxStats;
 }
 
@@ -151,6 +156,7 @@ export class SandboxPool implements Sandbox {
       { kind: 'code', code: job.code, data: job.data, timeoutMs: this.options.codeTimeoutMs },
       this.options.codeTimeoutMs,
       job.signal,
+      job.parkWhenThrottled === true,
     );
   }
 
@@ -168,6 +174,24 @@ export class SandboxPool implements Sandbox {
   ownerStats(ownerId: string): OwnerSandboxStats {
     const owner = this.owners.get(ownerId);
     return owner ? { ...owner.stats, queued: owner.queue.length, running: owner.running } : emptyStats();
+  }
+
+  /** The owner's sandbox time against its budget now (GET /api/v1/workflow-runs/usage). */
+  ownerBudget(ownerId: string): OwnerSandboxUsage {
+    const budget = this.options.budgetMsPerMinute;
+    const owner = this.owners.get(ownerId);
+    if (!owner) return { usedMsPerMinute: 0, budgetMsPerMinute: budget, totalMs: 0, jobs: 0, timeouts: 0, memoryKills: 0, waiting: 0, overBudget: false };
+    this.refill(owner, performance.now());
+    return {
+      usedMsPerMinute: Math.max(0, Math.round(budget - owner.balance)),
+      budgetMsPerMinute: budget,
+      totalMs: Math.round(owner.stats.sandboxMs),
+      jobs: owner.stats.jobs,
+      timeouts: owner.stats.timeouts,
+      memoryKills: owner.stats.memoryFailures,
+      waiting: owner.queue.length,
+      overBudget: owner.balance <= 0,
+    };
   }
 
   /** Every owner's counters, for metrics and the console. */
@@ -209,11 +233,19 @@ export class SandboxPool implements Sandbox {
     );
   }
 
-  private submit(ownerId: string, message: JobMessage, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+  private submit(ownerId: string, message: JobMessage, timeoutMs: number, signal?: AbortSignal, parkable = false): Promise<unknown> {
     if (this.closed) return Promise.reject(new CodeError('the engine is stopping'));
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
+    if (parkable) {
+      const owner = this.owner(ownerId);
+      this.refill(owner, performance.now());
+      if (owner.balance <= 0) {
+        this.countThrottled(owner);
+        return Promise.reject(new SandboxThrottled(this.parkUntil(owner)));
+      }
+    }
     return new Promise((resolve, reject) => {
-      const job: Job = { ownerId, message, timeoutMs, resolve, reject, throttled: false, startedAt: 0, ...(signal ? { signal } : {}) };
+      const job: Job = { ownerId, message, timeoutMs, resolve, reject, throttled: false, startedAt: 0, parkable, ...(signal ? { signal } : {}) };
       if (signal) {
         job.onAbort = () => {
           const owner = this.owners.get(ownerId);
@@ -235,7 +267,7 @@ export class SandboxPool implements Sandbox {
   private owner(ownerId: string): Owner {
     let owner = this.owners.get(ownerId);
     if (!owner) {
-      owner = { queue: [], running: 0, balance: this.options.budgetMsPerMinute, refilledAt: performance.now(), stats: emptyStats() };
+      owner = { queue: [], running: 0, balance: this.options.budgetMsPerMinute, refilledAt: performance.now(), retryAt: 0, stats: emptyStats() };
       this.owners.set(ownerId, owner);
     }
     return owner;
@@ -245,6 +277,25 @@ export class SandboxPool implements Sandbox {
     const budget = this.options.budgetMsPerMinute;
     owner.balance = Math.min(budget, owner.balance + ((now - owner.refilledAt) * budget) / 60_000);
     owner.refilledAt = now;
+  }
+
+  private countThrottled(owner: Owner): void {
+    owner.stats.throttled++;
+    this.options.metrics?.throttled();
+  }
+
+  /**
+   * When a parked job of an owner past its budget should try again: once the budget is back above
+   * zero, and after the jobs parked before it, each counted at the owner's mean job time in budget
+   * (refilled at budget per minute), so woken runs come one by one, not all at the same refill.
+   */
+  private parkUntil(owner: Owner): Date {
+    const now = performance.now();
+    const perMs = this.options.budgetMsPerMinute / 60_000;
+    const meanJobMs = owner.stats.jobs > 0 ? Math.max(10, owner.stats.sandboxMs / owner.stats.jobs) : 100;
+    const from = Math.max(now + Math.max(0, -owner.balance) / perMs, owner.retryAt);
+    owner.retryAt = from + meanJobMs / perMs;
+    return new Date(Date.now() + Math.ceil(owner.retryAt - now));
   }
 
   /** Starts queued jobs on idle workers, owners in turn; starts workers the queue needs. */
@@ -286,11 +337,23 @@ export class SandboxPool implements Sandbox {
       if (owner.running >= this.options.perOwnerWorkers) continue;
       this.refill(owner, now);
       if (owner.balance <= 0) {
+        // Jobs whose run can park are handed back now (no run slot held while the budget refills).
+        if (owner.queue.some((j) => j.parkable)) {
+          const parkable = owner.queue.filter((j) => j.parkable);
+          owner.queue = owner.queue.filter((j) => !j.parkable);
+          for (const j of parkable) {
+            this.countThrottled(owner);
+            this.settle(j, new SandboxThrottled(this.parkUntil(owner)));
+          }
+          if (owner.queue.length === 0) {
+            this.ring.splice(i--, 1);
+            continue;
+          }
+        }
         const head = owner.queue[0]!;
         if (!head.throttled) {
           head.throttled = true;
-          owner.stats.throttled++;
-          this.options.metrics?.throttled();
+          this.countThrottled(owner);
         }
         throttledUntil = Math.min(throttledUntil, now + (-owner.balance * 60_000) / this.options.budgetMsPerMinute + 1);
         continue;

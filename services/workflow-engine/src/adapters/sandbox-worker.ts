@@ -1,14 +1,14 @@
 /**
  * One sandbox worker thread (adapters/sandbox-pool.ts starts it): runs Code steps in QuickJS and
- * expressions in JSONata (domain/code-sandbox.ts inProcessSandbox), one job at a time, and answers
+ * expressions in JSONata (code-sandbox.ts inProcessSandbox), one job at a time, and answers
  * each with its value or its error. Everything it does, the host helpers (hash, HMAC, base64)
  * included, counts inside the job's deadline, which the pool's thread enforces by terminating this
  * one. Error text is capped here, before it is copied back.
  */
 import { parentPort } from 'node:worker_threads';
 import { ExpressionError } from '@flowdesk/contracts/expressions';
-import { CodeError, inProcessSandbox, runCode, warmUp } from '../domain/code-sandbox.ts';
-import type { SandboxScope } from '../domain/ports.ts';
+import { CodeError, type SandboxScope } from '../domain/sandbox-port.ts';
+import { inProcessSandbox, runCode, warmUp } from './code-sandbox.ts';
 
 /** What a job asks a worker to do. */
 export type JobMessage =

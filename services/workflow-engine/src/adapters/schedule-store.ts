@@ -4,6 +4,9 @@ import type { ScheduleRow, ScheduleState, ScheduleStorePort, TickClaim } from '.
 
 const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
 
+/** Notified with the earliest next tick or pending lease a statement wrote (migration 20270310000000_wake_notify). */
+export const SCHEDULE_CHANNEL = 'flowdesk_schedule';
+
 /**
  * engine.schedule: engine bookkeeping across owners, read and written by the engine's own login only
  * (not a user's data: no payloads, no grant to flowdesk_app). Every statement is one round trip.
@@ -62,6 +65,15 @@ export class ScheduleStore implements ScheduleStorePort {
       [JSON.stringify(claims.map((c) => ({ workflow_id: c.workflowId, due: c.due, next: c.next, last_tick: c.lastTick, event: c.event }))), pendingUntil],
     );
     return new Set(rows.map((r) => String(r.workflow_id)));
+  }
+
+  /** The earliest time anything is due: an enabled schedule's next tick, or a pending event's lease. */
+  async nextDue(): Promise<Date | null> {
+    const { rows } = await this.db.exec(
+      `SELECT least((SELECT min(next_tick) FROM "engine"."schedule" WHERE enabled),
+                    (SELECT min(pending_until) FROM "engine"."schedule" WHERE pending_event IS NOT NULL)) AS next`,
+    );
+    return rows[0]?.next ? date(rows[0].next) : null;
   }
 
   /** The claimed ticks' events are published: no longer pending. */

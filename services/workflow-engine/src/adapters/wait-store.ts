@@ -4,8 +4,16 @@ import type { ResumedBy, TriggerEvent } from '@flowdesk/contracts';
 import type { DueWake, WaitStorePort } from '../domain/ports.ts';
 
 const date = (v: unknown) => (v instanceof Date ? v : new Date(String(v)));
-const jsonOf = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : v);
+/**
+ * A jsonb column read as `::text` (below): parsed here, once. Both drivers (pg, PGlite) already parse
+ * a jsonb value, so a body that is a JSON string ("yes", "") came back as a JS string, and parsing
+ * that again threw (or turned "123" into 123): the text form has one reading whichever driver runs.
+ */
+const jsonText = (v: unknown): unknown => (typeof v === 'string' ? JSON.parse(v) : null);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Notified with the earliest fire_at a statement wrote (migration 20270310000000_wake_notify). */
+export const WAIT_CHANNEL = 'flowdesk_wait';
 
 /** What a resume found: done, or why not (the route's status). */
 export type ResumeAnswer = { ok: true; runId: string } | { ok: false; why: 'not_found' | 'wrong_secret' | 'already_resumed' | 'not_resumable' | 'not_waiting' };
@@ -15,7 +23,7 @@ export type ParentStep = { ownerId: string; workflowId: string; eventId: string;
 
 /**
  * Resumes a parent's step parked on a Run workflow node with its child's result, at most once
- * (compare-and-set on resumed_by): the wait poller wakes it within a poll. False when no such wait.
+ * (compare-and-set on resumed_by): fire_at set to now notifies the wait timers, which wake it. False when no such wait.
  * `exec` may be a transaction's (a cancel of the child resumes its parent in the same transaction).
  */
 export async function resumeParentWait(exec: Database['exec'], parent: ParentStep, body: unknown, now: Date): Promise<boolean> {
@@ -49,15 +57,15 @@ export class WaitStore implements WaitStorePort {
          FROM (SELECT owner_id, workflow_id, event_id, fire_at FROM "engine"."run_wait"
                 WHERE fire_at <= $1 ORDER BY fire_at LIMIT ${Math.trunc(limit)}) AS d
         WHERE w.owner_id = d.owner_id AND w.workflow_id = d.workflow_id AND w.event_id = d.event_id AND w.fire_at = d.fire_at
-        RETURNING w.wait_id, w.node_id, w.resumed_by, w.resumed_at, w.body, w.event`,
+        RETURNING w.wait_id, w.node_id, w.resumed_by, w.resumed_at, w.body::text AS body, w.event::text AS event`,
       [now, leaseUntil],
     );
     return rows.map((r) => {
-      const body = jsonOf(r.body);
+      const body = jsonText(r.body);
       return {
         waitId: String(r.wait_id),
         leaseUntil,
-        event: jsonOf(r.event) as TriggerEvent,
+        event: jsonText(r.event) as TriggerEvent,
         resume: {
           nodeId: String(r.node_id),
           resumedBy: r.resumed_by as ResumedBy,

@@ -235,6 +235,7 @@ export function workspaceClient(options: {
       );
       return { items: page.items, nextCursor: page.nextCursor ?? null };
     },
+    getTask: (ownerId, taskId, signal) => asOwner(ownerId, 'GET', `/api/v1/tasks/${encodeURIComponent(taskId)}`, 'reading the task', undefined, signal),
     getProject: (ownerId, projectId, signal) =>
       asOwner(ownerId, 'GET', `/api/v1/projects/${encodeURIComponent(projectId)}`, 'reading the project', undefined, signal),
     create: (ownerId, kind, body, { signal, idempotencyKey, origin }) =>

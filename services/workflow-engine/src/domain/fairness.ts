@@ -15,7 +15,16 @@
  * (webhook-ingest answers that owner's workflows 429 with a Retry-After that follows the queue's
  * measured drain rate), refreshed while it lasts and lifted once the queue is back under it.
  */
-import type { OwnerThrottle, OwnerUsage, TriggerEvent } from '@flowdesk/contracts';
+import {
+  RECENT_REFUSALS,
+  type OwnerSandboxUsage,
+  type OwnerThrottle,
+  type OwnerUsage,
+  type StartRefusal,
+  type ThrottleState,
+  type TriggerEvent,
+  type WorkflowThrottle,
+} from '@flowdesk/contracts';
 import type { Clock, LogPort } from './ports.ts';
 
 export interface QueuedRun {
@@ -41,6 +50,8 @@ export interface RunQueuePort {
   retryAt(run: QueuedRun, at: Date): Promise<void>;
   /** The owner's queued rows, leased ones included. */
   backlog(ownerId: string): Promise<number>;
+  /** The owner's queued rows by workflow (at most `limit` workflows, the longest queues first). */
+  backlogByWorkflow?(ownerId: string, limit: number): Promise<Map<string, number>>;
 }
 
 export interface FairnessLimits {
@@ -50,8 +61,14 @@ export interface FairnessLimits {
   concurrency: number;
   /** An owner with this many queued runs is throttled at intake (ENGINE_OWNER_MAX_BACKLOG, default 1,000; 0: never). */
   maxBacklog: number;
-  /** How often a replica looks for queued runs it did not queue itself (default 1000 ms; also kicked by every enqueue and finish here). */
+  /** How often a replica looks for queued runs while some are queued (default 1000 ms; also kicked by every enqueue and finish here). */
   pollMs: number;
+  /**
+   * With nothing queued anywhere (as last read) and nothing throttled: how often it looks anyway, the
+   * safety poll (default 10 s). Another replica's enqueue wakes it at once (`wakeUps`), so this only
+   * bounds a lost notification and the lease of a replica that died holding a queued run.
+   */
+  idlePollMs: number;
   /** A claimed row's lease, renewed at a third of it while the run goes on (default 30 s). */
   leaseMs: number;
   /** Claims of one queued run before it is given up (recorded as a failed run, as a dead letter). Default 25. */
@@ -61,6 +78,7 @@ export interface FairnessLimits {
 export const DEFAULT_FAIRNESS: Omit<FairnessLimits, 'ownerConcurrency' | 'concurrency'> = {
   maxBacklog: 1_000,
   pollMs: 1_000,
+  idlePollMs: 10_000,
   leaseMs: 30_000,
   maxAttempts: 25,
 };
@@ -69,10 +87,14 @@ export const DEFAULT_FAIRNESS: Omit<FairnessLimits, 'ownerConcurrency' | 'concur
 export interface OwnerCounters {
   /** Runs started here: delivered under the cap, or from the queue. */
   runs: number;
+  /** Runs started here that ended (however). */
+  finished: number;
   /** Events that found their owner at its cap and were queued. */
   throttled: number;
   /** Starts refused by a quota (quotas.ts), by quota. */
   refused: Record<string, number>;
+  /** The latest refusals, newest first (at most RECENT_REFUSALS). */
+  recent: StartRefusal[];
 }
 
 /** How long intake keeps a throttle without a refresh (a replica that stopped publishing lets it lapse). */
@@ -95,6 +117,10 @@ export interface OwnerFairnessDeps extends Partial<FairnessLimits> {
   onThrottle?(state: OwnerThrottle): Promise<void>;
   /** Counts an event queued behind its owner's cap (Prometheus, no owner label). */
   countThrottled?(): void;
+  /** The owner's sandbox time against its budget (the sandbox pool), for the usage API. */
+  sandboxUsage?(ownerId: string): OwnerSandboxUsage;
+  /** Another replica queued a run (LISTEN on the run queue's channel; migration 20270321000000_run_queue_notify). */
+  wakeUps?: (fn: (payload: string) => void) => Promise<() => Promise<void>>;
   clock: Clock;
   log: LogPort;
 }
@@ -117,6 +143,12 @@ export class OwnerFairness {
   private cursor = '';
   private closed = false;
   private poll: ReturnType<typeof setInterval> | undefined;
+  /** The last read found nothing queued and nothing throttled: the poll reads only every idlePollMs. */
+  private quiet = false;
+  private lastRead = 0;
+  /** When the retries this replica put off (failed queued runs) come due: read then, whatever the quiet. */
+  private retries: number[] = [];
+  private unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
   private renewal: ReturnType<typeof setInterval> | undefined;
   private readonly running = new Set<Promise<void>>();
 
@@ -127,14 +159,23 @@ export class OwnerFairness {
       ownerConcurrency: deps.ownerConcurrency ?? Math.max(1, Math.floor(concurrency / 2)),
       maxBacklog: deps.maxBacklog ?? DEFAULT_FAIRNESS.maxBacklog,
       pollMs: deps.pollMs ?? DEFAULT_FAIRNESS.pollMs,
+      idlePollMs: deps.idlePollMs ?? DEFAULT_FAIRNESS.idlePollMs,
       leaseMs: deps.leaseMs ?? DEFAULT_FAIRNESS.leaseMs,
       maxAttempts: deps.maxAttempts ?? DEFAULT_FAIRNESS.maxAttempts,
     };
   }
 
   start(): void {
-    this.poll = setInterval(() => this.kick(), this.limits.pollMs);
+    this.poll = setInterval(() => this.tick(), this.limits.pollMs);
     this.poll.unref();
+    this.unlisten = (this.deps.wakeUps?.(() => this.kick()) ?? Promise.resolve(undefined)).then(
+      (stop) => stop,
+      (err: unknown) => {
+        this.deps.log.warn({ err }, 'the run queue gets no wake-ups; looking every poll');
+        this.limits.idlePollMs = this.limits.pollMs;
+        return undefined;
+      },
+    );
     this.renewal = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.limits.leaseMs / 3)));
     this.renewal.unref();
     this.kick();
@@ -145,6 +186,9 @@ export class OwnerFairness {
     this.closed = true;
     clearInterval(this.poll);
     clearInterval(this.renewal);
+    await (
+      await this.unlisten
+    )?.();
     while (this.pumping || this.running.size > 0) await Promise.race([...this.running, new Promise((r) => setTimeout(r, 20))]);
   }
 
@@ -171,26 +215,91 @@ export class OwnerFairness {
     this.kick();
   }
 
-  /** A quota refused one of the owner's starts (quotas.ts). */
-  refused(ownerId: string, quota: string): void {
+  /** A quota refused one of the owner's starts (quotas.ts); `setting` names the limit, `message` is the step's error. */
+  refused(ownerId: string, quota: string, setting = quota, message = `refused by ${setting}`): void {
     const c = this.count(ownerId);
     c.refused[quota] = (c.refused[quota] ?? 0) + 1;
+    c.recent.unshift({ at: this.deps.clock().toISOString(), quota, setting, message: message.slice(0, 1000) });
+    if (c.recent.length > RECENT_REFUSALS) c.recent.length = RECENT_REFUSALS;
+  }
+
+  /** Every owner's counters on this replica (the per-owner metrics, adapters/telemetry.ts). */
+  ownerCounters(): ReadonlyMap<string, Readonly<OwnerCounters>> {
+    return this.counters;
+  }
+
+  /** Whether intake refuses the owner's webhooks now (its backlog passed maxBacklog). */
+  intakeThrottled(ownerId: string): boolean {
+    return this.throttled.has(ownerId);
   }
 
   async usage(ownerId: string): Promise<OwnerUsage> {
-    const c = this.counters.get(ownerId) ?? { runs: 0, throttled: 0, refused: {} };
+    const c = this.counters.get(ownerId) ?? { runs: 0, finished: 0, throttled: 0, refused: {}, recent: [] };
     const t = this.throttled.get(ownerId);
+    const inFlight = this.inFlight.get(ownerId) ?? 0;
+    const [queued, byWorkflow] = await Promise.all([
+      this.deps.store.backlog(ownerId),
+      this.deps.store.backlogByWorkflow?.(ownerId, 100) ?? Promise.resolve(new Map<string, number>()),
+    ]);
+    const sandbox = this.deps.sandboxUsage?.(ownerId) ?? {
+      usedMsPerMinute: 0,
+      budgetMsPerMinute: 1,
+      totalMs: 0,
+      jobs: 0,
+      timeouts: 0,
+      memoryKills: 0,
+      waiting: 0,
+      overBudget: false,
+    };
+    const reasons: ThrottleState[] = [];
+    if (t)
+      reasons.push({
+        reason: 'backlog',
+        setting: 'ENGINE_OWNER_MAX_BACKLOG',
+        message: `${queued} runs wait in your queue, more than its bound of ${this.limits.maxBacklog}: webhooks of your workflows are answered 429 until it drains`,
+        retryAfterSeconds: t.retryAfterSeconds,
+      });
+    if (inFlight >= this.limits.ownerConcurrency && queued > 0)
+      reasons.push({
+        reason: 'in_flight',
+        setting: 'ENGINE_OWNER_CONCURRENCY',
+        message: `${inFlight} of your runs are in flight, your cap: new runs wait in your queue and start as these end`,
+        retryAfterSeconds: null,
+      });
+    if (sandbox.overBudget && sandbox.waiting > 0) {
+      const refillMs = ((sandbox.usedMsPerMinute - sandbox.budgetMsPerMinute) * 60_000) / sandbox.budgetMsPerMinute;
+      reasons.push({
+        reason: 'sandbox_budget',
+        setting: 'ENGINE_SANDBOX_BUDGET_MS_PER_MINUTE',
+        message: `your Code steps and expressions used ${sandbox.usedMsPerMinute} ms of sandbox time this minute, over the budget of ${sandbox.budgetMsPerMinute} ms: they wait until it refills`,
+        retryAfterSeconds: Math.max(1, Math.ceil(refillMs / 1000)),
+      });
+    }
+    const workflows: WorkflowThrottle[] = [...byWorkflow]
+      .filter(([, n]) => n > 0)
+      .map(([workflowId, n]) => ({
+        workflowId,
+        queued: n,
+        reason: t ? ('backlog' as const) : ('in_flight' as const),
+        retryAfterSeconds: t?.retryAfterSeconds ?? null,
+      }));
     return {
       ownerId,
+      checkedAt: this.deps.clock().toISOString(),
       runs: c.runs,
+      runsFinished: c.finished,
       throttled: c.throttled,
       refused: { ...c.refused },
-      inFlight: this.inFlight.get(ownerId) ?? 0,
+      recentRefusals: c.recent.map((r) => ({ ...r })),
+      inFlight,
       ownerConcurrency: this.limits.ownerConcurrency,
-      queued: await this.deps.store.backlog(ownerId),
+      queued,
       maxBacklog: this.limits.maxBacklog,
       intakeThrottled: t !== undefined,
       retryAfterSeconds: t?.retryAfterSeconds ?? null,
+      sandbox,
+      throttle: { active: reasons.length > 0, reasons },
+      workflows,
     };
   }
 
@@ -199,6 +308,7 @@ export class OwnerFairness {
     try {
       await this.deps.run(event);
     } finally {
+      this.count(event.ownerId).finished++;
       this.release(event.ownerId);
     }
   }
@@ -232,9 +342,16 @@ export class OwnerFairness {
     let c = this.counters.get(owner);
     if (!c) {
       if (this.counters.size >= MAX_OWNERS) this.counters.clear();
-      this.counters.set(owner, (c = { runs: 0, throttled: 0, refused: {} }));
+      this.counters.set(owner, (c = { runs: 0, finished: 0, throttled: 0, refused: {}, recent: [] }));
     }
     return c;
+  }
+
+  /** The poll: reads at every tick while something is queued or throttled, else every idlePollMs. */
+  private tick(): void {
+    const now = this.deps.clock().getTime();
+    if (this.quiet && now - this.lastRead < this.limits.idlePollMs && !this.retries.some((at) => at <= now)) return;
+    this.kick();
   }
 
   private kick(): void {
@@ -257,6 +374,9 @@ export class OwnerFairness {
         const counts = await this.deps.store.owners(now);
         this.queued = counts;
         await this.throttle(counts, now.getTime());
+        this.lastRead = now.getTime();
+        this.quiet = counts.size === 0 && this.throttled.size === 0;
+        if (this.retries.length > 0) this.retries = this.retries.filter((at) => at > now.getTime());
         const owners = [...counts.keys()].sort();
         const from = owners.findIndex((o) => o > this.cursor);
         const rotation = from <= 0 ? owners : [...owners.slice(from), ...owners.slice(0, from)];
@@ -301,6 +421,7 @@ export class OwnerFairness {
       } catch (err) {
         await this.failed(run, err);
       } finally {
+        this.count(owner).finished++;
         this.held.delete(run);
         this.active--;
         this.release(owner);
@@ -320,7 +441,9 @@ export class OwnerFairness {
       // Backoff as the bus's: 250 ms doubling, at most 30 s.
       const delay = Math.min(30_000, 250 * 2 ** Math.min(run.attempts - 1, 10));
       this.deps.log.warn({ err, workflowId: run.event.workflowId, eventId: run.event.eventId, attempts: run.attempts }, 'queued run failed; retried later');
-      await this.deps.store.retryAt(run, new Date(this.deps.clock().getTime() + delay));
+      const at = this.deps.clock().getTime() + delay;
+      await this.deps.store.retryAt(run, new Date(at));
+      if (this.retries.length < MAX_OWNERS) this.retries.push(at);
     } catch (e) {
       // Its lease runs out and another claim retries it.
       this.deps.log.warn({ err: e, workflowId: run.event.workflowId, eventId: run.event.eventId }, 'queued run failed and could not be rescheduled');

@@ -1,4 +1,5 @@
-import { SECRET_FIELD_NAME, SECRET_HEADER_NAME, SECRET_MASK, SECRET_PARAM_NAME } from '@flowdesk/contracts';
+import { credentialHttpAuth, secretFieldKeys, SECRET_FIELD_NAME, SECRET_HEADER_NAME, SECRET_MASK, SECRET_PARAM_NAME } from '@flowdesk/contracts';
+import type { CredentialValue } from './ports.ts';
 
 /**
  * Masks secrets in what a run records. Steps are shown in the runs panel and over MCP (read
@@ -56,6 +57,25 @@ export function maskJson(value: unknown): unknown {
     return out;
   }
   return value;
+}
+
+/**
+ * The strings of resolved credentials a run must never record: a secret credential's value, a typed
+ * one's secret fields, and what its type sends over HTTP (a Basic header's base64, which the value's
+ * own forms cannot match). Passed to redactSecrets and to the run's logger.
+ */
+export function credentialSecrets(credentials: ReadonlyMap<string, CredentialValue> | undefined): string[] {
+  const out: string[] = [];
+  for (const value of credentials?.values() ?? []) {
+    if (typeof value === 'string') {
+      out.push(value);
+      continue;
+    }
+    for (const key of secretFieldKeys(value.type)) if (value.fields[key]) out.push(value.fields[key]);
+    const auth = credentialHttpAuth(value.type, value.fields);
+    if (auth) out.push(...Object.values(auth.headers), ...Object.values(auth.query));
+  }
+  return out;
 }
 
 /**

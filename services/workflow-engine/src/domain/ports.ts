@@ -15,7 +15,11 @@ import type {
   TriggerEvent,
   TriggerOrigin,
 } from '@flowdesk/contracts';
-import type { StepCheckpoint } from './executor.ts';
+import type { Sandbox } from './sandbox-port.ts';
+import type { StepCheckpoint } from './types.ts';
+
+// The sandbox port (Code steps, sandboxed expressions) has a file of its own, with its errors and limits.
+export type { CodeJob, ExpressionsJob, Sandbox, SandboxScope } from './sandbox-port.ts';
 
 // The outbound HTTP port is service-kit's (the guarded client lives there, shared with auth).
 import type { HttpClient } from '@flowdesk/service-kit';
@@ -28,7 +32,7 @@ export type CreateTaskInput = Pick<CreateTask, 'title' | 'projectId' | 'dueDate'
 export type FindTasksInput = Pick<ListTasksQuery, 'projectId' | 'status' | 'tag' | 'dueBefore' | 'overdue' | 'q' | 'limit' | 'cursor'>;
 
 /**
- * The workspace nodes besides Create Task (Update Task, Find Tasks, Get Project, Create Note, Create
+ * The workspace nodes besides Create Task (Update Task, Find Tasks, Get Task, Get Project, Create Note, Create
  * Calendar Entry, Add Comment), each as `ownerId` under row-level security. `create` takes the public
  * create body of its kind; with an idempotency key, the same key again answers the row created first.
  */
@@ -36,6 +40,7 @@ export interface WorkspaceNodesPort {
   updateTask(ownerId: string, taskId: string, changes: UpdateTask, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** One page of GET /api/v1/tasks (at most 100); `nextCursor` null on the last. */
   findTasks(ownerId: string, query: FindTasksInput, signal: AbortSignal): Promise<{ items: Record<string, unknown>[]; nextCursor: string | null }>;
+  getTask(ownerId: string, taskId: string, signal: AbortSignal): Promise<Record<string, unknown>>;
   getProject(ownerId: string, projectId: string, signal: AbortSignal): Promise<Record<string, unknown>>;
   create(
     ownerId: string,
@@ -65,8 +70,46 @@ export interface LogPort {
 
 export type Clock = () => Date;
 
+/** An SMTP server as a Send Email node reaches it (from its smtp credential). */
+export interface MailServer {
+  host: string;
+  port: number;
+  security: 'tls' | 'starttls' | 'none';
+  user?: string;
+  password?: string;
+}
+
+export interface MailMessage {
+  from: string;
+  to: string;
+  cc?: string;
+  bcc?: string;
+  replyTo?: string;
+  subject: string;
+  text?: string;
+  html?: string;
+  attachments: { filename: string; content: Buffer; contentType?: string }[];
+}
+
+export interface MailReceipt {
+  messageId: string;
+  accepted: string[];
+  rejected: string[];
+}
+
+/**
+ * Sends one mail through an SMTP server (adapters/smtp-mailer.ts, over nodemailer): the server's
+ * address passes the SSRF guard first, as every outbound connection's does. Rejects with NetworkError
+ * (connection), RequestTimeoutError, SsrfBlockedError or NodeFailedError (a refused login, recipients).
+ */
+export interface MailSender {
+  send(server: MailServer, message: MailMessage, options: { timeoutMs: number; signal: AbortSignal }): Promise<MailReceipt>;
+}
+
 export interface EnginePorts {
   http: HttpClient;
+  /** The Send Email node's SMTP client; absent (unit tests), the node fails with a clear error. */
+  mail?: MailSender;
   createTask: CreateTaskPort;
   /** The other workspace nodes; absent (executor unit tests), they fail with a clear error. */
   workspace?: WorkspaceNodesPort;
@@ -87,52 +130,39 @@ export interface EnginePorts {
   startWorkflow?: (request: StartWorkflowRequest) => Promise<{ eventId: string }>;
   /**
    * Where user work runs (Code steps, expressions that are not plain arithmetic over paths):
-   * adapters/sandbox-pool.ts, a pool of worker threads with deadlines enforced from outside. Absent
-   * (unit tests of the executor), the same work runs in process, unpreemptible (domain/code-sandbox.ts).
+   * adapters/sandbox-pool.ts, a pool of worker threads with deadlines enforced from outside (unit
+   * tests: adapters/code-sandbox.ts inProcessSandbox, the same work in process, unpreemptible).
    */
-  sandbox?: Sandbox;
+  sandbox: Sandbox;
   /** Delivery ids Verify signature accepted (refuseReplays). Absent: such a node fails with a clear error. */
   deliveries?: DeliveryLedger;
 }
 
-/** The data a Code step or an expression sees (trigger, headers, earlier outputs, the item, `now`). */
-export interface SandboxScope {
-  trigger: unknown;
-  headers: Record<string, string>;
-  nodes: Record<string, unknown>;
-  item?: unknown;
-  index?: number;
-  now: string;
-  rawBody?: string;
-}
-
-/** One Code step's JavaScript, run for `ownerId` (whose share of the sandbox it counts against). */
-export interface CodeJob {
-  ownerId: string;
-  code: string;
-  data: SandboxScope;
-  /** Aborted (the run stops): a job still queued is dropped. */
-  signal?: AbortSignal;
-}
-
-/** One step's sandboxed expressions, sent as one job with the scope once. */
-export interface ExpressionsJob {
-  ownerId: string;
-  sources: readonly string[];
-  scope: SandboxScope;
-  signal?: AbortSignal;
+/**
+ * What one run reaches besides the engine's ports: its own dependencies, built per run by its caller
+ * (process-trigger.ts, step-test.ts). The executor receives these; node handlers see EnginePorts.
+ */
+export interface RunPorts extends EnginePorts {
+  /** Plaintext of the credentials the graph refers to, by name (docs/credentials.md). */
+  credentials?: ReadonlyMap<string, CredentialValue>;
+  /** The answer to the webhook's caller, for Respond nodes (NodeContext.respond; process-trigger.ts). */
+  respond?: RespondPort;
+  /** The resume link of the `resume` Wait `nodeId` of this run, for {{wait.<nodeId>.resumeUrl}} (absent: no server key). */
+  resumeUrl?: (nodeId: string) => string;
+  /**
+   * Stores executed steps durably (batched across runs). Called before a side-effecting step when an
+   * earlier side effect of the run is not stored yet and a repeat could make it again (an action not
+   * `exactlyOnce`), so a resumed run never repeats it. A rejection ends the run unfinished
+   * (executeWorkflow rejects): the bus delivers the event again. Absent: nothing is stored (a step test).
+   */
+  checkpoint?: (steps: StepCheckpoint[]) => Promise<void>;
 }
 
 /**
- * User work with limits enforced from outside it (docs/workflow-engine.md, "Isolation"): a job that
- * passes its deadline is stopped and fails naming the limit; owners are served round-robin, each
- * within a budget of sandbox time per minute. `runCode` rejects with CodeError (domain/code-sandbox.ts),
- * `evaluate` with ExpressionError (@flowdesk/contracts/expressions) and resolves to one value per source.
+ * The run's answer to the webhook's caller (a Respond node): `sent` for the first answer of a run,
+ * `earlier` when one was sent before, `nobody-waits` when no caller waits for this run's answer.
  */
-export interface Sandbox {
-  runCode(job: CodeJob): Promise<unknown>;
-  evaluate(job: ExpressionsJob): Promise<unknown[]>;
-}
+export type RespondPort = (answer: { status: number; headers: Record<string, string>; body: unknown }) => Promise<'sent' | 'earlier' | 'nobody-waits'>;
 
 /** The delivery ids a workflow's Verify signature nodes accepted, each until its window ends (adapters/delivery-store.ts). */
 export interface DeliveryLedger {
@@ -176,6 +206,8 @@ export interface RunWrite {
   finishedAt?: string | null;
   /** The run's W3C trace id (docs/observability.md); omitted keeps the stored one. */
   traceId?: string;
+  /** The workflow version being run (WorkflowDefinition.definitionVersion), sent with a claim; omitted keeps the stored one. */
+  workflowVersion?: number;
   /** What started the run (TriggerEvent.source), taken when the row is created; default webhook. */
   triggerType?: TriggerEvent['source'];
   /** With a final status: delete the run's checkpoints (engine.run_step) in the same statement. */
@@ -236,9 +268,17 @@ export interface RunRecorder {
   ): Promise<{ id: string; status?: RunStatus; steps?: readonly RunStep[]; error?: string | null } | null>;
 }
 
+/** A typed credential as a run uses it: its type (libs/contracts credential-types.ts) and fields, secret ones in the clear. */
+export interface TypedCredential {
+  type: string;
+  fields: Readonly<Record<string, string>>;
+}
+/** A resolved credential: a `secret` credential's value, or a typed one (docs/credentials.md, "Types"). */
+export type CredentialValue = string | TypedCredential;
+
 /** The owner's credentials, read only for a graph that refers to some (docs/credentials.md). */
 export interface CredentialResolver {
-  resolve(ownerId: string, names: readonly string[]): Promise<Map<string, string>>;
+  resolve(ownerId: string, names: readonly string[]): Promise<Map<string, CredentialValue>>;
 }
 
 /** The workspace writes of a run, as the workflow's owner (adapters/workspace-client.ts). */
@@ -296,6 +336,8 @@ export interface ScheduleStorePort {
   published(workflowIds: string[]): Promise<void>;
   /** Pending events whose claimer did not publish them in time, taken over by this replica until `leaseUntil`. */
   takeOverStale(now: Date, leaseUntil: Date, limit: number): Promise<{ workflowId: string; event: TriggerEvent }[]>;
+  /** The earliest time anything is due (an enabled schedule's next tick, a pending event's lease); null: nothing. */
+  nextDue(): Promise<Date | null>;
 }
 
 /** A due wake this replica claimed: the run's trigger event, and how it is woken. */

@@ -1,17 +1,20 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { WEBHOOK_REPLY_MAX_BODY, type ErrorPayload, type TriggerEvent, type TriggerOrigin, type WebhookReply } from '@flowdesk/contracts';
 import { NodeFailedError } from './errors.ts';
-import { redactSecrets } from './mask.ts';
+import { credentialSecrets, redactSecrets } from './mask.ts';
 import { credentialNames } from './template.ts';
 import type { DefinitionCache } from './definitions.ts';
 import { currentTraceId, withSpan } from '@flowdesk/telemetry';
 import { DEFAULT_RETRY_PARK_MS, executeWorkflow, type RunLimits, type RunRecord } from './executor.ts';
 import type {
+  CredentialValue,
+  MailSender,
   Clock,
   CredentialResolver,
   DeliveryLedger,
   HttpClient,
   LogPort,
+  RespondPort,
   RunMetrics,
   RunRecorder,
   RunWrite,
@@ -34,11 +37,13 @@ export interface ProcessDeps {
   workspace: Pick<WorkspaceWrites, 'createTask' | 'nodes'>;
   samples: SampleKeeper;
   http: HttpClient;
+  /** The Send Email node's SMTP client (adapters/smtp-mailer.ts). */
+  mail?: MailSender;
   clock: Clock;
   log: LogPort;
   metrics: RunMetrics;
-  /** Where Code steps and sandboxed expressions run (adapters/sandbox-pool.ts); absent: in process. */
-  sandbox?: Sandbox;
+  /** Where Code steps and sandboxed expressions run (adapters/sandbox-pool.ts). */
+  sandbox: Sandbox;
   limits?: Partial<RunLimits>;
   /** Delivery ids Verify signature nodes accepted (refuseReplays); absent: such a node fails. */
   deliveries?: DeliveryLedger;
@@ -98,38 +103,41 @@ export async function processTriggerEvent(event: TriggerEvent, deps: ProcessDeps
 
 async function answerAndRun(event: TriggerEvent, deps: ProcessDeps): Promise<ProcessOutcome> {
   const replyTo = event.replyTo;
-  if (!replyTo || !deps.reply) return runTriggerEvent(event, deps);
+  if (!replyTo || !deps.reply) return (await runTriggerEvent(event, deps)).outcome;
   // The caller waits (docs/webhooks.md, "Answering the caller"): a Respond node answers first, or the
   // run's summary once it is recorded. A lost answer costs the caller its wait (then the poll link),
   // never the run: a failed publish is logged, not thrown.
   const send = deps.reply;
-  const state: ReplyState = { answered: false };
+  let answered = false;
   const answer = async (a: { status: number; headers: Record<string, string>; body: unknown }) => {
-    state.answered = true;
+    answered = true;
     try {
       await send({ eventId: event.eventId, replica: replyTo.replica, ...a }, replyTo.partition);
     } catch (err) {
       deps.log.warn({ workflowId: event.workflowId, eventId: event.eventId, err }, 'answer to the webhook caller not sent');
     }
   };
-  state.respond = async (a) => {
+  const respond: RespondPort = async (a) => {
     if (replyTo.mode !== 'respond_node') return 'nobody-waits';
-    if (state.answered) return 'earlier';
+    if (answered) return 'earlier';
     await answer(a);
     return 'sent';
   };
-  const outcome = await runTriggerEvent(event, deps, state);
-  if (!state.answered) {
+  const { outcome, answer: recorded } = await runTriggerEvent(event, deps, respond);
+  if (!answered) {
     const run = await deps.runs.getByEvent(event.ownerId, event.workflowId, event.eventId).catch(() => null);
-    await answer(fallbackAnswer(event.eventId, run?.id ?? null, outcome, state.record));
+    await answer(fallbackAnswer(event.eventId, run?.id ?? null, outcome, recorded));
   }
   return outcome;
 }
 
-interface ReplyState {
-  answered: boolean;
-  respond?: NonNullable<Parameters<typeof executeWorkflow>[0]['respond']>;
-  record?: Pick<RunRecord, 'status' | 'steps' | 'error'>;
+/**
+ * What one trigger event came to: its outcome, and the run as the waiting webhook caller is answered
+ * about it (absent: the event gave no run of its own, a duplicate or the workflow gone).
+ */
+interface TriggerRun {
+  outcome: ProcessOutcome;
+  answer?: Pick<RunRecord, 'status' | 'steps' | 'error'>;
 }
 
 const FALLBACK_STATUS: Record<RunRecord['status'], number> = { succeeded: 200, skipped: 200, failed: 500, cancelled: 409, waiting: 202 };
@@ -165,7 +173,7 @@ export function fallbackAnswer(
   };
 }
 
-async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: ReplyState): Promise<ProcessOutcome> {
+async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, respond?: RespondPort): Promise<TriggerRun> {
   const { clock, log, runs } = deps;
   let workflow = await deps.definitions.get(event.workflowId);
   // Ingest accepted this event, so the workflow was active then; a cache that says otherwise may only
@@ -177,7 +185,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
   if (!workflow || workflow.ownerId !== event.ownerId) {
     // Deleted since the webhook was accepted: there is no workflow left to show a run under.
     log.info({ workflowId: event.workflowId, eventId: event.eventId }, 'workflow no longer exists; event dropped');
-    return 'workflow-gone';
+    return { outcome: 'workflow-gone' };
   }
   const key = { ownerId: event.ownerId, workflowId: workflow.id, eventId: event.eventId };
   const startedAt = clock().toISOString();
@@ -192,7 +200,16 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
   const claim = await recordRun(
     runs,
     // A woken run keeps the start of its first claim (its duration counts the wait).
-    { ...key, status: 'running', payload: event.payload, ...(event.resume ? { wake: true } : { startedAt }), triggerType, ...(traceId ? { traceId } : {}) },
+    {
+      ...key,
+      status: 'running',
+      payload: event.payload,
+      ...(event.resume ? { wake: true } : { startedAt }),
+      triggerType,
+      ...(traceId ? { traceId } : {}),
+      // The version this run executes (a woken run continues with the definition it finds now).
+      ...(workflow.definitionVersion ? { workflowVersion: workflow.definitionVersion } : {}),
+    },
     (reason, err) => ({
       ...key,
       status: 'failed',
@@ -206,11 +223,11 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
   if (claim.replaced) {
     if (claim.written) log.warn({ workflowId: workflow.id, eventId: event.eventId, err: claim.err }, 'run recorded as failed: its payload could not be stored');
     // The caller waiting for this run is answered as the run was recorded: failed, not executed.
-    if (reply && claim.written) reply.record = { status: 'failed', steps: [], error: 'the trigger payload could not be stored; the run was not executed' };
-    return 'ran';
+    if (!claim.written) return { outcome: 'ran' };
+    return { outcome: 'ran', answer: { status: 'failed', steps: [], error: 'the trigger payload could not be stored; the run was not executed' } };
   }
   const claimed = claim.claimed;
-  if (!claimed) return 'duplicate';
+  if (!claimed) return { outcome: 'duplicate' };
   // Claimed before (its engine died mid-run): the steps it stored are reused, not executed again.
   const resume = claimed === 'resumed' ? await runs.checkpoints(key) : undefined;
   let checkpointed = resume !== undefined && resume.size > 0;
@@ -225,13 +242,12 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
       error: 'The workflow was deactivated before this event was processed',
       finishedAt: clock().toISOString(),
     });
-    if (reply) reply.record = { status: 'skipped', steps: [], error: 'The workflow was deactivated before this event was processed' };
-    return 'inactive';
+    return { outcome: 'inactive', answer: { status: 'skipped', steps: [], error: 'The workflow was deactivated before this event was processed' } };
   }
 
   // Credentials: one query on the engine's own database, only when the graph refers to some. A store
   // that cannot answer (not configured, a key missing) fails the run with the reason, never silently.
-  let credentials: Map<string, string> | undefined;
+  let credentials: Map<string, CredentialValue> | undefined;
   const names = credentialNamesOf(workflow.graph);
   if (names.length > 0) {
     try {
@@ -241,11 +257,10 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
       const error = `credentials could not be read: ${(err as Error).message}`;
       await recordRun(runs, { ...key, status: 'failed', error, finishedAt: clock().toISOString() });
       // The caller learns that the run failed and its id, not the store's reason (the run's page has it).
-      if (reply) reply.record = { status: 'failed', steps: [], error: 'credentials could not be read; the run was not executed' };
-      return 'ran';
+      return { outcome: 'ran', answer: { status: 'failed', steps: [], error: 'credentials could not be read; the run was not executed' } };
     }
   }
-  const secrets = [...(credentials?.values() ?? [])];
+  const secrets = credentialSecrets(credentials);
   // Resolved values never reach a log line or the recorded run: both pass through redactSecrets.
   const runLog =
     secrets.length === 0
@@ -267,26 +282,17 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
       executeWorkflow({
         workflow: { id: workflow.id, ownerId: event.ownerId, graph: workflow.graph },
         event,
-        limits: deps.limits,
-        retryParkMs: deps.retryParkMs ?? DEFAULT_RETRY_PARK_MS,
-        ...(deps.resumeLinkKey ? { resumeUrl: (id: string) => resumeLinkOf(deps.resumeLinkKey!, key, id, deps.resumeBaseUrl).url } : {}),
-        credentials,
-        cancelled: cancellations ? () => cancellations.isCancelled(key) : undefined,
-        cancelSignal: cancellations ? () => cancellations.signalOf(key) : undefined,
-        ...(resume ? { resume } : {}),
-        ...(event.resume ? { wake: event.resume } : {}),
-        ...(reply?.respond ? { respond: reply.respond } : {}),
-        checkpoint: (steps) => {
-          checkpointed = true;
-          // Credential values never reach the table, as for the run's own record.
-          return runs.checkpoint(key, secrets.length === 0 ? steps : redactSecrets(steps, secrets));
-        },
+        options: { limits: deps.limits, retryParkMs: deps.retryParkMs ?? DEFAULT_RETRY_PARK_MS },
+        // A claim after a dead engine reuses the earlier claim's checkpoints; a woken run executes its parked step again.
+        resume: { ...(resume ? { checkpoints: resume } : {}), ...(event.resume ? { wake: event.resume } : {}) },
+        ...(cancellations ? { control: { cancelled: () => cancellations.isCancelled(key), cancelSignal: () => cancellations.signalOf(key) } } : {}),
         ports: {
           http: deps.http,
+          ...(deps.mail ? { mail: deps.mail } : {}),
           clock,
           log: runLog,
           metrics: deps.metrics,
-          ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
+          sandbox: deps.sandbox,
           // The task carries this run's origin: its change event never starts this workflow again, and
           // a chain across workflows ends at MAX_TRIGGER_DEPTH (docs/triggers.md, "Loops").
           createTask: (ownerId, input, { signal, idempotencyKey }) =>
@@ -295,6 +301,15 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
           ...(deps.workspace.nodes ? { workspace: withOrigin(deps.workspace.nodes, { workflowId: workflow.id, depth: (event.origin?.depth ?? 0) + 1 }) } : {}),
           ...(deps.startSubWorkflow ? { startWorkflow: (request) => startSubWorkflow(event, request, deps, children) } : {}),
           ...(deps.deliveries ? { deliveries: deps.deliveries } : {}),
+          // This run's own: its credentials, the webhook caller's answer, its resume links, its checkpoints.
+          credentials,
+          ...(respond ? { respond } : {}),
+          ...(deps.resumeLinkKey ? { resumeUrl: (id: string) => resumeLinkOf(deps.resumeLinkKey!, key, id, deps.resumeBaseUrl).url } : {}),
+          checkpoint: (steps) => {
+            checkpointed = true;
+            // Credential values never reach the table, as for the run's own record.
+            return runs.checkpoint(key, secrets.length === 0 ? steps : redactSecrets(steps, secrets));
+          },
         },
       }),
     { attributes: { 'flowdesk.workflow.id': workflow.id, 'flowdesk.event.id': event.eventId } },
@@ -309,8 +324,7 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
           error: redactSecrets(executed.error, secrets),
         };
   deps.metrics.runFinished(record.status, record.durationMs / 1000);
-  if (reply) reply.record = record;
-  if (record.status === 'waiting' && executed.parked) return park(event, key, record, executed.parked, secrets, deps);
+  if (record.status === 'waiting' && executed.parked) return { outcome: await park(event, key, record, executed.parked, secrets, deps), answer: record };
   const outcome: RunWrite = {
     ...key,
     status: record.status,
@@ -342,15 +356,17 @@ async function runTriggerEvent(event: TriggerEvent, deps: ProcessDeps, reply?: R
   }));
   if (stored.replaced) {
     log.warn({ workflowId: workflow.id, eventId: event.eventId, err: stored.err }, 'run recorded as failed: its outcome could not be stored');
-    if (reply) reply.record = { status: 'failed', steps: [], error: `the run finished as ${record.status} but its record could not be stored` };
   }
   // Not written: the run was cancelled while it ran (a finished row is never changed). It keeps the
   // steps that did run.
   if (!stored.written) {
     await runs.keepCancelledSteps(outcome);
-    if (reply) reply.record = { status: 'cancelled', steps: record.steps, error: null };
-  } else if (record.status === 'failed' && workflow.errorWorkflowId) await startErrorWorkflow(event, workflow.errorWorkflowId, record, deps);
-  return 'ran';
+    return { outcome: 'ran', answer: { status: 'cancelled', steps: record.steps, error: null } };
+  }
+  if (record.status === 'failed' && workflow.errorWorkflowId) await startErrorWorkflow(event, workflow.errorWorkflowId, record, deps);
+  if (stored.replaced)
+    return { outcome: 'ran', answer: { status: 'failed', steps: [], error: `the run finished as ${record.status} but its record could not be stored` } };
+  return { outcome: 'ran', answer: record };
 }
 
 /**

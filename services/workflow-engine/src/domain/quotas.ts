@@ -22,6 +22,13 @@ export const DEFAULT_START_QUOTAS: StartQuotaLimits = { maxDepth: RUN_WORKFLOW_M
 /** Which start quota refused: the label of the refusals counter and of the owner's usage. */
 export type StartQuota = 'depth' | 'child_runs_per_run' | 'starts_per_minute';
 
+/** Each quota's setting (the environment variable that sets it). */
+export const START_QUOTA_SETTINGS: Record<StartQuota, string> = {
+  depth: 'RUN_WORKFLOW_MAX_DEPTH',
+  child_runs_per_run: 'MAX_CHILD_RUNS_PER_RUN',
+  starts_per_minute: 'WORKFLOW_STARTS_PER_MINUTE',
+};
+
 /**
  * A start a quota refused: the step fails with this (its message names the limit and its setting).
  * `status` 429 and `retryAfter` (seconds) for the owner's rate, so a node retry policy on 429 waits
@@ -60,7 +67,7 @@ export class StartQuotas {
   constructor(
     limits: Partial<StartQuotaLimits> = {},
     private readonly now: () => number = Date.now,
-    private readonly refused?: (ownerId: string, quota: StartQuota) => void,
+    private readonly refused?: (ownerId: string, quota: StartQuota, message: string) => void,
   ) {
     this.limits = { ...DEFAULT_START_QUOTAS, ...limits };
   }
@@ -68,20 +75,24 @@ export class StartQuotas {
   /** Throws when a run at `depth` (its child would be at depth + 1) may start no other run. */
   checkDepth(ownerId: string, depth: number): void {
     if (depth + 1 <= this.limits.maxDepth) return;
-    this.refused?.(ownerId, 'depth');
-    throw new StartQuotaError(
-      `workflows may start workflows at most ${this.limits.maxDepth} levels deep (RUN_WORKFLOW_MAX_DEPTH); this run is at depth ${depth}`,
-      'depth',
+    throw this.refuse(
+      ownerId,
+      new StartQuotaError(
+        `workflows may start workflows at most ${this.limits.maxDepth} levels deep (RUN_WORKFLOW_MAX_DEPTH); this run is at depth ${depth}`,
+        'depth',
+      ),
     );
   }
 
   /** Throws when a run that started `started` child runs already may start no other. */
   checkChildRuns(ownerId: string, started: number): void {
     if (started < this.limits.maxChildRunsPerRun) return;
-    this.refused?.(ownerId, 'child_runs_per_run');
-    throw new StartQuotaError(
-      `this run started ${started} child runs, the most one run may start (MAX_CHILD_RUNS_PER_RUN = ${this.limits.maxChildRunsPerRun})`,
-      'child_runs_per_run',
+    throw this.refuse(
+      ownerId,
+      new StartQuotaError(
+        `this run started ${started} child runs, the most one run may start (MAX_CHILD_RUNS_PER_RUN = ${this.limits.maxChildRunsPerRun})`,
+        'child_runs_per_run',
+      ),
     );
   }
 
@@ -101,14 +112,22 @@ export class StartQuotas {
       b.tokens -= 1;
       return;
     }
-    this.refused?.(ownerId, 'starts_per_minute');
     const retryAfter = Math.max(1, Math.ceil(((1 - b.tokens) * 60) / rate));
-    throw new StartQuotaError(
-      `this owner's workflows started more than ${rate} runs in a minute (WORKFLOW_STARTS_PER_MINUTE); retry in ${retryAfter} s`,
-      'starts_per_minute',
-      429,
-      String(retryAfter),
+    throw this.refuse(
+      ownerId,
+      new StartQuotaError(
+        `this owner's workflows started more than ${rate} runs in a minute (WORKFLOW_STARTS_PER_MINUTE); retry in ${retryAfter} s`,
+        'starts_per_minute',
+        429,
+        String(retryAfter),
+      ),
     );
+  }
+
+  /** Counts the refusal (metrics, the owner's usage) and hands the error back to throw. */
+  private refuse(ownerId: string, err: StartQuotaError): StartQuotaError {
+    this.refused?.(ownerId, err.quota, err.message);
+    return err;
   }
 
   private forgetFull(t: number): void {

@@ -22,8 +22,16 @@ export interface SchedulerOptions {
   leaseMs?: number;
   /** Schedules handled per tick() (default 500). */
   batch?: number;
-  /** How often start() looks for due ticks (default 1000 ms; 0: never, this replica fires no schedules). */
+  /**
+   * The longest start() sleeps between looks for due ticks, a safety poll (SCHEDULER_POLL_MS, default
+   * 10 s; 0: never, this replica fires no schedules). It sleeps until the next due time when sooner.
+   */
   pollMs?: number;
+  /**
+   * Calls fn with each notified earliest next tick / pending lease (epoch ms as text; '' after a lost
+   * connection: look now); resolves with what stops it. Without it the replica looks every pollMs.
+   */
+  wakeUps?: (fn: (payload: string) => void) => Promise<() => Promise<void>>;
 }
 
 /**
@@ -38,6 +46,9 @@ export const schedulePayload = (tick: Date, firedAt: Date, schedule: { cron: str
   missedTicks,
 });
 
+/** The scheduler's safety poll: a lost notification (a cut listener connection) is found within it. */
+export const DEFAULT_SCHEDULER_POLL_MS = 10_000;
+
 /** A tick counted as far as this and no further (a schedule every minute, down for a week: 10,080). */
 const MAX_TICKS_COUNTED = 100_000;
 
@@ -49,6 +60,11 @@ const MAX_TICKS_COUNTED = 100_000;
  * computed from the cron expression (croner), never by adding an interval, so runs do not drift.
  * Ticks missed while the engine was down: one run for all of them (`run_once`, the default) or none
  * (`skip`), per workflow; a tick up to `lateAfterMs` late is on time.
+ *
+ * When: after each look the replica reads the earliest due time (nextDue) and sets one timer for it,
+ * at most `pollMs` away. A statement that writes an earlier one (a schedule saved or switched on,
+ * another replica's claim) notifies it at its commit (`wakeUps`; migration
+ * 20270310000000_wake_notify) and the timer is re-planned: idle, nothing runs until a tick is due.
  */
 export class Scheduler implements TriggerSource {
   readonly types = ['schedule'] as const;
@@ -57,6 +73,14 @@ export class Scheduler implements TriggerSource {
   private readonly batch: number;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<unknown> | undefined;
+  private started = false;
+  /** A look is under way: notified times wait for its plan. */
+  private looking = false;
+  /** When (epoch ms, the clock's) the timer set fires; a notified earlier time re-plans it. */
+  private plannedAt = Number.POSITIVE_INFINITY;
+  /** The earliest time notified during a look (the look's own plan may not have seen it). */
+  private notifiedAt = Number.POSITIVE_INFINITY;
+  private unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
 
   constructor(private readonly o: SchedulerOptions) {
     this.lateAfterMs = o.lateAfterMs ?? 60_000;
@@ -102,22 +126,73 @@ export class Scheduler implements TriggerSource {
     });
   }
 
-  /** Calls tick() every pollMs, one tick at a time (a slow one is not overlapped). */
+  /** Looks for due ticks now, then whenever one is due (or notified), at least every pollMs; one look at a time. */
   async start(): Promise<void> {
-    const pollMs = this.o.pollMs ?? 1_000;
-    if (pollMs <= 0 || this.timer) return;
-    this.timer = setInterval(() => {
-      if (this.ticking) return; // the previous tick is still under way
-      this.ticking = this.tick()
-        .catch((err: unknown) => this.o.log.warn({ err }, 'schedule tick failed; retrying at the next one'))
-        .finally(() => (this.ticking = undefined));
-    }, pollMs);
+    const pollMs = this.o.pollMs ?? DEFAULT_SCHEDULER_POLL_MS;
+    if (pollMs <= 0 || this.started) return;
+    this.started = true;
+    // Listening before the first look: a schedule written meanwhile is either seen by it or notified.
+    this.unlisten = (this.o.wakeUps?.((payload) => this.notified(payload)) ?? Promise.resolve(undefined)).then(
+      (stop) => stop,
+      (err: unknown) => {
+        this.o.log.warn({ err }, 'the scheduler gets no wake-ups; looking every poll');
+        return undefined;
+      },
+    );
+    await this.unlisten;
+    this.kick(0);
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
+    this.started = false;
+    clearTimeout(this.timer);
     this.timer = undefined;
+    const unlisten = await this.unlisten;
+    this.unlisten = undefined;
+    await unlisten?.().catch(() => {});
     await this.ticking;
+  }
+
+  /** A notification: an earlier due time than planned re-plans the timer ('': look now). */
+  private notified(payload: string): void {
+    if (!this.started) return;
+    const at = payload === '' ? 0 : Number(payload);
+    if (!Number.isFinite(at)) return;
+    if (this.looking) this.notifiedAt = Math.min(this.notifiedAt, at);
+    else if (at < this.plannedAt) this.kick(Math.max(0, at - this.o.clock().getTime()));
+  }
+
+  private kick(delayMs: number): void {
+    if (!this.started) return;
+    clearTimeout(this.timer);
+    this.plannedAt = this.o.clock().getTime() + delayMs;
+    this.timer = setTimeout(() => {
+      if (this.ticking) return void this.ticking.then(() => this.kick(0));
+      this.plannedAt = Number.POSITIVE_INFINITY;
+      this.notifiedAt = Number.POSITIVE_INFINITY;
+      this.looking = true;
+      this.ticking = this.look().finally(() => (this.ticking = undefined));
+    }, delayMs);
+  }
+
+  /** One look: fires what is due, then sleeps until the next due time (≤ pollMs). */
+  private async look(): Promise<void> {
+    const pollMs = this.o.pollMs ?? DEFAULT_SCHEDULER_POLL_MS;
+    let sleep = pollMs;
+    try {
+      const started = await this.tick();
+      if (started >= this.batch)
+        sleep = 0; // more may be due
+      else {
+        const next = await this.o.store.nextDue();
+        if (next) sleep = Math.min(pollMs, Math.max(0, next.getTime() - this.o.clock().getTime()));
+      }
+    } catch (err) {
+      this.o.log.warn({ err }, 'schedule tick failed; retrying at the next one');
+    }
+    // A time notified while this look ran may be earlier than the one it read.
+    this.looking = false;
+    this.kick(Math.min(sleep, Math.max(0, this.notifiedAt - this.o.clock().getTime())));
   }
 
   /** Fires what is due at the clock's now; returns the number of runs started. */

@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import type { StepTestResult, TriggerEvent, WorkflowNode } from '@flowdesk/contracts';
 import { executeWorkflow, type RunLimits } from './executor.ts';
-import { redactSecrets } from './mask.ts';
-import type { Clock, CredentialResolver, HttpClient, LogPort, RunMetrics, Sandbox, WorkspaceWrites } from './ports.ts';
+import { credentialSecrets, redactSecrets } from './mask.ts';
+import type { Clock, CredentialResolver, CredentialValue, HttpClient, MailSender, LogPort, RunMetrics, Sandbox, WorkspaceWrites } from './ports.ts';
 import { credentialNames } from './template.ts';
 import { withOrigin } from './process-trigger.ts';
 
@@ -21,11 +21,12 @@ export interface StepTestDeps {
   credentials?: CredentialResolver;
   workspace: Pick<WorkspaceWrites, 'createTask' | 'nodes'>;
   http: HttpClient;
+  mail?: MailSender;
   clock: Clock;
   log: LogPort;
   metrics?: RunMetrics;
   /** Where Code steps and sandboxed expressions run, as in a run. */
-  sandbox?: Sandbox;
+  sandbox: Sandbox;
   limits?: Partial<RunLimits>;
 }
 
@@ -79,7 +80,7 @@ export async function testStep(input: StepTestInput, deps: StepTestDeps): Promis
   const at = deps.clock().toISOString();
   // The node's own "on error" is for runs; a test shows the failure as it is.
   const node = { ...input.node, onError: 'fail' } as WorkflowNode;
-  let credentials: Map<string, string> | undefined;
+  let credentials: Map<string, CredentialValue> | undefined;
   const names = credentialNames(node);
   if (names.length > 0) {
     try {
@@ -102,7 +103,7 @@ export async function testStep(input: StepTestInput, deps: StepTestDeps): Promis
     headers: {},
   };
   let branch: string | undefined;
-  const secrets = [...(credentials?.values() ?? [])];
+  const secrets = credentialSecrets(credentials);
   // One step, waited for by a person: answered within STEP_TEST_TIMEOUT_MS (runs have no overall wall
   // time any more; the node's own limits still end it in the background).
   let timer: NodeJS.Timeout | undefined;
@@ -112,19 +113,22 @@ export async function testStep(input: StepTestInput, deps: StepTestDeps): Promis
   const running = executeWorkflow({
     workflow: { id: input.workflowId, ownerId: input.ownerId, graph: { nodes: [node], edges: [{ from: 'trigger', to: node.id }] } },
     event,
-    limits: deps.limits,
-    credentials,
-    earlierOutputs: new Map(Object.entries(input.nodes)),
-    ...(input.loop ? { loopItem: input.loop } : {}),
-    onResult: (_id, result) => {
-      branch = result.branch;
+    options: { limits: deps.limits },
+    stepTest: {
+      earlierOutputs: new Map(Object.entries(input.nodes)),
+      ...(input.loop ? { loopItem: input.loop } : {}),
+      onResult: (_id, result) => {
+        branch = result.branch;
+      },
     },
     ports: {
       http: deps.http,
+      ...(deps.mail ? { mail: deps.mail } : {}),
       clock: deps.clock,
       log: secrets.length === 0 ? deps.log : redactingLog(deps.log, secrets),
       metrics: deps.metrics,
-      ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
+      sandbox: deps.sandbox,
+      credentials,
       // As in a run: the task carries this workflow as its origin (its change event never starts it again).
       createTask: (ownerId, task, { signal, idempotencyKey }) =>
         deps.workspace.createTask(ownerId, task, signal, { workflowId: input.workflowId, depth: 1 }, idempotencyKey),

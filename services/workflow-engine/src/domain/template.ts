@@ -13,8 +13,9 @@
  * the sandbox, all of one step's in one job (expressionRunsInline, docs/workflow-engine.md, "Isolation").
  */
 import { evaluateExpression, ExpressionError, expressionRunsInline, hasExpression, templateParts, type TemplatePart } from '@flowdesk/contracts/expressions';
-import { inProcessSandbox } from './code-sandbox.ts';
-import type { Sandbox } from './ports.ts';
+import { CREDENTIAL_REFERENCE, credentialNames } from '@flowdesk/contracts';
+import type { Sandbox } from './sandbox-port.ts';
+import type { CredentialValue, TypedCredential } from './ports.ts';
 
 export { ExpressionError } from '@flowdesk/contracts/expressions';
 
@@ -30,7 +31,7 @@ export interface TemplateScope {
    * (docs/credentials.md). Unlike a missing field, an unknown name fails the run: sending a request
    * without its secret would only fail later, less clearly.
    */
-  credentials?: ReadonlyMap<string, string>;
+  credentials?: ReadonlyMap<string, CredentialValue>;
   /** The current element and its position inside For each: `{{= item.sku }}`, `{{= index }}`. */
   item?: unknown;
   index?: number;
@@ -40,8 +41,8 @@ export interface TemplateScope {
   rawBody?: string;
   /** A `resume` Wait's link, known before it runs: `{{wait.<nodeId>.resumeUrl}}` (domain/resume-links.ts). */
   resumeUrl?: (nodeId: string) => { url: string } | { why: string };
-  /** Where expressions that are not inline run, for `ownerId` (default: in process, unpreemptible: unit tests). */
-  sandbox?: Sandbox;
+  /** Where expressions that are not inline run, for `ownerId` (EnginePorts.sandbox). */
+  sandbox: Sandbox;
   ownerId?: string;
   /** The run's signal: a sandbox job still queued when it aborts is dropped. */
   signal?: AbortSignal;
@@ -50,23 +51,8 @@ export interface TemplateScope {
 /** A `{{credentials.<name>}}` the owner has no credential for (or a malformed reference). */
 export class CredentialReferenceError extends Error {}
 
-const CREDENTIAL_REFERENCE = /\{\{\s*credentials\.([^{}\s]*?)\s*\}\}/g;
-
-/**
- * The credential names a graph refers to, so a run loads only those (none: no query at all): the
- * `{{credentials.<name>}}` references, and the names nodes take as a param (Verify signature's `credential`).
- */
-export function credentialNames(graph: unknown): string[] {
-  const names = new Set<string>();
-  for (const m of JSON.stringify(graph).matchAll(CREDENTIAL_REFERENCE)) names.add(m[1] ?? '');
-  const nodes = (graph as { nodes?: unknown } | null)?.nodes;
-  if (Array.isArray(nodes)) {
-    for (const node of nodes as { type?: unknown; params?: { credential?: unknown } }[]) {
-      if (node?.type === 'verify_signature' && typeof node.params?.credential === 'string') names.add(node.params.credential);
-    }
-  }
-  return [...names];
-}
+// Defined with the other secret rules in libs/contracts (workspace-api's export lists the names too).
+export { credentialNames };
 
 /** Whether a template refers to a credential (its rendered value then carries a secret). */
 export function refersToCredential(template: string): boolean {
@@ -193,8 +179,7 @@ export class TemplateRenderer {
       else (sandboxed ??= []).push(source);
     }
     if (!sandboxed) return;
-    const sandbox = this.scope.sandbox ?? inProcessSandbox;
-    const values = await sandbox.evaluate({
+    const values = await this.scope.sandbox.evaluate({
       ownerId: this.scope.ownerId ?? '',
       sources: sandboxed,
       scope,
@@ -203,11 +188,25 @@ export class TemplateRenderer {
     sandboxed.forEach((source, i) => this.evaluated.set(source, values[i]));
   }
 
-  /** The value of a credential named by a node's param (Verify signature); an unknown name fails the node. */
+  /** The value of a secret credential named by a node's param (Verify signature); an unknown name fails the node. */
   credential(name: string): string {
     const value = this.scope.credentials?.get(name);
     if (value === undefined) throw new CredentialReferenceError(`unknown credential "${name}": create it under Settings → Credentials`);
+    if (typeof value !== 'string') throw new CredentialReferenceError(`credential "${name}" is of type ${value.type}; this node needs a secret credential`);
     return value;
+  }
+
+  /**
+   * A credential named by a node's `credential` param, of one of `types` (HTTP Request: header, query,
+   * bearer, basic; Send Email: smtp; Slack: slack_bot or webhook_url; Discord: webhook_url). An unknown name or another type fails the node, naming both.
+   */
+  typedCredential(name: string, types: readonly string[]): TypedCredential {
+    const value = this.scope.credentials?.get(name);
+    if (value === undefined) throw new CredentialReferenceError(`unknown credential "${name}": create it under Settings → Credentials`);
+    const typed = typeof value === 'string' ? { type: 'secret', fields: { value } } : value;
+    if (!types.includes(typed.type))
+      throw new CredentialReferenceError(`credential "${name}" is of type ${typed.type}; this node takes a credential of type ${types.join(', ')}`);
+    return typed;
   }
 
   /** The webhook request as received: its (lower-cased) headers and raw body bytes, when ingest kept them. */
@@ -339,6 +338,10 @@ export class TemplateRenderer {
       const value = this.scope.credentials?.get(name);
       if (value === undefined)
         throw new CredentialReferenceError(`unknown credential "${name}" ({{credentials.${name}}}): create it under Settings → Credentials`);
+      if (typeof value !== 'string')
+        throw new CredentialReferenceError(
+          `credential "${name}" is of type ${value.type}: choose it in the node's Credential field ({{credentials.<name>}} is for secret credentials)`,
+        );
       return { found: true, value };
     }
     if (root === 'item' || root === 'index') {

@@ -9,7 +9,10 @@
  * again); what is left of it is marked done (`published`, fire_at null).
  *
  * When: after each round, the next fire_at is read and the replica sleeps until then, at most
- * `pollMs` (a resume or another replica's park may add an earlier one). Woken runs at once: at most
+ * `pollMs` (a slow safety poll). A statement that writes an earlier fire_at (a park, a resume, another
+ * replica's claim whose lease may expire first) notifies it at its commit (`wakeUps`: LISTEN on
+ * Postgres, PGlite's own in one process; migration 20270310000000_wake_notify), and the replica
+ * re-plans its one timer for it: idle, nothing runs until something is due. Woken runs at once: at most
  * `concurrency` on this replica and `workflowConcurrency` per workflow (as the trigger consumer); at
  * most `batch` more are claimed ahead (the lease renewed), and a finishing run starts the next round
  * when more were due.
@@ -23,8 +26,13 @@ export interface WaitTimersOptions {
   wake: (wake: DueWake) => Promise<unknown>;
   clock: () => Date;
   log: LogPort;
-  /** The longest sleep between rounds (WAIT_POLL_MS, default 250; 0: this replica wakes no runs). */
+  /** The longest sleep between rounds, a safety poll (WAIT_POLL_MS, default 10 s; 0: this replica wakes no runs). */
   pollMs?: number;
+  /**
+   * Calls fn with each notified earliest fire_at (epoch ms as text; '' after a lost connection: look
+   * now); resolves with what stops it. Without it the replica looks every pollMs.
+   */
+  wakeUps?: (fn: (payload: string) => void) => Promise<() => Promise<void>>;
   /** How long a claimed wake is this replica's (default 30 s); renewed every third of it while its run runs. */
   leaseMs?: number;
   /** Wakes claimed per statement, and claimed here not started yet, at most (default 1000). */
@@ -34,6 +42,9 @@ export interface WaitTimersOptions {
   /** Woken runs at once per workflow (default 128, as ENGINE_WORKFLOW_CONCURRENCY). */
   workflowConcurrency?: number;
 }
+
+/** The safety poll: a lost notification (a cut listener connection) is found within it. */
+export const DEFAULT_POLL_MS = 10_000;
 
 export class WaitTimers {
   private timer: NodeJS.Timeout | undefined;
@@ -53,6 +64,13 @@ export class WaitTimers {
   private readonly perWorkflow = new Map<string, number>();
   private readonly runs = new Set<Promise<void>>();
   private done: DueWake[] = [];
+  /** When (epoch ms, the clock's) the timer set fires; a notified earlier fire_at re-plans it. */
+  private plannedAt = Number.POSITIVE_INFINITY;
+  /** The earliest fire_at notified during a round (the round's own plan may not have seen it). */
+  private notifiedAt = Number.POSITIVE_INFINITY;
+  private unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
+  /** A round is under way: notified fire_ats wait for its plan. */
+  private looking = false;
 
   constructor(private readonly o: WaitTimersOptions) {
     this.leaseMs = o.leaseMs ?? 30_000;
@@ -62,11 +80,32 @@ export class WaitTimers {
   }
 
   start(): void {
-    const pollMs = this.o.pollMs ?? 250;
+    const pollMs = this.o.pollMs ?? DEFAULT_POLL_MS;
     if (pollMs <= 0 || this.started) return;
     this.started = true;
     this.renewTimer = setInterval(() => void this.renew(), Math.max(1, Math.floor(this.leaseMs / 3)));
-    this.kick(0); // due at start (the engine was down): fire at once
+    // Listening before the first round: a park committed meanwhile is either seen by it or notified.
+    this.unlisten = (this.o.wakeUps?.((payload) => this.notified(payload)) ?? Promise.resolve(undefined)).then(
+      (stop) => stop,
+      (err: unknown) => {
+        this.o.log.warn({ err }, 'wait timers get no wake-ups; looking every poll');
+        return undefined;
+      },
+    );
+    void this.unlisten.then(() => this.kick(0)); // due at start (the engine was down): fire at once
+  }
+
+  /** A notification: an earlier fire_at than planned re-plans the timer ('' : look now). */
+  private notified(payload: string): void {
+    if (!this.started) return;
+    const at = payload === '' ? 0 : Number(payload);
+    if (!Number.isFinite(at)) return;
+    if (this.looking) {
+      this.notifiedAt = Math.min(this.notifiedAt, at);
+      return;
+    }
+    if (at >= this.plannedAt || this.starved) return;
+    this.kick(Math.max(0, at - this.o.clock().getTime()));
   }
 
   /** Stops claiming, hands the wakes not started back (due now), and waits for the woken runs. */
@@ -75,6 +114,9 @@ export class WaitTimers {
     clearTimeout(this.timer);
     clearInterval(this.renewTimer);
     this.timer = undefined;
+    const unlisten = await this.unlisten;
+    this.unlisten = undefined;
+    await unlisten?.().catch(() => {});
     await this.ticking;
     const left = this.queued.splice(0);
     if (left.length > 0)
@@ -88,7 +130,9 @@ export class WaitTimers {
   private kick(delayMs: number): void {
     if (!this.started) return;
     clearTimeout(this.timer);
+    this.plannedAt = this.o.clock().getTime() + delayMs;
     this.timer = setTimeout(() => {
+      this.plannedAt = Number.POSITIVE_INFINITY;
       if (this.ticking) {
         this.again = true;
         return;
@@ -105,7 +149,9 @@ export class WaitTimers {
 
   /** One round: claims what is due and can start, then sleeps until the next fire_at (≤ pollMs). */
   private async round(): Promise<void> {
-    const pollMs = this.o.pollMs ?? 250;
+    const pollMs = this.o.pollMs ?? DEFAULT_POLL_MS;
+    this.notifiedAt = Number.POSITIVE_INFINITY;
+    this.looking = true;
     let sleep = pollMs;
     try {
       const claimed = await this.tick();
@@ -118,7 +164,10 @@ export class WaitTimers {
     } catch (err) {
       this.o.log.warn({ err }, 'wait timers could not be fired; retrying at the next poll');
     }
-    if (!this.starved) this.kick(sleep);
+    this.looking = false;
+    if (this.starved) return;
+    // A fire_at notified while this round ran may be earlier than the one it read.
+    this.kick(Math.min(sleep, Math.max(0, this.notifiedAt - this.o.clock().getTime())));
   }
 
   /**

@@ -28,9 +28,14 @@ export function credentialRoutes(store: CredentialStore): FastifyPluginAsyncType
       '/credentials',
       {
         preHandler: [app.requireAccess('write'), ready],
-        schema: { tags, summary: 'Create a credential (name + secret value)', body: CreateCredential, response: { 201: Credential, ...errorResponses } },
+        schema: {
+          tags,
+          summary: 'Create a credential: name + secret value, or name + type + fields',
+          body: CreateCredential,
+          response: { 201: Credential, ...errorResponses },
+        },
       },
-      async (req, reply) => reply.code(201).send(await store.create(req.identity.userId, req.body.name, req.body.value)),
+      async (req, reply) => reply.code(201).send(await store.create(req.identity.userId, req.body)),
     );
     app.put(
       '/credentials/:name',
@@ -38,13 +43,13 @@ export function credentialRoutes(store: CredentialStore): FastifyPluginAsyncType
         preHandler: [app.requireAccess('write'), ready],
         schema: {
           tags,
-          summary: "Replace a credential's value",
+          summary: "Replace a credential's value or fields (secret fields left out are kept)",
           params: CredentialNameParams,
           body: UpdateCredential,
           response: { 200: Credential, ...errorResponses },
         },
       },
-      async (req) => store.update(req.identity.userId, req.params.name, req.body.value),
+      async (req) => store.update(req.identity.userId, req.params.name, req.body),
     );
     app.delete(
       '/credentials/:name',

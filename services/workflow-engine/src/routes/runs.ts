@@ -173,6 +173,8 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
           tags,
           summary:
             'The run pipeline’s health for your workflows: runs in the last hours (default 1) by status, the workflows that failed, the backlog (trigger events not yet processed, unfinished runs) and dead-lettered events',
+          description:
+            'waitingEvents counts trigger events accepted for your workflows that the engine has not processed yet (null on Kafka, which cannot count per workflow: see the consumer lag in Grafana). Dead-lettered events are the ones the engine gave up on after its retries; each is recorded as a failed run with the reason.',
           querystring: RunsHealthQuery,
           response: { 200: RunsHealth, ...errorResponses },
         },
@@ -214,6 +216,11 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
           tags,
           summary: 'Server-Sent Events: a `run` event each time one of your runs is queued, starts or finishes (optionally of one workflow)',
           querystring: RunStreamQuery,
+          // Hijacked (written raw): the schema documents the answer, it does not serialize it.
+          produces: ['text/event-stream'],
+          response: {
+            200: Type.String({ description: 'An event stream; each `run` event’s data is {workflowId, eventId, status, startedAt, finishedAt}' }),
+          },
         },
       },
       async (req, reply) => {
@@ -321,6 +328,8 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
           tags,
           summary:
             'Resume a run waiting for a resume (a Wait node in mode resume) by its resume link: the JSON body (optional) becomes the Wait node’s `body`; 401 for a wrong secret, 404 for an unknown link, 409 when it was resumed already',
+          // No credential: the secret in the link is one.
+          security: [],
           params: Type.Object({ waitId: Type.String({ maxLength: 100 }) }),
           querystring: Type.Object({ secret: Type.String({ minLength: 1, maxLength: 200 }) }),
           response: { 202: Type.Object({ runId: Type.String(), resumedBy: Type.String() }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
@@ -364,6 +373,10 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
           summary:
             'Run now: start a run of the workflow by hand, with an optional JSON payload as its trigger data (queued; runs whether the workflow is active or not)',
           params: IdParams,
+          // Documents the header; a value outside 1–100 visible ASCII characters is ignored (a new run), not refused.
+          headers: Type.Object({
+            'idempotency-key': Type.Optional(Type.String({ description: 'The same key (1–100 visible ASCII characters) starts one run, not two.' })),
+          }),
           body: StartRun,
           response: { 202: WorkflowRun, ...errorResponses, 503: ErrorBody },
         },

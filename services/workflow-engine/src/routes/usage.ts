@@ -19,6 +19,8 @@ export function usageRoutes(fairness: OwnerFairness): FastifyPluginAsyncTypebox 
           tags: ['workflow runs'],
           summary:
             'Your share of the engine: runs, throttled (queued behind your in-flight cap) and refused starts, your queue, and whether webhooks are refused (429)',
+          description:
+            'Counters are the answering engine replica’s since it started; queued is your whole queue. intakeThrottled: your workflows’ webhooks are answered 429 with Retry-After (docs/workflow-engine.md, "Fairness across owners").',
           response: { 200: OwnerUsage, ...errorResponses },
         },
       },

@@ -39,9 +39,15 @@ export interface OutboxRelay {
   close(): Promise<void>;
 }
 
+/** The safety poll's default: only rows a crashed process left behind wait for it (a commit nudges). */
+export const OUTBOX_POLL_MS = 30_000;
+/** After a failed drain (bus or database unreachable): the first retry; doubling up to the poll interval. */
+const RETRY_FIRST_MS = 250;
+
 /**
  * Publishes the outbox to the bus and deletes what was published, in id order: on a nudge after each
- * commit, and every `pollMs` for rows a crashed process left behind. At-least-once: a crash between
+ * commit, again after a failed drain (from 250 ms, doubling up to `pollMs`), and every `pollMs`
+ * (default 30 s) for rows a crashed process left behind. At-least-once: a crash between
  * publishing and deleting publishes those rows again, which the consumers' version check absorbs. Two
  * relays (replicas) may publish a row twice for the same reason; never zero times.
  */
@@ -54,6 +60,9 @@ export function startOutboxRelay(
   let running: Promise<void> | undefined;
   let again = false;
   let closed = false;
+  const pollMs = options.pollMs ?? OUTBOX_POLL_MS;
+  let retryMs = 0;
+  let retry: NodeJS.Timeout | undefined;
   const drain = async () => {
     for (;;) {
       const { rows } = await db.exec(`SELECT id, topic, key, value FROM "workspace"."outbox" ORDER BY id LIMIT ${batch}`);
@@ -75,8 +84,19 @@ export function startOutboxRelay(
       again = true;
       return;
     }
+    clearTimeout(retry);
     running = drain()
-      .catch((err: unknown) => options.onError?.(err))
+      .then(
+        () => {
+          retryMs = 0;
+        },
+        (err: unknown) => {
+          options.onError?.(err);
+          retryMs = Math.min(pollMs, retryMs === 0 ? RETRY_FIRST_MS : retryMs * 2);
+          retry = setTimeout(kick, retryMs);
+          retry.unref();
+        },
+      )
       .finally(() => {
         running = undefined;
         if (again) {
@@ -85,7 +105,7 @@ export function startOutboxRelay(
         }
       });
   };
-  const timer = setInterval(kick, options.pollMs ?? 1_000);
+  const timer = setInterval(kick, pollMs);
   timer.unref();
   kick();
   return {
@@ -93,6 +113,7 @@ export function startOutboxRelay(
     async close() {
       closed = true;
       clearInterval(timer);
+      clearTimeout(retry);
       await running;
     },
   };

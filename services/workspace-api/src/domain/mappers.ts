@@ -6,6 +6,7 @@ import type {
   Task as TaskRow,
   Workflow as WorkflowRow,
 } from '../generated/prisma/client.ts';
+import { signatureGated } from '@flowdesk/contracts';
 import { iso, isoOrNull, toDateOnly } from './dates.ts';
 
 // Rows to the API's shapes (libs/contracts): dates as ISO strings, no owner ids, no secrets.
@@ -76,12 +77,14 @@ export function retentionColumns(retention: WorkflowRetention | null | undefined
  * How a webhook trigger authenticates a delivery, as ingest checks it (webhook-ingest's route): a signed
  * trigger (Standard Webhooks) needs no x-webhook-secret whatever requireWebhookSecret says.
  */
-export function webhookEndpoint(url: string, requireWebhookSecret: boolean, triggerConfig: unknown): NonNullable<Workflow['webhook']> {
+export function webhookEndpoint(url: string, requireWebhookSecret: boolean, triggerConfig: unknown, graph?: WorkflowGraph): NonNullable<Workflow['webhook']> {
   const signed = (triggerConfig as { signature?: unknown } | null)?.signature === 'standard-webhooks';
+  // The graph starts with Verify signature (signatureGated; ingest reads the same rule from Postgres).
+  const gated = !signed && graph !== undefined && signatureGated(graph);
   return {
     url,
-    requireSecret: requireWebhookSecret && !signed,
-    authentication: signed ? 'standard-webhooks' : requireWebhookSecret ? 'secret-header' : 'none',
+    requireSecret: requireWebhookSecret && !signed && !gated,
+    authentication: signed ? 'standard-webhooks' : gated ? 'provider-signature' : requireWebhookSecret ? 'secret-header' : 'none',
   };
 }
 
@@ -98,7 +101,10 @@ export const toWorkflow =
     executionOrder: r.executionOrder as ExecutionOrder,
     errorWorkflowId: r.errorWorkflowId ?? null,
     retention: toRetention(r),
-    webhook: r.triggerType === 'webhook' ? webhookEndpoint(webhookUrl(publicBaseUrl, r.id), r.requireWebhookSecret, r.triggerConfig) : null,
+    webhook:
+      r.triggerType === 'webhook'
+        ? webhookEndpoint(webhookUrl(publicBaseUrl, r.id), r.requireWebhookSecret, r.triggerConfig, r.graph as unknown as WorkflowGraph)
+        : null,
     samplePayload: (r.samplePayload as Record<string, unknown> | null) ?? null,
     samplePayloadAt: isoOrNull(r.samplePayloadAt),
     createdAt: iso(r.createdAt),
@@ -108,6 +114,7 @@ export const toWorkflow =
 /** What workflow.changed events and the definitions API carry: no name, no secret. */
 export const toDefinition = (
   r: Pick<WorkflowRow, 'id' | 'ownerId' | 'version' | 'triggerType' | 'active' | 'executionOrder' | 'graph' | 'triggerConfig'> & {
+    definitionVersion?: number | null;
     errorWorkflowId?: string | null;
     retentionDays?: number | null;
     retentionRuns?: number | null;
@@ -116,6 +123,7 @@ export const toDefinition = (
   id: r.id,
   ownerId: r.ownerId,
   version: r.version,
+  definitionVersion: r.definitionVersion ?? null,
   triggerType: r.triggerType,
   active: r.active,
   executionOrder: r.executionOrder as ExecutionOrder,

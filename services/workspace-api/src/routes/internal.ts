@@ -8,6 +8,7 @@ const DEFINITION_COLUMNS = {
   id: true,
   ownerId: true,
   version: true,
+  definitionVersion: true,
   triggerType: true,
   active: true,
   executionOrder: true,
@@ -49,7 +50,9 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
             },
           }),
           // Computed by Postgres from the graph, which this role may not read (migration 20270120000000).
-          tx.$queryRaw<{ uses_raw_body: boolean }[]>`SELECT "uses_raw_body" FROM "workspace"."workflow" WHERE "id" = ${req.params.id}::uuid`,
+          tx.$queryRaw<
+            { uses_raw_body: boolean; signature_gated: boolean }[]
+          >`SELECT "uses_raw_body", "signature_gated" FROM "workspace"."workflow" WHERE "id" = ${req.params.id}::uuid`,
         ]),
       );
       if (!row || row.triggerType !== 'webhook') throw notFound('Webhook trigger');
@@ -60,7 +63,9 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
         workflowId: row.id,
         ownerId: row.ownerId,
         active: row.active,
-        requireSecret: row.requireWebhookSecret,
+        // A graph that starts with Verify signature is authenticated by the provider's signature
+        // (docs/webhooks.md, "Provider signatures without x-webhook-secret"): no header beside it.
+        requireSecret: row.requireWebhookSecret && !flags[0]?.signature_gated,
         signature: config.signature === 'standard-webhooks' ? ('standard-webhooks' as const) : ('none' as const),
         secret: row.webhookSecretCipher ? secrets.open(row.webhookSecretCipher) : null,
         executionOrder: row.executionOrder === 'ordered' ? ('ordered' as const) : ('parallel' as const),

@@ -8,10 +8,19 @@ import {
   ListWorkflowsQuery,
   Page,
   UpdateWorkflow,
+  ListWorkflowVersionsQuery,
+  WorkflowVersion,
+  WorkflowVersionParams,
+  WorkflowVersionSummary,
   SetWebhookSecret,
   WebhookSecret,
   WebhookSecretSet,
   Workflow,
+  WorkflowExport,
+  WorkflowImportBody,
+  WorkflowImportResult,
+  WORKFLOW_IMPORT_MAX_BYTES,
+  workflowFileName,
   signingSecretProblem,
   allows,
   maskGraphSecrets,
@@ -20,16 +29,24 @@ import {
 import type { Prisma } from '../generated/prisma/client.ts';
 import { asUser, type Tx } from '../adapters/db.ts';
 import { announceWorkflowChange } from '../adapters/outbox.ts';
-import { keysetPage } from '../domain/pagination.ts';
+import { keysetPage, offsetPage } from '../domain/pagination.ts';
+import { DEFINITION_FIELDS, recordVersion, toVersion, toVersionSummary, type VersionAuthor } from '../domain/versions.ts';
 import { containsText } from '../domain/text-search.ts';
 import { mapPrismaError } from '../domain/errors.ts';
 import { retentionColumns, toWorkflow, webhookUrl } from '../domain/mappers.ts';
 import { validateGraph, validateTriggerConfig } from '../domain/graph.ts';
+import { readImport, toExport } from '../domain/workflow-export.ts';
+import { fromN8n, isN8nFile, type N8nImport } from '../domain/n8n-import.ts';
 import { SecretBox } from '../domain/secret-box.ts';
 import { errorResponses } from './schemas.ts';
 
 export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { prisma, secrets, publicBaseUrl, now } = app.ctx;
+  const { prisma, secrets, publicBaseUrl, now, versionsKeep } = app.ctx;
+  /** Who a save is by: the user, and the client (API key / OAuth client, MCP client, service) it came through. */
+  const authorOf = (identity: { userId: string; clientId?: unknown; azp?: unknown }): VersionAuthor => ({
+    userId: identity.userId,
+    client: typeof identity.clientId === 'string' ? identity.clientId : typeof identity.azp === 'string' ? identity.azp : null,
+  });
   // After a commit that wrote an outbox row: publish it now rather than at the next poll.
   const published = <T>(value: T): T => {
     app.ctx.outbox?.nudge();
@@ -49,6 +66,136 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
           return { ...wf, graph: maskGraphSecrets(wf.graph) };
         };
   const tags = ['workflows'];
+
+  /**
+   * An update of a workflow (PATCH, and a restore of a version): validated, saved, versioned when it
+   * touches the definition, and announced, all in the caller's transaction.
+   */
+  const saveUpdate = async (tx: Tx, id: string, b: UpdateWorkflow, author: VersionAuthor) => {
+    if (b.graph) validateGraph(b.graph);
+    const current = await tx.workflow.findUnique({ where: { id }, select: { triggerType: true, active: true, triggerConfig: true } });
+    if (!current) throw notFound('Workflow');
+    if (b.errorWorkflowId) await checkErrorWorkflow(tx, b.errorWorkflowId, id);
+    if (b.triggerType !== undefined || b.triggerConfig !== undefined || b.active) {
+      const config =
+        b.triggerConfig ?? (b.triggerType === undefined || b.triggerType === current.triggerType ? (current.triggerConfig as Record<string, unknown>) : {});
+      validateTriggerConfig(b.triggerType ?? current.triggerType, config, b.active ?? current.active);
+    }
+    // Switching to a webhook trigger generates a new secret, as creating one does; switching away
+    // drops the old one, so coming back never revives a secret that may have leaked meanwhile.
+    const secretChange =
+      b.triggerType === undefined || (b.triggerType === 'webhook') === (current.triggerType === 'webhook')
+        ? {}
+        : { webhookSecretCipher: b.triggerType === 'webhook' ? secrets.seal(SecretBox.generateSecret()) : null };
+    let updated = await tx.workflow.update({
+      where: { id },
+      data: {
+        name: b.name,
+        description: b.description,
+        triggerType: b.triggerType,
+        active: b.active,
+        graph: b.graph === undefined ? undefined : json(b.graph),
+        triggerConfig: b.triggerConfig === undefined ? undefined : json(b.triggerConfig),
+        requireWebhookSecret: b.requireWebhookSecret,
+        executionOrder: b.executionOrder,
+        errorWorkflowId: b.errorWorkflowId,
+        ...retentionColumns(b.retention),
+        version: { increment: 1 },
+        ...secretChange,
+      },
+    });
+    if (DEFINITION_FIELDS.some((f) => b[f] !== undefined) || b.versionMessage !== undefined) {
+      updated = await recordVersion(tx, updated, author, b.versionMessage ?? null, versionsKeep);
+    }
+    const change = updated.active === current.active ? 'updated' : updated.active ? 'activated' : 'deactivated';
+    await announceWorkflowChange(tx, change, updated, now());
+    return updated;
+  };
+
+  app.get(
+    '/workflows/:id/versions',
+    {
+      preHandler: app.requireAccess('read'),
+      schema: {
+        tags,
+        summary: "List a workflow's versions, newest first",
+        params: IdParams,
+        querystring: ListWorkflowVersionsQuery,
+        response: { 200: Page(WorkflowVersionSummary), ...errorResponses },
+      },
+    },
+    async (req) => {
+      const page = offsetPage(`workflow-versions:${req.params.id}`, req.query.cursor, req.query.limit);
+      const rows = await asUser(prisma, req.identity.userId, async (tx) => {
+        const wf = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { id: true } });
+        if (!wf) throw notFound('Workflow');
+        return tx.workflowVersion.findMany({ where: { workflowId: wf.id }, orderBy: { number: 'desc' }, skip: page.skip, take: page.take });
+      });
+      return page.toPage(rows, toVersionSummary);
+    },
+  );
+
+  app.get(
+    '/workflows/:id/versions/:n',
+    {
+      preHandler: app.requireAccess('read'),
+      schema: {
+        tags,
+        summary: 'Get one version of a workflow: its whole definition as saved',
+        params: WorkflowVersionParams,
+        response: { 200: WorkflowVersion, ...errorResponses },
+      },
+    },
+    async (req) => {
+      const row = await asUser(prisma, req.identity.userId, (tx) =>
+        tx.workflowVersion.findUnique({ where: { workflowId_number: { workflowId: req.params.id, number: req.params.n } } }),
+      );
+      if (!row) throw notFound('Workflow version');
+      const v = toVersion(row);
+      return allows(req.identity.scope, 'write') ? v : { ...v, definition: { ...v.definition, graph: maskGraphSecrets(v.definition.graph) } };
+    },
+  );
+
+  app.post(
+    '/workflows/:id/versions/:n/restore',
+    {
+      preHandler: app.requireAccess('write'),
+      schema: {
+        tags,
+        summary: 'Restore a version: the workflow gets its definition back, saved as a new version',
+        params: WorkflowVersionParams,
+        response: { 200: Workflow, ...errorResponses },
+      },
+    },
+    async (req) => {
+      const { id, n } = req.params;
+      const row = await asUser(prisma, req.identity.userId, async (tx) => {
+        const v = await tx.workflowVersion.findUnique({ where: { workflowId_number: { workflowId: id, number: n } } });
+        if (!v) throw notFound('Workflow version');
+        const d = toVersion(v).definition;
+        return saveUpdate(
+          tx,
+          id,
+          {
+            name: d.name,
+            description: d.description,
+            triggerType: d.triggerType,
+            triggerConfig: d.triggerConfig,
+            graph: d.graph,
+            requireWebhookSecret: d.requireWebhookSecret,
+            executionOrder: d.executionOrder,
+            errorWorkflowId: d.errorWorkflowId,
+            retention: d.retention,
+            versionMessage: `Restored version ${n}`,
+          },
+          authorOf(req.identity),
+        );
+      })
+        .then(published)
+        .catch((e: unknown) => mapPrismaError(e, 'Workflow'));
+      return map(row);
+    },
+  );
   const json = (v: unknown) => v as Prisma.InputJsonValue;
 
   app.get(
@@ -69,6 +216,40 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 
+  /**
+   * Creates a workflow (POST /workflows, an import) in the caller's transaction: version 1 with
+   * `message`, announced. A webhook trigger gets a new secret, answered once.
+   */
+  const createWorkflow = async (
+    tx: Tx,
+    identity: Parameters<typeof authorOf>[0],
+    b: CreateWorkflow,
+    extra: { message?: string; samplePayload?: Record<string, unknown> | null } = {},
+  ) => {
+    if (b.errorWorkflowId) await checkErrorWorkflow(tx, b.errorWorkflowId, null);
+    const secret = b.triggerType === 'webhook' ? SecretBox.generateSecret() : null;
+    const inserted = await tx.workflow.create({
+      data: {
+        ownerId: identity.userId,
+        name: b.name,
+        description: b.description ?? '',
+        triggerType: b.triggerType,
+        active: b.active ?? false,
+        graph: json(b.graph ?? { nodes: [], edges: [] }),
+        triggerConfig: json(b.triggerConfig ?? {}),
+        requireWebhookSecret: b.requireWebhookSecret ?? true,
+        webhookSecretCipher: secret ? secrets.seal(secret) : null,
+        executionOrder: b.executionOrder ?? 'parallel',
+        errorWorkflowId: b.errorWorkflowId ?? null,
+        ...retentionColumns(b.retention),
+        ...(extra.samplePayload ? { samplePayload: json(extra.samplePayload), samplePayloadAt: now() } : {}),
+      },
+    });
+    const created = await recordVersion(tx, inserted, authorOf(identity), extra.message ?? null, versionsKeep);
+    await announceWorkflowChange(tx, 'created', created, now());
+    return { row: created, webhookSecret: secret };
+  };
+
   app.post(
     '/workflows',
     {
@@ -81,33 +262,78 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req, reply) => {
-      const { userId } = req.identity;
       const b = req.body;
       if (b.graph) validateGraph(b.graph);
       validateTriggerConfig(b.triggerType, b.triggerConfig ?? {}, b.active ?? false);
-      const secret = b.triggerType === 'webhook' ? SecretBox.generateSecret() : null;
-      const row = await asUser(prisma, userId, async (tx) => {
-        if (b.errorWorkflowId) await checkErrorWorkflow(tx, b.errorWorkflowId, null);
-        const created = await tx.workflow.create({
-          data: {
-            ownerId: userId,
-            name: b.name,
-            description: b.description ?? '',
-            triggerType: b.triggerType,
-            active: b.active ?? false,
-            graph: json(b.graph ?? { nodes: [], edges: [] }),
-            triggerConfig: json(b.triggerConfig ?? {}),
-            requireWebhookSecret: b.requireWebhookSecret ?? true,
-            webhookSecretCipher: secret ? secrets.seal(secret) : null,
-            executionOrder: b.executionOrder ?? 'parallel',
-            errorWorkflowId: b.errorWorkflowId ?? null,
-            ...retentionColumns(b.retention),
-          },
+      const { row, webhookSecret } = await asUser(prisma, req.identity.userId, (tx) => createWorkflow(tx, req.identity, b)).then(published);
+      return reply.code(201).send({ ...map(row), webhookSecret });
+    },
+  );
+
+  // A workflow as a file and back (docs/workflow-export.md). Export needs only read: the file holds
+  // no secret (inline ones masked, credentials named, the webhook secret left out).
+  app.get(
+    '/workflows/:id/export',
+    {
+      preHandler: app.requireAccess('read'),
+      schema: {
+        tags,
+        summary: 'Export a workflow as a file (graph, trigger, settings, layout, sample; credentials by name, no secrets)',
+        params: IdParams,
+        response: { 200: WorkflowExport, ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const row = await asUser(prisma, req.identity.userId, (tx) => tx.workflow.findUnique({ where: { id: req.params.id } }));
+      if (!row) throw notFound('Workflow');
+      const file = toExport(row, now());
+      return reply.header('content-disposition', `attachment; filename="${workflowFileName(row.name)}"`).send(file);
+    },
+  );
+
+  /** The conversion of an n8n file, by request (set before validation, read by the handler). */
+  const fromN8nFiles = new WeakMap<object, N8nImport>();
+  app.post(
+    '/workflows/import',
+    {
+      preHandler: app.requireAccess('write'),
+      bodyLimit: WORKFLOW_IMPORT_MAX_BYTES,
+      schema: {
+        tags,
+        summary: 'Import a workflow file as a new, inactive workflow; answers what it could not take, per step',
+        description:
+          'The body is a Flowdesk workflow file, or a workflow exported from n8n (its `nodes` and `connections`, no `format`), converted first (docs/workflow-export.md, "Importing from n8n").',
+        body: WorkflowImportBody,
+        response: { 201: WorkflowImportResult, ...errorResponses },
+      },
+      // An n8n file becomes a Flowdesk one before the body's schema is checked, so both meet the same checks.
+      preValidation: async (req) => {
+        if (!isN8nFile(req.body)) return;
+        const converted = fromN8n(req.body);
+        fromN8nFiles.set(req, converted);
+        req.body = converted.file;
+      },
+    },
+    async (req, reply) => {
+      const named = req.body.workflow.errorWorkflowId;
+      const n8n = fromN8nFiles.get(req);
+      const result = await asUser(prisma, req.identity.userId, async (tx) => {
+        const errorWorkflowExists = named ? (await tx.workflow.findUnique({ where: { id: named }, select: { id: true } })) !== null : false;
+        const read = readImport(req.body, errorWorkflowExists, n8n?.leftOut);
+        // The conversion's problems, but none asking for a change to a step readImport then left out.
+        const kept = new Set(read.create.graph?.nodes.map((n) => n.id));
+        if (n8n) read.problems.unshift(...n8n.problems.filter((p) => p.kind === 'left_out' || p.nodeId === null || kept.has(p.nodeId)));
+        const created = await createWorkflow(tx, req.identity, read.create, {
+          message: n8n ? 'Imported from n8n' : 'Imported from a file',
+          samplePayload: read.samplePayload,
         });
-        await announceWorkflowChange(tx, 'created', created, now());
-        return created;
+        return { ...created, read };
       }).then(published);
-      return reply.code(201).send({ ...map(row), webhookSecret: secret });
+      return reply.code(201).send({
+        workflow: { ...map(result.row), webhookSecret: result.webhookSecret },
+        problems: result.read.problems,
+        credentials: result.read.credentials,
+      });
     },
   );
 
@@ -137,44 +363,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (req) => {
-      const b = req.body;
-      if (b.graph) validateGraph(b.graph);
-      const row = await asUser(prisma, req.identity.userId, async (tx) => {
-        const current = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { triggerType: true, active: true, triggerConfig: true } });
-        if (!current) throw notFound('Workflow');
-        if (b.errorWorkflowId) await checkErrorWorkflow(tx, b.errorWorkflowId, req.params.id);
-        if (b.triggerType !== undefined || b.triggerConfig !== undefined || b.active) {
-          const config =
-            b.triggerConfig ?? (b.triggerType === undefined || b.triggerType === current.triggerType ? (current.triggerConfig as Record<string, unknown>) : {});
-          validateTriggerConfig(b.triggerType ?? current.triggerType, config, b.active ?? current.active);
-        }
-        // Switching to a webhook trigger generates a new secret, as creating one does; switching away
-        // drops the old one, so coming back never revives a secret that may have leaked meanwhile.
-        const secretChange =
-          b.triggerType === undefined || (b.triggerType === 'webhook') === (current.triggerType === 'webhook')
-            ? {}
-            : { webhookSecretCipher: b.triggerType === 'webhook' ? secrets.seal(SecretBox.generateSecret()) : null };
-        const updated = await tx.workflow.update({
-          where: { id: req.params.id },
-          data: {
-            name: b.name,
-            description: b.description,
-            triggerType: b.triggerType,
-            active: b.active,
-            graph: b.graph === undefined ? undefined : json(b.graph),
-            triggerConfig: b.triggerConfig === undefined ? undefined : json(b.triggerConfig),
-            requireWebhookSecret: b.requireWebhookSecret,
-            executionOrder: b.executionOrder,
-            errorWorkflowId: b.errorWorkflowId,
-            ...retentionColumns(b.retention),
-            version: { increment: 1 },
-            ...secretChange,
-          },
-        });
-        const change = updated.active === current.active ? 'updated' : updated.active ? 'activated' : 'deactivated';
-        await announceWorkflowChange(tx, change, updated, now());
-        return updated;
-      })
+      const row = await asUser(prisma, req.identity.userId, (tx) => saveUpdate(tx, req.params.id, req.body, authorOf(req.identity)))
         .then(published)
         .catch((e: unknown) => mapPrismaError(e, 'Workflow'));
       return map(row);

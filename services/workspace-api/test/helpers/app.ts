@@ -30,7 +30,7 @@ export interface TestUser {
 }
 
 /** workspace-api on a fresh database, listening on loopback; requests go over real HTTP. */
-export async function startTestApi(options: { bodyLimit?: number; logStream?: { write(line: string): void } } = {}): Promise<TestApi> {
+export async function startTestApi(options: { bodyLimit?: number; logStream?: { write(line: string): void }; versionsKeep?: number } = {}): Promise<TestApi> {
   const workspace = await openTestWorkspace();
   const keys = generateSigningKeys();
   let now: Date | undefined;
@@ -43,6 +43,7 @@ export async function startTestApi(options: { bodyLimit?: number; logStream?: { 
     logLevel: options.logStream ? 'info' : 'silent',
     logStream: options.logStream,
     bodyLimit: options.bodyLimit,
+    versionsKeep: options.versionsKeep,
   });
   const baseUrl = await listen(app, 0);
 

@@ -1,7 +1,15 @@
-import { ActionIcon, Button, Code, Group, Modal, Paper, PasswordInput, Skeleton, Stack, Table, Text, TextInput, Tooltip } from '@mantine/core';
+import { ActionIcon, Button, Code, Group, Modal, Paper, PasswordInput, Select, Skeleton, Stack, Table, Text, TextInput, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { IconLock, IconPencil, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
+import {
+  CREDENTIAL_TYPES,
+  credentialType,
+  DEFAULT_CREDENTIAL_TYPE,
+  MAX_CREDENTIAL_VALUE_LENGTH,
+  type CredentialType,
+  type CredentialTypeDefinition,
+} from '@flowdesk/contracts/credential-types';
 import { api, type Credential } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
@@ -17,8 +25,9 @@ const loadCredentials = () => api.listCredentials();
 const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 /**
- * Settings → Credentials (docs/credentials.md): secrets workflows use as {{credentials.<name>}}.
- * The value goes in and never comes back: the field is write-only and the API never sends it.
+ * Settings → Credentials (docs/credentials.md): secrets workflows use as {{credentials.<name>}}, and
+ * typed credentials (an API key in a header, a bearer token, an SMTP server…) a node names in its
+ * Credential field. Secret fields go in and never come back: write-only, and the API never sends them.
  */
 export function CredentialsPage() {
   const { items, error, reload } = useList<Credential>(loadCredentials);
@@ -43,8 +52,9 @@ export function CredentialsPage() {
         title="Credentials"
         description={
           <>
-            Secrets your workflows send, such as API tokens. Refer to one in an HTTP Request node as <Code>{'{{credentials.name}}'}</Code>. Values are stored
-            encrypted, used only when a workflow runs, and shown as •••• in runs. Nobody can read them back.
+            Secrets your workflows send, such as API tokens. Refer to a secret value in a node as <Code>{'{{credentials.name}}'}</Code>; name an API key, token,
+            Basic login or SMTP server in an HTTP Request or Send Email node&apos;s Credential field. Secrets are stored encrypted, used only when a workflow
+            runs, and shown as •••• in runs. Nobody can read them back.
           </>
         }
         action={items && items.length > 0 ? addButton : undefined}
@@ -61,20 +71,31 @@ export function CredentialsPage() {
       {items && items.length > 0 && (
         <TableRegion label="Credentials">
           <Table verticalSpacing="sm" horizontalSpacing="md" highlightOnHover aria-label="Credentials">
-            <TableHead columns={['Name', 'Use as', 'Created', 'Updated']} />
+            <TableHead columns={['Name', 'Type', 'Use as', 'Created', 'Updated']} />
             <Table.Tbody>
               {items.map((c) => (
                 <Table.Tr key={c.name}>
                   <Table.Td fw={550}>{c.name}</Table.Td>
+                  <Table.Td>{credentialType(c.type)?.label ?? c.type}</Table.Td>
                   <Table.Td>
-                    <Code>{`{{credentials.${c.name}}}`}</Code>
+                    {c.type === 'secret' ? (
+                      <Code>{`{{credentials.${c.name}}}`}</Code>
+                    ) : (
+                      <Text size="sm">
+                        {credentialType(c.type)?.usedBy ?? 'A step'}: Credential <Code>{c.name}</Code>
+                      </Text>
+                    )}
                   </Table.Td>
                   <Table.Td title={exact(c.createdAt)}>{ago(c.createdAt)}</Table.Td>
                   <Table.Td title={exact(c.updatedAt)}>{ago(c.updatedAt)}</Table.Td>
                   <Table.Td ta="right">
                     <Group gap={4} justify="flex-end" wrap="nowrap">
-                      <Tooltip label="Replace value">
-                        <ActionIcon variant="subtle" aria-label={`Replace the value of ${c.name}`} onClick={() => setReplacing(c)}>
+                      <Tooltip label={c.type === 'secret' ? 'Replace value' : 'Edit'}>
+                        <ActionIcon
+                          variant="subtle"
+                          aria-label={c.type === 'secret' ? `Replace the value of ${c.name}` : `Edit ${c.name}`}
+                          onClick={() => setReplacing(c)}
+                        >
                           <IconPencil size={16} />
                         </ActionIcon>
                       </Tooltip>
@@ -106,18 +127,29 @@ export function CredentialsPage() {
         onClose={() => setReplacing(null)}
         onSaved={(c) => {
           setReplacing(null);
-          notifications.show({ color: 'green', message: `Replaced the value of “${c.name}”.` });
+          notifications.show({ color: 'green', message: c.type === 'secret' ? `Replaced the value of “${c.name}”.` : `Saved “${c.name}”.` });
           void reload();
         }}
       />
       <ConfirmDialog {...deleting.dialog} title={`Delete “${deleting.target?.name ?? ''}”?`} confirmLabel="Delete credential">
-        Workflows that use <Code>{`{{credentials.${deleting.target?.name ?? ''}}}`}</Code> fail on their next run until you add it again. This cannot be undone.
+        Workflows that use <Code>{deleting.target?.type === 'secret' ? `{{credentials.${deleting.target.name}}}` : (deleting.target?.name ?? '')}</Code> fail on
+        their next run until you add it again. This cannot be undone.
       </ConfirmDialog>
     </>
   );
 }
 
-/** Add (name + value) or, with `replacing`, a new value for an existing name. The value is never prefilled. */
+/** The form's value of every field of a type: defaults for a new credential, the stored non-secret fields when editing. */
+function initialFields(type: CredentialTypeDefinition, editing?: Credential): Record<string, string> {
+  return Object.fromEntries(type.fields.map((f) => [f.key, f.secret ? '' : (editing?.fields[f.key] ?? f.default ?? '')]));
+}
+
+/**
+ * Add (name, type and the type's fields) or, with `replacing`, new fields for an existing name. The
+ * form is the registry's (libs/contracts credential-types.ts): one input per field of the type, secret
+ * fields write-only (never prefilled: the API never sends them; left empty when editing, they keep
+ * their stored value, and say whether one is set).
+ */
 function CredentialModal({
   opened,
   replacing,
@@ -130,56 +162,114 @@ function CredentialModal({
   onSaved: (c: Credential) => void;
 }) {
   const [name, setName] = useState('');
-  const [value, setValue] = useState('');
+  const [typeId, setTypeId] = useState<CredentialType>(DEFAULT_CREDENTIAL_TYPE);
+  const type = credentialType(replacing?.type ?? typeId) ?? credentialType(DEFAULT_CREDENTIAL_TYPE)!;
+  const [fields, setFields] = useState<Record<string, string>>(() => initialFields(type, replacing));
+  const [shownFor, setShownFor] = useState<string | undefined>(undefined);
+  // A new dialog (another credential, or another type picked) starts from that one's fields.
+  const key = `${opened}:${replacing?.name ?? ''}:${type.id}`;
+  if (shownFor !== key) {
+    setShownFor(key);
+    setFields(initialFields(type, replacing));
+  }
   const { busy, error, run } = useSubmit();
   const nameProblem = !replacing && name !== '' && !NAME.test(name) ? 'Letters, digits, _ and -, starting with a letter (at most 64).' : undefined;
+  const plainSecret = type.id === 'secret';
+  const missing = type.fields.some((f) => !f.optional && !fields[f.key] && !(f.secret && replacing?.secrets[f.key]) && !f.default);
   const close = () => {
-    setValue('');
+    setFields(initialFields(type, replacing));
     onClose();
   };
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    // Empty secret fields of an edit are left out: the server keeps their stored values.
+    const sent = Object.fromEntries(Object.entries(fields).filter(([k, v]) => v !== '' || !type.fields.find((f) => f.key === k)?.secret));
     void run(async () => {
-      const saved = replacing ? await api.replaceCredential(replacing.name, value) : await api.createCredential(name.trim(), value);
+      const saved = replacing
+        ? await api.replaceCredential(replacing.name, plainSecret ? { value: fields.value ?? '' } : { fields: sent })
+        : await api.createCredential(
+            plainSecret ? { name: name.trim(), value: fields.value ?? '' } : { name: name.trim(), type: type.id as CredentialType, fields: sent },
+          );
       setName('');
-      setValue('');
+      setFields(initialFields(type));
       onSaved(saved);
     });
   };
-  const title = replacing ? `Replace the value of “${replacing.name}”` : 'Add credential';
+  const title = replacing ? (plainSecret ? `Replace the value of “${replacing.name}”` : `Edit “${replacing.name}”`) : 'Add credential';
   return (
     <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened={opened} onClose={close} title={<Text fw={650}>{title}</Text>} centered radius="lg">
       <form onSubmit={submit} autoComplete="off">
         <Stack>
           <FormError error={error} boxed />
           {!replacing && (
-            <TextInput
-              label="Name"
-              description="How workflows refer to it: {{credentials.name}}"
-              required
-              maxLength={64}
-              value={name}
-              error={nameProblem}
-              onChange={(e) => setName(e.currentTarget.value)}
-              data-autofocus
-            />
+            <>
+              <TextInput
+                label="Name"
+                description={plainSecret ? 'How workflows refer to it: {{credentials.name}}' : "How a node's Credential field names it"}
+                required
+                maxLength={64}
+                value={name}
+                error={nameProblem}
+                onChange={(e) => setName(e.currentTarget.value)}
+                data-autofocus
+              />
+              <Select
+                label="Type"
+                description={type.description}
+                data={CREDENTIAL_TYPES.map((t) => ({ value: t.id, label: t.label }))}
+                value={type.id}
+                allowDeselect={false}
+                onChange={(v) => v && setTypeId(v as CredentialType)}
+              />
+            </>
           )}
-          <PasswordInput
-            label="Value"
-            description="Stored encrypted. It cannot be shown again, only replaced."
-            required
-            maxLength={8192}
-            value={value}
-            autoComplete="new-password"
-            onChange={(e) => setValue(e.currentTarget.value)}
-            data-autofocus={replacing ? true : undefined}
-          />
+          {type.fields.map((f, i) => {
+            const set = (value: string) => setFields((old) => ({ ...old, [f.key]: value }));
+            const common = {
+              label: f.label,
+              required: !f.optional && !(f.secret && replacing?.secrets[f.key]),
+              value: fields[f.key] ?? '',
+              placeholder: f.placeholder,
+            };
+            const autofocus = replacing && i === 0 ? true : undefined;
+            if (f.secret)
+              return (
+                <PasswordInput
+                  key={f.key}
+                  {...common}
+                  description={
+                    replacing?.secrets[f.key] && !plainSecret
+                      ? 'Set. Leave empty to keep it; stored encrypted, it cannot be shown again.'
+                      : 'Stored encrypted. It cannot be shown again, only replaced.'
+                  }
+                  maxLength={MAX_CREDENTIAL_VALUE_LENGTH}
+                  autoComplete="new-password"
+                  onChange={(e) => set(e.currentTarget.value)}
+                  data-autofocus={autofocus}
+                />
+              );
+            if (f.kind === 'select')
+              return (
+                <Select key={f.key} {...common} description={f.description} data={[...(f.options ?? [])]} allowDeselect={false} onChange={(v) => v && set(v)} />
+              );
+            return (
+              <TextInput
+                key={f.key}
+                {...common}
+                description={f.description}
+                inputMode={f.kind === 'number' ? 'numeric' : undefined}
+                maxLength={MAX_CREDENTIAL_VALUE_LENGTH}
+                onChange={(e) => set(e.currentTarget.value)}
+                data-autofocus={autofocus}
+              />
+            );
+          })}
           <Group justify="flex-end" mt="xs">
             <Button variant="default" onClick={close}>
               Cancel
             </Button>
-            <Button type="submit" loading={busy} disabled={!value || (!replacing && (!name.trim() || nameProblem !== undefined))}>
-              {replacing ? 'Replace value' : 'Save credential'}
+            <Button type="submit" loading={busy} disabled={missing || (!replacing && (!name.trim() || nameProblem !== undefined))}>
+              {replacing ? (plainSecret ? 'Replace value' : 'Save changes') : 'Save credential'}
             </Button>
           </Group>
         </Stack>

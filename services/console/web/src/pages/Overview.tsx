@@ -2,6 +2,7 @@ import { Anchor, Card, Code, Group, SimpleGrid, Skeleton, Stack, Text, ThemeIcon
 import { IconActivityHeartbeat, IconApi, IconApps, IconChecklist, IconKey, IconPlayerPlay, IconPlugConnected } from '@tabler/icons-react';
 import { useCallback, useEffect, useState, type ReactNode } from 'react';
 import { api, type ConnectedApp, type SessionInfo } from '../api.ts';
+import { OwnerUsageCard } from '../components/OwnerUsage.tsx';
 import { PipelineHealth } from '../components/PipelineHealth.tsx';
 import { RunStatusBadge } from '../components/RunStatus.tsx';
 import { PageHeader } from '../components/States.tsx';
@@ -208,6 +209,7 @@ export function OverviewPage({ session }: { session: SessionInfo }) {
             <PipelineHealth health={health.value} workflows={data?.workflows ?? new Map()} />
           )}
         </OverviewCard>
+        <OwnerUsageCard workflows={data?.workflows ?? new Map()} />
         <OverviewCard
           id="apps-title"
           icon={<IconApps size={18} />}

@@ -319,6 +319,21 @@ export function RunPage({ runId }: { runId: string }) {
               )}
             </Text>
           </Stack>
+          <Stack gap={2}>
+            <Text size="xs" c="dimmed">
+              Workflow version
+            </Text>
+            {run.workflowVersion ? (
+              // The version's whole definition as saved (docs/workflow-versions.md), in the API's JSON.
+              <Anchor href={`/api/v1/workflows/${run.workflowId}/versions/${run.workflowVersion}`} target="_blank" rel="noopener" size="sm">
+                version {run.workflowVersion}
+              </Anchor>
+            ) : (
+              <Text size="sm" c="dimmed" title="Runs recorded before versions were kept with runs do not know theirs">
+                not recorded
+              </Text>
+            )}
+          </Stack>
           <Stack gap={2} style={{ minWidth: 0 }}>
             <Text size="xs" c="dimmed">
               Trace

@@ -7,6 +7,7 @@ import {
   ReactFlow,
   ReactFlowProvider,
   useEdgesState,
+  useNodesInitialized,
   useNodesState,
   useReactFlow,
   type Connection,
@@ -31,18 +32,34 @@ import {
   Tooltip,
 } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconArrowBackUp, IconArrowForwardUp, IconChevronDown, IconDeviceFloppy, IconPlayerPlay, IconPlus, IconTrash } from '@tabler/icons-react';
+import { useMediaQuery } from '@mantine/hooks';
+import {
+  IconArrowBackUp,
+  IconArrowForwardUp,
+  IconCheck,
+  IconChevronDown,
+  IconDeviceFloppy,
+  IconLayoutDistributeVertical,
+  IconDownload,
+  IconPlayerPlay,
+  IconPlus,
+  IconTrash,
+} from '@tabler/icons-react';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { api, ApiError, type Project, type Workflow, type WorkflowRun } from '../api.ts';
 import { ErrorState } from '../components/States.tsx';
+import { ThrottleBadge } from '../components/OwnerUsage.tsx';
 import { Link, navigate } from '../router.tsx';
-import { kindIcon, nodeTypes, TRIGGER_ICON, type AnyNode } from '../workflows/canvas-nodes.tsx';
+import { kindIcon, nodeTypes, outputsOf, TRIGGER_ICON, type AnyNode } from '../workflows/canvas-nodes.tsx';
+import { EdgeActionsContext, edgeTypes, type EdgeActions } from '../workflows/canvas-edge.tsx';
+import { freeSpot, layout, NODE_SIZE } from '../workflows/layout.ts';
 import { FieldsProvider, insertIntoTarget, type InsertTarget } from '../workflows/fields.tsx';
-import { edgeId, definitionOf, emptyForm, KIND_LABEL, nextId, STEP_KINDS, toCanvas, TRIGGER_ID, type StepData, type StepKind } from '../workflows/graph.ts';
+import { edgeId, emptyForm, KIND_LABEL, nextId, remapBranchEdges, STEP_KINDS, toCanvas, TRIGGER_ID, type StepData, type StepKind } from '../workflows/graph.ts';
 import { StepForm } from '../workflows/StepForm.tsx';
 import { ErrorWorkflowSelect, OnErrorSelect, RetrySettings } from '../workflows/ErrorSettings.tsx';
 import { RetentionSettings } from '../workflows/RetentionSettings.tsx';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
+import { downloadWorkflow } from '../workflows/WorkflowFile.tsx';
 import { RunStep, templateSample } from '../workflows/run-step.tsx';
 import { defaultTriggerConfig, TriggerPanel, type TriggerDraft } from '../workflows/TriggerPanel.tsx';
 import { checkSchedule, TRIGGER_LABEL, triggerSample, type TriggerType } from '../workflows/triggers.ts';
@@ -56,6 +73,30 @@ import { useEditorShortcuts, useHistory, useLeaveGuard, useSave, useWorkflowPoll
  * further out for an overview).
  */
 const FIT_VIEW = { maxZoom: 1, minZoom: 0.8, padding: 0.3 };
+/**
+ * At phone width a 390 px canvas holds about 1.5 cards at a readable size, so the editor opens at
+ * the start of the flow at 0.8 (the trigger at the left edge, the next card peeking in: drag to
+ * follow it), and the "fit view" button shows the whole graph as an overview (down to 0.2).
+ */
+const FIT_VIEW_PHONE = { maxZoom: 1, minZoom: 0.2, padding: 0.1 };
+const PHONE_OPEN_ZOOM = 0.8;
+const PHONE_OPEN_MARGIN = 16;
+/** The zoom buttons stop where a card's name is still readable on a desktop (14 px × 0.45 ≈ 6 px). */
+const MIN_ZOOM = 0.45;
+const PHONE = '(max-width: 48em)';
+
+/** The outputs of a node as its handles name them (the trigger's one output is `null`). */
+const outputsOfNode = (n: AnyNode): (string | null)[] => (n.data.kind === 'trigger' ? [null] : outputsOf(n.data));
+
+/** New positions for the canvas by the layout library, outputs in the order of their handles. */
+function tidied(nodes: AnyNode[], edges: Edge[]): AnyNode[] {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const at = layout(nodes, edges, (e) => {
+    const n = byId.get(e.source);
+    return n ? outputsOfNode(n).indexOf(e.sourceHandle ?? null) : 0;
+  });
+  return nodes.map((n) => ({ ...n, position: at.get(n.id) ?? n.position }));
+}
 
 export function WorkflowEditorPage({ id }: { id: string }) {
   const [workflow, setWorkflow] = useState<Workflow | null>(null);
@@ -100,12 +141,20 @@ export function WorkflowEditorPage({ id }: { id: string }) {
 
 function Editor({ initial }: { initial: Workflow }) {
   const flow = useReactFlow<AnyNode, Edge>();
-  const start = useMemo(() => toCanvas(initial.graph, initial.triggerType), [initial]);
+  const start = useMemo(() => {
+    const canvas = toCanvas(initial.graph, initial.triggerType);
+    const nodes = canvas.nodes.map((n) => ({ ...n, ...(n.id === TRIGGER_ID ? { deletable: false } : {}) }) as AnyNode);
+    const edges: Edge[] = canvas.edges.map((e) => ({ ...e, type: 'step' }));
+    // A graph saved without positions (a template, one made through the API) opens laid out.
+    return { nodes: initial.graph.nodes.some((n) => !n.position) ? tidied(nodes, edges) : nodes, edges };
+  }, [initial]);
+  const phone = useMediaQuery(PHONE, typeof window !== 'undefined' && window.matchMedia(PHONE).matches);
+  const fitOptions = phone ? FIT_VIEW_PHONE : FIT_VIEW;
   const [workflow, setWorkflow] = useState(initial);
-  const [nodes, setNodes, onNodesChange] = useNodesState<AnyNode>(
-    start.nodes.map((n) => ({ ...n, ...(n.id === TRIGGER_ID ? { deletable: false } : {}) }) as AnyNode),
-  );
+  const [nodes, setNodes, onNodesChange] = useNodesState<AnyNode>(start.nodes);
   const [edges, setEdges, onEdgesChange] = useEdgesState<Edge>(start.edges);
+  /** The output of the selected step that Add step hangs the new step on (when it has several). */
+  const [addOutput, setAddOutput] = useState<string | null>(null);
   const [name, setName] = useState(initial.name);
   const [executionOrder, setExecutionOrder] = useState(initial.executionOrder);
   const [errorWorkflowId, setErrorWorkflowId] = useState(initial.errorWorkflowId ?? null);
@@ -167,7 +216,41 @@ function Editor({ initial }: { initial: Workflow }) {
     [remember, setNodes],
   );
 
-  /** Adds a step after the selected node (connected to it, on a condition's first free branch), as n8n does. */
+  const selectedOutputs = outputsOfNode(selected);
+  /** The output Add step uses: the one chosen in its menu, else the selected step's first free one. */
+  const addOutputOf = (from: AnyNode): string | null => {
+    const outputs = outputsOfNode(from);
+    if (outputs.length === 1) return outputs[0]!;
+    if (addOutput !== null && outputs.includes(addOutput)) return addOutput;
+    return outputs.find((o) => !edges.some((e) => e.source === from.id && (e.sourceHandle ?? null) === o)) ?? outputs[0]!;
+  };
+  // Fitted once the cards are measured (React Flow's own first fit can run before the canvas has its
+  // phone-width size, leaving the graph half off screen).
+  const measured = useNodesInitialized();
+  const fittedOnce = useRef(false);
+  const canvasRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!measured || fittedOnce.current) return;
+    fittedOnce.current = true;
+    const trigger = flow.getNode(TRIGGER_ID);
+    const box = canvasRef.current?.getBoundingClientRect();
+    if (!phone || !trigger || !box) {
+      void flow.fitView(fitOptions);
+      return;
+    }
+    // Phone: the start of the flow at a readable zoom, the trigger's card at the left edge and
+    // vertically centred (the whole graph is one "fit view" tap away).
+    const z = PHONE_OPEN_ZOOM;
+    const height = trigger.measured?.height ?? NODE_SIZE.height;
+    void flow.setViewport({
+      x: PHONE_OPEN_MARGIN - trigger.position.x * z,
+      y: box.height / 2 - (trigger.position.y + height / 2) * z,
+      zoom: z,
+    });
+  }, [measured, flow, fitOptions, phone]);
+  const fitSoon = () => setTimeout(() => void flow.fitView({ ...fitOptions, duration: 200 }), 50);
+
+  /** Adds a step after the selected node, on the output chosen in the menu (as n8n does); never on top of another step. */
   const addStep = (kind: StepKind) => {
     remember();
     const id = nextId(
@@ -175,18 +258,55 @@ function Editor({ initial }: { initial: Workflow }) {
       nodes.map((n) => n.id),
     );
     const from = selected;
-    const outgoing = edges.filter((e) => e.source === from.id);
-    const position = { x: from.position.x + 280, y: from.position.y + outgoing.length * 140 };
+    const output = addOutputOf(from);
+    const position = freeSpot({ x: from.position.x + NODE_SIZE.width + 90, y: from.position.y }, nodes);
     const node = { id, type: 'step', position, data: emptyForm(kind), selected: true } as AnyNode;
-    const branches = from.data.kind === 'trigger' ? undefined : definitionOf(from.data.kind).branches;
-    const branch = branches ? (branches.find((b) => !outgoing.some((e) => e.sourceHandle === b)) ?? branches.at(-1)!) : null;
     setNodes((ns) => [...ns.map((n) => ({ ...n, selected: false })), node]);
-    if (!(branches && outgoing.length >= branches.length)) {
-      setEdges((es) => [...es, { id: edgeId(from.id, id, branch), source: from.id, target: id, sourceHandle: branch }]);
-    }
+    setEdges((es) => [...es, { id: edgeId(from.id, id, output), source: from.id, target: id, sourceHandle: output, type: 'step' }]);
     setSelectedId(id);
-    // Keep the whole graph in view as it grows (after React Flow measured the new node).
-    setTimeout(() => void flow.fitView({ ...FIT_VIEW, duration: 200 }), 50);
+    setAddOutput(null);
+    // Keep the whole graph in view as it grows (after React Flow measured the new node); at phone
+    // width the new step centred at a readable zoom instead.
+    if (phone) setTimeout(() => void flow.fitView({ nodes: [{ id }], minZoom: PHONE_OPEN_ZOOM, maxZoom: PHONE_OPEN_ZOOM, duration: 200 }), 50);
+    else fitSoon();
+  };
+
+  /** The edge's buttons: insert a step between its ends (on the edge's output, then the new step's first), delete it. */
+  const edgeActions: EdgeActions = {
+    insert: (edgeIdToSplit, kind) => {
+      const edge = edges.find((e) => e.id === edgeIdToSplit);
+      if (!edge) return;
+      const from = nodes.find((n) => n.id === edge.source);
+      const to = nodes.find((n) => n.id === edge.target);
+      if (!from || !to) return;
+      remember();
+      const id = nextId(
+        kind,
+        nodes.map((n) => n.id),
+      );
+      const data = emptyForm(kind);
+      const out = outputsOf(data)[0] ?? null;
+      const mid = { x: Math.round((from.position.x + to.position.x) / 2), y: Math.round((from.position.y + to.position.y) / 2) };
+      const node = { id, type: 'step', position: freeSpot(mid, nodes), data, selected: true } as AnyNode;
+      setNodes((ns) => [...ns.map((n) => ({ ...n, selected: false })), node]);
+      setEdges((es) => [
+        ...es.filter((e) => e.id !== edge.id),
+        { id: edgeId(edge.source, id, edge.sourceHandle), source: edge.source, target: id, sourceHandle: edge.sourceHandle ?? null, type: 'step' },
+        { id: edgeId(id, edge.target, out), source: id, target: edge.target, sourceHandle: out, type: 'step' },
+      ]);
+      setSelectedId(id);
+    },
+    remove: (edgeIdToDelete) => {
+      remember();
+      setEdges((es) => es.filter((e) => e.id !== edgeIdToDelete));
+    },
+  };
+
+  /** "Tidy up": the whole graph laid out left to right by the layout library, then fitted. */
+  const tidy = () => {
+    remember();
+    setNodes((ns) => tidied(ns, edges));
+    fitSoon();
   };
 
   const deleteNode = (nodeId: string) => {
@@ -201,7 +321,7 @@ function Editor({ initial }: { initial: Workflow }) {
     (c: Connection) => {
       if (c.source === c.target) return;
       remember();
-      setEdges((es) => addEdge({ ...c, id: edgeId(c.source, c.target, c.sourceHandle) }, es));
+      setEdges((es) => addEdge({ ...c, id: edgeId(c.source, c.target, c.sourceHandle), type: 'step' }, es));
     },
     [remember, setEdges],
   );
@@ -329,10 +449,24 @@ function Editor({ initial }: { initial: Workflow }) {
               Unsaved changes
             </Badge>
           )}
+          <ThrottleBadge workflowId={workflow.id} />
         </Group>
         <Group gap="xs" wrap="wrap">
           <Button component={Link} to={`/workflows/${workflow.id}/runs`} variant="subtle" size="sm">
             Runs
+          </Button>
+          <Button
+            variant="subtle"
+            size="sm"
+            leftSection={<IconDownload size={16} />}
+            title={dirty ? 'Exports the saved workflow: save first to include your changes' : 'Download this workflow as a file (no secrets)'}
+            onClick={() =>
+              void downloadWorkflow(workflow).catch((err: unknown) =>
+                notifications.show({ color: 'red', title: 'Could not export the workflow', message: err instanceof Error ? err.message : String(err) }),
+              )
+            }
+          >
+            Export
           </Button>
           <Button variant="light" size="sm" leftSection={<IconPlayerPlay size={16} />} onClick={() => setRunNowOpen(true)}>
             Run now
@@ -357,6 +491,30 @@ function Editor({ initial }: { initial: Workflow }) {
             </Menu.Target>
             <Menu.Dropdown>
               <Menu.Label>After “{selected.data.name || (selected.id === TRIGGER_ID ? TRIGGER_LABEL[workflow.triggerType] : selected.id)}”</Menu.Label>
+              {selectedOutputs.length > 1 && (
+                <>
+                  <Menu.Label>On its output</Menu.Label>
+                  <Group gap={4} px="xs" pb={6} role="radiogroup" aria-label="Output to add the step on" style={{ maxWidth: 260 }}>
+                    {selectedOutputs.map((o) => {
+                      const chosen = addOutputOf(selected) === o;
+                      return (
+                        <Button
+                          key={o ?? 'main'}
+                          size="compact-xs"
+                          role="radio"
+                          aria-checked={chosen}
+                          variant={chosen ? 'filled' : 'default'}
+                          leftSection={chosen ? <IconCheck size={12} /> : undefined}
+                          onClick={() => setAddOutput(o)}
+                        >
+                          {o}
+                        </Button>
+                      );
+                    })}
+                  </Group>
+                  <Menu.Divider />
+                </>
+              )}
               {STEP_KINDS.map((k) => (
                 <Menu.Item key={k} leftSection={kindIcon(k)} onClick={() => addStep(k)}>
                   {KIND_LABEL[k]}
@@ -364,6 +522,11 @@ function Editor({ initial }: { initial: Workflow }) {
               ))}
             </Menu.Dropdown>
           </Menu>
+          <Tooltip label="Lay the steps out left to right">
+            <Button variant="default" leftSection={<IconLayoutDistributeVertical size={16} />} onClick={tidy}>
+              Tidy up
+            </Button>
+          </Tooltip>
           <Button leftSection={<IconDeviceFloppy size={16} />} onClick={() => void save()} loading={saving} disabled={!dirty}>
             Save
           </Button>
@@ -375,40 +538,45 @@ function Editor({ initial }: { initial: Workflow }) {
         </Alert>
       )}
       <div className="fd-editor-body">
-        <div className="fd-editor-canvas" role="region" aria-label="Workflow canvas">
-          <ReactFlow<AnyNode, Edge>
-            nodes={shownNodes}
-            edges={edges}
-            nodeTypes={nodeTypes}
-            onNodesChange={onNodesChange}
-            onEdgesChange={onEdgesChange}
-            onConnect={onConnect}
-            onNodeClick={(_e, n) => {
-              setSelectedId(n.id);
-              revealPanel();
-            }}
-            // Keyboard selection (Tab to a node, Enter) opens its panel as a click does.
-            onSelectionChange={({ nodes: chosen }) => {
-              if (chosen.length === 1) setSelectedId(chosen[0]!.id);
-            }}
-            onNodeDragStart={() => remember()}
-            onNodeDragStop={() => setDirty(true)}
-            onBeforeDelete={async ({ nodes: gone }) => {
-              if (gone.some((n) => n.id === TRIGGER_ID)) return false;
-              remember();
-              if (gone.some((n) => n.id === selectedId)) setSelectedId(TRIGGER_ID);
-              return true;
-            }}
-            deleteKeyCode={['Delete', 'Backspace']}
-            fitView
-            fitViewOptions={FIT_VIEW}
-            defaultEdgeOptions={{ style: { strokeWidth: 2 } }}
-            proOptions={{ hideAttribution: true }}
-          >
-            <Background gap={20} color="var(--mantine-color-gray-4)" />
-            <Controls showInteractive={false} aria-label="Zoom and fit" />
-            <MiniMap pannable zoomable ariaLabel="Overview of the canvas" style={{ width: 140, height: 90 }} />
-          </ReactFlow>
+        <div className="fd-editor-canvas" role="region" aria-label="Workflow canvas" ref={canvasRef}>
+          <EdgeActionsContext.Provider value={edgeActions}>
+            <ReactFlow<AnyNode, Edge>
+              nodes={shownNodes}
+              edges={edges}
+              nodeTypes={nodeTypes}
+              edgeTypes={edgeTypes}
+              onNodesChange={onNodesChange}
+              onEdgesChange={onEdgesChange}
+              onConnect={onConnect}
+              onNodeClick={(_e, n) => {
+                setSelectedId(n.id);
+                revealPanel();
+              }}
+              // Keyboard selection (Tab to a node, Enter) opens its panel as a click does.
+              onSelectionChange={({ nodes: chosen }) => {
+                if (chosen.length === 1) setSelectedId(chosen[0]!.id);
+              }}
+              onNodeDragStart={() => remember()}
+              onNodeDragStop={() => setDirty(true)}
+              onBeforeDelete={async ({ nodes: gone }) => {
+                if (gone.some((n) => n.id === TRIGGER_ID)) return false;
+                // An edge alone (selected, Delete key) is deleted too.
+                remember();
+                if (gone.some((n) => n.id === selectedId)) setSelectedId(TRIGGER_ID);
+                return true;
+              }}
+              deleteKeyCode={['Delete', 'Backspace']}
+              fitView={!phone}
+              fitViewOptions={fitOptions}
+              minZoom={phone ? FIT_VIEW_PHONE.minZoom : MIN_ZOOM}
+              defaultEdgeOptions={{ type: 'step', style: { strokeWidth: 2 } }}
+              proOptions={{ hideAttribution: true }}
+            >
+              <Background gap={20} color="var(--mantine-color-gray-4)" />
+              <Controls showInteractive={false} aria-label="Zoom and fit" />
+              {!phone && <MiniMap pannable zoomable ariaLabel="Overview of the canvas" style={{ width: 140, height: 90 }} />}
+            </ReactFlow>
+          </EdgeActionsContext.Provider>
         </div>
         <aside aria-label="Node panel" className="fd-editor-panel" ref={panel}>
           <Group px="md" py="sm" justify="space-between" wrap="nowrap" style={{ borderBottom: '1px solid var(--mantine-color-gray-2)' }}>
@@ -468,7 +636,16 @@ function Editor({ initial }: { initial: Workflow }) {
                       value={selected.data.name}
                       onChange={(e) => updateData(selected.id, { ...(selected.data as StepData), name: e.currentTarget.value }, 'name')}
                     />
-                    <StepForm key={selected.id} data={selected.data} projects={projects} onChange={(d) => updateData(selected.id, d, 'form')} />
+                    <StepForm
+                      key={selected.id}
+                      data={selected.data}
+                      projects={projects}
+                      onChange={(d, moves) => {
+                        updateData(selected.id, d, 'form');
+                        // A removed Switch rule: its edges go, the later rules' edges follow their rows.
+                        if (moves?.size) setEdges((es) => remapBranchEdges(es, selected.id, moves));
+                      }}
+                    />
                     <OnErrorSelect
                       value={selected.data.onError}
                       onChange={(onError) => updateData(selected.id, { ...(selected.data as StepData), onError }, 'onError')}

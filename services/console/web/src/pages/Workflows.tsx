@@ -1,6 +1,17 @@
-import { ActionIcon, Badge, Button, Group, Menu, Modal, Paper, Radio, Skeleton, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
+import { ActionIcon, Badge, Button, Group, Menu, Modal, NativeSelect, Paper, Radio, Skeleton, Stack, Switch, Table, Text, TextInput } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconCopy, IconDots, IconPlayerPlay, IconPlus, IconSitemap, IconTemplate, IconTrash } from '@tabler/icons-react';
+import {
+  IconCopy,
+  IconDots,
+  IconDownload,
+  IconFileImport,
+  IconPlayerPlay,
+  IconPlus,
+  IconSearch,
+  IconSitemap,
+  IconTemplate,
+  IconTrash,
+} from '@tabler/icons-react';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, type Workflow, type WorkflowRun } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
@@ -12,6 +23,7 @@ import { Link, navigate } from '../router.tsx';
 import { useList } from '../useList.ts';
 import { useSubmit } from '../useSubmit.ts';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
+import { downloadWorkflow, ImportWorkflowModal } from '../workflows/WorkflowFile.tsx';
 import { TemplateGallery } from '../workflows/gallery/TemplateGallery.tsx';
 import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
 import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
@@ -19,7 +31,6 @@ import { workspace } from '../workspace.ts';
 import { TableHead, TableRegion } from '../components/TableRegion.tsx';
 import { actAndReload, useConfirmAction } from '../useConfirmAction.ts';
 
-const loadWorkflows = () => api.listWorkflows();
 interface Summary {
   last: { status: WorkflowRun['status']; createdAt: string } | null;
   today: number;
@@ -48,8 +59,27 @@ function useSummaries(workflows: Workflow[] | null) {
   return summaries;
 }
 
+/** The list's filters: a search of name and description, the trigger type, active or not. */
+interface Filters {
+  q: string;
+  trigger: TriggerType | '';
+  state: 'all' | 'active' | 'inactive';
+}
+const NO_FILTERS: Filters = { q: '', trigger: '', state: 'all' };
+
 export function WorkflowsPage() {
-  const { items, error, reload } = useList<Workflow>(loadWorkflows);
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const filtering = filters.q.trim() !== '' || filters.trigger !== '' || filters.state !== 'all';
+  const load = useCallback(
+    () =>
+      api.listWorkflows({
+        q: filters.q.trim() || undefined,
+        triggerType: filters.trigger || undefined,
+        active: filters.state === 'all' ? undefined : filters.state === 'active',
+      }),
+    [filters],
+  );
+  const { items, error, reload } = useList<Workflow>(load);
   const summaries = useSummaries(items);
   const deleting = useConfirmAction<Workflow>({
     run: (w) => api.deleteWorkflow(w.id),
@@ -59,6 +89,7 @@ export function WorkflowsPage() {
   });
   const [creating, setCreating] = useState(false);
   const [browsing, setBrowsing] = useState(false);
+  const [importing, setImporting] = useState(false);
   /** The workflow whose Run now dialog is open (from its row's menu, as in the editor). */
   const [runningNow, setRunningNow] = useState<Workflow | null>(null);
   /** Active switches flipped and not yet confirmed by the server: shown at once, put back if refused (as in the editor). */
@@ -102,8 +133,16 @@ export function WorkflowsPage() {
       reload,
     );
 
+  const exportFile = (w: Workflow) =>
+    downloadWorkflow(w).catch((err: unknown) =>
+      notifications.show({ color: 'red', title: `Could not export “${w.name}”`, message: err instanceof Error ? err.message : String(err) }),
+    );
+
   const createButton = (
     <Group gap="xs" wrap="wrap">
+      <Button variant="default" leftSection={<IconFileImport size={16} />} onClick={() => setImporting(true)}>
+        Import
+      </Button>
       <Button variant="default" leftSection={<IconTemplate size={16} />} onClick={() => setBrowsing(true)}>
         Start from a template
       </Button>
@@ -118,11 +157,57 @@ export function WorkflowsPage() {
       <PageHeader
         title="Workflows"
         description="A workflow starts from its trigger — a webhook request, a schedule, a note, a change to a task, project or calendar entry, or Run now — and runs its steps: conditions, HTTP requests, new tasks."
-        action={items && items.length > 0 ? createButton : undefined}
+        action={items && (items.length > 0 || filtering) ? createButton : undefined}
       />
+      {items && (items.length > 0 || filtering) && (
+        <Group gap="xs" mb="sm" wrap="wrap" role="search" aria-label="Filter workflows">
+          <TextInput
+            aria-label="Search workflows"
+            placeholder="Search name or description"
+            size="xs"
+            leftSection={<IconSearch size={14} />}
+            value={filters.q}
+            onChange={(e) => setFilters({ ...filters, q: e.currentTarget.value })}
+            style={{ flex: '1 1 14rem', maxWidth: '22rem' }}
+          />
+          <NativeSelect
+            aria-label="Trigger"
+            size="xs"
+            value={filters.trigger}
+            onChange={(e) => setFilters({ ...filters, trigger: e.currentTarget.value as Filters['trigger'] })}
+            data={[{ value: '', label: 'Every trigger' }, ...(Object.keys(TRIGGER_LABEL) as TriggerType[]).map((t) => ({ value: t, label: TRIGGER_LABEL[t] }))]}
+          />
+          <NativeSelect
+            aria-label="Active"
+            size="xs"
+            value={filters.state}
+            onChange={(e) => setFilters({ ...filters, state: e.currentTarget.value as Filters['state'] })}
+            data={[
+              { value: 'all', label: 'Active or not' },
+              { value: 'active', label: 'Active' },
+              { value: 'inactive', label: 'Inactive' },
+            ]}
+          />
+        </Group>
+      )}
       {error && <ErrorState title="Could not load your workflows" message={error} onRetry={() => void reload()} />}
       {!items && !error && <Skeleton role="status" height={160} radius="lg" aria-label="Loading workflows" />}
-      {items && items.length === 0 && (
+      {items && items.length === 0 && filtering && (
+        <Paper withBorder radius="lg">
+          <EmptyState
+            icon={<IconSearch size={26} />}
+            title="No workflow matches"
+            action={
+              <Button variant="default" onClick={() => setFilters(NO_FILTERS)}>
+                Clear the filters
+              </Button>
+            }
+          >
+            Nothing here has that in its name or description with the trigger and state chosen.
+          </EmptyState>
+        </Paper>
+      )}
+      {items && items.length === 0 && !filtering && (
         <Paper withBorder radius="lg">
           <EmptyState icon={<IconSitemap size={26} />} title="No workflows yet" action={createButton}>
             Create one, send it a sample request, and build its steps from the fields that arrived.
@@ -187,6 +272,9 @@ export function WorkflowsPage() {
                           <Menu.Item leftSection={<IconCopy size={16} />} onClick={() => void duplicate(w)}>
                             Duplicate
                           </Menu.Item>
+                          <Menu.Item leftSection={<IconDownload size={16} />} onClick={() => void exportFile(w)}>
+                            Export
+                          </Menu.Item>
                           <Menu.Item leftSection={<IconTrash size={16} />} color="red" onClick={() => deleting.ask(w)}>
                             Delete
                           </Menu.Item>
@@ -209,6 +297,7 @@ export function WorkflowsPage() {
         }}
       />
       <TemplateGallery opened={browsing} onClose={() => setBrowsing(false)} />
+      <ImportWorkflowModal opened={importing} onClose={() => setImporting(false)} onImported={() => void reload()} />
       {runningNow && (
         <RunNowDialog
           workflow={runningNow}

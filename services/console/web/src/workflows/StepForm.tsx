@@ -1,17 +1,30 @@
-import { ActionIcon, Alert, Button, Group, Select, Stack, Text, TextInput } from '@mantine/core';
+import { ActionIcon, Alert, Badge, Button, Fieldset, Group, Select, Stack, Switch, Text, TextInput } from '@mantine/core';
 import { EMPTY_ALLOWLIST, parseAllowlist, privateUrlWarning, type SsrfAllowlist } from '@flowdesk/contracts/ssrf';
 import { IconAlertTriangle, IconPlus, IconTrash } from '@tabler/icons-react';
 import type { FieldWidget, FormField } from '@flowdesk/contracts/nodes';
 import { useEffect, useState, type ComponentType, type ReactNode } from 'react';
 import { api, type Project } from '../api.ts';
-import { definitionOf, fieldsOf, type FormRow, type FormValue, type StepData, type StepKind } from './graph.ts';
+import {
+  branchesAfterRemoving,
+  definitionOf,
+  emptyRow,
+  fieldsOf,
+  type FormRecord,
+  type FormRow,
+  type FormValue,
+  type StepData,
+  type StepKind,
+} from './graph.ts';
 import { TemplateField } from './fields.tsx';
 import { workspace, type WorkflowItem } from '../workspace.ts';
+
+/** Where a step's branch edges go after a form change (a Switch rule removed): old handle → new, null: dropped. */
+export type BranchMoves = Map<string, string | null>;
 
 interface FieldProps {
   field: FormField;
   value: FormValue;
-  set: (value: FormValue) => void;
+  set: (value: FormValue, moves?: BranchMoves) => void;
   projects: Project[] | null;
 }
 
@@ -88,9 +101,116 @@ function SelectWidget({ field, value, set }: FieldProps) {
   );
 }
 
+/** A boolean: on or off; absent reads as the hint's default. */
+function SwitchWidget({ field, value, set }: FieldProps) {
+  const checked = typeof value === 'boolean' ? value : field.hint.default === true;
+  return <Switch label={field.hint.label} description={field.hint.description} checked={checked} onChange={(e) => set(e.currentTarget.checked)} />;
+}
+
+/**
+ * A list of objects as rows (a Condition's rules, a Switch's): one input per column, text or select,
+ * a column hidden by its hint for the row (the right-hand side of "exists"). A row that is a branch
+ * (a Switch rule) says which; removing it moves the edges of the rows after it up one.
+ */
+function RowsWidget({ field, value, set }: FieldProps) {
+  const rows = Array.isArray(value) ? (value as FormRecord[]) : [];
+  const noun = field.hint.noun ?? 'row';
+  const Noun = capital(noun);
+  const setCell = (i: number, key: string, v: string) => set(rows.map((r, j) => (j === i ? { ...r, [key]: v } : r)));
+  const full = field.maxRows !== undefined && rows.length >= field.maxRows;
+  return (
+    <div>
+      <Text size="sm" fw={500} mb={4}>
+        {field.hint.label}
+      </Text>
+      {field.hint.description && (
+        <Text size="xs" c="dimmed" mb={4}>
+          {field.hint.description}
+        </Text>
+      )}
+      <Stack gap={6}>
+        {rows.map((row, i) => (
+          <Fieldset
+            key={i}
+            p="xs"
+            legend={
+              <Group gap={6}>
+                <span>
+                  {Noun} {i + 1}
+                </span>
+                {field.hint.rowBranch && (
+                  <Badge size="xs" variant="light">
+                    branch {field.hint.rowBranch(i)}
+                  </Badge>
+                )}
+              </Group>
+            }
+          >
+            <Group gap={6} wrap="nowrap" align="flex-start">
+              <Stack gap={6} style={{ flex: 1 }}>
+                {(field.columns ?? []).map((c) => {
+                  if (c.hint.hiddenWhen?.(row)) return null;
+                  const label = `${Noun} ${i + 1} ${c.hint.label.toLowerCase()}`;
+                  const cell = row[c.key] ?? '';
+                  if (c.widget === 'select')
+                    return (
+                      <Select
+                        key={c.key}
+                        label={label}
+                        data={c.options!.map((o) => ({ ...o }))}
+                        value={cell || null}
+                        onChange={(v) => v && setCell(i, c.key, v)}
+                        allowDeselect={false}
+                      />
+                    );
+                  return c.hint.template ? (
+                    <TemplateField key={c.key} label={label} value={cell} onChange={(v) => setCell(i, c.key, v)} placeholder={c.hint.placeholder} />
+                  ) : (
+                    <TextInput
+                      key={c.key}
+                      label={label}
+                      value={cell}
+                      onChange={(e) => setCell(i, c.key, e.currentTarget.value)}
+                      placeholder={c.hint.placeholder}
+                    />
+                  );
+                })}
+              </Stack>
+              <ActionIcon
+                variant="subtle"
+                color="red"
+                mt={26}
+                aria-label={`Remove ${noun} ${i + 1}`}
+                onClick={() =>
+                  set(
+                    rows.filter((_, j) => j !== i),
+                    branchesAfterRemoving(field, rows.length, i),
+                  )
+                }
+              >
+                <IconTrash size={16} />
+              </ActionIcon>
+            </Group>
+          </Fieldset>
+        ))}
+        <Button
+          size="xs"
+          variant="subtle"
+          leftSection={<IconPlus size={14} />}
+          disabled={full}
+          onClick={() => set([...rows, emptyRow(field)])}
+          style={{ alignSelf: 'flex-start' }}
+        >
+          {full ? `At most ${field.maxRows} ${noun}s` : `Add ${noun}`}
+        </Button>
+      </Stack>
+    </div>
+  );
+}
+
 /** Rows of name → value (a map or a list of { name, value }); values are templated when the hint says so. */
 function KeyValueWidget({ field, value, set }: FieldProps) {
-  const rows = Array.isArray(value) ? value : [];
+  const rows = Array.isArray(value) ? (value as FormRow[]) : [];
   const noun = field.hint.noun ?? 'row';
   const Noun = capital(noun);
   const setRow = (i: number, p: Partial<FormRow>) => set(rows.map((r, j) => (j === i ? { ...r, ...p } : r)));
@@ -197,7 +317,9 @@ const WIDGETS: Record<FieldWidget, ComponentType<FieldProps> | null> = {
   // JSON is edited as text; graph.ts parses it on save and reports what does not parse.
   json: TextWidget,
   select: SelectWidget,
+  switch: SwitchWidget,
   'key-value': KeyValueWidget,
+  rows: RowsWidget,
   project: ProjectWidget,
   workflow: WorkflowWidget,
   none: null,
@@ -208,7 +330,8 @@ const CUSTOM_FORMS: Partial<Record<StepKind, ComponentType<StepFormProps>>> = {}
 
 interface StepFormProps {
   data: StepData;
-  onChange: (d: StepData) => void;
+  /** `moves`: the step's branch edges to rename or drop with this change (a Switch rule removed). */
+  onChange: (d: StepData, moves?: BranchMoves) => void;
   projects: Project[] | null;
 }
 
@@ -228,7 +351,7 @@ export function StepForm(props: StepFormProps) {
       {fieldsOf(data.kind).map((field) => {
         const Widget = WIDGETS[field.widget];
         if (!Widget || field.hint.hiddenWhen?.(data.form)) return null;
-        const set = (value: FormValue) => onChange({ ...data, form: { ...data.form, [field.key]: value } });
+        const set = (value: FormValue, moves?: BranchMoves) => onChange({ ...data, form: { ...data.form, [field.key]: value } }, moves);
         return <Widget key={field.key} field={field} value={data.form[field.key]} set={set} projects={projects} />;
       })}
       {definition.note && (

@@ -1,4 +1,4 @@
-import { Handle, Position, type Node, type NodeProps } from '@xyflow/react';
+import { Handle, Position, useUpdateNodeInternals, type Node, type NodeProps } from '@xyflow/react';
 import { Group, Text, ThemeIcon } from '@mantine/core';
 import {
   IconAlertCircle,
@@ -14,9 +14,9 @@ import {
   IconWebhook,
   IconWorldUpload,
 } from '@tabler/icons-react';
-import type { ReactNode } from 'react';
+import { useEffect, type ReactNode } from 'react';
 import type { NodeIcon } from '@flowdesk/contracts/nodes';
-import { definitionOf, KIND_LABEL, toParams, type NodeData, type StepData, type StepKind, type TriggerData } from './graph.ts';
+import { branchesOfStep, definitionOf, KIND_LABEL, toParams, type NodeData, type StepData, type StepKind, type TriggerData } from './graph.ts';
 import { TRIGGER_LABEL, type TriggerType } from './triggers.ts';
 
 export type StepNode = Node<StepData, 'step'>;
@@ -102,6 +102,11 @@ export function TriggerNodeView({ id, data }: NodeProps<TriggerNode>) {
 }
 
 export function StepNodeView({ id, data }: NodeProps<StepNode>) {
+  // The error handle comes and goes with On error: React Flow measures a node's handles once, so a
+  // handle added later could not be dragged from (nor an edge drawn to it) until it is told.
+  const updateNodeInternals = useUpdateNodeInternals();
+  const handles = outputsOf(data).join(',');
+  useEffect(() => updateNodeInternals(id), [id, handles, updateNodeInternals]);
   return (
     <>
       <Handle type="target" position={Position.Left} />
@@ -111,9 +116,22 @@ export function StepNodeView({ id, data }: NodeProps<StepNode>) {
   );
 }
 
+/**
+ * The outputs of a step, as its handles name them: its type's branches (true/false, 1–4/default,
+ * each/done, resumed/rejected/timeout) or the one plain output (`null`), and `error` when On error
+ * follows the error branch.
+ */
+export function outputsOf(data: StepData): (string | null)[] {
+  const branches = branchesOfStep(data);
+  const out: (string | null)[] = branches?.length ? [...branches] : [null];
+  if (data.onError === 'branch') out.push('error');
+  return out;
+}
+
 /** One labelled handle per branch of the node's type (a condition's true/false), or one plain handle. */
 function SourceHandles({ data }: { data: StepData }) {
-  const branches = definitionOf(data.kind).branches;
+  // A Switch offers one handle per rule (and default): the handles follow its rows.
+  const branches = branchesOfStep(data);
   // On error "branch": an `error` handle below the node, for the path taken when it fails.
   const errorHandle =
     data.onError === 'branch' ? (

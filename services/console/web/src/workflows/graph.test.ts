@@ -1,9 +1,30 @@
 import { describe, expect, test } from 'vitest';
-import { nextId, nodeOfError, retrySummary, savedRetry, toApiGraph, toCanvas, upstreamOf, type ApiGraph } from './graph.ts';
+import {
+  branchesAfterRemoving,
+  branchesOfStep,
+  emptyForm,
+  fieldsOf,
+  nextId,
+  nodeOfError,
+  remapBranchEdges,
+  retrySummary,
+  savedRetry,
+  toApiGraph,
+  toParams,
+  toCanvas,
+  upstreamOf,
+  type ApiGraph,
+  type FormRecord,
+} from './graph.ts';
 
 const spec: ApiGraph = {
   nodes: [
-    { id: 'condition_1', type: 'condition', position: { x: 300, y: 0 }, params: { left: '{{trigger.customer.name}}', operator: 'exists' } },
+    {
+      id: 'condition_1',
+      type: 'condition',
+      position: { x: 300, y: 0 },
+      params: { rules: [{ left: '{{trigger.customer.name}}', operator: 'exists' }], combinator: 'and' },
+    },
     {
       id: 'http_1',
       type: 'http_request',
@@ -45,11 +66,69 @@ describe('graph ↔ canvas', () => {
     const { nodes, edges } = toCanvas(spec, 'webhook');
     const cond = nodes.find((n) => n.id === 'condition_1')!;
     if (cond.data.kind !== 'condition') throw new Error('kind');
-    cond.data.form.right = 'ignored';
+    (cond.data.form.rules as FormRecord[])[0]!.right = 'ignored';
     edges.push({ id: 'x', source: 'http_1', target: 'task_1', sourceHandle: 'true' });
     const { graph } = toApiGraph(nodes, edges);
-    expect(graph.nodes[0]!.params).toEqual({ left: '{{trigger.customer.name}}', operator: 'exists' });
+    expect(graph.nodes[0]!.params).toEqual({ rules: [{ left: '{{trigger.customer.name}}', operator: 'exists' }], combinator: 'and' });
     expect(graph.edges.at(-1)).toEqual({ from: 'http_1', to: 'task_1' });
+  });
+  test('a condition saved in the older one-comparison shape opens as one rule and saves as rules', () => {
+    const old: ApiGraph = {
+      nodes: [{ id: 'c', type: 'condition', position: { x: 1, y: 2 }, params: { left: '{{trigger.total}}', operator: 'greater_than', right: '10' } }],
+      edges: [{ from: 'trigger', to: 'c' }],
+    };
+    const { nodes, edges } = toCanvas(old, 'webhook');
+    const c = nodes.find((n) => n.id === 'c')!;
+    expect(c.data.kind === 'condition' && c.data.form.rules).toEqual([{ left: '{{trigger.total}}', operator: 'greater_than', right: '10' }]);
+    expect(toApiGraph(nodes, edges).graph.nodes[0]!.params).toEqual({
+      rules: [{ left: '{{trigger.total}}', operator: 'greater_than', right: '10' }],
+      combinator: 'and',
+    });
+  });
+});
+
+describe('switch rules as rows', () => {
+  const sw: ApiGraph = {
+    nodes: [
+      {
+        id: 's',
+        type: 'switch',
+        params: {
+          value: '{{trigger.status}}',
+          rules: [{ operator: 'equals', right: 'paid' }, { operator: 'equals', right: 'refunded' }, { operator: 'exists' }],
+        },
+      },
+      ...['a', 'b', 'c', 'd'].map((id) => ({ id, type: 'stop' as const, params: { status: 'succeeded' as const } })),
+    ],
+    edges: [
+      { from: 'trigger', to: 's' },
+      { from: 's', to: 'a', branch: '1' },
+      { from: 's', to: 'b', branch: '2' },
+      { from: 's', to: 'c', branch: '3' },
+      { from: 's', to: 'd', branch: 'default' },
+    ],
+  };
+  test('the handles follow the rows: one per rule, then default', () => {
+    const { nodes } = toCanvas(sw, 'webhook');
+    const s = nodes.find((n) => n.id === 's')!;
+    if (s.data.kind !== 'switch') throw new Error('kind');
+    expect(branchesOfStep(s.data)).toEqual(['1', '2', '3', 'default']);
+  });
+  test("removing rule 2 drops its edge and moves rule 3's edge to handle 2; default keeps its own", () => {
+    const { nodes, edges } = toCanvas(sw, 'webhook');
+    const rules = fieldsOf('switch').find((f) => f.key === 'rules')!;
+    const moves = branchesAfterRemoving(rules, 3, 1);
+    const s = nodes.find((n) => n.id === 's')!;
+    if (s.data.kind !== 'switch') throw new Error('kind');
+    s.data.form.rules = (s.data.form.rules as FormRecord[]).filter((_, i) => i !== 1);
+    const { graph, problems } = toApiGraph(nodes, remapBranchEdges(edges, 's', moves));
+    expect(problems).toEqual({});
+    expect(graph.nodes[0]!.params).toEqual({ value: '{{trigger.status}}', rules: [{ operator: 'equals', right: 'paid' }, { operator: 'exists' }] });
+    expect(graph.edges.filter((e) => e.from === 's')).toEqual([
+      { from: 's', to: 'a', branch: '1' },
+      { from: 's', to: 'c', branch: '2' },
+      { from: 's', to: 'd', branch: 'default' },
+    ]);
   });
 });
 
@@ -153,5 +232,24 @@ describe('retry (the step form’s Retry section, beside On error)', () => {
     expect(retrySummary({ attempts: 1 })).toBe('No retry');
     expect(retrySummary({ attempts: 3 })).toBe('3 attempts, exponential from 1 s (max 30 s)');
     expect(retrySummary({ attempts: 4, backoff: 'fixed', delayMs: 250 })).toBe('4 attempts, 250 ms apart');
+  });
+});
+
+describe('switches and multi-line text from the registry hints', () => {
+  test('a boolean is a switch: untouched it saves nothing (the default holds), toggled it saves true or false', () => {
+    const data = emptyForm('run_workflow');
+    expect(data.form.wait).toBeUndefined();
+    expect(toParams(data).params).not.toHaveProperty('wait');
+    expect(toParams({ ...data, form: { ...data.form, wait: false } }).params.wait).toBe(false);
+    expect(toParams({ ...data, form: { ...data.form, wait: true } }).params.wait).toBe(true);
+  });
+  test("an Aggregate's separator keeps its line breaks", () => {
+    const data = emptyForm('aggregate');
+    const form = { ...data.form, items: '{{trigger.lines}}', into: 'text', separator: '\n- ' };
+    expect(toParams({ ...data, form }).params).toEqual({ items: '{{trigger.lines}}', into: 'text', separator: '\n- ' });
+  });
+  test('a new Condition and a new Switch start with one rule row, selects at their defaults', () => {
+    expect(emptyForm('condition').form).toEqual({ rules: [{ left: '', operator: 'exists', right: '' }], combinator: 'and' });
+    expect(emptyForm('switch').form).toEqual({ value: '', rules: [{ operator: 'equals', right: '' }] });
   });
 });

@@ -12,6 +12,7 @@ import {
   type AnyNodeDefinition,
   type FormField,
   type NodeType,
+  upgradeParams,
   type WorkflowNode,
 } from '@flowdesk/contracts/nodes';
 
@@ -33,12 +34,14 @@ export interface FormRow {
   name: string;
   value: string;
 }
+/** One row of a `rows` field (a Condition's rule): each column's text or select value. */
+export type FormRecord = Record<string, string>;
 /**
  * Parameters as the node panel edits them (generated from the node type's params schema and hints,
- * libs/contracts/src/nodes): text, selects, projects and JSON as strings, key-value lists as rows;
- * a `none` field keeps the stored value.
+ * libs/contracts/src/nodes): text, selects, projects and JSON as strings, key-value lists and
+ * `rows` lists as rows, switches as booleans (undefined: the default); a `none` field keeps the stored value.
  */
-export type FormValue = string | FormRow[] | number | boolean | undefined;
+export type FormValue = string | FormRow[] | FormRecord[] | number | boolean | undefined;
 export type StepForm = Record<string, FormValue>;
 
 // A type, not an interface: React Flow's node data must be a plain record.
@@ -76,13 +79,49 @@ export function fieldsOf(kind: StepKind): FormField[] {
   return fields;
 }
 
+const selectDefault = (f: FormField): string => (typeof f.hint.default === 'string' ? f.hint.default : f.options![0]!.value);
+
+/** A new row of a `rows` field: selects at their default, text empty. */
+export function emptyRow(field: FormField): FormRecord {
+  return Object.fromEntries((field.columns ?? []).map((c) => [c.key, c.widget === 'select' ? selectDefault(c) : '']));
+}
+
 export function emptyForm(kind: StepKind): StepData {
   const form: StepForm = {};
   for (const f of fieldsOf(kind)) {
-    if (f.widget === 'none') continue;
-    form[f.key] = f.widget === 'key-value' ? [] : f.widget === 'select' ? (f.hint.default ?? f.options![0]!.value) : '';
+    if (f.widget === 'none' || f.widget === 'switch') continue;
+    form[f.key] = f.widget === 'key-value' ? [] : f.widget === 'rows' ? (f.required ? [emptyRow(f)] : []) : f.widget === 'select' ? selectDefault(f) : '';
   }
   return { kind, name: '', form };
+}
+
+/** The branches a step offers with its form as it stands (a Switch: one per rule and default), else its type's. */
+export function branchesOfStep(data: StepData): readonly string[] | undefined {
+  const definition = definitionOf(data.kind);
+  return definition.branchesOf ? definition.branchesOf(toParams(data).params) : definition.branches;
+}
+
+/**
+ * Where the edges of a `rows` field's branches go when row `removed` is deleted (a Switch rule):
+ * the removed row's branch → null (its edges are dropped), each later row's → the branch before it.
+ */
+export function branchesAfterRemoving(field: FormField, rowCount: number, removed: number): Map<string, string | null> {
+  const branch = field.hint.rowBranch;
+  const out = new Map<string, string | null>();
+  if (!branch) return out;
+  out.set(branch(removed), null);
+  for (let i = removed + 1; i < rowCount; i++) out.set(branch(i), branch(i - 1));
+  return out;
+}
+
+/** The canvas's edges once a step's branches moved (branchesAfterRemoving): moved edges renamed, dropped ones gone. */
+export function remapBranchEdges<E extends CanvasEdge>(edges: E[], nodeId: string, moves: Map<string, string | null>): E[] {
+  if (moves.size === 0) return edges;
+  return edges.flatMap((e) => {
+    if (e.source !== nodeId || !moves.has(e.sourceHandle ?? '')) return [e];
+    const to = moves.get(e.sourceHandle ?? '');
+    return to === null || to === undefined ? [] : [{ ...e, id: edgeId(e.source, e.target, to), sourceHandle: to }];
+  });
 }
 
 /** A node id not yet used on the canvas: `http_1`, `http_2`, … */
@@ -131,11 +170,18 @@ function depths(graph: ApiGraph): Map<string, number> {
 }
 
 function toData(n: ApiNode): StepData {
-  const params = n.params as Record<string, unknown>;
+  // Params saved in an older shape a node type still accepts (a Condition's one comparison) are edited, and saved, in the current one.
+  const params = upgradeParams(definitionOf(n.type), n.params) as Record<string, unknown>;
   const form: StepForm = {};
   for (const f of fieldsOf(n.type)) {
     const v = params[f.key];
-    if (f.widget === 'none') {
+    if (f.widget === 'rows') {
+      form[f.key] = ((v as Record<string, unknown>[] | undefined) ?? []).map((row) =>
+        Object.fromEntries((f.columns ?? []).map((c) => [c.key, typeof row[c.key] === 'string' ? (row[c.key] as string) : ''])),
+      );
+    } else if (f.widget === 'switch') {
+      if (typeof v === 'boolean') form[f.key] = v;
+    } else if (f.widget === 'none') {
       if (v !== undefined) form[f.key] = v as FormValue;
     } else if (f.widget === 'key-value') {
       form[f.key] =
@@ -161,7 +207,11 @@ export function toParams(data: StepData): { params: Record<string, unknown>; pro
     const v = form[f.key];
     if (f.hint.dropWhenHidden && f.hint.hiddenWhen?.(form)) continue;
     const noun = f.hint.noun ?? f.hint.label.toLowerCase();
-    if (f.widget === 'none') {
+    if (f.widget === 'rows') {
+      params[f.key] = ((v as FormRecord[] | undefined) ?? []).map((row) => rowParams(f, row));
+    } else if (f.widget === 'switch') {
+      if (typeof v === 'boolean') params[f.key] = v;
+    } else if (f.widget === 'none') {
       if (v !== undefined) params[f.key] = v;
     } else if (f.widget === 'key-value') {
       const rows: FormRow[] = [];
@@ -187,6 +237,18 @@ export function toParams(data: StepData): { params: Record<string, unknown>; pro
     }
   }
   return { params, ...(problem ? { problem } : {}) };
+}
+
+/** One row of a `rows` field as saved: a column hidden by its hint (a unary operator's right-hand side) left out, empty optional text too. */
+function rowParams(field: FormField, row: FormRecord): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const c of field.columns ?? []) {
+    if (c.hint.dropWhenHidden && c.hint.hiddenWhen?.(row)) continue;
+    const raw = row[c.key] ?? '';
+    const text = c.hint.trim ? raw.trim() : raw;
+    if (c.required || text !== '') out[c.key] = text;
+  }
+  return out;
 }
 
 const round = (p: Position): Position => ({ x: Math.round(p.x), y: Math.round(p.y) });

@@ -1,10 +1,10 @@
 /**
- * Code node: runs the node's JavaScript in the sandbox (QuickJS, ../code-sandbox.ts, in the engine's worker pool) with JSON copies
+ * Code node: runs the node's JavaScript in the sandbox (ports.sandbox: QuickJS, adapters/code-sandbox.ts, in the engine's worker pool) with JSON copies
  * of the trigger, the headers, earlier outputs and the For each item; outputs what the code returns.
  * The code is not templated (a `{{…}}` in it is text): it reads its data as variables instead.
  */
 import type { NodeParams } from '@flowdesk/contracts';
-import { inProcessSandbox, type CodeInput } from '../code-sandbox.ts';
+import { SandboxThrottled, type CodeInput } from '../sandbox-port.ts';
 import type { TemplateRenderer } from '../template.ts';
 import type { NodeHandler } from './node-handler.ts';
 
@@ -20,7 +20,22 @@ export const codeHandler: NodeHandler<CodeParams, CodeNodeInput> = {
   // The data is already in the run (trigger, earlier steps): the step records the code's size, not a copy of everything.
   mask: (input) => ({ codeChars: input.code.length }),
   // In the engine's sandbox (ports.sandbox: a worker pool with a deadline enforced from outside), as the run's owner.
-  execute: async (input, ctx) => ({
-    output: await (ctx.ports.sandbox ?? inProcessSandbox).runCode({ ownerId: ctx.ownerId, code: input.code, data: input.data, signal: ctx.signal }),
-  }),
+  // An owner past its sandbox budget: a step that can park parks its run until the budget allows
+  // (no run slot held, nothing for a shutdown to wait on) and runs its code again when woken.
+  execute: async (input, ctx) => {
+    try {
+      return {
+        output: await ctx.ports.sandbox.runCode({
+          ownerId: ctx.ownerId,
+          code: input.code,
+          data: input.data,
+          signal: ctx.signal,
+          ...(ctx.canPark ? { parkWhenThrottled: true } : {}),
+        }),
+      };
+    } catch (err) {
+      if (!(err instanceof SandboxThrottled) || !ctx.canPark) throw err;
+      return { output: { waitingFor: 'sandbox budget', until: err.retryAt.toISOString() }, park: { until: err.retryAt } };
+    }
+  },
 };

@@ -7,7 +7,7 @@
  * without a key is sent once: a retry after a lost answer could create a second order. Failures say
  * what they are (NetworkError, RequestTimeoutError, HttpStatusError with the status and Retry-After).
  */
-import type { NodeParams } from '@flowdesk/contracts';
+import { credentialHttpAuth, HTTP_CREDENTIAL_TYPES, type HttpAuth, type NodeParams } from '@flowdesk/contracts';
 import { HttpStatusError, NodeFailedError } from '../errors.ts';
 import { maskHeaders, maskJson, maskUrl } from '../mask.ts';
 import type { HttpMethod, OutboundResponse } from '../ports.ts';
@@ -28,6 +28,10 @@ export interface HttpRequestInput {
   timeoutMs: number;
   /** Send the step's Idempotency-Key header (param idempotencyKey; default: POST and PATCH). */
   sendKey: boolean;
+  /** The credential the node names (param credential), recorded by name. */
+  credential?: string;
+  /** Not recorded: what that credential adds (its type's rule, libs/contracts credential-types.ts). */
+  auth?: HttpAuth;
 }
 
 export interface HttpNodeOptions {
@@ -65,7 +69,7 @@ export function httpRequestHandler(overrides: Partial<HttpNodeOptions> = {}): No
   return {
     isAction: true,
     render: (params, renderer) => renderHttpRequest(params, renderer, opts),
-    mask: ({ credentialHeaders: _names, credentialIn: _in, sendKey: _key, ...input }) => ({
+    mask: ({ credentialHeaders: _names, credentialIn: _in, sendKey: _key, auth: _auth, ...input }) => ({
       ...input,
       url: maskUrl(input.url),
       headers: maskHeaders(input.headers),
@@ -81,6 +85,13 @@ export function renderHttpRequest(params: HttpRequestParams, renderer: TemplateR
   const credentialHeaders = Object.entries(params.headers ?? {})
     .filter(([, template]) => refersToCredential(template))
     .map(([name]) => name);
+  // A typed credential (header, query, bearer, basic): resolved now, applied when sending, never recorded.
+  let auth: HttpAuth | undefined;
+  if (params.credential) {
+    const typed = renderer.typedCredential(params.credential, HTTP_CREDENTIAL_TYPES);
+    auth = credentialHttpAuth(typed.type, typed.fields)!;
+    credentialHeaders.push(...Object.keys(auth.headers));
+  }
   const withBody = params.body !== undefined && BODY_METHODS.has(params.method);
   const input: HttpRequestInput = {
     method: params.method,
@@ -91,11 +102,13 @@ export function renderHttpRequest(params: HttpRequestParams, renderer: TemplateR
       ...credentialHeaders.map((name) => `header "${name}"`),
       ...(refersToCredential(params.url) ? ['the URL'] : []),
       ...(withBody && refersToCredential(typeof params.body === 'string' ? params.body : JSON.stringify(params.body)) ? ['the body'] : []),
+      ...(params.credential ? [`credential "${params.credential}"`] : []),
     ],
     timeoutMs: Math.min(Math.max(params.timeoutMs ?? opts.defaultTimeoutMs, 100), opts.maxTimeoutMs),
     sendKey: params.idempotencyKey === undefined ? KEYED_BY_DEFAULT.has(params.method) : params.idempotencyKey === 'send',
   };
   if (withBody) input.body = renderer.renderDeep(parseJsonText(params.body));
+  if (params.credential) Object.assign(input, { credential: params.credential, auth });
   return input;
 }
 
@@ -112,8 +125,32 @@ function parseJsonText(body: unknown): unknown {
   }
 }
 
+/**
+ * The request's URL and headers with the credential applied: its headers replace any of the same name
+ * written in the node, its query parameters replace any of the same name in the URL.
+ */
+function withAuth(input: HttpRequestInput, headers: Record<string, string>): string {
+  if (!input.auth) return input.url;
+  for (const [name, value] of Object.entries(input.auth.headers)) {
+    for (const h of Object.keys(headers)) if (h.toLowerCase() === name.toLowerCase()) delete headers[h];
+    if (/[\r\n\0]/.test(value)) throw new NodeFailedError(`credential "${input.credential}" holds a line break, which a header cannot carry`);
+    headers[name] = value;
+  }
+  const query = Object.entries(input.auth.query);
+  if (query.length === 0) return input.url;
+  let url: URL;
+  try {
+    url = new URL(input.url);
+  } catch {
+    throw new NodeFailedError(`"${maskUrl(input.url).slice(0, 200)}" is not a valid absolute URL`);
+  }
+  for (const [name, value] of query) url.searchParams.set(name, value);
+  return url.href;
+}
+
 async function executeHttpRequest(input: HttpRequestInput, ctx: NodeContext, opts: HttpNodeOptions): Promise<NodeResult> {
   const headers = cleanHeaders(input.headers, ctx);
+  const url = withAuth(input, headers);
   let body: string | undefined;
   if (input.body !== undefined) {
     body = JSON.stringify(input.body);
@@ -125,7 +162,7 @@ async function executeHttpRequest(input: HttpRequestInput, ctx: NodeContext, opt
   if (keyed && !Object.keys(headers).some((h) => h.toLowerCase() === 'idempotency-key')) headers['Idempotency-Key'] = ctx.idempotencyKey!;
   const res = await ctx.ports.http.send({
     method: input.method,
-    url: input.url,
+    url,
     headers,
     credentialHeaders: input.credentialHeaders,
     credentialIn: input.credentialIn,

@@ -16,12 +16,17 @@ import { stopHandler } from './stop.ts';
 import { verifySignatureHandler } from './verify-signature.ts';
 import { waitHandler } from './wait.ts';
 import { runWorkflowHandler } from './run-workflow.ts';
+import { sendEmailHandler } from './send-email.ts';
+import { slackHandler, type SlackNodeOptions } from './slack.ts';
+import { discordHandler } from './discord.ts';
+import { teamsHandler } from './teams.ts';
 import { respondHandler } from './respond.ts';
 import { forEachHandler } from './for-each.ts';
 import { aggregateHandler } from './aggregate.ts';
 import { updateTaskHandler } from './update-task.ts';
 import { findTasksHandler } from './find-tasks.ts';
 import { getProjectHandler } from './get-project.ts';
+import { getTaskHandler } from './get-task.ts';
 import { addCommentHandler, createCalendarEntryHandler, createNoteHandler } from './workspace-creates.ts';
 
 // The rendered input is each handler's own business; the executor only passes it from render to execute.
@@ -30,14 +35,21 @@ export type NodeHandlers = { [T in NodeType]: NodeHandler<NodeParams<T>, any> };
 
 export interface NodeHandlerOptions {
   httpNode?: Partial<HttpNodeOptions>;
+  /** Tests only: the Slack node's Web API on loopback. */
+  slackNode?: Partial<SlackNodeOptions>;
 }
 
 export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
   return {
     http_request: httpRequestHandler(options.httpNode),
+    send_email: sendEmailHandler,
+    slack: slackHandler(options.slackNode),
+    discord: discordHandler,
+    teams: teamsHandler,
     create_task: createTaskHandler,
     update_task: updateTaskHandler,
     find_tasks: findTasksHandler,
+    get_task: getTaskHandler,
     get_project: getProjectHandler,
     create_note: createNoteHandler,
     create_calendar_entry: createCalendarEntryHandler,

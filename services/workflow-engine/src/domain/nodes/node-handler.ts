@@ -5,7 +5,7 @@
  */
 import type { TemplateRenderer } from '../template.ts';
 import type { ResumedBy } from '@flowdesk/contracts';
-import type { EnginePorts } from '../ports.ts';
+import type { EnginePorts, RespondPort } from '../ports.ts';
 
 export interface NodeContext {
   ports: EnginePorts;
@@ -21,6 +21,8 @@ export interface NodeContext {
   idempotencyKey?: string;
   /** The step's node id. */
   nodeId?: string;
+  /** The step may park its run (NodeResult.park): a step of the run's own walk, not of a For each item. */
+  canPark?: boolean;
   /** The run's workflow (absent in some unit tests). */
   workflowId?: string;
   /**
@@ -28,11 +30,8 @@ export interface NodeContext {
    * step executes again with how and when it was woken, and what a resume sent.
    */
   resumed?: Resumption;
-  /**
-   * The run's answer to the webhook's caller (a Respond node): `sent` for the first answer of a run,
-   * `earlier` when one was sent before, `nobody-waits` when no caller waits for this run's answer.
-   */
-  respond?(answer: { status: number; headers: Record<string, string>; body: unknown }): Promise<'sent' | 'earlier' | 'nobody-waits'>;
+  /** The run's answer to the webhook's caller (a Respond node; RunPorts.respond). */
+  respond?: RespondPort;
 }
 
 /** How a parked step's run was woken. */
@@ -85,8 +84,9 @@ export interface NodeHandler<Params, Input> {
   mask(input: Input): unknown;
   execute(input: Input, ctx: NodeContext): Promise<NodeResult>;
   /**
-   * The node's retry policy may repeat this execution (same input, same idempotency key). Absent:
+   * The node's retry policy may repeat this execution (same input, same idempotency key) after it
+   * failed with `err` (a chat node repeats only a 429, refused before anything was posted). Absent:
    * true for nodes that are not actions, false for actions (an action must say why a repeat is safe).
    */
-  retrySafe?(input: Input): boolean;
+  retrySafe?(input: Input, err?: unknown): boolean;
 }

@@ -1,5 +1,6 @@
 /**
- * The Code node's sandbox (docs/workflow-engine.md, "Code"): JavaScript run by QuickJS compiled to
+ * The Code node's sandbox (docs/workflow-engine.md, "Code"), an implementation of the Sandbox port
+ * (domain/sandbox-port.ts): JavaScript run by QuickJS compiled to
  * WebAssembly (quickjs-emscripten), not node:vm, which is no security boundary. The code sees JSON
  * copies of its input and the helpers below, nothing of the host: no process, require, fetch,
  * timers, file system or network; its heap is QuickJS's own, inside the WebAssembly memory. Each
@@ -8,8 +9,8 @@
  * download at install or at run time); the module loads once per process.
  */
 import { createHash, createHmac } from 'node:crypto';
-import { capErrorText, evaluateExpression } from '@flowdesk/contracts/expressions';
-import type { Sandbox, SandboxScope } from './ports.ts';
+import { evaluateExpression } from '@flowdesk/contracts/expressions';
+import { CODE_LIMITS, CodeError, type CodeInput, type Sandbox } from '../domain/sandbox-port.ts';
 import variantModule from '@jitl/quickjs-wasmfile-release-sync';
 import {
   newQuickJSWASMModuleFromVariant,
@@ -19,29 +20,6 @@ import {
   type QuickJSSyncVariant,
   type QuickJSWASMModule,
 } from 'quickjs-emscripten-core';
-
-export const CODE_LIMITS = {
-  /** Wall time of one run of the code (QuickJS's interrupt handler). */
-  timeoutMs: 1_000,
-  /** The runtime's heap. */
-  memoryBytes: 32 * 1024 * 1024,
-  /** The interpreter's stack (deep recursion fails as a RangeError). */
-  stackBytes: 256 * 1024,
-  /** The returned value as JSON, in characters. */
-  maxOutputChars: 1_000_000,
-  /** An error's text (a thrown message, a stack), in characters: longer text is cut, with a note. */
-  maxErrorChars: 65_536,
-} as const;
-
-/** Code that failed: a syntax error, an exception it threw, a limit, or a result no JSON holds. Its text is capped. */
-export class CodeError extends Error {
-  constructor(message: string) {
-    super(capErrorText(message, CODE_LIMITS.maxErrorChars));
-  }
-}
-
-/** What the code reads (`now` is the run's clock, ISO 8601: `flowdesk.now()`). */
-export type CodeInput = SandboxScope;
 
 /**
  * The Sandbox port's in-process form: the same QuickJS and JSONata, on the caller's thread, so a
@@ -82,7 +60,7 @@ export async function runCode(code: string, input: CodeInput, limits: Partial<Re
     runtime.setMemoryLimit(memoryBytes);
     runtime.setMaxStackSize(stackBytes);
     const deadline = Date.now() + timeoutMs;
-    let interrupted = false;
+    let interrupted: boolean | undefined;
     const timeUp = shouldInterruptAfterDeadline(deadline);
     runtime.setInterruptHandler((rt) => (interrupted = timeUp(rt) === true));
     const ctx = runtime.newContext();

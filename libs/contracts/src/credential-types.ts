@@ -1,0 +1,258 @@
+/**
+ * The credential-type registry (docs/credentials.md, "Types"): every kind of credential a user may
+ * store, defined once here as the node registry defines node types. A type names its fields (which
+ * are secret, how the console's form edits them, their limits) and, for the types an HTTP Request
+ * node applies, how it goes into the request. The API's validation, the engine's HTTP Request and
+ * Send Email nodes, the masking of runs and the console's credential form all read these definitions.
+ *
+ * `secret` (one value, written `{{credentials.<name>}}` in any templated field) is the type every
+ * credential had before types existed, and stays the default.
+ */
+export interface CredentialField {
+  key: string;
+  label: string;
+  /** Never returned by the API (only whether it is set), masked in runs. */
+  secret?: boolean;
+  /** How the form edits it: `text` (default), `number`, or `select` over `options`. */
+  kind?: 'text' | 'number' | 'select';
+  options?: readonly string[];
+  /** Absent fields take it (and the form starts with it). */
+  default?: string;
+  /** May be left empty. */
+  optional?: boolean;
+  placeholder?: string;
+  description?: string;
+  /** A regular expression the value must match (the whole value). */
+  pattern?: string;
+  /** The message when `pattern` does not match. */
+  patternMessage?: string;
+  /** number: inclusive bounds. */
+  min?: number;
+  max?: number;
+  multiline?: boolean;
+}
+
+/** What a credential adds to an HTTP request: headers (by name) and query parameters. */
+export interface HttpAuth {
+  headers: Record<string, string>;
+  query: Record<string, string>;
+}
+
+export interface CredentialTypeDefinition<T extends string = string> {
+  id: T;
+  label: string;
+  /** One sentence: what it is for (the form's type picker). */
+  description: string;
+  /** The steps that take it as their `credential` (Settings → Credentials, "Use as"); absent for `secret`, which is a `{{credentials.<name>}}` reference. */
+  usedBy?: string;
+  fields: readonly CredentialField[];
+  /** How an HTTP Request node whose `credential` names one applies it; absent: not for HTTP Request. */
+  http?(fields: Readonly<Record<string, string>>): HttpAuth;
+}
+
+const defineCredentialType = <const T extends string>(d: CredentialTypeDefinition<T>): CredentialTypeDefinition<T> => d;
+
+/** The longest value of one field, in characters (a long JWT or PEM key fits). */
+export const MAX_CREDENTIAL_VALUE_LENGTH = 8192;
+const HEADER_NAME = "^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$";
+
+/** UTF-8 then base64, in the browser and in Node alike. */
+function base64Utf8(text: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+const none = (): HttpAuth => ({ headers: {}, query: {} });
+
+export const secretCredential = defineCredentialType({
+  id: 'secret',
+  label: 'Secret value',
+  description: 'One secret, written {{credentials.<name>}} wherever a node field is templated (a URL, a header, a body).',
+  fields: [{ key: 'value', label: 'Value', secret: true, multiline: true }],
+});
+
+export const headerCredential = defineCredentialType({
+  id: 'header',
+  label: 'API key in a header',
+  description: 'An HTTP Request node sends the key in the header you name (X-Api-Key: …).',
+  usedBy: 'HTTP Request',
+  fields: [
+    { key: 'headerName', label: 'Header name', default: 'X-Api-Key', pattern: HEADER_NAME, patternMessage: 'a header name (letters, digits, - …)' },
+    { key: 'value', label: 'API key', secret: true },
+  ],
+  http: (f) => ({ ...none(), headers: { [f.headerName!]: f.value! } }),
+});
+
+export const queryCredential = defineCredentialType({
+  id: 'query',
+  label: 'API key in a query parameter',
+  description: 'An HTTP Request node adds the key to the URL as the query parameter you name (?api_key=…).',
+  usedBy: 'HTTP Request',
+  fields: [
+    { key: 'paramName', label: 'Query parameter', default: 'api_key', pattern: '^[A-Za-z0-9._~-]{1,100}$', patternMessage: 'letters, digits, . _ ~ -' },
+    { key: 'value', label: 'API key', secret: true },
+  ],
+  http: (f) => ({ ...none(), query: { [f.paramName!]: f.value! } }),
+});
+
+export const bearerCredential = defineCredentialType({
+  id: 'bearer',
+  label: 'Bearer token',
+  description: 'An HTTP Request node sends Authorization: Bearer <token>.',
+  usedBy: 'HTTP Request',
+  fields: [{ key: 'token', label: 'Token', secret: true }],
+  http: (f) => ({ ...none(), headers: { Authorization: `Bearer ${f.token!}` } }),
+});
+
+export const basicCredential = defineCredentialType({
+  id: 'basic',
+  label: 'Basic auth (user + password)',
+  description: 'An HTTP Request node sends Authorization: Basic <base64 of user:password>.',
+  usedBy: 'HTTP Request',
+  fields: [
+    { key: 'user', label: 'User', pattern: '^[^:]{1,256}$', patternMessage: 'no ":" (Basic auth separates user and password with it)' },
+    { key: 'password', label: 'Password', secret: true },
+  ],
+  http: (f) => ({ ...none(), headers: { Authorization: `Basic ${base64Utf8(`${f.user!}:${f.password!}`)}` } }),
+});
+
+/** How a Send Email node's connection is encrypted: TLS from the first byte (465), STARTTLS required (587), or none. */
+export const SMTP_SECURITY = ['tls', 'starttls', 'none'] as const;
+export type SmtpSecurity = (typeof SMTP_SECURITY)[number];
+
+export const smtpCredential = defineCredentialType({
+  id: 'smtp',
+  label: 'SMTP server',
+  description: 'The mail server a Send Email node sends through.',
+  usedBy: 'Send Email',
+  fields: [
+    { key: 'host', label: 'Host', placeholder: 'smtp.example.com', pattern: '^[A-Za-z0-9.:\\[\\]-]{1,253}$', patternMessage: 'a host name or IP address' },
+    { key: 'port', label: 'Port', kind: 'number', default: '587', min: 1, max: 65_535 },
+    {
+      key: 'secure',
+      label: 'Security',
+      kind: 'select',
+      options: SMTP_SECURITY,
+      default: 'starttls',
+      description: 'tls: encrypted from the start (port 465); starttls: upgrade required (587); none: plain text (the password travels unencrypted).',
+    },
+    { key: 'user', label: 'User', optional: true },
+    { key: 'password', label: 'Password', secret: true, optional: true },
+    {
+      key: 'from',
+      label: 'From address',
+      placeholder: 'Flowdesk <robot@example.com>',
+      pattern: '^[^\\r\\n]{3,320}$',
+      patternMessage: 'one line',
+      description: 'The sender of every mail sent with this credential.',
+    },
+  ],
+});
+
+/**
+ * A Slack bot's token (xoxb-…, or a user token xoxp-…): only the Slack node sends it, and only to
+ * Slack's API. Not a `bearer` credential: an HTTP Request node would send one to any URL it names.
+ */
+export const slackBotCredential = defineCredentialType({
+  id: 'slack_bot',
+  label: 'Slack bot token',
+  description: "A Slack app's bot token (xoxb-…) with chat:write: the Slack node posts with it to Slack's API only.",
+  usedBy: 'Slack',
+  fields: [
+    {
+      key: 'token',
+      label: 'Bot token',
+      secret: true,
+      placeholder: 'xoxb-…',
+      pattern: '^xox[bp]-[A-Za-z0-9-]{1,500}$',
+      patternMessage: 'a Slack token (xoxb-… or xoxp-…)',
+    },
+  ],
+});
+
+/** An incoming-webhook URL (Slack, Discord, Microsoft Teams): the URL is the key, so it is kept as a secret. */
+export const webhookUrlCredential = defineCredentialType({
+  id: 'webhook_url',
+  label: 'Incoming webhook URL',
+  description: 'The secret URL of a Slack, Discord or Microsoft Teams incoming webhook: whoever has it can post, so it is stored and masked as a secret.',
+  usedBy: 'Slack, Discord, Microsoft Teams',
+  fields: [
+    {
+      key: 'url',
+      label: 'Webhook URL',
+      secret: true,
+      placeholder: 'https://hooks.slack.com/services/…',
+      pattern: '^https?://[^\\s]{1,2000}$',
+      patternMessage: 'an http(s) URL',
+    },
+  ],
+});
+
+export const CREDENTIAL_TYPES = [
+  secretCredential,
+  headerCredential,
+  queryCredential,
+  bearerCredential,
+  basicCredential,
+  smtpCredential,
+  slackBotCredential,
+  webhookUrlCredential,
+] as const;
+export type CredentialType = (typeof CREDENTIAL_TYPES)[number]['id'];
+export const CREDENTIAL_TYPE_IDS = CREDENTIAL_TYPES.map((t) => t.id) as unknown as readonly [CredentialType, ...CredentialType[]];
+export const DEFAULT_CREDENTIAL_TYPE: CredentialType = 'secret';
+/** The types an HTTP Request node's `credential` may name (those with an `http` rule). */
+export const HTTP_CREDENTIAL_TYPES: readonly CredentialType[] = CREDENTIAL_TYPES.filter((t) => (t as CredentialTypeDefinition).http !== undefined).map(
+  (t) => t.id,
+);
+
+export function credentialType(id: string): CredentialTypeDefinition | undefined {
+  return (CREDENTIAL_TYPES as readonly CredentialTypeDefinition[]).find((t) => t.id === id);
+}
+
+/** What an HTTP Request adds for a credential of this type; undefined when the type is not for HTTP. */
+export function credentialHttpAuth(type: string, fields: Readonly<Record<string, string>>): HttpAuth | undefined {
+  return credentialType(type)?.http?.(fields);
+}
+
+/** The fields of `type` that are secret, by key. */
+export const secretFieldKeys = (type: string): string[] => (credentialType(type)?.fields ?? []).filter((f) => f.secret).map((f) => f.key);
+
+export type FieldsCheck = { ok: true; fields: Record<string, string> } | { ok: false; field: string; message: string };
+
+/**
+ * Checks a credential's fields against its type and fills defaults. With `previous` (a replacement),
+ * a secret field left out or empty keeps its stored value, so changing a header name does not mean
+ * typing the key again. Unknown keys are refused, so a typo never silently drops a value.
+ */
+export function checkCredentialFields(type: string, input: Readonly<Record<string, string>>, previous?: Readonly<Record<string, string>>): FieldsCheck {
+  const def = credentialType(type);
+  if (!def) return { ok: false, field: 'type', message: `unknown credential type "${type}" (${CREDENTIAL_TYPE_IDS.join(', ')})` };
+  for (const key of Object.keys(input))
+    if (!def.fields.some((f) => f.key === key)) return { ok: false, field: `fields.${key}`, message: `a ${def.id} credential has no field "${key}"` };
+  const out: Record<string, string> = {};
+  for (const f of def.fields) {
+    let value = input[f.key];
+    if ((value === undefined || value === '') && f.secret && previous?.[f.key] !== undefined) value = previous[f.key];
+    if (value === undefined || value === '') value = f.default ?? '';
+    const where = `fields.${f.key}`;
+    if (value === '') {
+      if (f.optional) continue;
+      return { ok: false, field: where, message: `${f.label} is required` };
+    }
+    if (value.length > MAX_CREDENTIAL_VALUE_LENGTH)
+      return { ok: false, field: where, message: `${f.label} is longer than ${MAX_CREDENTIAL_VALUE_LENGTH} characters` };
+    if (!f.secret && /[\r\n\0]/.test(value) && !f.multiline) return { ok: false, field: where, message: `${f.label} must be one line` };
+    if (f.kind === 'number') {
+      const n = Number(value);
+      if (!/^\d+$/.test(value) || n < (f.min ?? 0) || n > (f.max ?? Number.MAX_SAFE_INTEGER))
+        return { ok: false, field: where, message: `${f.label} must be a whole number from ${f.min ?? 0} to ${f.max ?? Number.MAX_SAFE_INTEGER}` };
+    }
+    if (f.kind === 'select' && !f.options?.includes(value)) return { ok: false, field: where, message: `${f.label} must be one of ${f.options?.join(', ')}` };
+    if (f.pattern && !new RegExp(f.pattern).test(value))
+      return { ok: false, field: where, message: `${f.label} must be ${f.patternMessage ?? `like ${f.pattern}`}` };
+    out[f.key] = value;
+  }
+  return { ok: true, fields: out };
+}

@@ -171,6 +171,27 @@ export const slackBotCredential = defineCredentialType({
   ],
 });
 
+/**
+ * A Telegram bot's token (from BotFather): only the Telegram node sends it, and only to Telegram's
+ * Bot API (it is part of the request's path there). Not a `secret`: a templated field would send it anywhere.
+ */
+export const telegramBotCredential = defineCredentialType({
+  id: 'telegram_bot',
+  label: 'Telegram bot token',
+  description: "The token BotFather gives a Telegram bot (123456789:AA…): the Telegram node sends messages with it to Telegram's Bot API only.",
+  usedBy: 'Telegram',
+  fields: [
+    {
+      key: 'token',
+      label: 'Bot token',
+      secret: true,
+      placeholder: '123456789:AA…',
+      pattern: '^[0-9]{1,20}:[A-Za-z0-9_-]{20,200}$',
+      patternMessage: 'a bot token from BotFather (digits, ":", then letters, digits, _ and -)',
+    },
+  ],
+});
+
 /** An incoming-webhook URL (Slack, Discord, Microsoft Teams): the URL is the key, so it is kept as a secret. */
 export const webhookUrlCredential = defineCredentialType({
   id: 'webhook_url',
@@ -198,6 +219,7 @@ export const CREDENTIAL_TYPES = [
   smtpCredential,
   slackBotCredential,
   webhookUrlCredential,
+  telegramBotCredential,
 ] as const;
 export type CredentialType = (typeof CREDENTIAL_TYPES)[number]['id'];
 export const CREDENTIAL_TYPE_IDS = CREDENTIAL_TYPES.map((t) => t.id) as unknown as readonly [CredentialType, ...CredentialType[]];

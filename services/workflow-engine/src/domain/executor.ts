@@ -18,6 +18,7 @@ import type { RunPorts } from './ports.ts';
 import { TemplateRenderer } from './template.ts';
 import type { HttpNodeOptions } from './nodes/http-request.ts';
 import type { SlackNodeOptions } from './nodes/slack.ts';
+import type { TelegramNodeOptions } from './nodes/telegram.ts';
 import { nodeHandlers } from './nodes/index.ts';
 import type { ForEachPlan } from './nodes/for-each.ts';
 import type { NodeHandler, NodeResult, Resumption } from './nodes/node-handler.ts';
@@ -71,6 +72,8 @@ export interface RunOptions {
   httpNode?: Partial<HttpNodeOptions>;
   /** Tests only (never set by the engine): the Slack node's Web API on loopback. */
   slackNode?: Partial<SlackNodeOptions>;
+  /** Tests only (never set by the engine): the Telegram node's Bot API on loopback. */
+  telegramNode?: Partial<TelegramNodeOptions>;
   /**
    * A retry delay of at least this many ms parks the run instead of sleeping (RETRY_PARK_MS;
    * docs/workflow-engine.md, "Retries"). Absent: every delay sleeps in memory (a step test).
@@ -130,9 +133,10 @@ function planOf(graph: WorkflowGraph): ReturnType<typeof planGraph> {
 const defaultHandlers: Record<WorkflowNode['type'], AnyHandler> = nodeHandlers();
 const handlerTables = new WeakMap<RunOptions, Record<WorkflowNode['type'], AnyHandler>>();
 function handlersFor(options: RunOptions | undefined): Record<WorkflowNode['type'], AnyHandler> {
-  if (!options?.httpNode && !options?.slackNode) return defaultHandlers;
+  if (!options?.httpNode && !options?.slackNode && !options?.telegramNode) return defaultHandlers;
   let table = handlerTables.get(options);
-  if (!table) handlerTables.set(options, (table = nodeHandlers({ httpNode: options.httpNode, slackNode: options.slackNode })));
+  if (!table)
+    handlerTables.set(options, (table = nodeHandlers({ httpNode: options.httpNode, slackNode: options.slackNode, telegramNode: options.telegramNode })));
   return table;
 }
 

@@ -198,7 +198,7 @@ export class TemplateRenderer {
 
   /**
    * A credential named by a node's `credential` param, of one of `types` (HTTP Request: header, query,
-   * bearer, basic; Send Email: smtp; Slack: slack_bot or webhook_url; Discord: webhook_url). An unknown name or another type fails the node, naming both.
+   * bearer, basic; Send Email: smtp; Slack: slack_bot or webhook_url; Discord: webhook_url; Telegram: telegram_bot). An unknown name or another type fails the node, naming both.
    */
   typedCredential(name: string, types: readonly string[]): TypedCredential {
     const value = this.scope.credentials?.get(name);

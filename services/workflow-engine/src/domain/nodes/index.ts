@@ -20,6 +20,7 @@ import { sendEmailHandler } from './send-email.ts';
 import { slackHandler, type SlackNodeOptions } from './slack.ts';
 import { discordHandler } from './discord.ts';
 import { teamsHandler } from './teams.ts';
+import { telegramHandler, type TelegramNodeOptions } from './telegram.ts';
 import { respondHandler } from './respond.ts';
 import { forEachHandler } from './for-each.ts';
 import { aggregateHandler } from './aggregate.ts';
@@ -37,6 +38,8 @@ export interface NodeHandlerOptions {
   httpNode?: Partial<HttpNodeOptions>;
   /** Tests only: the Slack node's Web API on loopback. */
   slackNode?: Partial<SlackNodeOptions>;
+  /** Tests only: the Telegram node's Bot API on loopback. */
+  telegramNode?: Partial<TelegramNodeOptions>;
 }
 
 export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
@@ -46,6 +49,7 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     slack: slackHandler(options.slackNode),
     discord: discordHandler,
     teams: teamsHandler,
+    telegram: telegramHandler(options.telegramNode),
     create_task: createTaskHandler,
     update_task: updateTaskHandler,
     find_tasks: findTasksHandler,

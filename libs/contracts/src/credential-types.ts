@@ -43,7 +43,10 @@ export interface CredentialTypeDefinition<T extends string = string> {
   label: string;
   /** One sentence: what it is for (the form's type picker). */
   description: string;
-  /** The steps that take it as their `credential` (Settings → Credentials, "Use as"); absent for `secret`, which is a `{{credentials.<name>}}` reference. */
+  /**
+   * The steps that take it as their `credential`, by node label, separated by ", " (Settings →
+   * Credentials, "Use as"; the step form's credential picker offers it in those steps: credentialTypesFor).
+   */
   usedBy?: string;
   fields: readonly CredentialField[];
   /** How an HTTP Request node whose `credential` names one applies it; absent: not for HTTP Request. */
@@ -69,6 +72,7 @@ export const secretCredential = defineCredentialType({
   id: 'secret',
   label: 'Secret value',
   description: 'One secret, written {{credentials.<name>}} wherever a node field is templated (a URL, a header, a body).',
+  usedBy: 'Verify signature',
   fields: [{ key: 'value', label: 'Value', secret: true, multiline: true }],
 });
 
@@ -278,3 +282,23 @@ export function checkCredentialFields(type: string, input: Readonly<Record<strin
   }
   return { ok: true, fields: out };
 }
+
+/** The step labels one type's `usedBy` names ("Slack, Discord, Microsoft Teams" → three). */
+export const usedByLabels = (type: Pick<CredentialTypeDefinition, 'usedBy'>): string[] =>
+  (type.usedBy ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** The credential types a step (by its node label: "Slack") takes in its Credential field: those whose `usedBy` names it. */
+export function credentialTypesFor(stepLabel: string): CredentialType[] {
+  return CREDENTIAL_TYPES.filter((t) => usedByLabels(t).includes(stepLabel)).map((t) => t.id);
+}
+
+/**
+ * Every step that takes a credential in its Credential field, each once (Settings → Credentials): in
+ * the registry's order, the typed ones first (Verify signature, which takes a secret, last).
+ */
+export const credentialSteps = (): string[] => [
+  ...new Set([...CREDENTIAL_TYPES.filter((t) => t.id !== 'secret'), secretCredential].flatMap((t) => usedByLabels(t))),
+];

@@ -1,20 +1,35 @@
-// The credential-type registry (src/credential-types.ts): Settings → Credentials says, for each typed
-// credential, which steps take it ("Use as"), from `usedBy`; each name there must be a step type's
-// label in the node registry, so a renamed or removed node cannot leave the page naming a step that
-// does not exist.
+// The credential-type registry (src/credential-types.ts): Settings → Credentials says, for each
+// credential type, which steps take it ("Use as"), from `usedBy`, and the step form's credential
+// picker offers a step the owner's credentials of the types that name it (credentialTypesFor). Each
+// name there must be a step type's label in the node registry, so a renamed or removed node cannot
+// leave the page naming a step that does not exist; and every step with a Credential field is named
+// by some type, so its picker is never empty by mistake.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CREDENTIAL_TYPES } from '../src/credential-types.ts';
-import { NODE_TYPES } from '../src/nodes/index.ts';
+import { CREDENTIAL_TYPES, credentialSteps, credentialTypesFor, HTTP_CREDENTIAL_TYPES, usedByLabels } from '../src/credential-types.ts';
+import { formFields, NODE_TYPES } from '../src/nodes/index.ts';
 
-test('every typed credential names the steps that take it, each a step type of the registry', () => {
+test('every credential type names the steps that take it, each a step type of the registry', () => {
   const labels = new Set(NODE_TYPES.map((d) => d.label));
   for (const t of CREDENTIAL_TYPES) {
-    if (t.id === 'secret') {
-      assert.equal(t.usedBy, undefined, 'a secret is a {{credentials.<name>}} reference, not a step param');
-      continue;
-    }
     assert.ok(t.usedBy, `${t.id} says which steps use it`);
-    for (const name of t.usedBy.split(', ')) assert.ok(labels.has(name), `${t.id}: "${name}" is not a step type's label`);
+    for (const name of usedByLabels(t)) assert.ok(labels.has(name), `${t.id}: "${name}" is not a step type's label`);
   }
+});
+
+test("every step with a Credential field (the credential widget) is named by a type's usedBy, and only those are", () => {
+  const withPicker = NODE_TYPES.filter((d) => formFields(d).some((f) => f.widget === 'credential')).map((d) => d.label);
+  assert.ok(withPicker.includes('Telegram') && withPicker.includes('HTTP Request'));
+  for (const label of withPicker) assert.ok(credentialTypesFor(label).length > 0, `${label}: no credential type names it`);
+  assert.deepEqual([...credentialSteps()].sort(), [...withPicker].sort());
+});
+
+test('credentialTypesFor: the types a step takes, as its engine handler does', () => {
+  assert.deepEqual(credentialTypesFor('HTTP Request'), HTTP_CREDENTIAL_TYPES);
+  assert.deepEqual(credentialTypesFor('Send Email'), ['smtp']);
+  assert.deepEqual(credentialTypesFor('Slack'), ['slack_bot', 'webhook_url']);
+  assert.deepEqual(credentialTypesFor('Microsoft Teams'), ['webhook_url']);
+  assert.deepEqual(credentialTypesFor('Telegram'), ['telegram_bot']);
+  assert.deepEqual(credentialTypesFor('Verify signature'), ['secret']);
+  assert.deepEqual(credentialTypesFor('Code'), []);
 });

@@ -84,10 +84,12 @@ export type NodeIcon = 'world-upload' | 'git-branch' | 'list-check' | 'braces' |
  * as rows; `rows` edits a list of objects as rows, one input per property (its hint in `columns`:
  * strings as text, enums as selects); `switch` (the default for a boolean) is an on/off switch;
  * `json` edits any JSON value as text; `project` picks one of the user's projects; `workflow` one of
- * the user's workflows; `none` is not shown and keeps the stored value.
+ * the user's workflows; `credential` (the default for a string param named `credential`) offers the
+ * owner's credentials of the types whose `usedBy` names the node (credential-types.ts), and takes any
+ * name typed; `none` is not shown and keeps the stored value.
  */
-export type FieldWidget = 'text' | 'select' | 'switch' | 'key-value' | 'rows' | 'json' | 'project' | 'workflow' | 'none';
-export const FIELD_WIDGETS: readonly FieldWidget[] = ['text', 'select', 'switch', 'key-value', 'rows', 'json', 'project', 'workflow', 'none'];
+export type FieldWidget = 'text' | 'select' | 'switch' | 'key-value' | 'rows' | 'json' | 'project' | 'workflow' | 'credential' | 'none';
+export const FIELD_WIDGETS: readonly FieldWidget[] = ['text', 'select', 'switch', 'key-value', 'rows', 'json', 'project', 'workflow', 'credential', 'none'];
 
 export interface FieldHint<Params = Record<string, unknown>> {
   label: string;

@@ -155,7 +155,8 @@ export function formFields(definition: AnyNodeDefinition): FormField[] {
 
 function formField(where: string, key: string, schema: SchemaLike, hint: FieldHint | undefined, required: boolean): FormField {
   if (!hint) throw new Error(`${where} has no field hint`);
-  const widget: FieldWidget = hint.widget ?? (schema.enum ? 'select' : schema.type === 'boolean' ? 'switch' : 'text');
+  const widget: FieldWidget =
+    hint.widget ?? (schema.enum ? 'select' : schema.type === 'boolean' ? 'switch' : key === 'credential' && schema.type === 'string' ? 'credential' : 'text');
   if (!FIELD_WIDGETS.includes(widget)) throw new Error(`${where} has an unknown widget "${widget}"`);
   const field: FormField = { key, hint, widget, required };
   if (widget === 'select') {
@@ -164,6 +165,7 @@ function formField(where: string, key: string, schema: SchemaLike, hint: FieldHi
     field.options = hint.options ?? values.map((value) => ({ value, label: value }));
   }
   if (widget === 'text' && schema.type !== 'string') throw new Error(`${where} is not a string; give it a widget`);
+  if (widget === 'credential' && schema.type !== 'string') throw new Error(`${where} is a credential but not a string`);
   if (widget === 'switch' && schema.type !== 'boolean') throw new Error(`${where} is a switch but not a boolean`);
   if (widget === 'key-value') {
     if (schema.type === 'array' && schema.items?.properties?.name && schema.items.properties.value) field.rows = 'list';

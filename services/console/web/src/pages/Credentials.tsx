@@ -4,6 +4,7 @@ import { IconLock, IconPencil, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
 import {
   CREDENTIAL_TYPES,
+  credentialSteps,
   credentialType,
   DEFAULT_CREDENTIAL_TYPE,
   MAX_CREDENTIAL_VALUE_LENGTH,
@@ -21,6 +22,9 @@ import { TableHead, TableRegion } from '../components/TableRegion.tsx';
 import { useConfirmAction } from '../useConfirmAction.ts';
 
 const loadCredentials = () => api.listCredentials();
+/** "A, B or C" (the steps that take a credential, from the registry). */
+export const stepList = (labels: readonly string[]): string =>
+  labels.length < 2 ? (labels[0] ?? '') : `${labels.slice(0, -1).join(', ')} or ${labels.at(-1)}`;
 /** The server's rule (libs/contracts CREDENTIAL_NAME_PATTERN), checked here for a quick hint. */
 const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
@@ -52,9 +56,9 @@ export function CredentialsPage() {
         title="Credentials"
         description={
           <>
-            Secrets your workflows send, such as API tokens. Refer to a secret value in a node as <Code>{'{{credentials.name}}'}</Code>; name an API key, token,
-            Basic login or SMTP server in an HTTP Request or Send Email node&apos;s Credential field. Secrets are stored encrypted, used only when a workflow
-            runs, and shown as •••• in runs. Nobody can read them back.
+            Secrets your workflows send, such as API tokens. Refer to a secret value in a node as <Code>{'{{credentials.name}}'}</Code>; choose a credential in
+            the Credential field of {stepList(credentialSteps())} steps. Secrets are stored encrypted, used only when a workflow runs, and shown as •••• in
+            runs. Nobody can read them back.
           </>
         }
         action={items && items.length > 0 ? addButton : undefined}

@@ -1,9 +1,10 @@
-import { ActionIcon, Alert, Badge, Button, Fieldset, Group, Select, Stack, Switch, Text, TextInput } from '@mantine/core';
+import { ActionIcon, Alert, Anchor, Autocomplete, Badge, Button, Fieldset, Group, Select, Stack, Switch, Text, TextInput } from '@mantine/core';
+import { credentialType, credentialTypesFor } from '@flowdesk/contracts/credential-types';
 import { EMPTY_ALLOWLIST, parseAllowlist, privateUrlWarning, type SsrfAllowlist } from '@flowdesk/contracts/ssrf';
 import { IconAlertTriangle, IconPlus, IconTrash } from '@tabler/icons-react';
 import type { FieldWidget, FormField } from '@flowdesk/contracts/nodes';
 import { useEffect, useState, type ComponentType, type ReactNode } from 'react';
-import { api, type Project } from '../api.ts';
+import { api, type Credential, type Project } from '../api.ts';
 import {
   branchesAfterRemoving,
   definitionOf,
@@ -26,6 +27,8 @@ interface FieldProps {
   value: FormValue;
   set: (value: FormValue, moves?: BranchMoves) => void;
   projects: Project[] | null;
+  /** The step's node label ("Slack"): which credentials its Credential field takes. */
+  stepLabel: string;
 }
 
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -311,6 +314,69 @@ function WorkflowWidget({ field, value, set }: FieldProps) {
   );
 }
 
+/**
+ * The credential picker's choices for a step (by node label): the owner's credentials of the types
+ * whose `usedBy` names it (libs/contracts credentialTypesFor), grouped by type when it takes more than
+ * one, and what to say about the name typed: nothing when it is one of them, else why not (no such
+ * credential yet, or one of another type). `credentials` null: the list is not known (no hint).
+ */
+export function credentialOptions(stepLabel: string, credentials: readonly Pick<Credential, 'name' | 'type'>[] | null, current: string) {
+  const types = credentialTypesFor(stepLabel);
+  const typeLabel = (t: string) => credentialType(t)?.label ?? t;
+  const accepted = (credentials ?? []).filter((c) => (types as readonly string[]).includes(c.type));
+  const data =
+    types.length > 1
+      ? types.map((t) => ({ group: typeLabel(t), items: accepted.filter((c) => c.type === t).map((c) => c.name) })).filter((g) => g.items.length > 0)
+      : accepted.map((c) => c.name);
+  const a = (label: string) => `${/^(?:[aeiou]|smtp\b)/i.test(label) ? 'an' : 'a'} ${label}`;
+  const wanted = types.map(typeLabel).join(' or ');
+  const name = current.trim();
+  let problem: string | null = null;
+  if (credentials && name) {
+    const found = credentials.find((c) => c.name === name);
+    if (!found) problem = `No credential named “${name}” yet: create it before the step runs.`;
+    else if (!(types as readonly string[]).includes(found.type)) problem = `“${name}” is ${a(typeLabel(found.type))}; this step takes ${a(wanted)}.`;
+  }
+  return { types, wanted, data, none: credentials !== null && accepted.length === 0, problem };
+}
+
+/** A credential's name (a node's Credential field): the owner's credentials of the types the step takes, or any name typed. */
+function CredentialWidget({ field, value, set, stepLabel }: FieldProps) {
+  const [credentials, setCredentials] = useState<Credential[] | null>(null);
+  useEffect(() => {
+    api.listCredentials().then(setCredentials, () => setCredentials(null));
+  }, []);
+  const current = typeof value === 'string' ? value : '';
+  const { data, wanted, none, problem } = credentialOptions(stepLabel, credentials, current);
+  return (
+    <div>
+      <Autocomplete
+        label={field.hint.label}
+        required={field.required}
+        description={field.hint.description}
+        placeholder={field.hint.placeholder}
+        data={data}
+        value={current}
+        onChange={set}
+      />
+      {none && (
+        <Text size="xs" c="dimmed" mt={4} role="status" aria-label="No credential of this type">
+          You have no {wanted} credential yet.{' '}
+          <Anchor href="/settings/credentials" target="_blank" rel="noopener" size="xs" underline="always">
+            Create one in Settings → Credentials
+          </Anchor>{' '}
+          (it opens in a new tab), then type or pick its name here.
+        </Text>
+      )}
+      {problem && (
+        <Alert color="yellow" variant="light" role="status" aria-label="Credential check" icon={<IconAlertTriangle size={18} />} p="xs" mt={4}>
+          <Text size="sm">{problem}</Text>
+        </Alert>
+      )}
+    </div>
+  );
+}
+
 /** The widget per kind: a kind a node definition may name and this table lacks does not compile. */
 const WIDGETS: Record<FieldWidget, ComponentType<FieldProps> | null> = {
   text: TextWidget,
@@ -322,6 +388,7 @@ const WIDGETS: Record<FieldWidget, ComponentType<FieldProps> | null> = {
   rows: RowsWidget,
   project: ProjectWidget,
   workflow: WorkflowWidget,
+  credential: CredentialWidget,
   none: null,
 };
 
@@ -352,7 +419,7 @@ export function StepForm(props: StepFormProps) {
         const Widget = WIDGETS[field.widget];
         if (!Widget || field.hint.hiddenWhen?.(data.form)) return null;
         const set = (value: FormValue, moves?: BranchMoves) => onChange({ ...data, form: { ...data.form, [field.key]: value } }, moves);
-        return <Widget key={field.key} field={field} value={data.form[field.key]} set={set} projects={projects} />;
+        return <Widget key={field.key} field={field} value={data.form[field.key]} set={set} projects={projects} stepLabel={definition.label} />;
       })}
       {definition.note && (
         <Text size="xs" c="dimmed">

@@ -38,6 +38,11 @@ export interface WorkflowTemplate {
    * "Provider signatures without x-webhook-secret"); the person adds the credential before activating.
    */
   signature?: { preset: 'github' | 'stripe' | 'shopify' | 'standard_webhooks'; credential: string };
+  /**
+   * The credentials its steps name (Slack's, Send Email's…), by name and type: the person creates them
+   * under Settings → Credentials before activating (the step form's picker offers them once they exist).
+   */
+  credentials?: readonly { name: string; type: string }[];
   /** Node types the template shows off (for the gallery's card). */
   uses?: readonly string[];
 }
@@ -155,7 +160,13 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           type: 'condition',
           name: 'A newly opened issue?',
 
-          params: { left: '{{trigger.headers.x-github-event}} {{trigger.action}}', operator: 'equals', right: 'issues opened' },
+          params: {
+            rules: [
+              { left: '{{trigger.headers.x-github-event}}', operator: 'equals', right: 'issues' },
+              { left: '{{trigger.action}}', operator: 'equals', right: 'opened' },
+            ],
+            combinator: 'and',
+          },
         },
         {
           id: 'task_1',
@@ -299,14 +310,18 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           type: 'filter',
           name: 'Overdue only',
 
-          params: { items: '{{nodes.http_1.body.items}}', field: 'due', operator: 'less_than', right: '{{trigger.scheduledFor}}' },
+          params: {
+            items: '{{nodes.http_1.body.items}}',
+            rules: [{ field: 'due', operator: 'less_than', right: '{{trigger.scheduledFor}}' }],
+            combinator: 'and',
+          },
         },
         {
           id: 'condition_1',
           type: 'condition',
           name: 'Any overdue?',
 
-          params: { left: '{{nodes.filter_1.count}}', operator: 'greater_than', right: '0' },
+          params: { rules: [{ left: '{{nodes.filter_1.count}}', operator: 'greater_than', right: '0' }], combinator: 'and' },
         },
         {
           id: 'http_2',
@@ -407,7 +422,7 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           type: 'condition',
           name: '50 people or more?',
 
-          params: { left: '{{nodes.set_1.employees}}', operator: 'greater_than', right: '49' },
+          params: { rules: [{ left: '{{nodes.set_1.employees}}', operator: 'greater_than', right: '49' }], combinator: 'and' },
         },
         {
           id: 'task_1',
@@ -448,16 +463,15 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
         {
           id: 'condition_1',
           type: 'condition',
-          name: 'Urgent?',
+          name: 'Urgent and still open?',
 
-          params: { left: '{{trigger.after.priority}}', operator: 'equals', right: 'urgent' },
-        },
-        {
-          id: 'condition_2',
-          type: 'condition',
-          name: 'Still open?',
-
-          params: { left: '{{trigger.after.status}}', operator: 'not_equals', right: 'done' },
+          params: {
+            rules: [
+              { left: '{{trigger.after.priority}}', operator: 'equals', right: 'urgent' },
+              { left: '{{trigger.after.status}}', operator: 'not_equals', right: 'done' },
+            ],
+            combinator: 'and',
+          },
         },
         {
           id: 'http_1',
@@ -469,8 +483,7 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
       ],
       edges: [
         { from: 'trigger', to: 'condition_1' },
-        { from: 'condition_1', to: 'condition_2', branch: 'true' },
-        { from: 'condition_2', to: 'http_1', branch: 'true' },
+        { from: 'condition_1', to: 'http_1', branch: 'true' },
       ],
     },
   },
@@ -517,7 +530,7 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
           type: 'condition',
           name: 'Has lines?',
 
-          params: { left: '{{= $count(trigger.line_items) }}', operator: 'greater_than', right: '0' },
+          params: { rules: [{ left: '{{= $count(trigger.line_items) }}', operator: 'greater_than', right: '0' }], combinator: 'and' },
         },
         {
           id: 'stop_1',
@@ -589,6 +602,84 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
         },
       ],
       edges: [{ from: 'trigger', to: 'http_1' }],
+    },
+  },
+  {
+    id: 'failed-run-slack',
+    name: 'Post failed runs to Slack',
+    description:
+      'An error workflow: name it as other workflows’ error workflow and each of their failed runs is posted to a Slack channel (the failed step and its error). Create a Slack bot token credential named slack_bot (the app needs chat:write and must be in the channel) and set the channel.',
+    category: 'Notifications',
+    triggerType: 'error',
+    triggerConfig: {},
+    credentials: [{ name: 'slack_bot', type: 'slack_bot' }],
+    uses: ['slack'],
+    samplePayload: {
+      workflow: { id: '00000000-0000-4000-8000-000000000005' },
+      run: {
+        id: '00000000-0000-4000-8000-000000000006',
+        eventId: 'evt_1',
+        triggerType: 'webhook',
+        startedAt: '2026-01-05T09:00:00.000Z',
+        finishedAt: '2026-01-05T09:00:01.000Z',
+      },
+      failedNode: { id: 'http_1', type: 'http_request', error: 'POST https://api.example.com/orders answered HTTP 500' },
+      error: 'node "http_1" failed: POST https://api.example.com/orders answered HTTP 500',
+    },
+    graph: {
+      nodes: [
+        {
+          id: 'slack_1',
+          type: 'slack',
+          name: 'Tell the channel',
+          params: {
+            mode: 'bot',
+            credential: 'slack_bot',
+            channel: '#alerts',
+            text: ':rotating_light: Run {{trigger.run.id}} of workflow {{trigger.workflow.id}} failed at step {{trigger.failedNode.id}} ({{trigger.failedNode.type}}): {{trigger.error}}',
+          },
+        },
+      ],
+      edges: [{ from: 'trigger', to: 'slack_1' }],
+    },
+  },
+  {
+    id: 'weekly-overdue-email',
+    name: 'Weekly overdue tasks by email',
+    description:
+      'Every Monday at 08:00 finds your overdue tasks (Find Tasks) and mails you the list; no mail when none is overdue. Create an SMTP server credential named smtp and set the address.',
+    category: 'Tasks',
+    triggerType: 'schedule',
+    triggerConfig: { cron: '0 8 * * 1', timezone: 'UTC' },
+    credentials: [{ name: 'smtp', type: 'smtp' }],
+    uses: ['find_tasks', 'condition', 'send_email'],
+    samplePayload: { scheduledFor: '2026-01-05T08:00:00.000Z', firedAt: '2026-01-05T08:00:01.000Z', cron: '0 8 * * 1', timezone: 'UTC', missedTicks: 0 },
+    graph: {
+      nodes: [
+        { id: 'find_1', type: 'find_tasks', name: 'Overdue tasks', params: { overdue: true, limit: 100 } },
+        {
+          id: 'condition_1',
+          type: 'condition',
+          name: 'Any overdue?',
+          params: { rules: [{ left: '{{nodes.find_1.count}}', operator: 'greater_than', right: '0' }], combinator: 'and' },
+        },
+        {
+          id: 'email_1',
+          type: 'send_email',
+          name: 'Mail the list',
+          params: {
+            credential: 'smtp',
+            to: 'you@example.com',
+            subject: '{{nodes.find_1.count}} overdue tasks this week',
+            text: 'Overdue on {{= $substring(trigger.scheduledFor, 0, 10) }}:\n\n{{= $join([nodes.find_1.items.("- " & title & " (due " & dueDate & ")")], "\\n") }}',
+          },
+        },
+      ],
+      edges: [
+        { from: 'trigger', to: 'find_1' },
+        { from: 'find_1', to: 'condition_1' },
+        { from: 'condition_1', to: 'email_1', branch: 'true' },
+      ],
     },
   },
   {

@@ -3,27 +3,61 @@
 // uses only registered node types, and runs in the engine on its own sample payload to a succeeded
 // run whose actions did what the template says (its HTTP targets answered by a loopback server).
 // A template with a Wait parks; the test wakes it as the engine does (the parked run's checkpoints
-// and a wake: the timer, Approve or Reject) and checks each way it can go on.
+// and a wake: the timer, Approve or Reject) and checks each way it can go on. The credentials a
+// template names are given (Slack's API on the loopback receiver, a real SMTP server for Send Email).
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { NODE_TYPES, WORKFLOW_TEMPLATES, type ResumedBy, type TriggerEvent, type WorkflowGraph, type WorkflowTemplate } from '@flowdesk/contracts';
-import { generateSigningKeys } from '@flowdesk/service-kit';
+import {
+  credentialTypesFor,
+  NODE_TYPES,
+  nodeLabel,
+  WORKFLOW_TEMPLATES,
+  type ResumedBy,
+  type TriggerEvent,
+  type WorkflowGraph,
+  type WorkflowTemplate,
+} from '@flowdesk/contracts';
+import { generateSigningKeys, parseAllowlist, SsrfPolicy } from '@flowdesk/service-kit';
+import { SMTPServer } from 'smtp-server';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import { createSmtpMailer } from '../src/adapters/smtp-mailer.ts';
 import { providerSignature } from '@flowdesk/service-kit/testing';
 import { checkpointKey, executeWorkflow, type ExecuteWorkflowInput, type RunRecord } from '../src/domain/executor.ts';
 import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
-import type { CreateTaskInput } from '../src/domain/ports.ts';
+import type { CreateTaskInput, CredentialValue } from '../src/domain/ports.ts';
 import { fixedClock, json, silentLog, startEngineStack, type EngineStack, type Received, userCaller } from './support.ts';
 
 const keys = generateSigningKeys();
 let stack: EngineStack;
 const call = userCaller(keys, () => ({ apiUrl: stack.apiUrl, engineUrl: 'http://engine.invalid' }));
 
+const SLACK_TOKEN = 'xoxb-template-test';
+/** Mails the SMTP server received. */
+const mails: ParsedMail[] = [];
+let smtp: SMTPServer;
+let smtpPort: number;
+
 before(async () => {
+  smtp = new SMTPServer({
+    authOptional: true,
+    logger: false,
+    onData: (stream, _session, cb) =>
+      void simpleParser(stream).then(
+        (mail) => (mails.push(mail), cb()),
+        (err: Error) => cb(err),
+      ),
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  smtpPort = (smtp.server.address() as { port: number }).port;
   stack = await startEngineStack({
     keys,
     receiver: (req, res) => {
-      if (req.url.startsWith('/items'))
+      if (req.url === '/slack-api/chat.postMessage') {
+        // Slack's Web API: the bot token as Bearer, ok: false (HTTP 200) for its own errors.
+        if (req.headers.authorization !== `Bearer ${SLACK_TOKEN}`) json(res, 200, { ok: false, error: 'invalid_auth' });
+        else json(res, 200, { ok: true, channel: 'C0ALERTS', ts: '1736067601.000100' });
+      } else if (req.url.startsWith('/items'))
         json(res, 200, {
           items: [
             { title: 'Send invoice', due: '2020-01-01' },
@@ -37,7 +71,15 @@ before(async () => {
 });
 after(async () => {
   await stack?.close();
+  await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
 });
+
+/** A credential of each type a template names, as the person would create it (pointed at the test's servers). */
+const credentialFor = (type: string): CredentialValue => {
+  if (type === 'slack_bot') return { type, fields: { token: SLACK_TOKEN } };
+  if (type === 'smtp') return { type, fields: { host: '127.0.0.1', port: String(smtpPort), secure: 'none', from: 'Flowdesk <robot@flowdesk.test>' } };
+  throw new Error(`no test credential of type ${type}`);
+};
 
 /** The template's graph with its example.com targets pointed at the loopback receiver. */
 const onLoopback = (graph: WorkflowGraph): WorkflowGraph =>
@@ -46,6 +88,11 @@ const onLoopback = (graph: WorkflowGraph): WorkflowGraph =>
   ) as WorkflowGraph;
 
 /** The tasks Find Tasks answers (the workspace as the follow-up template sees it a day later). */
+/** What Find Tasks answers for overdue tasks (the weekly mail's sample week). */
+const OVERDUE_TASKS = [
+  { id: '00000000-0000-4000-8000-000000000009', title: 'Renew the domain', status: 'todo', dueDate: '2026-01-02' },
+  { id: '00000000-0000-4000-8000-000000000010', title: 'Send the invoice', status: 'in_progress', dueDate: '2025-12-30' },
+];
 const FOUND_TASKS = [
   { id: '00000000-0000-4000-8000-000000000008', title: 'Send the quote to BigCorp (old)', status: 'done' },
   { id: '00000000-0000-4000-8000-000000000007', title: 'Send the quote to BigCorp', status: 'todo' },
@@ -77,17 +124,23 @@ async function run(template: WorkflowTemplate, wakeBy: ResumedBy = 'timer') {
     event.rawBody = Buffer.from(raw).toString('base64');
     Object.assign(event.headers, providerSignature(template.signature.preset, secret, raw, { nowSeconds: Date.parse('2025-03-01T10:00:00.000Z') / 1000 }));
   }
+  const credentials = new Map<string, CredentialValue | string>((template.credentials ?? []).map((c) => [c.name, credentialFor(c.type)]));
+  if (template.signature) credentials.set(template.signature.credential, secret);
   const unused = () => Promise.reject(new Error('not used by the templates'));
   const execute = (more: Pick<ExecuteWorkflowInput, 'resume'> = {}) =>
     executeWorkflow({
       workflow: { id: event.workflowId, ownerId: event.ownerId, graph: onLoopback(template.graph) },
       event,
       ports: {
-        ...(template.signature ? { credentials: new Map([[template.signature.credential, secret]]) } : {}),
+        credentials,
         http: stack.http,
+        mail: createSmtpMailer({ policy: new SsrfPolicy(parseAllowlist(`127.0.0.1:${smtpPort}`)) }),
         createTask: async (_o, input) => (tasks.push(input), { id: `task-${tasks.length}`, ...input }),
         workspace: {
-          findTasks: async (_o, query) => (queries.push(query), { items: FOUND_TASKS, nextCursor: null }),
+          findTasks: async (_o, query) => (
+            queries.push(query),
+            { items: (query as { overdue?: boolean }).overdue ? OVERDUE_TASKS : FOUND_TASKS, nextCursor: null }
+          ),
           updateTask: unused,
           getTask: unused,
           getProject: unused,
@@ -98,6 +151,7 @@ async function run(template: WorkflowTemplate, wakeBy: ResumedBy = 'timer') {
         deliveries: { claim: async () => true },
         sandbox: inProcessSandbox,
       },
+      options: { slackNode: { apiUrl: `${stack.receiver!.url}/slack-api` } },
       ...more,
     });
   let record: RunRecord = await execute();
@@ -169,6 +223,25 @@ const EXPECTED: Record<string, (r: Awaited<ReturnType<typeof run>>) => void> = {
       [{ text: 'Not started after a day: Send the quote to BigCorp' }],
     );
   },
+  'failed-run-slack': ({ requests, record }) => {
+    assert.equal(requests[0]!.url, '/slack-api/chat.postMessage');
+    assert.deepEqual(JSON.parse(requests[0]!.body), {
+      channel: '#alerts',
+      text: ':rotating_light: Run 00000000-0000-4000-8000-000000000006 of workflow 00000000-0000-4000-8000-000000000005 failed at step http_1 (http_request): node "http_1" failed: POST https://api.example.com/orders answered HTTP 500',
+    });
+    assert.equal((record.steps[0]!.output as { ts: string }).ts, '1736067601.000100');
+  },
+  'weekly-overdue-email': ({ queries }) => {
+    assert.deepEqual(queries, [{ overdue: true, limit: 100 }]);
+    const mail = mails.at(-1)!;
+    assert.equal(mail.subject, '2 overdue tasks this week');
+    assert.equal(mail.from?.value[0]?.address, 'robot@flowdesk.test');
+    assert.deepEqual(
+      (Array.isArray(mail.to) ? mail.to : [mail.to]).map((a) => a?.text),
+      ['you@example.com'],
+    );
+    assert.equal(mail.text?.trim(), 'Overdue on 2026-01-05:\n\n- Renew the domain (due 2026-01-02)\n- Send the invoice (due 2025-12-30)');
+  },
   'failed-run-alert': ({ requests }) =>
     assert.match(JSON.parse(requests[0]!.body).text, /^Run 00000000-0000-4000-8000-000000000006 failed at http_1: node "http_1" failed/),
 };
@@ -182,6 +255,26 @@ test('the gallery holds at least eight templates, unique ids, only registered no
     WORKFLOW_TEMPLATES.map((t) => t.id).filter((id) => !EXPECTED[id]),
     [],
   );
+});
+
+test("every template's Condition and Filter use the current rules + combinator shape (new users see the current form)", () => {
+  const legacy = WORKFLOW_TEMPLATES.flatMap((t) =>
+    t.graph.nodes
+      .filter((n) => (n.type === 'condition' || n.type === 'filter') && !('rules' in n.params && 'combinator' in n.params))
+      .map((n) => `${t.id}.${n.id}`),
+  );
+  assert.deepEqual(legacy, []);
+});
+
+test('a template names the credentials its steps take, each of a type that step accepts', () => {
+  for (const t of WORKFLOW_TEMPLATES)
+    for (const n of t.graph.nodes) {
+      const name = (n.params as { credential?: string }).credential;
+      if (!name || n.type === 'verify_signature') continue;
+      const declared = t.credentials?.find((c) => c.name === name);
+      assert.ok(declared, `${t.id}.${n.id}: credential "${name}" is listed in the template's credentials`);
+      assert.ok(credentialTypesFor(nodeLabel(n.type)).includes(declared.type as never), `${t.id}.${n.id}: ${declared.type} is taken by ${n.type}`);
+    }
 });
 
 describe('every template', () => {

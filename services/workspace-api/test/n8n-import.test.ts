@@ -476,6 +476,7 @@ describe('importing from n8n', () => {
       ],
       ['two nodes of one name', { ...good, nodes: [...good.nodes, good.nodes[1]] }, /two nodes are named "Is it big\?"/],
       ['a node without a type', { ...good, nodes: [{ name: 'x' }] }, /nodes\.0/],
+      ['pinned data that is not a list of items', { ...good, pinData: { Webhook: { json: {} } } }, /pinData\.Webhook/],
     ];
     for (const [what, body, reason] of cases) {
       const res = await u.call('POST', '/api/v1/workflows/import', body);

@@ -391,7 +391,58 @@ describe('importing from n8n', () => {
     assert.match(about(problems, null)[0]!.message, /"Enrichment token" \(httpBearerAuth\), used by "Enrich" \(enrich\).*of type "Bearer token"/);
   });
 
-  test('Split Out, Limit, Sort, Remove Duplicates, Date & Time, a Merge that combines, Split in Batches 1: each left out with what to use instead', async () => {
+  test('Schedule → HTTP Request → Split Out → Set → Aggregate → HTTP Request: the Split Out a For each, the Set its loop, the Aggregate on done', async () => {
+    const { workflow, problems } = await importN8n(fixture('schedule-http-splitout-set'));
+    assert.deepEqual(workflow.triggerConfig, { cron: '0 7 * * *', timezone: 'America/New_York' });
+    const byId = Object.fromEntries(workflow.graph.nodes.map((n: { id: string }) => [n.id, n]));
+    assert.deepEqual(byId.split_out.params, { items: '{{nodes.get_orders.body.orders}}', concurrency: '1' });
+    assert.deepEqual(byId.line.params.fields, [
+      { name: 'sku', value: '{{item.sku}}' },
+      { name: 'quantity', value: '{{item.qty}}' },
+    ]);
+    assert.deepEqual(byId.all_skus.params, { items: '{{nodes.split_out.results}}', field: 'sku', into: 'list' });
+    // The Aggregate's renamed output field is its list.
+    assert.deepEqual(byId.reserve_stock.params.body, { skus: '{{nodes.all_skus.items}}' });
+    assert.deepEqual(workflow.graph.edges, [
+      { from: 'trigger', to: 'get_orders' },
+      { from: 'get_orders', to: 'split_out' },
+      { from: 'split_out', to: 'line', branch: 'each' },
+      { from: 'all_skus', to: 'reserve_stock' },
+      { from: 'split_out', to: 'all_skus', branch: 'done' },
+    ]);
+    assert.deepEqual(
+      problems.map((p) => [p.nodeId, p.kind]),
+      [['split_out', 'needs_attention']],
+    );
+    assert.match(problems[0]!.message, /once per element of "orders": they are the For each's loop/);
+  });
+
+  test('a loop a For each cannot be (a Wait in it) is left out with the reason, its loop with it; the rest is created', async () => {
+    const file = fixture('loop');
+    const wait = {
+      parameters: { amount: 2, unit: 'seconds' },
+      id: 'w',
+      name: 'Slow down',
+      type: 'n8n-nodes-base.wait',
+      typeVersion: 1.1,
+      position: [770, 100],
+    };
+    file.nodes.push(wait);
+    file.connections.Enrich = { main: [[{ node: 'Slow down', type: 'main', index: 0 }]] };
+    file.connections['Slow down'] = { main: [[{ node: 'Shape', type: 'main', index: 0 }]] };
+    const { workflow, problems } = await importN8n(file);
+    assert.deepEqual(
+      workflow.graph.nodes.map((n: { id: string }) => n.id),
+      ['get_users'],
+    );
+    assert.match(
+      about(problems, 'loop_over_items')[0]!.message,
+      /"Loop Over Items" \(a loop, as a For each\): node "slow_down" waits \(a Wait\) inside the loop/,
+    );
+    for (const id of ['enrich', 'shape', 'collect_emails', 'send_digest', 'slow_down']) assert.equal(about(problems, id)[0]?.kind, 'left_out', id);
+  });
+
+  test('Limit, Sort, Remove Duplicates, Date & Time, a Merge that combines, Split in Batches 1: each left out with what to use instead', async () => {
     const node = (name: string, type: string, parameters: Record<string, unknown>, typeVersion = 1) => ({
       id: name,
       name,
@@ -415,9 +466,12 @@ describe('importing from n8n', () => {
       nodes,
       connections: { Start: { main: [nodes.slice(1).map((n) => ({ node: n.name, type: 'main', index: 0 }))] } },
     });
-    assert.deepEqual(workflow.graph.nodes, []);
+    // Split Out of the trigger's list is a For each with nothing in its loop.
+    assert.deepEqual(
+      workflow.graph.nodes.map((n: { id: string; params: unknown }) => [n.id, n.params]),
+      [['split', { items: '{{trigger.lines}}', concurrency: '1' }]],
+    );
     const reasons = Object.fromEntries(problems.filter((p) => p.kind === 'left_out').map((p) => [p.nodeId, p.message]));
-    assert.match(reasons.split, /no Split Out.*once per element of "lines"; a For each over that list/);
     assert.match(reasons.first_5, /no Limit step: a Code step can keep the first 5/);
     assert.match(reasons.sort, /no Sort step/);
     assert.match(reasons.dedupe, /no Remove Duplicates step/);

@@ -16,6 +16,7 @@ import {
   CONDITION_MAX_RULES,
   credentialType,
   HttpError,
+  loopBodies,
   SWITCH_MAX_RULES,
   NODE_SCHEMAS,
   NODE_TYPES,
@@ -176,6 +177,10 @@ interface Graph {
   /** Each Loop Over Items' last loop node (the one edge back into it), whose outputs are the For each's results. */
   loopLast: Map<string, string>;
 }
+/** A Split Out (or Item Lists' split out items) node. */
+const isSplitOut = (n: N8nNode) =>
+  n.type.startsWith(N8N) &&
+  (short(n.type) === 'splitOut' || (short(n.type) === 'itemLists' && text(n.parameters?.operation, 'splitOutItems') === 'splitOutItems'));
 /** Nodes whose n8n output is their input (Flowdesk's outputs differ): `$json` after them reads the node before. */
 const PASS_THROUGH = new Set(['condition', 'switch', 'wait', 'respond', 'stop']);
 
@@ -207,7 +212,12 @@ function producerPath(g: Graph, name: string | undefined, segments: string[], co
   if (!type) return null;
   if (g.placeholders.has(name) || PASS_THROUGH.has(type)) return producerPath(g, g.sourceOf.get(name), segments, consumer, hops + 1);
   // Inside a Loop Over Items, `$json` of it is the current item; after it (done) n8n's items are not Flowdesk's results.
-  if (type === 'for_each') return g.loopBody.get(name)?.has(consumer) ? join('item', segments) : null;
+  if (type === 'for_each') {
+    if (!g.loopBody.get(name)?.has(consumer)) return null;
+    // Split Out gives an element that is not an object as `{ <field>: element }`.
+    const key = isSplitOut(g.byName.get(name)!) ? text(g.byName.get(name)!.parameters?.fieldToSplitOut, '').trim() : '';
+    return join('item', key && segments[0] === key ? segments.slice(1) : segments);
+  }
   const read = g.read.get(name);
   const path = read ? read(segments) : segments;
   return path ? join(`nodes.${g.idOf.get(name)!}`, path) : null;
@@ -646,10 +656,30 @@ function aggregateOf(p: Record<string, unknown>, ctx: { g: Graph; node: N8nNode;
 }
 MAPPERS.aggregate = aggregateOf;
 
+/** Split Out → a For each over the list it splits: the steps after it (its loop, `each`) ran once per element in n8n too. */
+function splitOutOf(p: Record<string, unknown>, ctx: { g: Graph; node: N8nNode; kept: string[] }): Mapped | string {
+  const field = text(p.fieldToSplitOut, '').trim();
+  if (!field || field.includes(',')) return `it splits ${field ? 'several fields' : 'no field'} out: a For each loops over one list`;
+  const segments = field.split('.');
+  if (!segments.every((s) => /^[\w-]+$/.test(s))) return `its field "${field}" is not a field path`;
+  const path = producerPath(ctx.g, ctx.g.sourceOf.get(ctx.node.name), segments, ctx.node.name);
+  if (!path) return `the list it splits ("${field}") is not in the output of one step Flowdesk has`;
+  return {
+    type: 'for_each',
+    params: { items: `{{${path}}}`, concurrency: '1' },
+    outputs: [['each'], ['done']],
+    attention: [
+      `n8n ran the nodes after it once per element of "${field}": they are the For each's loop (each), {{item}} the element; an Aggregate after them follows the loop's done`,
+      ...(text(p.include, 'noOtherFields') !== 'noOtherFields'
+        ? ['n8n added other fields of its input to each element; in the loop read them from the step before it']
+        : []),
+    ],
+  };
+}
+MAPPERS.splitOut = splitOutOf;
+
 /** Nodes Flowdesk has no step for, with what to use instead. */
 const NO_STEP: Record<string, (p: Record<string, unknown>) => string> = {
-  splitOut: (p) =>
-    `Flowdesk has no Split Out: the steps after it ran once per element of "${text(p.fieldToSplitOut)}"; a For each over that list runs steps per item ({{item}})`,
   limit: (p) => `Flowdesk has no Limit step: a Code step can keep the first ${text(p.maxItems, '1')} items of a list`,
   sort: () => 'Flowdesk has no Sort step: a Code step (or a {{= }} expression with $sort) can sort a list',
   removeDuplicates: () => 'Flowdesk has no Remove Duplicates step: a Code step can drop the repeated items of a list',
@@ -663,7 +693,8 @@ for (const [type, reason] of Object.entries(NO_STEP)) MAPPERS[type] = (p) => rea
 MAPPERS.itemLists = (p, ctx) => {
   const operation = text(p.operation, 'splitOutItems');
   if (operation === 'aggregateItems') return aggregateOf(p, ctx);
-  const as: Record<string, string> = { splitOutItems: 'splitOut', removeDuplicates: 'removeDuplicates', sort: 'sort', limit: 'limit', summarize: 'summarize' };
+  if (operation === 'splitOutItems') return splitOutOf(p, ctx);
+  const as: Record<string, string> = { removeDuplicates: 'removeDuplicates', sort: 'sort', limit: 'limit', summarize: 'summarize' };
   return as[operation] ? NO_STEP[as[operation]]!(p) : `its operation "${operation}" has no Flowdesk equivalent`;
 };
 
@@ -835,6 +866,26 @@ export function fromN8n(body: unknown): N8nImport {
     edges = edges.filter((e) => !(e.to === n.name && body.has(e.from)));
     loopBody.set(n.name, body);
   }
+  // Split Out: the nodes after it ran once per element — a For each whose loop is everything after it up to an Aggregate,
+  // which then follows the loop's `done` (n8n's Aggregate collected what the loop's last node gave, per element).
+  const isAggregate = (n: N8nNode) =>
+    n.type.startsWith(N8N) && (short(n.type) === 'aggregate' || (short(n.type) === 'itemLists' && n.parameters?.operation === 'aggregateItems'));
+  for (const n of file.nodes) {
+    if (!isSplitOut(n) || n.disabled) continue;
+    const body = new Set<string>();
+    const stack = edges.filter((e) => e.from === n.name).map((e) => e.to);
+    while (stack.length) {
+      const at = stack.pop()!;
+      if (at === n.name || body.has(at) || isAggregate(byName.get(at)!)) continue;
+      body.add(at);
+      for (const e of edges) if (e.from === at) stack.push(e.to);
+    }
+    const ends = edges.filter((e) => (body.has(e.from) || e.from === n.name) && isAggregate(byName.get(e.to)!));
+    const last = [...new Set(ends.map((e) => e.from))];
+    if (last.length === 1 && last[0] !== n.name) loopLast.set(n.name, last[0]!);
+    edges = [...edges.filter((e) => !ends.includes(e)), ...[...new Set(ends.map((e) => e.to))].map((to) => ({ from: n.name, to, output: 1, input: 0 }))];
+    loopBody.set(n.name, body);
+  }
 
   // Joined over: No Op, and a Merge that only waits for its branches (n8n passes the data on; Flowdesk's steps wait for every branch into them).
   const joins = new Map<string, { note: string; useInput?: number } | null>();
@@ -1000,6 +1051,16 @@ export function fromN8n(body: unknown): N8nImport {
     for (const branch of branches) out.push({ from, to: idOf.get(e.to)!, ...(branch ? { branch } : {}) });
   }
   if (starts) for (const s of starts) if (inGraph.has(s)) out.push({ from: 'trigger', to: idOf.get(s)! });
+  // A loop a For each cannot be (a Wait in it, a loop in a loop, a step reached from inside and outside): left out, with the reason.
+  for (let tries = 0; tries < N8N_MAX_NODES; tries++) {
+    const live = nodes.filter((n) => !leftOut.has(n.id));
+    const ids = new Set(live.map((n) => n.id));
+    const { problem } = loopBodies({ nodes: live, edges: out.filter((e) => (e.from === 'trigger' || ids.has(e.from)) && ids.has(e.to)) });
+    const loopId = problem ? /the loop of "([^"]+)"/.exec(problem)?.[1] : undefined;
+    const step = loopId ? live.find((n) => n.id === loopId) : undefined;
+    if (!problem || !step) break;
+    leftOut.set(step.id, `"${text(step.name)}" (a loop, as a For each): ${problem}: left out, with the steps reached only through it`);
+  }
   // A step reached only through a connection left out (an output Flowdesk's step does not have) goes too, listed.
   const reachedIds = new Set(['trigger']);
   for (let grew = true; grew;) {

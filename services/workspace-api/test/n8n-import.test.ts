@@ -324,6 +324,70 @@ describe('importing from n8n', () => {
     }
   });
 
+  test('Switch 1 and 2: one value1, rules of { operation, value2 } to their outputs, fallbackOutput by number', async () => {
+    const file = fixture('switch-merge');
+    const sw = file.nodes[1];
+    const withSwitch = (typeVersion: number, parameters: Record<string, unknown>) => ({
+      ...file,
+      pinData: {},
+      nodes: file.nodes.map((n: { name: string }) => (n === sw ? { ...sw, typeVersion, parameters } : n)),
+    });
+    const base = { dataType: 'string', value1: '={{ $json.body.status }}' };
+    // Switch 2 (its rules' outputs are their own), the n8n shape of its test workflows: the fallback to output 2.
+    const v2 = await importN8n(
+      withSwitch(2, {
+        ...base,
+        rules: {
+          rules: [
+            { value2: 'new', outputKey: 'New' },
+            { operation: 'startsWith', value2: 'paid' },
+          ],
+        },
+        fallbackOutput: 1,
+      }),
+    );
+    assert.deepEqual(v2.workflow.graph.nodes[0].params, {
+      value: '{{trigger.status}}',
+      rules: [
+        { operator: 'equals', right: 'new' },
+        { operator: 'starts_with', right: 'paid' },
+      ],
+    });
+    assert.deepEqual(
+      v2.workflow.graph.edges.filter((e: { from: string }) => e.from === 'by_status'),
+      [
+        { from: 'by_status', to: 'new', branch: '1' },
+        { from: 'by_status', to: 'paid', branch: '2' },
+        { from: 'by_status', to: 'paid', branch: 'default' },
+      ],
+    );
+    // Switch 1: two rules to output 0, one to output 1, the fallback to output 2.
+    const v1 = await importN8n(
+      withSwitch(1, {
+        ...base,
+        rules: {
+          rules: [
+            { value2: 'new', output: 0 },
+            { value2: 'open', output: 0 },
+            { operation: 'contains', value2: 'paid', output: 1 },
+          ],
+        },
+        fallbackOutput: 2,
+      }),
+    );
+    assert.deepEqual(
+      v1.workflow.graph.edges.filter((e: { from: string }) => e.from === 'by_status'),
+      [
+        { from: 'by_status', to: 'new', branch: '1' },
+        { from: 'by_status', to: 'new', branch: '2' },
+        { from: 'by_status', to: 'paid', branch: '3' },
+        { from: 'by_status', to: 'unknown_status', branch: 'default' },
+      ],
+    );
+    const regex = await importN8n(withSwitch(2, { ...base, rules: { rules: [{ operation: 'regex', value2: '^n' }] } }));
+    assert.match(about(regex.problems, 'by_status')[0]!.message, /rule 1: its string comparison "regex" has no Flowdesk equivalent: left out/);
+  });
+
   test('If 1 (boolean, number, string lists and combineOperation) → Condition rules; its regex is listed; a Set 2; the manual trigger’s pinned item is the sample', async () => {
     const { workflow, problems } = await importN8n(fixture('if-v1'));
     assert.deepEqual(workflow.graph.nodes[0].params, {

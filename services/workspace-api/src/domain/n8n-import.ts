@@ -558,7 +558,7 @@ MAPPERS.function = (p, ctx) => MAPPERS.code!({ jsCode: p.functionCode }, ctx);
 
 /** Switch 3 in rules mode: one comparison per rule, all of one value, at most SWITCH_MAX_RULES; the fallback output → `default`. */
 MAPPERS.switch = (p, ctx) => {
-  if ((ctx.node.typeVersion ?? 1) < 3) return 'Switch before version 3 is not read: open it in a recent n8n and export again';
+  if ((ctx.node.typeVersion ?? 1) < 3) return switchV1(p, ctx);
   if (text(p.mode, 'rules') !== 'rules')
     return 'it routes by an expression that returns the output’s number (expression mode): Flowdesk’s Switch compares one value with rules; rebuild it with rules';
   const options = (p.options ?? {}) as { fallbackOutput?: unknown; allMatchingOutputs?: unknown; ignoreCase?: unknown };
@@ -591,6 +591,38 @@ MAPPERS.switch = (p, ctx) => {
     attention: options.ignoreCase === true ? ['n8n ignored letter case in its rules; Flowdesk’s Switch compares text exactly'] : [],
   };
 };
+
+/**
+ * Switch 1 and 2: one `value1` of one `dataType`, rules of { operation, value2 } (If 1's operations), each sending to output
+ * `output` (Switch 1) or its own (Switch 2); `fallbackOutput` an output's number, -1 none.
+ */
+function switchV1(p: Record<string, unknown>, ctx: { g: Graph; node: N8nNode; kept: string[] }): Mapped | string {
+  if (text(p.mode, 'rules') !== 'rules') return 'it routes by an expression that returns the output’s number (expression mode): rebuild it with rules';
+  const type = text(p.dataType, 'number');
+  if (!V1_OPERATORS[type]) return `it compares ${type === 'dateTime' ? 'dates' : type} values, which Flowdesk’s Switch does not`;
+  const list = ((p.rules as { rules?: unknown } | undefined)?.rules ?? []) as { operation?: unknown; value2?: unknown; output?: unknown }[];
+  if (!Array.isArray(list) || list.length === 0) return 'it has no rules';
+  if (list.length > SWITCH_MAX_RULES) return `it has ${list.length} rules, more than the ${SWITCH_MAX_RULES} of Flowdesk’s Switch`;
+  const v1 = (ctx.node.typeVersion ?? 1) < 2;
+  const outputs: string[][] = Array.from({ length: v1 ? 4 : list.length }, () => []);
+  const rules: { operator: ConditionOperatorName; right?: string }[] = [];
+  for (const [i, r] of list.entries()) {
+    const operation = text(r?.operation, V1_DEFAULT[type]);
+    const op = V1_OPERATORS[type][operation];
+    if (!op) return `rule ${i + 1}: its ${type} comparison "${operation}" has no Flowdesk equivalent`;
+    const unary = op === 'is_empty' || op === 'is_not_empty';
+    rules.push({ operator: op, ...(unary ? {} : { right: rw(ctx, r.value2 ?? '') }) });
+    const output = v1 ? r.output : i;
+    if (typeof output !== 'number' || !outputs[output]) return `rule ${i + 1} sends to output ${text(output)}, which it does not have`;
+    outputs[output].push(String(i + 1));
+  }
+  const fallback = typeof p.fallbackOutput === 'number' ? p.fallbackOutput : -1;
+  if (fallback >= 0) {
+    if (!outputs[fallback]) return `its fallback output ${fallback} is not one it has`;
+    outputs[fallback].push('default');
+  }
+  return { type: 'switch', params: { value: rw(ctx, p.value1 ?? ''), rules }, outputs };
+}
 
 /** Loop Over Items (Split in Batches 3): its `loop` output → For each's `each`, `done` → `done`; the edge back into it was recognised and dropped. */
 MAPPERS.splitInBatches = (p, ctx) => {

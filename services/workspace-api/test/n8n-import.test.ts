@@ -573,6 +573,44 @@ describe('importing from n8n', () => {
     assert.deepEqual(about(problems, 'respond_to_webhook'), [], 'no expression in it');
   });
 
+  test('names of Object.prototype in an n8n file are names, not lookups: each such node is left out with its reason', async () => {
+    const node = (name: string, type: string, typeVersion: number, parameters: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+      id: name,
+      name,
+      type: `n8n-nodes-base.${type}`,
+      typeVersion,
+      position: [200, 0],
+      parameters,
+      ...extra,
+    });
+    const nodes = [
+      node('Start', 'manualTrigger', 1, {}),
+      node('If two', 'if', 2, { conditions: { conditions: [{ leftValue: 'a', rightValue: 'b', operator: { type: 'string', operation: 'constructor' } }] } }),
+      node('If one', 'if', 1, { conditions: { string: [{ value1: 'a', operation: 'toString', value2: 'b' }] } }),
+      node('Switch one', 'switch', 2, { dataType: 'constructor', value1: 'a', rules: { rules: [{ value2: 'b' }] } }),
+      node('Lists', 'itemLists', 3, { operation: 'constructor' }),
+      node('Call', 'httpRequest', 4.2, { url: 'https://api.example.com/' }, { credentials: { constructor: { name: '__proto__' } } }),
+    ];
+    const { workflow, problems } = await importN8n({
+      name: 'Prototype names',
+      nodes,
+      connections: { Start: { main: [nodes.slice(1).map((n) => ({ node: n.name, type: 'main', index: 0 }))] } },
+    });
+    assert.deepEqual(
+      workflow.graph.nodes.map((n: { id: string }) => n.id),
+      ['call'],
+    );
+    const reasons = Object.fromEntries(problems.filter((p) => p.kind === 'left_out').map((p) => [p.nodeId, p.message]));
+    assert.match(reasons.if_two, /comparison "constructor" has no Flowdesk equivalent/);
+    assert.match(reasons.if_one, /comparison "toString" has no Flowdesk equivalent/);
+    assert.match(reasons.switch_one, /compares constructor values/);
+    assert.match(reasons.lists, /operation "constructor" has no Flowdesk equivalent/);
+    assert.match(
+      about(problems, null)[0]!.message,
+      /the n8n credential "__proto__" \(constructor\), used by "Call" \(call\).*create a Flowdesk credential \(Settings/,
+    );
+  });
+
   test('a hostile n8n file is refused with its reason, and nothing is created', async () => {
     const u = api.user();
     const good = fixture('webhook-if-set');

@@ -96,6 +96,8 @@ const N8N = 'n8n-nodes-base.';
 /** An n8n parameter as text: a string as it is, a number or boolean written out, an object as JSON, nothing as `fallback`. */
 const text = (v: unknown, fallback = ''): string =>
   typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : v === undefined || v === null ? fallback : JSON.stringify(v);
+/** `map[key]` when the map has that key itself (a key of n8n's file is never read off Object.prototype). */
+const own = <T>(map: Record<string, T>, key: string): T | undefined => (Object.hasOwn(map, key) ? map[key] : undefined);
 const refuse = (reason: string): never => {
   throw new HttpError('validation_failed', `The n8n file cannot be imported: ${reason}`);
 };
@@ -304,7 +306,7 @@ function conditionsOf(
   for (const cond of c.conditions) {
     const type = cond.operator?.type ?? 'string';
     const operation = cond.operator?.operation ?? 'equals';
-    const op = OPERATORS[operation] ?? (type === 'string' ? STRING_OPERATORS[operation] : undefined);
+    const op = own(OPERATORS, operation) ?? (type === 'string' ? own(STRING_OPERATORS, operation) : undefined);
     if (!op || type === 'dateTime' || (type === 'array' && !['exists', 'notExists', 'empty', 'notEmpty'].includes(operation)))
       return `its ${type} comparison "${operation}" has no Flowdesk equivalent`;
     const unary = ['exists', 'not_exists', 'is_empty', 'is_not_empty', 'is_true', 'is_false'].includes(op);
@@ -353,7 +355,7 @@ function conditionsV1(params: Record<string, unknown>): Rules | string {
     if (type === 'dateTime' && list.length) return 'it compares dates (occurred before / after), which Flowdesk compares only as text';
     for (const cond of list as { value1?: unknown; value2?: unknown; operation?: unknown }[]) {
       const operation = text(cond?.operation, V1_DEFAULT[type]);
-      const op = V1_OPERATORS[type]![operation];
+      const op = own(V1_OPERATORS[type]!, operation);
       if (!op) return `its ${type} comparison "${operation}" has no Flowdesk equivalent`;
       const unary = op === 'is_empty' || op === 'is_not_empty';
       rules.push({ left: cond.value1 ?? '', operator: op, ...(unary ? {} : { right: cond.value2 ?? (type === 'boolean' ? false : '') }) });
@@ -599,7 +601,8 @@ MAPPERS.switch = (p, ctx) => {
 function switchV1(p: Record<string, unknown>, ctx: { g: Graph; node: N8nNode; kept: string[] }): Mapped | string {
   if (text(p.mode, 'rules') !== 'rules') return 'it routes by an expression that returns the output’s number (expression mode): rebuild it with rules';
   const type = text(p.dataType, 'number');
-  if (!V1_OPERATORS[type]) return `it compares ${type === 'dateTime' ? 'dates' : type} values, which Flowdesk’s Switch does not`;
+  const operators = own(V1_OPERATORS, type);
+  if (!operators) return `it compares ${type === 'dateTime' ? 'dates' : type} values, which Flowdesk’s Switch does not`;
   const list = ((p.rules as { rules?: unknown } | undefined)?.rules ?? []) as { operation?: unknown; value2?: unknown; output?: unknown }[];
   if (!Array.isArray(list) || list.length === 0) return 'it has no rules';
   if (list.length > SWITCH_MAX_RULES) return `it has ${list.length} rules, more than the ${SWITCH_MAX_RULES} of Flowdesk’s Switch`;
@@ -607,8 +610,8 @@ function switchV1(p: Record<string, unknown>, ctx: { g: Graph; node: N8nNode; ke
   const outputs: string[][] = Array.from({ length: v1 ? 4 : list.length }, () => []);
   const rules: { operator: ConditionOperatorName; right?: string }[] = [];
   for (const [i, r] of list.entries()) {
-    const operation = text(r?.operation, V1_DEFAULT[type]);
-    const op = V1_OPERATORS[type][operation];
+    const operation = text(r?.operation, own(V1_DEFAULT, type));
+    const op = own(operators, operation);
     if (!op) return `rule ${i + 1}: its ${type} comparison "${operation}" has no Flowdesk equivalent`;
     const unary = op === 'is_empty' || op === 'is_not_empty';
     rules.push({ operator: op, ...(unary ? {} : { right: rw(ctx, r.value2 ?? '') }) });
@@ -727,7 +730,8 @@ MAPPERS.itemLists = (p, ctx) => {
   if (operation === 'aggregateItems') return aggregateOf(p, ctx);
   if (operation === 'splitOutItems') return splitOutOf(p, ctx);
   const as: Record<string, string> = { removeDuplicates: 'removeDuplicates', sort: 'sort', limit: 'limit', summarize: 'summarize' };
-  return as[operation] ? NO_STEP[as[operation]]!(p) : `its operation "${operation}" has no Flowdesk equivalent`;
+  const as_ = own(as, operation);
+  return as_ ? NO_STEP[as_]!(p) : `its operation "${operation}" has no Flowdesk equivalent`;
 };
 
 /** Merge modes Flowdesk's join is: the steps after it run once every branch into it is decided (an OR-join). */
@@ -1202,7 +1206,7 @@ function credentialsOf(file: N8nWorkflowFile, idOf: Map<string, string>): Workfl
       used.set(key, entry);
     }
   return [...used.values()].map((c) => {
-    const ours = credentialType(CREDENTIAL_TYPES[c.type] ?? '')?.label;
+    const ours = credentialType(own(CREDENTIAL_TYPES, c.type) ?? '')?.label;
     return {
       nodeId: null,
       kind: 'needs_attention' as const,

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { assertAccessible, launch, saveWorkflow, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
+import { assertAccessible, launch, saveWorkflow, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
 import { apiCall, heading, newContext, person, PHONE, setUpOwner, until } from './support/console-session.ts';
 
 const owner = person('Katherine Johnson');
@@ -98,6 +98,7 @@ describe('workflow history in chromium', { skip: skipWithoutChromium }, () => {
     assert.match(await settings.innerText(), /Name\s+"Onboarding"\s+"Onboarding v2"/);
     assert.equal(await page.getByRole('region', { name: 'Steps removed' }).count(), 0);
     await assertAccessible(page, 'the comparison');
+    await screenshot(page, 'workflow-history');
 
     // Compared with version 2 instead: only the new step, the edge and the name.
     await page.getByRole('combobox', { name: 'Compare with' }).selectOption('2');
@@ -180,6 +181,7 @@ describe('workflow history in chromium', { skip: skipWithoutChromium }, () => {
       const restore = (await p.getByRole('button', { name: 'Restore this version' }).boundingBox())!;
       assert.ok(restore.x >= 0 && restore.x + restore.width <= PHONE.width, `Restore is on screen: ${JSON.stringify(restore)}`);
       await assertAccessible(p, 'history at 390 px');
+      await screenshot(p, 'workflow-history-phone');
     } finally {
       await phone.close();
     }

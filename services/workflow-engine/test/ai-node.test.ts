@@ -17,7 +17,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { z } from 'zod';
 import type { WorkflowNode } from '@flowdesk/contracts';
 import { createGuardedHttpClient, parseAllowlist, SsrfPolicy, type GuardedHttpClient } from '@flowdesk/service-kit';
-import { executeWorkflow } from '../src/domain/executor.ts';
+import { checkpointKey, executeWorkflow, type StepCheckpoint } from '../src/domain/executor.ts';
 import type { CredentialValue } from '../src/domain/ports.ts';
 import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import { fixedEvent, json, silentLog, startServer, type Received, type TestServer } from './support.ts';
@@ -80,6 +80,21 @@ before(async () => {
       const called = messages.find((m) => m.tool_calls)?.tool_calls?.[0];
       if (last.tool_call_id !== called?.id) return json(res, 400, { error: { message: 'tool_call_id does not answer the call' } });
       return json(res, 200, completion(model, { content: `Done: ${String(last.content)}` }, 'stop', { prompt_tokens: 30, completion_tokens: 7 }));
+    }
+    if (model === 'tool-then-busy') {
+      if (messages.length === 1)
+        return json(
+          res,
+          200,
+          completion(
+            model,
+            { content: null, tool_calls: [{ id: 'call_9', type: 'function', function: { name: 'lookup_order', arguments: '{"orderId":"R-1"}' } }] },
+            'tool_calls',
+          ),
+        );
+      const answers = openai.received.filter((r) => r.body.includes('"tool-then-busy"') && r.body.includes('call_9')).length;
+      if (answers === 1) return json(res, 429, { error: { message: 'Rate limit reached' } }, { 'retry-after': '1' });
+      return json(res, 200, completion(model, { content: `Done: ${String(last.content)}` }, 'stop'));
     }
     if (model === 'loop')
       return json(
@@ -365,16 +380,19 @@ test('a 429 with Retry-After goes through the retry policy (waits 2 s, then succ
   assert.match(down.step.error!, /The model API answered HTTP 503/);
 });
 
-test('the tool-call limit: a model that keeps calling tools fails the step after max tool calls, with the transcript so far; no retry repeats the tools', async () => {
+test('the tool-call limit: a model that keeps calling tools fails the step after max tool calls, with the transcript so far; a retry replays the saved calls, calling nothing again', async () => {
   const callsBefore = mcp.calls.length;
-  const { record, step, sleeps } = await run(
+  const modelBefore = openai.received.length;
+  const { record, step } = await run(
     { credential: 'openai', model: 'loop', prompt: 'go', mcpServers: withMcp(), maxToolCalls: 3 },
-    { retry: { attempts: 3, on: ['any'] } },
+    { retry: { attempts: 3, on: ['any'], backoff: 'fixed', delayMs: 1 } },
   );
   assert.equal(record.status, 'failed');
   assert.match(step.error!, /more than 3 tool calls/);
+  assert.equal(step.attempts, 3);
+  // Three attempts, but the model was asked 4 times and the tool called 3 times in all: the later attempts replayed the saved sub-steps.
   assert.equal(mcp.calls.length - callsBefore, 3);
-  assert.deepEqual(sleeps, [], 'tools ran: not repeated');
+  assert.equal(openai.received.length - modelBefore, 4);
   const transcript = (step.output as { transcript: { role: string }[] }).transcript;
   assert.equal(transcript.filter((t) => t.role === 'tool').length, 3);
   const none = await run({ credential: 'openai', model: 'tooling', prompt: 'go' });
@@ -444,4 +462,75 @@ test('the step’s time limit: a model that does not answer in timeoutMs fails t
   } finally {
     await slow.close();
   }
+});
+
+test('durable sub-steps: a 429 on the model call after a tool call is retried without calling the tool again', async () => {
+  const callsBefore = mcp.calls.length;
+  const { record, step, sleeps } = await run(
+    { credential: 'openai', model: 'tool-then-busy', prompt: 'go', mcpServers: withMcp() },
+    { retry: { attempts: 3 } },
+  );
+  assert.equal(record.status, 'succeeded', record.error ?? '');
+  assert.deepEqual(sleeps, [1000]);
+  assert.deepEqual(mcp.calls.slice(callsBefore), [{ orderId: 'R-1' }]);
+  assert.equal((step.output as { text: string }).text, 'Done: order R-1 is shipped');
+});
+
+test('durable sub-steps: each model and tool call is a checkpoint; a run that dies after the tool call resumes without repeating the model call or the tool', async () => {
+  const stored = new Map<string, StepCheckpoint>();
+  const ev = fixedEvent(`evt-ai-durable-${++seq}`, { order: 'D-4' });
+  const workflow = {
+    id: ev.workflowId,
+    ownerId: ev.ownerId,
+    graph: {
+      nodes: [
+        {
+          id: 'ai',
+          type: 'ai',
+          params: { credential: 'openai', model: 'tooling', prompt: 'Where is {{trigger.order}}?', mcpServers: withMcp() },
+        } as WorkflowNode,
+      ],
+      edges: [{ from: 'trigger', to: 'ai' }],
+    },
+  };
+  const ports = (checkpoint: (steps: StepCheckpoint[]) => Promise<void>) => ({
+    http: client,
+    clock: () => new Date(),
+    log: silentLog,
+    sandbox: inProcessSandbox,
+    createTask: async () => ({}),
+    credentials: credentials(),
+    checkpoint,
+  });
+  const callsBefore = mcp.calls.length;
+  const modelBefore = openai.received.length;
+  // The first engine stores each sub-step, and dies right after the tool call's checkpoint (its store never answers again).
+  await assert.rejects(
+    executeWorkflow({
+      workflow,
+      event: ev,
+      ports: ports(async (steps) => {
+        for (const c of steps) stored.set(checkpointKey(c.step.nodeId, c.step.item), c);
+        if (steps.some((c) => c.step.nodeId === 'ai:t1')) throw new Error('engine killed');
+      }),
+    }),
+    /engine killed/,
+  );
+  assert.deepEqual([...stored.keys()], ['ai:m1', 'ai:t1']);
+  assert.deepEqual(mcp.calls.slice(callsBefore), [{ orderId: 'A-17' }]);
+  assert.equal(openai.received.length - modelBefore, 1);
+  // The run claimed again: the saved model call and tool call are read back, only the last model call is made.
+  const record = await executeWorkflow({ workflow, event: ev, ports: ports(async () => {}), resume: { checkpoints: stored } });
+  assert.equal(record.status, 'succeeded', record.error ?? '');
+  assert.deepEqual(mcp.calls.slice(callsBefore), [{ orderId: 'A-17' }], 'the tool was not called again');
+  assert.equal(openai.received.length - modelBefore, 2, 'the first model call was not made again');
+  const output = record.steps[0]!.output as { text: string; toolCalls: number; usage: { totalTokens: number } };
+  assert.equal(output.text, 'Done: order A-17 is shipped');
+  assert.equal(output.toolCalls, 1);
+  assert.equal(output.usage.totalTokens, 52);
+  // Sub-steps are checkpoints, not steps of the run record.
+  assert.deepEqual(
+    record.steps.map((st) => st.nodeId),
+    ['ai'],
+  );
 });

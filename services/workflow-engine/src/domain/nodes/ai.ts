@@ -7,9 +7,11 @@
  * fails, saying where). Output: the answer, its usage and the transcript (each model call's messages,
  * tool calls and tokens), kept in the run record; a failure records the transcript so far.
  *
- * A model call has no effect besides its cost, so a 429, 5xx, network error or timeout is repeated by
- * the node's retry policy (after the API's Retry-After) as long as no tool was called yet; after a tool
- * call a repeat could call it again, so it is not.
+ * Each completed model call and tool call is a sub-step (NodeContext.subSteps): saved before the step
+ * goes on, and read back instead of made again when the step is repeated (its retry policy, a run
+ * resumed after a crash). So a 429, 5xx, network error or timeout of the model is retried by the
+ * node's retry policy (after the API's Retry-After) without calling a completed tool again; a failure
+ * during a tool call is not retried (the tool may have acted).
  */
 import Schema from 'typebox/schema';
 import { AI_LIMITS, credentialHttpAuth, type NodeParams } from '@flowdesk/contracts';
@@ -62,7 +64,7 @@ export class AiStepError extends NodeFailedError {
     message: string,
     output: unknown,
     cause: unknown,
-    /** Tool calls were executed before the failure: a repeat could repeat them. */
+    /** A repeat could call a tool again: one was in flight, or tools ran and the step has no saved sub-steps. */
     readonly toolsRan: boolean,
   ) {
     super(message, output);
@@ -75,6 +77,7 @@ export class AiStepError extends NodeFailedError {
 
 export const aiHandler: NodeHandler<AiParams, AiInput> = {
   isAction: true,
+  usesSubSteps: true,
   render: (params, renderer) => renderAi(params, renderer),
   mask: ({ apiKey: _key, keyHeader: _header, problem: _problem, mcpServers, ...input }) => ({
     ...input,
@@ -165,6 +168,8 @@ async function executeAi(input: AiInput, ctx: NodeContext): Promise<{ output: un
   transcript.push({ role: 'user', content: input.prompt });
   const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
   let toolCalls = 0;
+  let modelCalls = 0;
+  let inTool = false;
   const connections = [];
   try {
     connections.push(...(await connectServers(input.mcpServers, ctx, deadline, signal)));
@@ -174,23 +179,28 @@ async function executeAi(input: AiInput, ctx: NodeContext): Promise<{ output: un
     for (;;) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) throw timer.signal.reason ?? new RequestTimeoutError(`the AI step ran longer than its limit of ${input.timeoutMs} ms`);
-      const turn = await callModel(
-        {
-          provider: input.provider,
-          baseUrl: input.baseUrl,
-          ...(input.apiKey ? { apiKey: input.apiKey } : {}),
-          ...(input.keyHeader ? { keyHeader: input.keyHeader } : {}),
-          model: input.model,
-          ...(input.system ? { system: input.system } : {}),
-          turns,
-          tools,
-          ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
-          maxTokens: input.maxTokens,
-          ...(input.schema ? { schema: input.schema } : {}),
-          timeoutMs: remaining,
-        },
-        { ...ctx, signal },
-      );
+      const modelKey = `m${++modelCalls}`;
+      const saved = ctx.subSteps?.get(modelKey)?.value as ModelTurn | undefined;
+      const turn =
+        saved ??
+        (await callModel(
+          {
+            provider: input.provider,
+            baseUrl: input.baseUrl,
+            ...(input.apiKey ? { apiKey: input.apiKey } : {}),
+            ...(input.keyHeader ? { keyHeader: input.keyHeader } : {}),
+            model: input.model,
+            ...(input.system ? { system: input.system } : {}),
+            turns,
+            tools,
+            ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
+            maxTokens: input.maxTokens,
+            ...(input.schema ? { schema: input.schema } : {}),
+            timeoutMs: remaining,
+          },
+          { ...ctx, signal },
+        ));
+      if (!saved) await ctx.subSteps?.save(modelKey, turn);
       usage.inputTokens += turn.usage.inputTokens;
       usage.outputTokens += turn.usage.outputTokens;
       usage.totalTokens = usage.inputTokens + usage.outputTokens;
@@ -212,7 +222,14 @@ async function executeAi(input: AiInput, ctx: NodeContext): Promise<{ output: un
             : `the model asked for more than ${input.maxToolCalls} tool calls (the step's max tool calls)`,
         );
       for (const call of turn.toolCalls) {
-        const result = await runToolCall(call, byName, deadline, signal);
+        const toolKey = `t${toolCalls + 1}`;
+        let result = ctx.subSteps?.get(toolKey)?.value as { content: string; isError: boolean } | undefined;
+        if (!result) {
+          inTool = true;
+          result = await runToolCall(call, byName, deadline, signal);
+          inTool = false;
+          await ctx.subSteps?.save(toolKey, result);
+        }
         toolCalls++;
         turns.push({ role: 'tool', toolCallId: call.id, name: call.name, content: result.content, ...(result.isError ? { isError: true } : {}) });
         transcript.push({ role: 'tool', toolCallId: call.id, name: call.name, content: result.content, ...(result.isError ? { isError: true } : {}) });
@@ -222,7 +239,8 @@ async function executeAi(input: AiInput, ctx: NodeContext): Promise<{ output: un
     const reason = timer.signal.aborted && !ctx.signal.aborted ? (timer.signal.reason as Error) : err;
     const message = reason instanceof Error ? reason.message : String(reason);
     const earlier = reason instanceof NodeFailedError ? reason.output : null;
-    throw new AiStepError(message, { ...(earlier ? { error: earlier } : {}), usage, toolCalls, transcript }, reason, toolCalls > 0);
+    const unsafe = inTool || (toolCalls > 0 && !ctx.subSteps);
+    throw new AiStepError(message, { ...(earlier ? { error: earlier } : {}), usage, toolCalls, transcript }, reason, unsafe);
   } finally {
     clearTimeout(timeout);
     await closeAll(connections);

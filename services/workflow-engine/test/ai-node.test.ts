@@ -96,6 +96,66 @@ before(async () => {
       if (answers === 1) return json(res, 429, { error: { message: 'Rate limit reached' } }, { 'retry-after': '1' });
       return json(res, 200, completion(model, { content: `Done: ${String(last.content)}` }, 'stop'));
     }
+    if (model === 'agent') {
+      // create_task, then the MCP server's lookup_order, then the answer.
+      const results = messages.filter((m) => m.role === 'tool');
+      if (results.length === 0)
+        return json(
+          res,
+          200,
+          completion(
+            model,
+            {
+              content: null,
+              tool_calls: [{ id: 'c1', type: 'function', function: { name: 'create_task', arguments: '{"title":"Fix the outage","priority":"high"}' } }],
+            },
+            'tool_calls',
+          ),
+        );
+      if (results.length === 1)
+        return json(
+          res,
+          200,
+          completion(
+            model,
+            { content: null, tool_calls: [{ id: 'c2', type: 'function', function: { name: 'lookup_order', arguments: '{"orderId":"Z-9"}' } }] },
+            'tool_calls',
+          ),
+        );
+      return json(res, 200, completion(model, { content: results.map((m) => String(m.content)).join(' | ') }, 'stop'));
+    }
+    if (model === 'reader') {
+      if (last.role !== 'tool')
+        return json(
+          res,
+          200,
+          completion(
+            model,
+            {
+              content: null,
+              tool_calls: [
+                { id: 'r1', type: 'function', function: { name: 'find_tasks', arguments: '{"q":"outage","status":["todo"]}' } },
+                { id: 'r2', type: 'function', function: { name: 'create_task', arguments: '{"title":"Sneaky"}' } },
+              ],
+            },
+            'tool_calls',
+          ),
+        );
+      return json(
+        res,
+        200,
+        completion(
+          model,
+          {
+            content: messages
+              .filter((m) => m.role === 'tool')
+              .map((m) => String(m.content))
+              .join(' | '),
+          },
+          'stop',
+        ),
+      );
+    }
     if (model === 'loop')
       return json(
         res,
@@ -533,4 +593,121 @@ test('durable sub-steps: each model and tool call is a checkpoint; a run that di
     record.steps.map((st) => st.nodeId),
     ['ai'],
   );
+});
+
+/** The engine's workspace ports as the owner's Flowdesk tools reach them, recording each call. */
+function workspaceFake() {
+  const created: { ownerId: string; input: unknown; key?: string }[] = [];
+  const found: unknown[] = [];
+  const byKey = new Map<string, Record<string, unknown>>();
+  return {
+    created,
+    found,
+    createTask: async (ownerId: string, input: Record<string, unknown>, opts: { idempotencyKey?: string }) => {
+      // As workspace-api: the same key answers the task created first.
+      const earlier = opts.idempotencyKey ? byKey.get(opts.idempotencyKey) : undefined;
+      if (earlier) return earlier;
+      created.push({ ownerId, input, ...(opts.idempotencyKey ? { key: opts.idempotencyKey } : {}) });
+      const task = { id: `task-${created.length}`, ...input };
+      if (opts.idempotencyKey) byKey.set(opts.idempotencyKey, task);
+      return task;
+    },
+    workspace: {
+      findTasks: async (_ownerId: string, query: unknown) => {
+        found.push(query);
+        return { items: [{ id: 'task-0', title: 'Outage at the data centre' }], nextCursor: null };
+      },
+      getTask: async () => ({}),
+      getProject: async () => ({}),
+      updateTask: async () => ({}),
+      create: async () => ({}),
+    },
+  };
+}
+
+test("Flowdesk tools, read: find_tasks is called as the owner; create_task is refused (fed back as the tool's error), nothing is created", async () => {
+  const fake = workspaceFake();
+  const ev = fixedEvent(`evt-ai-read-${++seq}`, {});
+  const start = openai.received.length;
+  const record = await executeWorkflow({
+    workflow: {
+      id: ev.workflowId,
+      ownerId: ev.ownerId,
+      graph: {
+        nodes: [{ id: 'ai', type: 'ai', params: { credential: 'openai', model: 'reader', prompt: 'triage', flowdeskTools: 'read' } }],
+        edges: [{ from: 'trigger', to: 'ai' }],
+      },
+    },
+    event: ev,
+    ports: {
+      http: client,
+      clock: () => new Date(),
+      log: silentLog,
+      sandbox: inProcessSandbox,
+      createTask: fake.createTask,
+      workspace: fake.workspace,
+      credentials: credentials(),
+    },
+  });
+  assert.equal(record.status, 'succeeded', record.error ?? '');
+  const offered = (JSON.parse(openai.received[start]!.body) as { tools: { function: { name: string } }[] }).tools.map((t) => t.function.name);
+  assert.deepEqual(offered, ['find_tasks', 'get_task', 'get_project']);
+  assert.deepEqual(fake.found, [{ limit: 25, q: 'outage', status: ['todo'] }]);
+  assert.deepEqual(fake.created, []);
+  assert.match(
+    (record.steps[0]!.output as { text: string }).text,
+    /Outage at the data centre.*\| Error: create_task is not allowed: this step's Flowdesk tools are read-only/,
+  );
+});
+
+test('Flowdesk tools, read and write: killed between create_task and the MCP tool, the resumed run creates the task once and calls the MCP tool once', async () => {
+  const fake = workspaceFake();
+  const stored = new Map<string, StepCheckpoint>();
+  const ev = fixedEvent(`evt-ai-agent-${++seq}`, {});
+  const workflow = {
+    id: ev.workflowId,
+    ownerId: ev.ownerId,
+    graph: {
+      nodes: [
+        {
+          id: 'ai',
+          type: 'ai',
+          params: { credential: 'openai', model: 'agent', prompt: 'triage', flowdeskTools: 'read_write', mcpServers: withMcp() },
+        } as WorkflowNode,
+      ],
+      edges: [{ from: 'trigger', to: 'ai' }],
+    },
+  };
+  const ports = (checkpoint: (steps: StepCheckpoint[]) => Promise<void>) => ({
+    http: client,
+    clock: () => new Date(),
+    log: silentLog,
+    sandbox: inProcessSandbox,
+    createTask: fake.createTask,
+    workspace: fake.workspace,
+    credentials: credentials(),
+    checkpoint,
+  });
+  const callsBefore = mcp.calls.length;
+  await assert.rejects(
+    executeWorkflow({
+      workflow,
+      event: ev,
+      ports: ports(async (steps) => {
+        for (const c of steps) stored.set(checkpointKey(c.step.nodeId, c.step.item), c);
+        if (steps.some((c) => c.step.nodeId === 'ai:t1')) throw new Error('engine killed');
+      }),
+    }),
+    /engine killed/,
+  );
+  assert.equal(fake.created.length, 1);
+  assert.equal(mcp.calls.length, callsBefore);
+  const record = await executeWorkflow({ workflow, event: ev, ports: ports(async () => {}), resume: { checkpoints: stored } });
+  assert.equal(record.status, 'succeeded', record.error ?? '');
+  assert.equal(fake.created.length, 1, 'the task was created once');
+  assert.equal(fake.created[0]!.ownerId, ev.ownerId);
+  assert.deepEqual(fake.created[0]!.input, { title: 'Fix the outage', priority: 'high' });
+  assert.match(fake.created[0]!.key!, /^fd1-.+:t1$/);
+  assert.deepEqual(mcp.calls.slice(callsBefore), [{ orderId: 'Z-9' }]);
+  assert.equal((record.steps[0]!.output as { text: string }).text, '{"id":"task-1","title":"Fix the outage","priority":"high"} | order Z-9 is shipped');
 });

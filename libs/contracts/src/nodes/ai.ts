@@ -1,4 +1,5 @@
 import Type from 'typebox';
+import { StringEnum } from '../common.ts';
 import { CREDENTIAL_NAME_PATTERN } from '../entities/credentials.ts';
 import { defineNode, Templated } from './define.ts';
 
@@ -29,6 +30,9 @@ export const AI_LIMITS = {
   maxSchemaChars: 20_000,
 } as const;
 
+/** The owner's own Flowdesk tools an AI step offers: none (default), the read ones (find_tasks, get_task, get_project), or those and the write ones (create_task, update_task). */
+export const AI_FLOWDESK_TOOLS = ['none', 'read', 'read_write'] as const;
+
 /** A remote MCP server the AI step offers the tools of (Streamable HTTP). */
 const McpServerRef = Type.Object(
   {
@@ -46,7 +50,7 @@ export const ai = defineNode({
   action: true,
   label: 'AI step',
   description:
-    "Asks a chat model (an openai_compatible or anthropic credential's API) with templated messages; optional JSON Schema output and remote MCP servers' tools, called in a bounded loop; SSRF-guarded.",
+    "Asks a chat model (an openai_compatible or anthropic credential's API) with templated messages; optional JSON Schema output; the owner's Flowdesk tools and remote MCP servers' tools, called in a bounded loop; SSRF-guarded.",
   idPrefix: 'ai',
   icon: 'braces',
   color: 'violet',
@@ -61,6 +65,7 @@ export const ai = defineNode({
       maxTokens: Type.Optional(Type.Integer({ minimum: 1, maximum: AI_LIMITS.maxTokens })),
       /** A JSON Schema (JSON text) the answer must be JSON of; validated. */
       outputSchema: Type.Optional(Type.String({ maxLength: AI_LIMITS.maxSchemaChars })),
+      flowdeskTools: Type.Optional(StringEnum(AI_FLOWDESK_TOOLS)),
       mcpServers: Type.Optional(Type.Array(McpServerRef, { maxItems: AI_LIMITS.maxMcpServers })),
       maxToolCalls: Type.Optional(Type.Integer({ minimum: 0, maximum: AI_LIMITS.maxToolCalls })),
       timeoutMs: Type.Optional(Type.Integer({ minimum: 1_000, maximum: AI_LIMITS.maxTimeoutMs })),
@@ -89,6 +94,16 @@ export const ai = defineNode({
       multiline: true,
       placeholder: '{ "type": "object", "properties": { "priority": { "enum": ["low", "high"] } }, "required": ["priority"] }',
       description: 'Optional: the answer must be JSON valid against it ({{nodes.<id>.json}}); an answer that is not fails the step.',
+    },
+    flowdeskTools: {
+      label: 'Flowdesk tools',
+      default: 'none',
+      options: [
+        { value: 'none', label: 'None' },
+        { value: 'read', label: 'Read (find and read tasks and projects)' },
+        { value: 'read_write', label: 'Read and write (also create and update tasks)' },
+      ],
+      description: 'Your own tasks and projects, called as you: find_tasks, get_task, get_project; with write, create_task and update_task too.',
     },
     mcpServers: {
       label: 'MCP servers (tools)',

@@ -60,7 +60,7 @@ export { SEND_EMAIL_LIMITS } from './send-email.ts';
 export { SLACK_LIMITS, SLACK_MODES } from './slack.ts';
 export { DISCORD_LIMITS } from './discord.ts';
 export { TEAMS_LIMITS } from './teams.ts';
-export { AI_LIMITS } from './ai.ts';
+export { AI_FLOWDESK_TOOLS, AI_LIMITS } from './ai.ts';
 
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];

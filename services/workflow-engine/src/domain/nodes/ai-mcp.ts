@@ -112,9 +112,9 @@ export async function connectServers(servers: McpServerInput[], ctx: NodeContext
 }
 
 /** The tools of every connection, each under a name unique across servers (the model's function names: ^[A-Za-z0-9_-]{1,64}$). */
-export function offeredTools(connections: McpConnection[]): OfferedTool[] {
+export function offeredTools(connections: McpConnection[], reserved: readonly string[] = []): OfferedTool[] {
   const out: OfferedTool[] = [];
-  const taken = new Set<string>();
+  const taken = new Set<string>(reserved);
   connections.forEach((connection, i) => {
     for (const t of connection.tools) {
       let name = t.name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'tool';

@@ -20,6 +20,7 @@ import { maskUrl } from '../mask.ts';
 import type { TemplateRenderer } from '../template.ts';
 import { callModel, type ModelTurn, type Provider, type ToolCall, type Turn } from './ai-models.ts';
 import { callTool, closeAll, connectServers, offeredTools, type McpServerInput, type OfferedTool } from './ai-mcp.ts';
+import { FLOWDESK_TOOLS, flowdeskTools, runFlowdeskTool, type FlowdeskToolsMode, type LocalTool } from './ai-flowdesk.ts';
 import { orProblem } from './chat-post.ts';
 import type { NodeContext, NodeHandler } from './node-handler.ts';
 
@@ -40,6 +41,8 @@ export interface AiInput {
   temperature?: number;
   maxTokens: number;
   schema?: Record<string, unknown>;
+  /** The owner's Flowdesk tools offered (ai-flowdesk.ts). */
+  flowdeskTools: FlowdeskToolsMode;
   mcpServers: McpServerInput[];
   maxToolCalls: number;
   timeoutMs: number;
@@ -125,6 +128,7 @@ export function renderAi(params: AiParams, renderer: TemplateRenderer): AiInput 
     model: renderer.renderString(params.model).trim(),
     prompt: renderer.renderString(params.prompt),
     maxTokens: params.maxTokens ?? AI_LIMITS.defaultMaxTokens,
+    flowdeskTools: params.flowdeskTools ?? 'none',
     mcpServers,
     maxToolCalls: params.maxToolCalls ?? AI_LIMITS.defaultMaxToolCalls,
     timeoutMs: params.timeoutMs ?? AI_LIMITS.defaultTimeoutMs,
@@ -173,8 +177,13 @@ async function executeAi(input: AiInput, ctx: NodeContext): Promise<{ output: un
   const connections = [];
   try {
     connections.push(...(await connectServers(input.mcpServers, ctx, deadline, signal)));
-    const tools = offeredTools(connections);
-    const byName = new Map<string, OfferedTool>(tools.map((t) => [t.name, t]));
+    const local = flowdeskTools(input.flowdeskTools);
+    const remote = offeredTools(
+      connections,
+      local.map((t) => t.name),
+    );
+    const tools = [...local, ...remote];
+    const byName = new Map<string, OfferedTool | LocalTool>(tools.map((t) => [t.name, t]));
     const turns: Turn[] = [{ role: 'user', content: input.prompt }];
     for (;;) {
       const remaining = deadline - Date.now();
@@ -226,7 +235,7 @@ async function executeAi(input: AiInput, ctx: NodeContext): Promise<{ output: un
         let result = ctx.subSteps?.get(toolKey)?.value as { content: string; isError: boolean } | undefined;
         if (!result) {
           inTool = true;
-          result = await runToolCall(call, byName, deadline, signal);
+          result = await runToolCall(call, byName, input.flowdeskTools, ctx, toolKey, deadline, signal);
           inTool = false;
           await ctx.subSteps?.save(toolKey, result);
         }
@@ -248,11 +257,26 @@ async function executeAi(input: AiInput, ctx: NodeContext): Promise<{ output: un
 }
 
 /** Executes one tool call; an unknown tool, arguments that are not JSON, or a tool's own error are fed back to the model as errors. */
-async function runToolCall(call: ToolCall, byName: Map<string, OfferedTool>, deadline: number, signal: AbortSignal) {
+async function runToolCall(
+  call: ToolCall,
+  byName: Map<string, OfferedTool | LocalTool>,
+  mode: FlowdeskToolsMode,
+  ctx: NodeContext,
+  toolKey: string,
+  deadline: number,
+  signal: AbortSignal,
+) {
   const tool = byName.get(call.name);
-  if (!tool) return { content: `Error: no tool named "${call.name}"`, isError: true };
+  if (!tool) {
+    const flowdesk = FLOWDESK_TOOLS.find((t) => t.name === call.name);
+    if (flowdesk?.write && mode === 'read') return { content: `Error: ${call.name} is not allowed: this step's Flowdesk tools are read-only`, isError: true };
+    return { content: `Error: no tool named "${call.name}"`, isError: true };
+  }
   if (call.badArguments !== undefined) return { content: 'Error: the arguments are not JSON', isError: true };
-  const result = await callTool(tool, call.arguments, deadline, signal);
+  const result =
+    'run' in tool
+      ? await runFlowdeskTool(tool, call.arguments, { ...ctx, signal }, ctx.idempotencyKey ? `${ctx.idempotencyKey}:${toolKey}` : undefined)
+      : await callTool(tool, call.arguments, deadline, signal);
   if (result.content.length <= AI_LIMITS.maxToolResultChars) return result;
   return {
     ...result,

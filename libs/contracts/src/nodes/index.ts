@@ -31,6 +31,7 @@ import { sendEmail } from './send-email.ts';
 import { slack } from './slack.ts';
 import { discord } from './discord.ts';
 import { teams } from './teams.ts';
+import { ai } from './ai.ts';
 
 export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
@@ -59,6 +60,7 @@ export { SEND_EMAIL_LIMITS } from './send-email.ts';
 export { SLACK_LIMITS, SLACK_MODES } from './slack.ts';
 export { DISCORD_LIMITS } from './discord.ts';
 export { TEAMS_LIMITS } from './teams.ts';
+export { AI_FLOWDESK_TOOLS, AI_LIMITS } from './ai.ts';
 
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];
@@ -69,6 +71,7 @@ export const NODE_TYPES = [
   slack,
   discord,
   teams,
+  ai,
   createTask,
   updateTask,
   findTasks,

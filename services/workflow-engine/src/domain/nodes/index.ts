@@ -20,6 +20,7 @@ import { sendEmailHandler } from './send-email.ts';
 import { slackHandler, type SlackNodeOptions } from './slack.ts';
 import { discordHandler } from './discord.ts';
 import { teamsHandler } from './teams.ts';
+import { aiHandler } from './ai.ts';
 import { respondHandler } from './respond.ts';
 import { forEachHandler } from './for-each.ts';
 import { aggregateHandler } from './aggregate.ts';
@@ -46,6 +47,7 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     slack: slackHandler(options.slackNode),
     discord: discordHandler,
     teams: teamsHandler,
+    ai: aiHandler,
     create_task: createTaskHandler,
     update_task: updateTaskHandler,
     find_tasks: findTasksHandler,

@@ -2,7 +2,7 @@
 // is exported from the workflows list (a download), and imported back by pasting the file into the
 // Import dialog; the new workflow is listed, inactive, and the dialog lists per step what needs a
 // look (a credential this account does not have). A run's page links the workflow version it ran
-// (docs/workflow-versions.md). The list's search and filters. axe-core on the dialog and the filtered list.
+// (its History, docs/workflow-versions.md). The list's search and filters. axe-core on the dialog and the filtered list.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
@@ -144,8 +144,9 @@ describe('workflow export and import in chromium', { skip: skipWithoutChromium }
     await page.goto(`${base}/runs/${run.id}`);
     await heading(page).waitFor();
     const link = page.getByRole('link', { name: 'version 2' });
-    assert.equal(await link.getAttribute('href'), `/api/v1/workflows/${wf.id}/versions/2`);
-    const version = await api('GET', (await link.getAttribute('href'))!);
+    // The workflow's History opened at that version (console-history.test.ts follows the link).
+    assert.equal(await link.getAttribute('href'), `/workflows/${wf.id}/history?version=2`);
+    const version = await api('GET', `/api/v1/workflows/${wf.id}/versions/2`);
     assert.equal(version.definition.graph.nodes[0].params.title, 'Two');
   });
 

@@ -14,7 +14,7 @@ import {
   type PartitionAssigner,
   type Producer,
 } from 'kafkajs';
-import { consumerLag, deadLettered, instrumentBus } from './telemetry.ts';
+import { consumerLag, consumerPaused, deadLettered, instrumentBus } from './telemetry.ts';
 import { groupLabel } from './group-id.ts';
 import {
   DLQ_HEADERS,
@@ -669,6 +669,7 @@ class KafkaSubscription {
     this.windows.delete(`${w.topic}/${w.partition}`);
     if (w.paused) {
       w.paused = false;
+      consumerPaused.set({ topic: w.topic, group: groupLabel(this.options.groupId), partition: String(w.partition) }, 0);
       try {
         this.consumer.resume([{ topic: w.topic, partitions: [w.partition] }]);
       } catch {
@@ -725,6 +726,7 @@ class KafkaSubscription {
     if (w.tasks.length >= MAX_WINDOW && !w.paused) {
       w.paused = true;
       this.consumer.pause([{ topic, partitions: [partition] }]);
+      consumerPaused.set({ topic, group: groupLabel(this.options.groupId), partition: String(partition) }, 1);
     }
     this.pumpAll();
     const window = w;
@@ -841,6 +843,7 @@ class KafkaSubscription {
       if (w.paused && w.tasks.length < MAX_WINDOW / 2) {
         w.paused = false;
         this.consumer.resume([{ topic: w.topic, partitions: [w.partition] }]);
+        consumerPaused.set({ topic: w.topic, group: groupLabel(this.options.groupId), partition: String(w.partition) }, 0);
       }
     }
   }

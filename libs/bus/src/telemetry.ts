@@ -26,6 +26,15 @@ export const consumerLag = gauge<'topic' | 'group' | 'partition'>({
   help: 'Kafka consumer lag: the partition high watermark minus the next offset to handle, by topic, group and partition',
   labelNames: ['topic', 'group', 'partition'],
 });
+/**
+ * Kafka only: 1 while a partition's fetching is paused because its consumer holds MAX_WINDOW records
+ * of it (running, waiting for their key, or finished behind an unfinished one), else 0.
+ */
+export const consumerPaused = gauge<'topic' | 'group' | 'partition'>({
+  name: 'flowdesk_bus_consumer_paused',
+  help: "Kafka: 1 while a partition's fetching is paused because its consumer holds its window's limit of records, by topic, group and partition",
+  labelNames: ['topic', 'group', 'partition'],
+});
 
 /**
  * The bus with metrics and tracing around it, the same for both implementations: publish is timed

@@ -7,6 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Kafka, logLevel } from 'kafkajs';
 import { doomedKafkaBus } from './doomed-kafka.ts';
+import { metricsText } from '@flowdesk/telemetry';
+import { MAX_WINDOW } from '../src/kafka-bus.ts';
 import { createKafkaBus, ensureKafkaTopics, type EventBus, type Subscription } from '../src/index.ts';
 import { localKafkaUnavailable, startLocalKafka, type LocalKafka } from '../src/testing.ts';
 
@@ -133,5 +135,60 @@ describe('Kafka bus: a slow record holds only its key, not its partition', { ski
     await until('a record published after the crash', () => second.has('wf-4'));
     // At-least-once: the finished ones behind the unfinished record come again too (the engine dedupes by event id).
     for (const n of ['wf-1', 'wf-2', 'wf-3']) assert.ok(second.has(n), `${n} redelivered (it was behind the uncommitted slow record)`);
+  });
+  test(`a partition's records held by a consumer stop at MAX_WINDOW (${MAX_WINDOW}): its fetching pauses, and resumes as they finish`, async () => {
+    const topic = 'hol.window';
+    const total = 2 * MAX_WINDOW;
+    await ensureKafkaTopics({ brokers: kafka.brokers }, [{ topic, numPartitions: 2, replicationFactor: 1 }]);
+    // Records placed by partition: the held ones on 0, markers on 1 that show fetches going on.
+    const producer = new Kafka({ brokers: kafka.brokers, logLevel: logLevel.NOTHING }).producer();
+    await producer.connect();
+    const put = async (partition: number, values: { n: number; pad?: string }[]) =>
+      void (await producer.send({ topic, messages: values.map((v) => ({ partition, key: `k-${partition}-${v.n}`, value: JSON.stringify(v) })) }));
+    // 8 KB each: one fetch (1 MiB per partition) brings ~120 records, so the window fills over many
+    // fetches, and without the pause every record of the partition would be fetched and held.
+    const pad = 'x'.repeat(8 * 1024);
+    for (let i = 0; i < total; i += 100)
+      await put(
+        0,
+        Array.from({ length: Math.min(100, total - i) }, (_, j) => ({ n: i + j, pad })),
+      );
+    const bus = await createKafkaBus({ brokers: kafka.brokers, clientId: 'hol-window', sessionTimeoutMs: 6_000 });
+    buses.push(bus);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started = 0;
+    let handled = 0;
+    let markers = 0;
+    // Room for every record at once: only the window limits how many are held (and so started).
+    const sub = await bus.subscribe<{ n: number }>({
+      topic,
+      groupId: 'hol.window.g',
+      concurrency: total + 100,
+      keyConcurrency: 4,
+      handler: async (m) => {
+        if (m.id.startsWith(`${topic}/1/`)) return void markers++;
+        started++;
+        await gate;
+        handled++;
+      },
+    });
+    const paused = async () => /flowdesk_bus_consumer_paused\{[^}]*topic="hol\.window"[^}]*\} 1$/m.test(await metricsText());
+    const bound = MAX_WINDOW + 300; // the window, plus the fetches already on their way when it filled
+    await until('the window filled', () => started >= MAX_WINDOW, 60_000);
+    // Ten more fetches of the topic (each marker on partition 1 comes in a later one): a partition
+    // still fetched would bring ~120 more of its records in each.
+    for (let i = 1; i <= 10; i++) {
+      await put(1, [{ n: -i }]);
+      await until(`marker ${i} on the other partition`, () => markers === i, 30_000);
+    }
+    assert.ok(started <= bound, `${started} records of the partition held at once (at most ${MAX_WINDOW} plus a fetch or two)`);
+    assert.ok(await paused(), 'the pause is shown (flowdesk_bus_consumer_paused 1)');
+    release();
+    await until('every record handled once the window drained and fetching resumed', () => handled === total, 60_000);
+    assert.equal(started, total, 'each record started once');
+    await until('the partition no longer paused', async () => !(await paused()));
+    await producer.disconnect();
+    await sub.close();
   });
 });

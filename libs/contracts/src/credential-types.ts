@@ -79,8 +79,8 @@ export const secretCredential = defineCredentialType({
 export const headerCredential = defineCredentialType({
   id: 'header',
   label: 'API key in a header',
-  description: 'An HTTP Request node sends the key in the header you name (X-Api-Key: …).',
-  usedBy: 'HTTP Request',
+  description: 'An HTTP Request node (or an AI step, to its MCP server) sends the key in the header you name (X-Api-Key: …).',
+  usedBy: 'HTTP Request, AI step',
   fields: [
     { key: 'headerName', label: 'Header name', default: 'X-Api-Key', pattern: HEADER_NAME, patternMessage: 'a header name (letters, digits, - …)' },
     { key: 'value', label: 'API key', secret: true },
@@ -103,8 +103,8 @@ export const queryCredential = defineCredentialType({
 export const bearerCredential = defineCredentialType({
   id: 'bearer',
   label: 'Bearer token',
-  description: 'An HTTP Request node sends Authorization: Bearer <token>.',
-  usedBy: 'HTTP Request',
+  description: 'An HTTP Request node (or an AI step, to its MCP server) sends Authorization: Bearer <token>.',
+  usedBy: 'HTTP Request, AI step',
   fields: [{ key: 'token', label: 'Token', secret: true }],
   http: (f) => ({ ...none(), headers: { Authorization: `Bearer ${f.token!}` } }),
 });
@@ -214,6 +214,54 @@ export const webhookUrlCredential = defineCredentialType({
   ],
 });
 
+/** How an openai_compatible credential sends its key: `Authorization: Bearer` (OpenAI, OpenRouter, vLLM…) or Azure OpenAI's `api-key` header. */
+export const OPENAI_KEY_HEADERS = ['bearer', 'api-key'] as const;
+const BASE_URL = { pattern: '^https?://[^\\s?#]{1,2000}$', patternMessage: 'an http(s) URL without ? or #' } as const;
+
+/**
+ * A model server that speaks OpenAI's Chat Completions API (POST <baseUrl>/chat/completions): OpenAI,
+ * Azure OpenAI (its /openai/v1 base URL, key in `api-key`), Ollama, vLLM, LM Studio, OpenRouter. Only
+ * the AI step sends it, and only to its base URL; the key is optional (a local Ollama takes none).
+ */
+export const openaiCompatibleCredential = defineCredentialType({
+  id: 'openai_compatible',
+  label: 'OpenAI-compatible model API',
+  description: 'A base URL and API key for the Chat Completions API (OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio, OpenRouter): the AI step calls it.',
+  usedBy: 'AI step',
+  fields: [
+    {
+      key: 'baseUrl',
+      label: 'Base URL',
+      default: 'https://api.openai.com/v1',
+      placeholder: 'http://127.0.0.1:11434/v1',
+      description:
+        'The URL before /chat/completions: https://api.openai.com/v1, https://openrouter.ai/api/v1, http://<ollama>:11434/v1, https://<resource>.openai.azure.com/openai/v1.',
+      ...BASE_URL,
+    },
+    { key: 'apiKey', label: 'API key', secret: true, optional: true, description: 'Left empty for a server that takes none (a local Ollama).' },
+    {
+      key: 'keyHeader',
+      label: 'Send the key as',
+      kind: 'select',
+      options: OPENAI_KEY_HEADERS,
+      default: 'bearer',
+      description: 'bearer: Authorization: Bearer <key>; api-key: the api-key header (Azure OpenAI).',
+    },
+  ],
+});
+
+/** Anthropic's Messages API (POST <baseUrl>/v1/messages, x-api-key): only the AI step sends it, to its base URL only. */
+export const anthropicCredential = defineCredentialType({
+  id: 'anthropic',
+  label: 'Anthropic API',
+  description: "An Anthropic API key (and optionally another base URL, a proxy or gateway): the AI step calls Anthropic's Messages API with it.",
+  usedBy: 'AI step',
+  fields: [
+    { key: 'apiKey', label: 'API key', secret: true, placeholder: 'sk-ant-…' },
+    { key: 'baseUrl', label: 'Base URL', default: 'https://api.anthropic.com', description: 'The URL before /v1/messages.', ...BASE_URL },
+  ],
+});
+
 export const CREDENTIAL_TYPES = [
   secretCredential,
   headerCredential,
@@ -224,6 +272,8 @@ export const CREDENTIAL_TYPES = [
   slackBotCredential,
   webhookUrlCredential,
   telegramBotCredential,
+  openaiCompatibleCredential,
+  anthropicCredential,
 ] as const;
 export type CredentialType = (typeof CREDENTIAL_TYPES)[number]['id'];
 export const CREDENTIAL_TYPE_IDS = CREDENTIAL_TYPES.map((t) => t.id) as unknown as readonly [CredentialType, ...CredentialType[]];

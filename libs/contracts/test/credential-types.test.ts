@@ -6,7 +6,15 @@
 // by some type, so its picker is never empty by mistake.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CREDENTIAL_TYPES, credentialSteps, credentialTypesFor, HTTP_CREDENTIAL_TYPES, usedByLabels } from '../src/credential-types.ts';
+import {
+  checkCredentialFields,
+  CREDENTIAL_TYPES,
+  credentialSteps,
+  credentialTypesFor,
+  HTTP_CREDENTIAL_TYPES,
+  secretFieldKeys,
+  usedByLabels,
+} from '../src/credential-types.ts';
 import { formFields, NODE_TYPES } from '../src/nodes/index.ts';
 
 test('every credential type names the steps that take it, each a step type of the registry', () => {
@@ -32,4 +40,27 @@ test('credentialTypesFor: the types a step takes, as its engine handler does', (
   assert.deepEqual(credentialTypesFor('Telegram'), ['telegram_bot']);
   assert.deepEqual(credentialTypesFor('Verify signature'), ['secret']);
   assert.deepEqual(credentialTypesFor('Code'), []);
+});
+
+test('the model credentials: openai_compatible fills its base URL and key header, takes no key (a local Ollama), refuses a URL with a query; anthropic needs its key', () => {
+  assert.deepEqual(checkCredentialFields('openai_compatible', { apiKey: 'sk-1' }), {
+    ok: true,
+    fields: { baseUrl: 'https://api.openai.com/v1', apiKey: 'sk-1', keyHeader: 'bearer' },
+  });
+  assert.deepEqual(checkCredentialFields('openai_compatible', { baseUrl: 'http://127.0.0.1:11434/v1' }), {
+    ok: true,
+    fields: { baseUrl: 'http://127.0.0.1:11434/v1', keyHeader: 'bearer' },
+  });
+  const query = checkCredentialFields('openai_compatible', { baseUrl: 'https://x.example/v1?key=1' });
+  assert.equal(query.ok, false);
+  assert.equal(!query.ok && query.field, 'fields.baseUrl');
+  assert.equal(checkCredentialFields('openai_compatible', { keyHeader: 'x-key' }).ok, false);
+  const noKey = checkCredentialFields('anthropic', {});
+  assert.equal(!noKey.ok && noKey.message, 'API key is required');
+  assert.deepEqual(checkCredentialFields('anthropic', { apiKey: 'sk-ant-1' }), {
+    ok: true,
+    fields: { apiKey: 'sk-ant-1', baseUrl: 'https://api.anthropic.com' },
+  });
+  assert.deepEqual(secretFieldKeys('openai_compatible'), ['apiKey']);
+  assert.deepEqual(secretFieldKeys('anthropic'), ['apiKey']);
 });

@@ -84,7 +84,7 @@ export type NodeIcon = 'world-upload' | 'git-branch' | 'list-check' | 'braces' |
  * as rows; `rows` edits a list of objects as rows, one input per property (its hint in `columns`:
  * strings as text, enums as selects); `switch` (the default for a boolean) is an on/off switch;
  * `json` edits any JSON value as text; `project` picks one of the user's projects; `workflow` one of
- * the user's workflows; `credential` (the default for a string param named `credential`) offers the
+ * the user's workflows; `credential` (the default for a string param named `credential`, not in a row) offers the
  * owner's credentials of the types whose `usedBy` names the node (credential-types.ts), and takes any
  * name typed; `none` is not shown and keeps the stored value.
  */

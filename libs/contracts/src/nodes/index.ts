@@ -32,6 +32,7 @@ import { slack } from './slack.ts';
 import { discord } from './discord.ts';
 import { teams } from './teams.ts';
 import { telegram } from './telegram.ts';
+import { ai } from './ai.ts';
 
 export * from './define.ts';
 export { HttpMethod } from './http-request.ts';
@@ -61,6 +62,7 @@ export { SLACK_LIMITS, SLACK_MODES } from './slack.ts';
 export { DISCORD_LIMITS } from './discord.ts';
 export { TEAMS_LIMITS } from './teams.ts';
 export { TELEGRAM_LIMITS, TELEGRAM_PARSE_MODES } from './telegram.ts';
+export { AI_FLOWDESK_TOOLS, AI_LIMITS } from './ai.ts';
 
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];
@@ -72,6 +74,7 @@ export const NODE_TYPES = [
   discord,
   teams,
   telegram,
+  ai,
   createTask,
   updateTask,
   findTasks,
@@ -153,10 +156,11 @@ export function formFields(definition: AnyNodeDefinition): FormField[] {
   );
 }
 
-function formField(where: string, key: string, schema: SchemaLike, hint: FieldHint | undefined, required: boolean): FormField {
+function formField(where: string, key: string, schema: SchemaLike, hint: FieldHint | undefined, required: boolean, inRow = false): FormField {
   if (!hint) throw new Error(`${where} has no field hint`);
   const widget: FieldWidget =
-    hint.widget ?? (schema.enum ? 'select' : schema.type === 'boolean' ? 'switch' : key === 'credential' && schema.type === 'string' ? 'credential' : 'text');
+    hint.widget ??
+    (schema.enum ? 'select' : schema.type === 'boolean' ? 'switch' : key === 'credential' && schema.type === 'string' && !inRow ? 'credential' : 'text');
   if (!FIELD_WIDGETS.includes(widget)) throw new Error(`${where} has an unknown widget "${widget}"`);
   const field: FormField = { key, hint, widget, required };
   if (widget === 'select') {
@@ -177,7 +181,7 @@ function formField(where: string, key: string, schema: SchemaLike, hint: FieldHi
     if (!columns) throw new Error(`${where} is a rows field but not a list of objects`);
     const inRow = new Set(schema.items?.required ?? []);
     field.columns = Object.entries(columns).map(([column, s]) => {
-      const f = formField(`${where}, column "${column}"`, column, s, hint.columns?.[column], inRow.has(column));
+      const f = formField(`${where}, column "${column}"`, column, s, hint.columns?.[column], inRow.has(column), true);
       if (f.widget !== 'text' && f.widget !== 'select') throw new Error(`${where}, column "${column}": a row holds text and selects only`);
       return f;
     });

@@ -30,11 +30,27 @@ import type {
   WorkflowExport,
   WorkflowImportResult,
   WorkflowRun,
+  WorkflowVersion,
+  WorkflowVersionSummary,
 } from '@flowdesk/contracts';
 
 // The API's shapes are the contracts' (libs/contracts), imported as types only: nothing is added to
 // the bundle, and a change of a contract is a compile error here rather than a page that breaks.
-export type { ApiKey, ConnectedApp, CreatedApiKey, Credential, ListedUser, PageOf, Project, StepTestResult, Workflow, WorkflowExport, WorkflowImportResult };
+export type {
+  ApiKey,
+  ConnectedApp,
+  CreatedApiKey,
+  Credential,
+  ListedUser,
+  PageOf,
+  Project,
+  StepTestResult,
+  Workflow,
+  WorkflowExport,
+  WorkflowImportResult,
+  WorkflowVersion,
+  WorkflowVersionSummary,
+};
 export type { RunStep, WorkflowRun } from '@flowdesk/contracts';
 
 export type User = AccountUser;
@@ -181,6 +197,15 @@ export class ApiClient {
   exportWorkflow = (id: string) => this.request<WorkflowExport>('GET', `/workflows/${encodeURIComponent(id)}/export`);
   /** A file (parsed JSON) as a new, inactive workflow; the answer says what it could not take, per step. */
   importWorkflow = (file: unknown) => this.request<WorkflowImportResult>('POST', '/workflows/import', file);
+  /** One page of the workflow's versions, newest first (docs/workflow-versions.md). */
+  listWorkflowVersions = (id: string, cursor?: string | null) =>
+    this.request<PageOf<WorkflowVersionSummary>>(
+      'GET',
+      `/workflows/${encodeURIComponent(id)}/versions?limit=50${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
+  getWorkflowVersion = (id: string, n: number) => this.request<WorkflowVersion>('GET', `/workflows/${encodeURIComponent(id)}/versions/${n}`);
+  /** Version `n`'s definition back, saved as a new version ("Restored version n"); answers the workflow. */
+  restoreWorkflowVersion = (id: string, n: number) => this.request<Workflow>('POST', `/workflows/${encodeURIComponent(id)}/versions/${n}/restore`);
   webhookSecret = (id: string) => this.request<WebhookSecret>('GET', `/workflows/${encodeURIComponent(id)}/webhook-secret`);
   regenerateWebhookSecret = (id: string) => this.request<WebhookSecret>('POST', `/workflows/${encodeURIComponent(id)}/webhook-secret/regenerate`);
   /** A signing secret of the sender's choosing (whsec_…): the answer holds only its last four characters. */

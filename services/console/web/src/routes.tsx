@@ -37,6 +37,7 @@ import { SignInPage } from './pages/SignIn.tsx';
 import { SignUpPage } from './pages/SignUp.tsx';
 import { TasksPage } from './pages/Tasks.tsx';
 import { WorkflowEditorPage } from './pages/WorkflowEditor.tsx';
+import { WorkflowHistoryPage } from './pages/WorkflowHistory.tsx';
 import { WorkflowsPage } from './pages/Workflows.tsx';
 
 /** What a signed-in page may need: the session, the sign-out callback, and the path's `:id` (decoded). */
@@ -116,6 +117,7 @@ export const ROUTES: readonly ConsoleRoute[] = [
     page: ({ session }) => <MembersPage session={session} />,
   },
   { path: '/workflows/:uuid/runs', highlight: '/runs', title: 'Runs', page: ({ id }) => <RunsPage key={id} workflowId={id} /> },
+  { path: '/workflows/:uuid/history', highlight: '/workflows', page: ({ id }) => <WorkflowHistoryPage key={id} id={id} /> },
   { path: '/workflows/:id', highlight: '/workflows', layout: 'full', page: ({ id }) => <WorkflowEditorPage key={id} id={id} /> },
   { path: '/runs/:uuid', highlight: '/runs', title: 'Run', page: ({ id }) => <RunPage key={id} runId={id} /> },
 ];

@@ -21,7 +21,7 @@ import type { SlackNodeOptions } from './nodes/slack.ts';
 import type { TelegramNodeOptions } from './nodes/telegram.ts';
 import { nodeHandlers } from './nodes/index.ts';
 import type { ForEachPlan } from './nodes/for-each.ts';
-import type { NodeHandler, NodeResult, Resumption } from './nodes/node-handler.ts';
+import type { NodeHandler, NodeResult, Resumption, SubSteps } from './nodes/node-handler.ts';
 import { abortableSleep, failureKind, resolveRetry, retries, retryDelay } from './retry.ts';
 import { checkpointKey, DEFAULT_RUN_LIMITS, type ParkedRun, type RunLimits, type RunRecord, type StepCheckpoint } from './types.ts';
 
@@ -405,6 +405,41 @@ async function visit(run: RunState, at: WalkScope, node: WorkflowNode): Promise<
   return result;
 }
 
+/**
+ * A step's sub-steps (NodeContext.subSteps): kept in memory across the step's attempts, read back from
+ * an earlier claim's checkpoints (`<node id>:<key>`, `#<item>` in a loop body), and each one saved as a
+ * checkpoint with the executed steps not stored yet (they came before it) when the run has a store.
+ */
+function subStepsOf(run: RunState, at: WalkScope, node: WorkflowNode): SubSteps {
+  const memory = new Map<string, unknown>();
+  const { ports } = run.input;
+  const keyOf = (key: string) => checkpointKey(`${node.id}:${key}`, at.index);
+  return {
+    get: (key) => {
+      if (memory.has(key)) return { value: memory.get(key) };
+      const saved = run.input.resume?.checkpoints?.get(keyOf(key));
+      return saved ? { value: saved.output } : undefined;
+    },
+    save: async (key, value) => {
+      memory.set(key, value);
+      if (!ports.checkpoint) return;
+      const step: RunStep = {
+        nodeId: `${node.id}:${key}`,
+        type: node.type,
+        status: 'succeeded',
+        input: null,
+        output: null,
+        error: null,
+        startedAt: ports.clock().toISOString(),
+        durationMs: 0,
+        ...(at.index !== undefined ? { item: at.index } : {}),
+      };
+      run.unsaved.push({ step, output: value });
+      await storeUnsaved(run);
+    },
+  };
+}
+
 /** Stores the executed steps not stored yet; a failure ends the run unfinished (rethrown after the walk). */
 async function storeUnsaved(run: RunState): Promise<void> {
   // Cleared before the write: a side effect of a concurrent loop item recorded meanwhile sets it again.
@@ -494,6 +529,7 @@ async function execute(
   const { workflow, event, ports } = input;
   const earlier = input.resume?.checkpoints?.get(checkpointKey(node.id, at.index))?.step;
   const errors: string[] = earlier ? [...(earlier.attemptErrors ?? []), ...(earlier.error ? [earlier.error] : [])].slice(-9) : [];
+  const subSteps = handler.usesSubSteps ? subStepsOf(run, at, node) : undefined;
   // A parked step that did not fail (a Wait resumed) made no attempt before this one.
   for (let attempt = (earlier?.attempts ?? (earlier?.error ? 1 : 0)) + 1; ; attempt++) {
     try {
@@ -511,6 +547,7 @@ async function execute(
         // Only a step of the run itself can park (a For each item's step cannot end the run waiting).
         ...(at.index === undefined ? { canPark: true } : {}),
         ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id, at.index) } : {}),
+        ...(subSteps ? { subSteps } : {}),
       });
       // Record.
       noteAttempts(step, attempt, errors);

@@ -26,6 +26,7 @@ import {
   type WorkflowThrottle,
 } from '@flowdesk/contracts';
 import type { Clock, LogPort } from './ports.ts';
+import { listenForWakeUps, type WakeUpListener, type WakeUps } from './wake-ups.ts';
 
 export interface QueuedRun {
   id: string;
@@ -120,7 +121,7 @@ export interface OwnerFairnessDeps extends Partial<FairnessLimits> {
   /** The owner's sandbox time against its budget (the sandbox pool), for the usage API. */
   sandboxUsage?(ownerId: string): OwnerSandboxUsage;
   /** Another replica queued a run (LISTEN on the run queue's channel; migration 20270321000000_run_queue_notify). */
-  wakeUps?: (fn: (payload: string) => void) => Promise<() => Promise<void>>;
+  wakeUps?: WakeUps;
   clock: Clock;
   log: LogPort;
 }
@@ -148,7 +149,7 @@ export class OwnerFairness {
   private lastRead = 0;
   /** When the retries this replica put off (failed queued runs) come due: read then, whatever the quiet. */
   private retries: number[] = [];
-  private unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
+  private listener: WakeUpListener | undefined;
   private renewal: ReturnType<typeof setInterval> | undefined;
   private readonly running = new Set<Promise<void>>();
 
@@ -168,12 +169,12 @@ export class OwnerFairness {
   start(): void {
     this.poll = setInterval(() => this.tick(), this.limits.pollMs);
     this.poll.unref();
-    this.unlisten = (this.deps.wakeUps?.(() => this.kick()) ?? Promise.resolve(undefined)).then(
-      (stop) => stop,
-      (err: unknown) => {
+    this.listener = listenForWakeUps(
+      this.deps.wakeUps,
+      () => this.kick(),
+      (err) => {
         this.deps.log.warn({ err }, 'the run queue gets no wake-ups; looking every poll');
         this.limits.idlePollMs = this.limits.pollMs;
-        return undefined;
       },
     );
     this.renewal = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.limits.leaseMs / 3)));
@@ -186,9 +187,7 @@ export class OwnerFairness {
     this.closed = true;
     clearInterval(this.poll);
     clearInterval(this.renewal);
-    await (
-      await this.unlisten
-    )?.();
+    await this.listener?.stop();
     while (this.pumping || this.running.size > 0) await Promise.race([...this.running, new Promise((r) => setTimeout(r, 20))]);
   }
 

@@ -10,6 +10,7 @@ import {
 import type { EventPublisher } from '@flowdesk/contracts';
 import type { LogPort, ScheduleStorePort, TickClaim } from './ports.ts';
 import type { TriggerSource } from './trigger-source.ts';
+import { listenForWakeUps, type WakeUpListener, type WakeUps } from './wake-ups.ts';
 
 export interface SchedulerOptions {
   store: ScheduleStorePort;
@@ -31,7 +32,7 @@ export interface SchedulerOptions {
    * Calls fn with each notified earliest next tick / pending lease (epoch ms as text; '' after a lost
    * connection: look now); resolves with what stops it. Without it the replica looks every pollMs.
    */
-  wakeUps?: (fn: (payload: string) => void) => Promise<() => Promise<void>>;
+  wakeUps?: WakeUps;
 }
 
 /**
@@ -80,7 +81,7 @@ export class Scheduler implements TriggerSource {
   private plannedAt = Number.POSITIVE_INFINITY;
   /** The earliest time notified during a look (the look's own plan may not have seen it). */
   private notifiedAt = Number.POSITIVE_INFINITY;
-  private unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
+  private listener: WakeUpListener | undefined;
 
   constructor(private readonly o: SchedulerOptions) {
     this.lateAfterMs = o.lateAfterMs ?? 60_000;
@@ -132,14 +133,12 @@ export class Scheduler implements TriggerSource {
     if (pollMs <= 0 || this.started) return;
     this.started = true;
     // Listening before the first look: a schedule written meanwhile is either seen by it or notified.
-    this.unlisten = (this.o.wakeUps?.((payload) => this.notified(payload)) ?? Promise.resolve(undefined)).then(
-      (stop) => stop,
-      (err: unknown) => {
-        this.o.log.warn({ err }, 'the scheduler gets no wake-ups; looking every poll');
-        return undefined;
-      },
+    this.listener = listenForWakeUps(
+      this.o.wakeUps,
+      (payload) => this.notified(payload),
+      (err) => this.o.log.warn({ err }, 'the scheduler gets no wake-ups; looking every poll'),
     );
-    await this.unlisten;
+    await this.listener.ready;
     this.kick(0);
   }
 
@@ -147,9 +146,8 @@ export class Scheduler implements TriggerSource {
     this.started = false;
     clearTimeout(this.timer);
     this.timer = undefined;
-    const unlisten = await this.unlisten;
-    this.unlisten = undefined;
-    await unlisten?.().catch(() => {});
+    await this.listener?.stop();
+    this.listener = undefined;
     await this.ticking;
   }
 

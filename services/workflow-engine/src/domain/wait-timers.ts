@@ -19,6 +19,7 @@
  * No timer lives in memory: a wake due while every engine was down is found by the first round.
  */
 import type { DueWake, LogPort, WaitStorePort } from './ports.ts';
+import { listenForWakeUps, type WakeUpListener, type WakeUps } from './wake-ups.ts';
 
 export interface WaitTimersOptions {
   store: WaitStorePort;
@@ -32,7 +33,7 @@ export interface WaitTimersOptions {
    * Calls fn with each notified earliest fire_at (epoch ms as text; '' after a lost connection: look
    * now); resolves with what stops it. Without it the replica looks every pollMs.
    */
-  wakeUps?: (fn: (payload: string) => void) => Promise<() => Promise<void>>;
+  wakeUps?: WakeUps;
   /** How long a claimed wake is this replica's (default 30 s); renewed every third of it while its run runs. */
   leaseMs?: number;
   /** Wakes claimed per statement, and claimed here not started yet, at most (default 1000). */
@@ -68,7 +69,7 @@ export class WaitTimers {
   private plannedAt = Number.POSITIVE_INFINITY;
   /** The earliest fire_at notified during a round (the round's own plan may not have seen it). */
   private notifiedAt = Number.POSITIVE_INFINITY;
-  private unlisten: Promise<(() => Promise<void>) | undefined> | undefined;
+  private listener: WakeUpListener | undefined;
   /** A round is under way: notified fire_ats wait for its plan. */
   private looking = false;
 
@@ -85,14 +86,12 @@ export class WaitTimers {
     this.started = true;
     this.renewTimer = setInterval(() => void this.renew(), Math.max(1, Math.floor(this.leaseMs / 3)));
     // Listening before the first round: a park committed meanwhile is either seen by it or notified.
-    this.unlisten = (this.o.wakeUps?.((payload) => this.notified(payload)) ?? Promise.resolve(undefined)).then(
-      (stop) => stop,
-      (err: unknown) => {
-        this.o.log.warn({ err }, 'wait timers get no wake-ups; looking every poll');
-        return undefined;
-      },
+    this.listener = listenForWakeUps(
+      this.o.wakeUps,
+      (payload) => this.notified(payload),
+      (err) => this.o.log.warn({ err }, 'wait timers get no wake-ups; looking every poll'),
     );
-    void this.unlisten.then(() => this.kick(0)); // due at start (the engine was down): fire at once
+    void this.listener.ready.then(() => this.kick(0)); // due at start (the engine was down): fire at once
   }
 
   /** A notification: an earlier fire_at than planned re-plans the timer ('' : look now). */
@@ -114,9 +113,8 @@ export class WaitTimers {
     clearTimeout(this.timer);
     clearInterval(this.renewTimer);
     this.timer = undefined;
-    const unlisten = await this.unlisten;
-    this.unlisten = undefined;
-    await unlisten?.().catch(() => {});
+    await this.listener?.stop();
+    this.listener = undefined;
     await this.ticking;
     const left = this.queued.splice(0);
     if (left.length > 0)

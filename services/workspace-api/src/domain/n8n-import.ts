@@ -14,7 +14,10 @@ import Type, { type Static } from 'typebox';
 import { Check, Errors } from 'typebox/value';
 import {
   CONDITION_MAX_RULES,
+  credentialType,
   HttpError,
+  loopBodies,
+  SWITCH_MAX_RULES,
   NODE_SCHEMAS,
   NODE_TYPES,
   WORKFLOW_EXPORT_FORMAT,
@@ -52,7 +55,7 @@ const N8nNode = Type.Object(
   },
   { additionalProperties: true },
 );
-/** The part of n8n's workflow JSON the import reads (n8n writes more: id, meta, pinData, tags, versionId — ignored). */
+/** The part of n8n's workflow JSON the import reads (n8n writes more: id, meta, tags, versionId — ignored). */
 export const N8nWorkflowFile = Type.Object(
   {
     name: Type.Optional(Type.String({ maxLength: 200 })),
@@ -65,6 +68,8 @@ export const N8nWorkflowFile = Type.Object(
       ),
     ),
     settings: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    /** Data pinned on nodes in n8n's editor: `{ "<node name>": [{ json: {…} }] }`. */
+    pinData: Type.Optional(Type.Record(Type.String({ maxLength: 200 }), Type.Array(Type.Unknown()))),
   },
   { additionalProperties: true },
 );
@@ -91,6 +96,8 @@ const N8N = 'n8n-nodes-base.';
 /** An n8n parameter as text: a string as it is, a number or boolean written out, an object as JSON, nothing as `fallback`. */
 const text = (v: unknown, fallback = ''): string =>
   typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : v === undefined || v === null ? fallback : JSON.stringify(v);
+/** `map[key]` when the map has that key itself (a key of n8n's file is never read off Object.prototype). */
+const own = <T>(map: Record<string, T>, key: string): T | undefined => (Object.hasOwn(map, key) ? map[key] : undefined);
 const refuse = (reason: string): never => {
   throw new HttpError('validation_failed', `The n8n file cannot be imported: ${reason}`);
 };
@@ -163,9 +170,21 @@ interface Graph {
   triggerType: TriggerType;
   /** Flowdesk step type of each mapped node. */
   stepType: Map<string, string>;
+  /** Where n8n's `$json.<segments>` of a mapped node is in its Flowdesk output (absent: the same path; null: nowhere). */
+  read: Map<string, (segments: string[]) => string[] | null>;
+  /** Disabled n8n nodes kept as placeholder steps: n8n passed their input on. */
+  placeholders: Set<string>;
+  /** Each Loop Over Items (a For each) and the nodes of its loop. */
+  loopBody: Map<string, Set<string>>;
+  /** Each Loop Over Items' last loop node (the one edge back into it), whose outputs are the For each's results. */
+  loopLast: Map<string, string>;
 }
+/** A Split Out (or Item Lists' split out items) node. */
+const isSplitOut = (n: N8nNode) =>
+  n.type.startsWith(N8N) &&
+  (short(n.type) === 'splitOut' || (short(n.type) === 'itemLists' && text(n.parameters?.operation, 'splitOutItems') === 'splitOutItems'));
 /** Nodes whose n8n output is their input (Flowdesk's outputs differ): `$json` after them reads the node before. */
-const PASS_THROUGH = new Set(['condition', 'wait', 'respond', 'stop']);
+const PASS_THROUGH = new Set(['condition', 'switch', 'wait', 'respond', 'stop']);
 
 const PATH = String.raw`((?:\.[A-Za-z_$][\w$-]*|\[\s*(?:'[^']*'|"[^"]*"|\d+)\s*\])*)`;
 const JSON_RE = new RegExp(String.raw`^\$(?:json|input\.(?:item|first\(\)|last\(\))\.json)${PATH}$`);
@@ -179,8 +198,8 @@ const segmentsOf = (path: string): string[] | null => {
   return out.every((s) => /^[\w-]+$/.test(s)) ? out : null;
 };
 
-/** The Flowdesk path of n8n node `name`'s output at `segments`, or null when it has none. */
-function producerPath(g: Graph, name: string | undefined, segments: string[], hops = 0): string | null {
+/** The Flowdesk path of n8n node `name`'s output at `segments` as node `consumer` reads it, or null when it has none. */
+function producerPath(g: Graph, name: string | undefined, segments: string[], consumer: string, hops = 0): string | null {
   if (name === undefined || hops > N8N_MAX_NODES) return null;
   const join = (base: string, segs: string[]) => [base, ...segs].join('.');
   if (name === g.triggerName) {
@@ -193,10 +212,17 @@ function producerPath(g: Graph, name: string | undefined, segments: string[], ho
   }
   const type = g.stepType.get(name);
   if (!type) return null;
-  if (PASS_THROUGH.has(type)) return producerPath(g, g.sourceOf.get(name), segments, hops + 1);
-  // n8n's Filter passes on each item kept; Flowdesk's outputs one list ({ items, count, dropped }): no one path says `$json` of it.
-  if (type === 'filter') return null;
-  return join(`nodes.${g.idOf.get(name)!}`, type === 'http_request' ? ['body', ...segments] : segments);
+  if (g.placeholders.has(name) || PASS_THROUGH.has(type)) return producerPath(g, g.sourceOf.get(name), segments, consumer, hops + 1);
+  // Inside a Loop Over Items, `$json` of it is the current item; after it (done) n8n's items are not Flowdesk's results.
+  if (type === 'for_each') {
+    if (!g.loopBody.get(name)?.has(consumer)) return null;
+    // Split Out gives an element that is not an object as `{ <field>: element }`.
+    const key = isSplitOut(g.byName.get(name)!) ? text(g.byName.get(name)!.parameters?.fieldToSplitOut, '').trim() : '';
+    return join('item', key && segments[0] === key ? segments.slice(1) : segments);
+  }
+  const read = g.read.get(name);
+  const path = read ? read(segments) : segments;
+  return path ? join(`nodes.${g.idOf.get(name)!}`, path) : null;
 }
 
 /** One n8n parameter value as Flowdesk text: `={{ $json.x }}` → `{{trigger.x}}` / `{{nodes.<id>.x}}`; what is not rewritable is kept and returned in `kept`. */
@@ -224,7 +250,7 @@ function rewriteExpression(src: string, g: Graph, node: string): string | null {
   const n = j ? null : NODE_RE.exec(src);
   const segs = j ? segmentsOf(j[1]!) : n ? segmentsOf(n[5]!) : null;
   const from = j ? g.sourceOf.get(node) : n ? (n[1] ?? n[2] ?? n[3] ?? n[4]) : undefined;
-  const path = segs ? producerPath(g, from, segs) : null;
+  const path = segs ? producerPath(g, from, segs, node) : null;
   return path ? `{{${path}}}` : null;
 }
 
@@ -280,13 +306,64 @@ function conditionsOf(
   for (const cond of c.conditions) {
     const type = cond.operator?.type ?? 'string';
     const operation = cond.operator?.operation ?? 'equals';
-    const op = OPERATORS[operation] ?? (type === 'string' ? STRING_OPERATORS[operation] : undefined);
+    const op = own(OPERATORS, operation) ?? (type === 'string' ? own(STRING_OPERATORS, operation) : undefined);
     if (!op || type === 'dateTime' || (type === 'array' && !['exists', 'notExists', 'empty', 'notEmpty'].includes(operation)))
       return `its ${type} comparison "${operation}" has no Flowdesk equivalent`;
     const unary = ['exists', 'not_exists', 'is_empty', 'is_not_empty', 'is_true', 'is_false'].includes(op);
     rules.push({ left: cond.leftValue, operator: op, ...(unary ? {} : { right: cond.rightValue }) });
   }
   return { rules, combinator: c.combinator === 'or' ? 'or' : 'and' };
+}
+
+/** If 1's conditions: lists of `boolean`, `number`, `string` (and `dateTime`) comparisons, `combineOperation` all / any. */
+const V1_OPERATORS: Record<string, Record<string, ConditionOperatorName>> = {
+  boolean: { equal: 'equals', notEqual: 'not_equals' },
+  number: {
+    smaller: 'less_than',
+    smallerEqual: 'less_or_equal',
+    equal: 'equals',
+    notEqual: 'not_equals',
+    larger: 'greater_than',
+    largerEqual: 'greater_or_equal',
+    isEmpty: 'is_empty',
+    isNotEmpty: 'is_not_empty',
+  },
+  string: {
+    equal: 'equals',
+    notEqual: 'not_equals',
+    contains: 'contains',
+    notContains: 'not_contains',
+    startsWith: 'starts_with',
+    notStartsWith: 'not_starts_with',
+    endsWith: 'ends_with',
+    notEndsWith: 'not_ends_with',
+    isEmpty: 'is_empty',
+    isNotEmpty: 'is_not_empty',
+  },
+};
+/** Each type's default operation, as If 1 writes none for it. */
+const V1_DEFAULT: Record<string, string> = { boolean: 'equal', number: 'smaller', string: 'equal' };
+type Rules = { rules: { left: unknown; operator: ConditionOperatorName; right?: unknown }[]; combinator: 'and' | 'or' };
+/** If 1's conditions as rules (n8n checks boolean, then number, then string ones), or why not. */
+function conditionsV1(params: Record<string, unknown>): Rules | string {
+  const c = (params.conditions ?? {}) as Record<string, unknown>;
+  const rules: Rules['rules'] = [];
+  for (const type of ['boolean', 'dateTime', 'number', 'string']) {
+    const list = c[type];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) return `its ${type} conditions are not a list`;
+    if (type === 'dateTime' && list.length) return 'it compares dates (occurred before / after), which Flowdesk compares only as text';
+    for (const cond of list as { value1?: unknown; value2?: unknown; operation?: unknown }[]) {
+      const operation = text(cond?.operation, V1_DEFAULT[type]);
+      const op = own(V1_OPERATORS[type]!, operation);
+      if (!op) return `its ${type} comparison "${operation}" has no Flowdesk equivalent`;
+      const unary = op === 'is_empty' || op === 'is_not_empty';
+      rules.push({ left: cond.value1 ?? '', operator: op, ...(unary ? {} : { right: cond.value2 ?? (type === 'boolean' ? false : '') }) });
+    }
+  }
+  if (rules.length === 0) return 'it has no conditions';
+  if (rules.length > CONDITION_MAX_RULES) return `it has ${rules.length} conditions, more than ${CONDITION_MAX_RULES}`;
+  return { rules, combinator: params.combineOperation === 'any' ? 'or' : 'and' };
 }
 
 // ---- Nodes ----
@@ -296,6 +373,12 @@ interface Mapped {
   params: Record<string, unknown>;
   /** Needs a look before it runs (kept). */
   attention?: string[];
+  /** The step's name, when not the n8n node's. */
+  name?: string;
+  /** The Flowdesk branches of each n8n output (absent: one output, no branch). */
+  outputs?: string[][];
+  /** Where `$json.<segments>` of the n8n node is in the step's output (absent: the same path; null: nowhere). */
+  read?: (segments: string[]) => string[] | null;
 }
 type Mapper = (p: Record<string, unknown>, ctx: { g: Graph; node: N8nNode; kept: string[] }) => Mapped | string;
 const rw = (ctx: { g: Graph; node: N8nNode; kept: string[] }, v: unknown) => rewriteValue(v, ctx.g, ctx.node.name, ctx.kept);
@@ -307,13 +390,14 @@ const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,99}$/;
 
 /** The output of the node feeding `node` as one variable (`{{nodes.<id>}}`), or null. */
 const inputOf = (ctx: { g: Graph; node: N8nNode }) => {
-  const path = producerPath(ctx.g, ctx.g.sourceOf.get(ctx.node.name), []);
+  const path = producerPath(ctx.g, ctx.g.sourceOf.get(ctx.node.name), [], ctx.node.name);
   return path ? `{{${path}}}` : null;
 };
 
 const MAPPERS: Record<string, Mapper> = {
   if: (p, ctx) => {
-    const c = conditionsOf(p);
+    const v1 = (ctx.node.typeVersion ?? 1) < 2;
+    const c = v1 ? conditionsV1(p) : conditionsOf(p);
     if (typeof c === 'string') return c;
     return {
       type: 'condition',
@@ -321,6 +405,7 @@ const MAPPERS: Record<string, Mapper> = {
         rules: c.rules.map((r) => ({ left: rw(ctx, r.left), operator: r.operator, ...('right' in r ? { right: rw(ctx, r.right) } : {}) })),
         combinator: c.combinator,
       },
+      outputs: [['true'], ['false']],
     };
   },
   filter: (p, ctx) => {
@@ -339,6 +424,7 @@ const MAPPERS: Record<string, Mapper> = {
       type: 'filter',
       params: { items, rules, combinator: c.combinator },
       attention: [`n8n filtered the items reaching it; Flowdesk's Filter filters one list (${items}): check it is the list meant`],
+      read: () => null,
     };
   },
   set: (p, ctx) => {
@@ -397,10 +483,11 @@ const MAPPERS: Record<string, Mapper> = {
     return {
       type: 'http_request',
       params,
+      read: (segments) => ['body', ...segments],
       attention:
         auth !== 'none'
           ? [
-              `it used the n8n credential ${creds.map((c) => `"${c}"`).join(', ') || auth}: set its Credential to a Flowdesk credential (credentials are not in n8n's file)`,
+              `it authenticated with ${creds.map((c) => `the n8n credential "${c}"`).join(', ') || `n8n's ${auth}`}: set its Credential to a Flowdesk credential`,
             ]
           : [],
     };
@@ -441,11 +528,16 @@ const MAPPERS: Record<string, Mapper> = {
     const unit = text(p.unit, 'hours');
     if (mode === 'timeInterval') {
       if (!['seconds', 'minutes', 'hours', 'days'].includes(unit)) return `its unit "${unit}" is not one Flowdesk reads`;
-      return { type: 'wait', params: { mode: 'duration', amount: rw(ctx, p.amount ?? 1), unit } };
+      return { type: 'wait', params: { mode: 'duration', amount: rw(ctx, p.amount ?? 1), unit }, outputs: [['resumed']] };
     }
-    if (mode === 'specificTime') return { type: 'wait', params: { mode: 'until', until: rw(ctx, p.dateTime) } };
+    if (mode === 'specificTime') return { type: 'wait', params: { mode: 'until', until: rw(ctx, p.dateTime) }, outputs: [['resumed']] };
     if (mode === 'webhook')
-      return { type: 'wait', params: { mode: 'resume' }, attention: ['it waited for a call to n8n’s resume URL: the Flowdesk run has its own resume URL'] };
+      return {
+        type: 'wait',
+        params: { mode: 'resume' },
+        outputs: [['resumed']],
+        attention: ['it waited for a call to n8n’s resume URL: the Flowdesk run has its own resume URL'],
+      };
     return `it waits for "${mode}", which Flowdesk's Wait does not`;
   },
   executeWorkflow: (p, ctx) => {
@@ -465,6 +557,209 @@ const MAPPERS: Record<string, Mapper> = {
   stopAndError: (p, ctx) => ({ type: 'stop', params: { status: 'failed', message: rw(ctx, p.errorType === 'errorObject' ? p.errorObject : p.errorMessage) } }),
 };
 MAPPERS.function = (p, ctx) => MAPPERS.code!({ jsCode: p.functionCode }, ctx);
+
+/** Switch 3 in rules mode: one comparison per rule, all of one value, at most SWITCH_MAX_RULES; the fallback output → `default`. */
+MAPPERS.switch = (p, ctx) => {
+  if ((ctx.node.typeVersion ?? 1) < 3) return switchV1(p, ctx);
+  if (text(p.mode, 'rules') !== 'rules')
+    return 'it routes by an expression that returns the output’s number (expression mode): Flowdesk’s Switch compares one value with rules; rebuild it with rules';
+  const options = (p.options ?? {}) as { fallbackOutput?: unknown; allMatchingOutputs?: unknown; ignoreCase?: unknown };
+  if (options.allMatchingOutputs === true) return 'it sends an item to every output whose rule matches; Flowdesk’s Switch follows the first';
+  const values = ((p.rules as { values?: unknown } | undefined)?.values ?? []) as { conditions?: Record<string, unknown> }[];
+  if (!Array.isArray(values) || values.length === 0) return 'it has no rules';
+  if (values.length > SWITCH_MAX_RULES) return `it has ${values.length} rules, more than the ${SWITCH_MAX_RULES} of Flowdesk’s Switch`;
+  const rules: { operator: ConditionOperatorName; right?: string }[] = [];
+  let value: unknown;
+  for (const [i, rule] of values.entries()) {
+    const c = conditionsOf({ conditions: rule?.conditions });
+    if (typeof c === 'string') return `rule ${i + 1}: ${c}`;
+    if (c.rules.length !== 1)
+      return `rule ${i + 1} has ${c.rules.length} conditions: Flowdesk’s Switch makes one comparison per rule (use Conditions before it)`;
+    const r = c.rules[0]!;
+    if (i === 0) value = r.left;
+    else if (text(r.left) !== text(value))
+      return `its rules compare different values (${text(value)}, ${text(r.left)}): Flowdesk’s Switch compares one value (use Conditions)`;
+    rules.push({ operator: r.operator, ...('right' in r ? { right: rw(ctx, r.right) } : {}) });
+  }
+  const outputs = rules.map((_, i) => [String(i + 1)]);
+  const fallback = options.fallbackOutput ?? 'none';
+  if (fallback === 'extra') outputs.push(['default']);
+  else if (typeof fallback === 'number' && Number.isInteger(fallback) && fallback >= 0 && fallback < outputs.length) outputs[fallback]!.push('default');
+  else if (fallback !== 'none') return `its fallback output "${text(fallback)}" is not one it has`;
+  return {
+    type: 'switch',
+    params: { value: rw(ctx, value), rules },
+    outputs,
+    attention: options.ignoreCase === true ? ['n8n ignored letter case in its rules; Flowdesk’s Switch compares text exactly'] : [],
+  };
+};
+
+/**
+ * Switch 1 and 2: one `value1` of one `dataType`, rules of { operation, value2 } (If 1's operations), each sending to output
+ * `output` (Switch 1) or its own (Switch 2); `fallbackOutput` an output's number, -1 none.
+ */
+function switchV1(p: Record<string, unknown>, ctx: { g: Graph; node: N8nNode; kept: string[] }): Mapped | string {
+  if (text(p.mode, 'rules') !== 'rules') return 'it routes by an expression that returns the output’s number (expression mode): rebuild it with rules';
+  const type = text(p.dataType, 'number');
+  const operators = own(V1_OPERATORS, type);
+  if (!operators) return `it compares ${type === 'dateTime' ? 'dates' : type} values, which Flowdesk’s Switch does not`;
+  const list = ((p.rules as { rules?: unknown } | undefined)?.rules ?? []) as { operation?: unknown; value2?: unknown; output?: unknown }[];
+  if (!Array.isArray(list) || list.length === 0) return 'it has no rules';
+  if (list.length > SWITCH_MAX_RULES) return `it has ${list.length} rules, more than the ${SWITCH_MAX_RULES} of Flowdesk’s Switch`;
+  const v1 = (ctx.node.typeVersion ?? 1) < 2;
+  const outputs: string[][] = Array.from({ length: v1 ? 4 : list.length }, () => []);
+  const rules: { operator: ConditionOperatorName; right?: string }[] = [];
+  for (const [i, r] of list.entries()) {
+    const operation = text(r?.operation, own(V1_DEFAULT, type));
+    const op = own(operators, operation);
+    if (!op) return `rule ${i + 1}: its ${type} comparison "${operation}" has no Flowdesk equivalent`;
+    const unary = op === 'is_empty' || op === 'is_not_empty';
+    rules.push({ operator: op, ...(unary ? {} : { right: rw(ctx, r.value2 ?? '') }) });
+    const output = v1 ? r.output : i;
+    if (typeof output !== 'number' || !outputs[output]) return `rule ${i + 1} sends to output ${text(output)}, which it does not have`;
+    outputs[output].push(String(i + 1));
+  }
+  const fallback = typeof p.fallbackOutput === 'number' ? p.fallbackOutput : -1;
+  if (fallback >= 0) {
+    if (!outputs[fallback]) return `its fallback output ${fallback} is not one it has`;
+    outputs[fallback].push('default');
+  }
+  return { type: 'switch', params: { value: rw(ctx, p.value1 ?? ''), rules }, outputs };
+}
+
+/** Loop Over Items (Split in Batches 3): its `loop` output → For each's `each`, `done` → `done`; the edge back into it was recognised and dropped. */
+MAPPERS.splitInBatches = (p, ctx) => {
+  if ((ctx.node.typeVersion ?? 1) < 3)
+    return 'Split in Batches before version 3 (Loop Over Items) loops by an edge back into it and a check of “no items left”: rebuild the loop as a For each';
+  const items = inputOf(ctx);
+  if (!items) return 'the items it loops over are not the output of one step Flowdesk has';
+  const size = typeof p.batchSize === 'number' ? p.batchSize : 1;
+  return {
+    type: 'for_each',
+    params: { items, concurrency: '1' },
+    outputs: [['done'], ['each']],
+    attention: [
+      `n8n looped over the items reaching it; Flowdesk's For each loops over one list (${items}): check it is the list meant`,
+      ...(size === 1 ? [] : [`n8n ran its loop once per batch of ${size} items; Flowdesk’s For each runs it once per item`]),
+    ],
+  };
+};
+
+/** Aggregate: the items reaching it → one list of one field (or of whole items), read after it as `$json.<output field>`. */
+function aggregateOf(p: Record<string, unknown>, ctx: { g: Graph; node: N8nNode; kept: string[] }): Mapped | string {
+  const options = (p.options ?? {}) as { mergeLists?: unknown; keepMissing?: unknown; disableDotNotation?: unknown };
+  if (options.mergeLists === true) return 'it merges the lists it collects into one; Flowdesk’s Aggregate keeps them as they are';
+  let field: string | undefined;
+  let key: string;
+  if (text(p.aggregate, 'aggregateIndividualFields') === 'aggregateAllItemData') {
+    if (text(p.include, 'allFields') !== 'allFields') return 'it keeps only some fields of each item; Flowdesk’s Aggregate keeps whole items or one field';
+    key = text(p.destinationFieldName, 'data');
+  } else {
+    const list = ((p.fieldsToAggregate as { fieldToAggregate?: unknown } | undefined)?.fieldToAggregate ?? []) as Record<string, unknown>[];
+    if (!Array.isArray(list) || list.length !== 1) return `it aggregates ${Array.isArray(list) ? list.length : 0} fields; Flowdesk’s Aggregate takes one`;
+    const f = list[0]!;
+    field = text(f.fieldToAggregate, '').trim();
+    if (!field || /[{}]/.test(field)) return `its field "${field}" is not a field path`;
+    key = f.renameField === true && typeof f.outputFieldName === 'string' && f.outputFieldName ? f.outputFieldName : field;
+  }
+  let items = inputOf(ctx);
+  let fromLoop = false;
+  // After a Loop Over Items (its done output): n8n collects what the loop's last node output per item, Flowdesk's For each's results.
+  const source = ctx.g.sourceOf.get(ctx.node.name);
+  if (source && ctx.g.stepType.get(source) === 'for_each' && !ctx.g.loopBody.get(source)?.has(ctx.node.name)) {
+    const last = ctx.g.loopLast.get(source);
+    const type = last ? ctx.g.stepType.get(last) : undefined;
+    if (!last || !type || PASS_THROUGH.has(type) || ctx.g.placeholders.has(last) || type === 'for_each')
+      return 'it collects what a loop gave back, and no one step of the loop gives the items back';
+    const read = ctx.g.read.get(last);
+    const path = read ? read(field ? field.split('.') : []) : field ? field.split('.') : [];
+    if (!path) return `the loop's last step ("${last}") has no "${field ?? 'item'}" in its Flowdesk output`;
+    field = path.join('.') || undefined;
+    items = `{{nodes.${ctx.g.idOf.get(source)!}.results}}`;
+    fromLoop = true;
+  }
+  if (!items) return 'the items it collects are not the output of one step Flowdesk has';
+  return {
+    type: 'aggregate',
+    params: { items, ...(field ? { field } : {}), into: 'list' },
+    read: (segments) => (segments[0] === key ? ['items', ...segments.slice(1)] : null),
+    attention: [
+      ...(fromLoop ? [] : [`n8n collected the items reaching it; Flowdesk's Aggregate collects one list (${items}): check it is the list meant`]),
+      ...(options.keepMissing === true ? ['n8n kept an empty value for an item without the field; Flowdesk leaves the item out (counted in `missing`)'] : []),
+    ],
+  };
+}
+MAPPERS.aggregate = aggregateOf;
+
+/** Split Out → a For each over the list it splits: the steps after it (its loop, `each`) ran once per element in n8n too. */
+function splitOutOf(p: Record<string, unknown>, ctx: { g: Graph; node: N8nNode; kept: string[] }): Mapped | string {
+  const field = text(p.fieldToSplitOut, '').trim();
+  if (!field || field.includes(',')) return `it splits ${field ? 'several fields' : 'no field'} out: a For each loops over one list`;
+  const segments = field.split('.');
+  if (!segments.every((s) => /^[\w-]+$/.test(s))) return `its field "${field}" is not a field path`;
+  const path = producerPath(ctx.g, ctx.g.sourceOf.get(ctx.node.name), segments, ctx.node.name);
+  if (!path) return `the list it splits ("${field}") is not in the output of one step Flowdesk has`;
+  return {
+    type: 'for_each',
+    params: { items: `{{${path}}}`, concurrency: '1' },
+    outputs: [['each'], ['done']],
+    attention: [
+      `n8n ran the nodes after it once per element of "${field}": they are the For each's loop (each), {{item}} the element; an Aggregate after them follows the loop's done`,
+      ...(text(p.include, 'noOtherFields') !== 'noOtherFields'
+        ? ['n8n added other fields of its input to each element; in the loop read them from the step before it']
+        : []),
+    ],
+  };
+}
+MAPPERS.splitOut = splitOutOf;
+
+/** Nodes Flowdesk has no step for, with what to use instead. */
+const NO_STEP: Record<string, (p: Record<string, unknown>) => string> = {
+  limit: (p) => `Flowdesk has no Limit step: a Code step can keep the first ${text(p.maxItems, '1')} items of a list`,
+  sort: () => 'Flowdesk has no Sort step: a Code step (or a {{= }} expression with $sort) can sort a list',
+  removeDuplicates: () => 'Flowdesk has no Remove Duplicates step: a Code step can drop the repeated items of a list',
+  summarize: () => 'Flowdesk has no Summarize step: a Code step can count, sum or group a list',
+  dateTime: () => 'Flowdesk has no Date & Time step: a {{= }} expression or a Code step can format or shift a date',
+  merge: (p) =>
+    `it combines its inputs’ items (${text(p.mode)}${p.combineBy ? `, ${text(p.combineBy)}` : ''}${p.combinationMode ? `, ${text(p.combinationMode)}` : ''}): Flowdesk joins branches but has no step that combines their items; a Code step reading each branch's output ({{nodes.<id>}}) can`,
+};
+for (const [type, reason] of Object.entries(NO_STEP)) MAPPERS[type] = (p) => reason(p);
+/** Item Lists (before n8n split it into Aggregate, Split Out, Sort, Limit, Remove Duplicates, Summarize): by its operation. */
+MAPPERS.itemLists = (p, ctx) => {
+  const operation = text(p.operation, 'splitOutItems');
+  if (operation === 'aggregateItems') return aggregateOf(p, ctx);
+  if (operation === 'splitOutItems') return splitOutOf(p, ctx);
+  const as: Record<string, string> = { removeDuplicates: 'removeDuplicates', sort: 'sort', limit: 'limit', summarize: 'summarize' };
+  const as_ = own(as, operation);
+  return as_ ? NO_STEP[as_]!(p) : `its operation "${operation}" has no Flowdesk equivalent`;
+};
+
+/** Merge modes Flowdesk's join is: the steps after it run once every branch into it is decided (an OR-join). */
+export function mergeJoin(node: N8nNode): { note: string; useInput?: number } | null {
+  const p = node.parameters ?? {};
+  const v = node.typeVersion ?? 1;
+  const mode = text(p.mode, 'append');
+  if (mode === 'append' || (v < 2 && mode === 'wait'))
+    return {
+      note: 'the steps after it run once, when every branch into it is done; each branch’s output is read by name ({{nodes.<id>}}), n8n’s one list of all their items is not built',
+    };
+  if (mode === 'chooseBranch' || (v < 2 && mode === 'passThrough')) {
+    const output = v >= 3 ? text(p.output, 'specifiedInput') : text(p.output, 'input1');
+    const input =
+      v >= 3
+        ? output === 'specifiedInput'
+          ? Number(p.useDataOfInput ?? 1)
+          : undefined
+        : output === 'empty'
+          ? undefined
+          : Number(output.replace(/^input/, ''));
+    return {
+      note: `the steps after it run once every branch into it is done${mode === 'chooseBranch' ? ' (n8n waited for data on both inputs; Flowdesk runs them when at least one branch ran)' : ''}${input ? `; $json after it reads input ${input}` : ''}`,
+      ...(input && Number.isInteger(input) && input >= 1 ? { useInput: input } : {}),
+    };
+  }
+  return null;
+}
 /** Nodes that pass their input on unchanged: joined over, their edges kept. */
 const JOINED = new Set(['noOp']);
 
@@ -491,6 +786,8 @@ interface Edge {
   from: string;
   to: string;
   output: number;
+  /** The input of `to` it goes into (a Merge has several). */
+  input: number;
 }
 
 /**
@@ -521,7 +818,7 @@ export function fromN8n(body: unknown): N8nImport {
         for (const t of targets ?? []) {
           if (!byName.has(t.node)) refuse(`a connection from "${from}" goes to "${t.node}", which the file does not have`);
           if (++connections > N8N_MAX_CONNECTIONS) refuse(`it has more than ${N8N_MAX_CONNECTIONS} connections`);
-          if (kind === 'main') edges.push({ from, to: t.node, output });
+          if (kind === 'main') edges.push({ from, to: t.node, output, input: t.index });
           else
             problems.push({
               nodeId: idOf.get(t.node)!,
@@ -586,24 +883,72 @@ export function fromN8n(body: unknown): N8nImport {
         message: `n8n's trigger "${t.name}": a Flowdesk workflow has one trigger (${trigger!.name}): left out`,
       });
 
-  // Joined over: No Op and disabled nodes (n8n passes their input on). Their first output's edges continue from what fed them.
+  // Loop Over Items: the edges back into it from its loop (what its `loop` output reaches) close n8n's loop; a For each needs none.
+  const loopBody = new Map<string, Set<string>>();
+  const loopLast = new Map<string, string>();
   for (const n of file.nodes) {
-    if (n === trigger || isTriggerType(n.type) || !(JOINED.has(short(n.type)) || n.disabled)) continue;
+    if (short(n.type) !== 'splitInBatches' || !n.type.startsWith(N8N)) continue;
+    const loopOutput = (n.typeVersion ?? 1) >= 3 ? 1 : 0;
+    const body = new Set<string>();
+    const stack = edges.filter((e) => e.from === n.name && e.output === loopOutput).map((e) => e.to);
+    while (stack.length) {
+      const at = stack.pop()!;
+      if (at === n.name || body.has(at)) continue;
+      body.add(at);
+      for (const e of edges) if (e.from === at) stack.push(e.to);
+    }
+    const back = [...new Set(edges.filter((e) => e.to === n.name && body.has(e.from)).map((e) => e.from))];
+    if (back.length === 1) loopLast.set(n.name, back[0]!);
+    edges = edges.filter((e) => !(e.to === n.name && body.has(e.from)));
+    loopBody.set(n.name, body);
+  }
+  // Split Out: the nodes after it ran once per element — a For each whose loop is everything after it up to an Aggregate,
+  // which then follows the loop's `done` (n8n's Aggregate collected what the loop's last node gave, per element).
+  const isAggregate = (n: N8nNode) =>
+    n.type.startsWith(N8N) && (short(n.type) === 'aggregate' || (short(n.type) === 'itemLists' && n.parameters?.operation === 'aggregateItems'));
+  for (const n of file.nodes) {
+    if (!isSplitOut(n) || n.disabled) continue;
+    const body = new Set<string>();
+    const stack = edges.filter((e) => e.from === n.name).map((e) => e.to);
+    while (stack.length) {
+      const at = stack.pop()!;
+      if (at === n.name || body.has(at) || isAggregate(byName.get(at)!)) continue;
+      body.add(at);
+      for (const e of edges) if (e.from === at) stack.push(e.to);
+    }
+    const ends = edges.filter((e) => (body.has(e.from) || e.from === n.name) && isAggregate(byName.get(e.to)!));
+    const last = [...new Set(ends.map((e) => e.from))];
+    if (last.length === 1 && last[0] !== n.name) loopLast.set(n.name, last[0]!);
+    edges = [...edges.filter((e) => !ends.includes(e)), ...[...new Set(ends.map((e) => e.to))].map((to) => ({ from: n.name, to, output: 1, input: 0 }))];
+    loopBody.set(n.name, body);
+  }
+
+  // Joined over: No Op, and a Merge that only waits for its branches (n8n passes the data on; Flowdesk's steps wait for every branch into them).
+  const joins = new Map<string, { note: string; useInput?: number } | null>();
+  for (const n of file.nodes)
+    if (n.type.startsWith(N8N) && !n.disabled && (JOINED.has(short(n.type)) || (short(n.type) === 'merge' && mergeJoin(n))))
+      joins.set(n.name, short(n.type) === 'merge' ? mergeJoin(n) : null);
+  const sourceOverride = new Map<string, string>();
+  for (const n of file.nodes) {
+    if (n === trigger || isTriggerType(n.type) || !joins.has(n.name)) continue;
+    const join = joins.get(n.name);
     const into = edges.filter((e) => e.to === n.name);
     const out = edges.filter((e) => e.from === n.name && e.output === 0);
     edges = [
       ...edges.filter((e) => e.to !== n.name && e.from !== n.name),
-      ...into.flatMap((i) => out.map((o) => ({ from: i.from, to: o.to, output: i.output }))),
+      ...into.flatMap((i) => out.map((o) => ({ from: i.from, to: o.to, output: i.output, input: o.input }))),
     ];
+    const chosen = join?.useInput ? [...new Set(into.filter((e) => e.input === join.useInput! - 1).map((e) => e.from))] : [];
+    if (chosen.length === 1) for (const o of out) sourceOverride.set(o.to, chosen[0]!);
     problems.push({
       nodeId: idOf.get(n.name)!,
       kind: 'left_out',
-      message: n.disabled
-        ? `"${n.name}" was disabled in n8n: left out, what fed it now feeds what followed it`
+      message: join
+        ? `"${n.name}" is a Merge (${text(n.parameters?.mode, 'append')}): left out, what fed it now feeds what followed it: ${join.note}`
         : `"${n.name}" is a No Op: left out, what fed it now feeds what followed it`,
     });
   }
-  const kept = new Set(file.nodes.filter((n) => n !== trigger && !isTriggerType(n.type) && !JOINED.has(short(n.type)) && !n.disabled).map((n) => n.name));
+  const kept = new Set(file.nodes.filter((n) => n !== trigger && !isTriggerType(n.type) && !joins.has(n.name)).map((n) => n.name));
   edges = edges.filter((e) => (e.from === trigger?.name || kept.has(e.from)) && kept.has(e.to));
   edges = edges.filter((e, i) => edges.findIndex((o) => o.from === e.from && o.to === e.to && o.output === e.output) === i);
 
@@ -614,7 +959,20 @@ export function fromN8n(body: unknown): N8nImport {
     const feeding = [...new Set(edges.filter((e) => e.to === name).map((e) => e.from))];
     if (feeding.length === 1) sourceOf.set(name, feeding[0]!);
   }
-  const g: Graph = { idOf, byName, sourceOf, triggerName: trigger?.name ?? null, triggerType, stepType: new Map() };
+  for (const [to, from] of sourceOverride) if (kept.has(to) && (kept.has(from) || from === trigger?.name)) sourceOf.set(to, from);
+  const placeholders = new Set([...kept].filter((name) => byName.get(name)!.disabled === true));
+  const g: Graph = {
+    idOf,
+    byName,
+    sourceOf,
+    triggerName: trigger?.name ?? null,
+    triggerType,
+    stepType: new Map(),
+    read: new Map(),
+    placeholders,
+    loopBody,
+    loopLast,
+  };
 
   // Steps the trigger never reaches are not in the new workflow (n8n keeps unconnected nodes; a Flowdesk graph does not).
   const reached = new Set<string>();
@@ -640,6 +998,16 @@ export function fromN8n(body: unknown): N8nImport {
       });
   }
   const mapNode = (n: N8nNode, kept: string[]): Mapped | string => {
+    // A disabled node: a step that does nothing, named so, where it was (n8n passed its input on, on its first output).
+    if (n.disabled)
+      return {
+        type: 'set_fields',
+        params: { fields: [] },
+        name: `${n.name.slice(0, 180)} (disabled in n8n)`,
+        attention: [
+          `it was disabled in n8n (${n.type}): kept as an empty Set Fields step that does nothing, with its edges, so the graph keeps its shape; rebuild it or delete it`,
+        ],
+      };
     const mapper = n.type.startsWith(N8N) && Object.hasOwn(MAPPERS, short(n.type)) ? MAPPERS[short(n.type)] : undefined;
     return mapper ? mapper(n.parameters ?? {}, { g, node: n, kept }) : `${n.type} has no Flowdesk equivalent`;
   };
@@ -647,11 +1015,14 @@ export function fromN8n(body: unknown): N8nImport {
   for (let pass = 0; pass < 2; pass++)
     for (const n of pending) {
       const result = mapNode(n, []);
-      if (typeof result !== 'string') g.stepType.set(n.name, result.type);
-      else g.stepType.delete(n.name);
+      if (typeof result !== 'string') {
+        g.stepType.set(n.name, result.type);
+        if (result.read) g.read.set(n.name, result.read);
+      } else g.stepType.delete(n.name);
     }
 
   const nodes: ({ id: string; type: string } & Record<string, unknown>)[] = [];
+  const outputsOf = new Map<string, string[][] | undefined>();
   for (const n of pending) {
     const id = idOf.get(n.name)!;
     const kept: string[] = [];
@@ -662,7 +1033,8 @@ export function fromN8n(body: unknown): N8nImport {
       nodes.push({ id, type: n.type, name: n.name, ...(position ? { position } : {}) });
       continue;
     }
-    const step: Record<string, unknown> = { id, type: result.type, name: n.name, ...(position ? { position } : {}), params: result.params };
+    outputsOf.set(n.name, result.outputs);
+    const step: Record<string, unknown> = { id, type: result.type, name: result.name ?? n.name, ...(position ? { position } : {}), params: result.params };
     if (n.onError === 'continueRegularOutput') step.onError = 'continue';
     if (n.onError === 'continueErrorOutput') step.onError = 'branch';
     if (n.retryOnFail === true)
@@ -688,7 +1060,8 @@ export function fromN8n(body: unknown): N8nImport {
       });
   }
 
-  // Edges: an If's outputs are true / false, a Wait's resumed, an error output (onError continueErrorOutput) the error branch.
+  // Edges: each n8n output to the step's branches (an If's true / false, a Switch's 1…4 and default, a Loop's done / each, a
+  // Wait's resumed), the error output (onError continueErrorOutput, after the others) to the error branch.
   const inGraph = new Set(pending.map((n) => n.name));
   const out: { from: string; to: string; branch?: string }[] = [];
   for (const e of edges) {
@@ -696,12 +1069,14 @@ export function fromN8n(body: unknown): N8nImport {
     const from = e.from === trigger?.name ? 'trigger' : idOf.get(e.from)!;
     const src = byName.get(e.from)!;
     const type = g.stepType.get(e.from);
-    let branch: string | undefined;
-    const errorOutput = src.onError === 'continueErrorOutput' && type !== undefined ? (type === 'condition' ? 2 : 1) : -1;
-    if (e.output === errorOutput) branch = 'error';
-    else if (type === 'condition') branch = e.output === 0 ? 'true' : 'false';
-    else if (type === 'wait') branch = 'resumed';
-    else if (e.output > 0 && type !== undefined) {
+    const outputs = outputsOf.get(e.from);
+    const errorOutput = src.onError === 'continueErrorOutput' && type !== undefined ? (outputs?.length ?? 1) : -1;
+    let branches: (string | undefined)[];
+    if (e.output === errorOutput) branches = ['error'];
+    else if (outputs && e.output < outputs.length) branches = outputs[e.output]!;
+    else if (e.output === 0 || type === undefined) branches = [undefined];
+    else branches = [];
+    if (branches.length === 0) {
       problems.push({
         nodeId: idOf.get(e.to)!,
         kind: 'left_out',
@@ -709,15 +1084,42 @@ export function fromN8n(body: unknown): N8nImport {
       });
       continue;
     }
-    out.push({ from, to: idOf.get(e.to)!, ...(branch ? { branch } : {}) });
+    for (const branch of branches) out.push({ from, to: idOf.get(e.to)!, ...(branch ? { branch } : {}) });
   }
   if (starts) for (const s of starts) if (inGraph.has(s)) out.push({ from: 'trigger', to: idOf.get(s)! });
+  // A loop a For each cannot be (a Wait in it, a loop in a loop, a step reached from inside and outside): left out, with the reason.
+  for (let tries = 0; tries < N8N_MAX_NODES; tries++) {
+    const live = nodes.filter((n) => !leftOut.has(n.id));
+    const ids = new Set(live.map((n) => n.id));
+    const { problem } = loopBodies({ nodes: live, edges: out.filter((e) => (e.from === 'trigger' || ids.has(e.from)) && ids.has(e.to)) });
+    const loopId = problem ? /the loop of "([^"]+)"/.exec(problem)?.[1] : undefined;
+    const step = loopId ? live.find((n) => n.id === loopId) : undefined;
+    if (!problem || !step) break;
+    leftOut.set(step.id, `"${text(step.name)}" (a loop, as a For each): ${problem}: left out, with the steps reached only through it`);
+  }
+  // A step reached only through a connection left out (an output Flowdesk's step does not have) goes too, listed.
+  const reachedIds = new Set(['trigger']);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const e of out) if (reachedIds.has(e.from) && !reachedIds.has(e.to)) grew = Boolean(reachedIds.add(e.to));
+  }
+  for (let i = nodes.length - 1; i >= 0; i--) {
+    const step = nodes[i]!;
+    if (reachedIds.has(step.id)) continue;
+    nodes.splice(i, 1);
+    leftOut.delete(step.id);
+    problems.push({ nodeId: step.id, kind: 'left_out', message: `"${text(step.name)}" was reached only through a connection left out: left out` });
+  }
+  const unreached = (id: string) => !reachedIds.has(id);
+  for (let i = out.length - 1; i >= 0; i--) if (unreached(out[i]!.from) || unreached(out[i]!.to)) out.splice(i, 1);
   if (typeof file.settings?.errorWorkflow === 'string' && file.settings.errorWorkflow)
     problems.push({
       nodeId: null,
       kind: 'left_out',
       message: `its n8n error workflow (${file.settings.errorWorkflow}) is not one of yours: the new workflow has none`,
     });
+  const samplePayload = pinned(file, trigger, triggerType, idOf, problems);
+  problems.push(...credentialsOf(file, idOf));
 
   return {
     file: {
@@ -737,10 +1139,78 @@ export function fromN8n(body: unknown): N8nImport {
         executionOrder: 'parallel',
         errorWorkflowId: null,
         retention: null,
-        samplePayload: null,
+        samplePayload,
       },
     },
     leftOut,
     problems,
   };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * n8n's pinned data: the trigger's first pinned item is the workflow's sample (a webhook's body; a manual
+ * trigger's item); Flowdesk keeps no sample of other steps, so theirs are listed as not kept.
+ */
+function pinned(
+  file: N8nWorkflowFile,
+  trigger: N8nNode | null,
+  triggerType: TriggerType,
+  idOf: Map<string, string>,
+  problems: WorkflowImportProblem[],
+): Record<string, unknown> | null {
+  let sample: Record<string, unknown> | null = null;
+  for (const [name, items] of Object.entries(file.pinData ?? {})) {
+    const nodeId = idOf.get(name) ?? null;
+    const what = `the ${items.length} item${items.length === 1 ? '' : 's'} pinned on "${name}" in n8n`;
+    if (!trigger || name !== trigger.name) {
+      problems.push({ nodeId, kind: 'left_out', message: `${what}: not kept (Flowdesk keeps a sample of the trigger’s data only)` });
+      continue;
+    }
+    const first = (items[0] as { json?: unknown } | undefined)?.json;
+    const data = triggerType === 'webhook' && isObject(first) ? first.body : first;
+    if ((triggerType !== 'webhook' && triggerType !== 'manual') || !isObject(data)) {
+      problems.push({ nodeId: null, kind: 'left_out', message: `${what}: not kept (not an object a ${triggerType} trigger gives as {{trigger}})` });
+      continue;
+    }
+    sample = data;
+    problems.push({
+      nodeId: null,
+      kind: 'needs_attention',
+      message: `${what}: ${items.length > 1 ? 'the first is' : 'it is'} the workflow's sample trigger data${triggerType === 'webhook' ? ' (its body)' : ''}${items.length > 1 ? '; the others are not kept' : ''}`,
+    });
+  }
+  return sample;
+}
+
+/** Flowdesk's credential type for some of n8n's (its id), else none. */
+const CREDENTIAL_TYPES: Record<string, string> = {
+  httpHeaderAuth: 'header',
+  httpQueryAuth: 'query',
+  httpBearerAuth: 'bearer',
+  httpBasicAuth: 'basic',
+  smtp: 'smtp',
+  slackApi: 'slack_bot',
+};
+
+/** The n8n credentials the nodes use (their names and types, never a secret: n8n's file has none), one problem each, naming the nodes. */
+function credentialsOf(file: N8nWorkflowFile, idOf: Map<string, string>): WorkflowImportProblem[] {
+  const used = new Map<string, { name: string; type: string; nodes: string[] }>();
+  for (const n of file.nodes)
+    for (const [type, ref] of Object.entries(n.credentials ?? {})) {
+      const name = text(isObject(ref) ? ref.name : ref, '(no name)').slice(0, 200);
+      const key = JSON.stringify([type, name]);
+      const entry = used.get(key) ?? { name, type: type.slice(0, 100), nodes: [] };
+      entry.nodes.push(`"${n.name}" (${idOf.get(n.name)})`);
+      used.set(key, entry);
+    }
+  return [...used.values()].map((c) => {
+    const ours = credentialType(own(CREDENTIAL_TYPES, c.type) ?? '')?.label;
+    return {
+      nodeId: null,
+      kind: 'needs_attention' as const,
+      message: `the n8n credential "${c.name}" (${c.type}), used by ${c.nodes.join(', ')}: its secret is not in n8n's file; create a Flowdesk credential${ours ? ` of type "${ours}"` : ''} (Settings → Credentials) and choose it on the step`,
+    };
+  });
 }

@@ -324,8 +324,8 @@ export function RunPage({ runId }: { runId: string }) {
               Workflow version
             </Text>
             {run.workflowVersion ? (
-              // The version's whole definition as saved (docs/workflow-versions.md), in the API's JSON.
-              <Anchor href={`/api/v1/workflows/${run.workflowId}/versions/${run.workflowVersion}`} target="_blank" rel="noopener" size="sm">
+              // The workflow's History opened at that version (docs/workflow-versions.md): read-only, compared with the current one.
+              <Anchor component={Link} to={`/workflows/${run.workflowId}/history?version=${run.workflowVersion}`} size="sm">
                 version {run.workflowVersion}
               </Anchor>
             ) : (

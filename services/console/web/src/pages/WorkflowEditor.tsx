@@ -41,6 +41,7 @@ import {
   IconDeviceFloppy,
   IconLayoutDistributeVertical,
   IconDownload,
+  IconHistory,
   IconPlayerPlay,
   IconPlus,
   IconTrash,
@@ -454,6 +455,16 @@ function Editor({ initial }: { initial: Workflow }) {
         <Group gap="xs" wrap="wrap">
           <Button component={Link} to={`/workflows/${workflow.id}/runs`} variant="subtle" size="sm">
             Runs
+          </Button>
+          <Button
+            component={Link}
+            to={`/workflows/${workflow.id}/history`}
+            variant="subtle"
+            size="sm"
+            leftSection={<IconHistory size={16} />}
+            title={dirty ? 'Versions of the saved workflow: save first to keep your changes' : 'Every saved version of this workflow'}
+          >
+            History
           </Button>
           <Button
             variant="subtle"

@@ -12,7 +12,7 @@ import {
   IconTemplate,
   IconTrash,
 } from '@tabler/icons-react';
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useMemo, useState, type FormEvent } from 'react';
 import { api, type Workflow, type WorkflowRun } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { FormActions, FormError } from '../components/FormActions.tsx';
@@ -27,6 +27,7 @@ import { downloadWorkflow, ImportWorkflowModal } from '../workflows/WorkflowFile
 import { TemplateGallery } from '../workflows/gallery/TemplateGallery.tsx';
 import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
 import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
+import { sortWorkflows, WORKFLOW_SORTS, type WorkflowSort } from '../workflows/sort.ts';
 import { workspace } from '../workspace.ts';
 import { TableHead, TableRegion } from '../components/TableRegion.tsx';
 import { actAndReload, useConfirmAction } from '../useConfirmAction.ts';
@@ -79,8 +80,11 @@ export function WorkflowsPage() {
       }),
     [filters],
   );
-  const { items, error, reload } = useList<Workflow>(load);
-  const summaries = useSummaries(items);
+  const { items: listed, error, reload } = useList<Workflow>(load);
+  const summaries = useSummaries(listed);
+  /** Sorted here: the list holds the first 100 matches, newest created first, as the API answers them. */
+  const [sort, setSort] = useState<WorkflowSort>('created');
+  const items = useMemo(() => (listed ? sortWorkflows(listed, sort) : null), [listed, sort]);
   const deleting = useConfirmAction<Workflow>({
     run: (w) => api.deleteWorkflow(w.id),
     done: (w) => `Deleted “${w.name}”.`,
@@ -188,6 +192,7 @@ export function WorkflowsPage() {
               { value: 'inactive', label: 'Inactive' },
             ]}
           />
+          <NativeSelect aria-label="Sort by" size="xs" value={sort} onChange={(e) => setSort(e.currentTarget.value as WorkflowSort)} data={WORKFLOW_SORTS} />
         </Group>
       )}
       {error && <ErrorState title="Could not load your workflows" message={error} onRetry={() => void reload()} />}

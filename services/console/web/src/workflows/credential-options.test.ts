@@ -56,8 +56,8 @@ describe('the credential picker of a step form', () => {
 describe('Settings → Credentials names the steps that take a credential, from the registry', () => {
   it('lists every such step once, Verify signature last', () => {
     const steps = credentialSteps();
-    expect(steps).toEqual(['HTTP Request', 'Send Email', 'Slack', 'Discord', 'Microsoft Teams', 'Telegram', 'Verify signature']);
-    expect(stepList(steps)).toBe('HTTP Request, Send Email, Slack, Discord, Microsoft Teams, Telegram or Verify signature');
+    expect(steps).toEqual(['HTTP Request', 'AI step', 'Send Email', 'Slack', 'Discord', 'Microsoft Teams', 'Telegram', 'Verify signature']);
+    expect(stepList(steps)).toBe('HTTP Request, AI step, Send Email, Slack, Discord, Microsoft Teams, Telegram or Verify signature');
     expect(stepList(['Slack'])).toBe('Slack');
   });
 });

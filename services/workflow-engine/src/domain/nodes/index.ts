@@ -21,6 +21,7 @@ import { slackHandler, type SlackNodeOptions } from './slack.ts';
 import { discordHandler } from './discord.ts';
 import { teamsHandler } from './teams.ts';
 import { telegramHandler, type TelegramNodeOptions } from './telegram.ts';
+import { aiHandler } from './ai.ts';
 import { respondHandler } from './respond.ts';
 import { forEachHandler } from './for-each.ts';
 import { aggregateHandler } from './aggregate.ts';
@@ -50,6 +51,7 @@ export function nodeHandlers(options: NodeHandlerOptions = {}): NodeHandlers {
     discord: discordHandler,
     teams: teamsHandler,
     telegram: telegramHandler(options.telegramNode),
+    ai: aiHandler,
     create_task: createTaskHandler,
     update_task: updateTaskHandler,
     find_tasks: findTasksHandler,

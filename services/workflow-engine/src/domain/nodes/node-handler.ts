@@ -32,6 +32,22 @@ export interface NodeContext {
   resumed?: Resumption;
   /** The run's answer to the webhook's caller (a Respond node; RunPorts.respond). */
   respond?: RespondPort;
+  /** A handler with `usesSubSteps`: its completed sub-steps, kept across its attempts and stored as checkpoints (SubSteps). */
+  subSteps?: SubSteps;
+}
+
+/**
+ * The sub-steps of one step (an AI step's model and tool calls; docs/workflow-engine.md, "Durable
+ * runs"): each completed one is saved before the step goes on, and a repeat of the step (its retry
+ * policy's next attempt, or the run resumed after its engine died) gets it back instead of executing it
+ * again. Saved in memory for the step's attempts, and as a checkpoint of the run (RunPorts.checkpoint,
+ * under `<node id>:<key>`) when the run has a store.
+ */
+export interface SubSteps {
+  /** What sub-step `key` answered when it completed before, or undefined. */
+  get(key: string): { value: unknown } | undefined;
+  /** Saves what sub-step `key` answered (durably, when the run has a store; a store failure rejects and ends the run unfinished). */
+  save(key: string, value: unknown): Promise<void>;
 }
 
 /** How a parked step's run was woken. */
@@ -80,6 +96,8 @@ export interface NodeHandler<Params, Input> {
    * Request, whose receiver may ignore the key; Update Task, which has none).
    */
   readonly exactlyOnce?: boolean;
+  /** The step's execution is made of sub-steps saved as they complete (NodeContext.subSteps): the AI step. */
+  readonly usesSubSteps?: boolean;
   render(params: Params, renderer: TemplateRenderer): Input;
   mask(input: Input): unknown;
   execute(input: Input, ctx: NodeContext): Promise<NodeResult>;

@@ -26,11 +26,12 @@ after(async () => {
 const silent = { info() {}, warn() {}, error() {}, debug() {} } as never;
 
 /** The real store, counting its reads of the queue (`owners`). */
-function countingStore(reads: { n: number }): RunQueueStore {
+function countingStore(reads: { n: number }, slowMs = 0): RunQueueStore {
   const store = new RunQueueStore(testDb.db);
   const owners = store.owners.bind(store);
-  store.owners = (now) => {
+  store.owners = async (now) => {
     reads.n++;
+    if (slowMs > 0) await new Promise((r) => setTimeout(r, slowMs));
     return owners(now);
   };
   return store;
@@ -107,7 +108,8 @@ test('with nothing queued a replica does not read the queue at every poll', asyn
   const ran: TriggerEvent[] = [];
   const reads = { n: 0 };
   const fairness = new OwnerFairness({
-    store: countingStore(reads),
+    // Each read takes five poll ticks, as on a loaded machine: the ticks during it add no read.
+    store: countingStore(reads, 100),
     concurrency: 4,
     ownerConcurrency: 1,
     pollMs: 20,

@@ -348,6 +348,8 @@ export class OwnerFairness {
 
   /** The poll: reads at every tick while something is queued or throttled, else every idlePollMs. */
   private tick(): void {
+    // A look under way reads the queue anyway: a poll adds nothing to it (a wake-up still does, by kick).
+    if (this.pumping) return;
     const now = this.deps.clock().getTime();
     if (this.quiet && now - this.lastRead < this.limits.idlePollMs && !this.retries.some((at) => at <= now)) return;
     this.kick();

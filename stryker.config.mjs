@@ -52,7 +52,7 @@ export const MODULES = [
     what: "For each: the per-node cap (10,000 items) and the run's loop items summed over its loops",
     mutate: [
       { file: 'services/workflow-engine/src/domain/nodes/for-each.ts', lines: [27, 36], anchor: 'execute: async (input)' },
-      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [634, 644], anchor: 'if (run.loopItems + items.length > limits.maxLoopItemsPerRun)' },
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [675, 685], anchor: 'if (run.loopItems + items.length > limits.maxLoopItemsPerRun)' },
     ],
     command: `${ENGINE} test/run-limits.test.ts test/foreach.test.ts`,
   },

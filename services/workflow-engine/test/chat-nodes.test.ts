@@ -12,10 +12,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { WorkflowNode } from '@flowdesk/contracts';
 import { createGuardedHttpClient, parseAllowlist, SsrfPolicy, type GuardedHttpClient } from '@flowdesk/service-kit';
-import { executeWorkflow, type RunOptions } from '../src/domain/executor.ts';
+import type { RunOptions } from '../src/domain/executor.ts';
 import type { CredentialValue } from '../src/domain/ports.ts';
-import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
-import { fixedEvent, json, silentLog, startServer, type Received, type TestServer } from './support.ts';
+import { fixedEvent, json, startServer, type Received, type TestServer, runChain } from './support.ts';
 
 const TOKEN = 'xoxb-1111-2222-SeCrEtToKeN';
 const SLACK_HOOK_PATH = '/services/T0001/B0001/hOoKsEcReT';
@@ -132,28 +131,8 @@ const credentials = (): Map<string, CredentialValue> =>
 
 let seq = 0;
 async function run(nodes: WorkflowNode[], extra: { http?: GuardedHttpClient; options?: RunOptions } = {}) {
-  const sleeps: number[] = [];
   const ev = fixedEvent(`evt-chat-${++seq}`, { order: { id: 'A-17', note: 'say "hi", then } ] {{' }, customer: 'Ada' });
-  const record = await executeWorkflow({
-    workflow: {
-      id: ev.workflowId,
-      ownerId: ev.ownerId,
-      graph: { nodes, edges: [{ from: 'trigger', to: nodes[0]!.id }, ...nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id }))] },
-    },
-    event: ev,
-    ports: {
-      http: extra.http ?? http,
-      clock: () => new Date('2025-03-01T10:00:00.000Z'),
-      log: silentLog,
-      sandbox: inProcessSandbox,
-      sleep: async (ms) => void sleeps.push(ms),
-      random: () => 0.5,
-      createTask: async () => ({}),
-      credentials: credentials(),
-    },
-    options: extra.options ?? options,
-  });
-  return { record, sleeps };
+  return runChain(nodes, ev, { http: extra.http ?? http, credentials: credentials() }, extra.options ?? options);
 }
 
 const node = (id: string, type: 'slack' | 'discord' | 'teams', params: Record<string, unknown>, more: Partial<WorkflowNode> = {}): WorkflowNode =>

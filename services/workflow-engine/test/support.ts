@@ -17,7 +17,7 @@ import { executeWorkflow, type ExecuteWorkflowInput } from '../src/domain/execut
 import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import { buildApp, type WorkflowEngineDeps } from '../src/app.ts';
 import { until } from '@flowdesk/service-kit/testing';
-import type { WorkflowGraph } from '@flowdesk/contracts';
+import type { WorkflowGraph, WorkflowNode } from '@flowdesk/contracts';
 import { SsrfPolicy, parseAllowlist } from '@flowdesk/service-kit';
 
 export interface Received {
@@ -120,6 +120,39 @@ export async function runInMemory(graph: WorkflowGraph, event: TriggerEvent, htt
 export type RunExtras = Omit<Partial<ExecuteWorkflowInput>, 'ports'> & { ports?: Partial<RunPorts> };
 
 export const silentLog: LogPort = { info() {}, warn() {}, error() {} };
+
+/**
+ * Runs `nodes` as one chain after the trigger (trigger → first → second …) for `event` with quiet,
+ * fixed ports (clock, no real sleep: the delays asked for are returned, random 0.5, no tasks): the
+ * outbound nodes' tests give their HTTP client, credentials and options.
+ */
+export async function runChain(
+  nodes: WorkflowNode[],
+  event: TriggerEvent,
+  ports: Pick<RunPorts, 'http'> & Partial<RunPorts>,
+  options?: ExecuteWorkflowInput['options'],
+) {
+  const sleeps: number[] = [];
+  const record = await executeWorkflow({
+    workflow: {
+      id: event.workflowId,
+      ownerId: event.ownerId,
+      graph: { nodes, edges: [{ from: 'trigger', to: nodes[0]!.id }, ...nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id }))] },
+    },
+    event,
+    ports: {
+      clock: () => new Date('2025-03-01T10:00:00.000Z'),
+      log: silentLog,
+      sandbox: inProcessSandbox,
+      sleep: async (ms) => void sleeps.push(ms),
+      random: () => 0.5,
+      createTask: async () => ({}),
+      ...ports,
+    },
+    ...(options ? { options } : {}),
+  });
+  return { record, sleeps };
+}
 
 export function json(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });

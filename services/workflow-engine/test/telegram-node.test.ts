@@ -13,10 +13,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { WorkflowNode } from '@flowdesk/contracts';
 import { createGuardedHttpClient, parseAllowlist, SsrfPolicy, type GuardedHttpClient } from '@flowdesk/service-kit';
-import { executeWorkflow, type RunOptions } from '../src/domain/executor.ts';
+import type { RunOptions } from '../src/domain/executor.ts';
 import type { CredentialValue, HttpClient } from '../src/domain/ports.ts';
-import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
-import { fixedEvent, json, silentLog, startServer, type TestServer } from './support.ts';
+import { fixedEvent, json, startServer, type TestServer, runChain } from './support.ts';
 
 const TOKEN = '7012345678:AAF-SeCrEtToKeN_abcdefghijklmnop';
 const MOVED_TOKEN = '7099999999:AAredirectredirectredirect';
@@ -96,28 +95,8 @@ const credentials = (): Map<string, CredentialValue> =>
 
 let seq = 0;
 async function run(nodes: WorkflowNode[], extra: { http?: HttpClient; options?: RunOptions } = {}) {
-  const sleeps: number[] = [];
   const ev = fixedEvent(`evt-tg-${++seq}`, { order: { id: 'A-17', note: '<b>say "hi"</b>' }, chat: '-1001111', replyTo: '57' });
-  const record = await executeWorkflow({
-    workflow: {
-      id: ev.workflowId,
-      ownerId: ev.ownerId,
-      graph: { nodes, edges: [{ from: 'trigger', to: nodes[0]!.id }, ...nodes.slice(1).map((n, i) => ({ from: nodes[i]!.id, to: n.id }))] },
-    },
-    event: ev,
-    ports: {
-      http: extra.http ?? http,
-      clock: () => new Date('2025-03-01T10:00:00.000Z'),
-      log: silentLog,
-      sandbox: inProcessSandbox,
-      sleep: async (ms) => void sleeps.push(ms),
-      random: () => 0.5,
-      createTask: async () => ({}),
-      credentials: credentials(),
-    },
-    options: extra.options ?? options,
-  });
-  return { record, sleeps };
+  return runChain(nodes, ev, { http: extra.http ?? http, credentials: credentials() }, extra.options ?? options);
 }
 
 const node = (id: string, params: Record<string, unknown>, more: Partial<WorkflowNode> = {}): WorkflowNode =>

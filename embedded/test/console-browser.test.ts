@@ -14,7 +14,7 @@ import { auth as sdkAuth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { MemoryProvider } from '@flowdesk/auth/testing';
 import { assertAccessible, launch, screenshot, skipWithoutChromium, startCallback, startFlowdesk, type Flowdesk } from './helpers/console.ts';
-import { until } from './support/console-session.ts';
+import { ACTION_TIMEOUT_MS, until } from './support/console-session.ts';
 
 const MCP_PATH = '/functions/v1/mcp-server-v2';
 const owner = { name: 'Ada Lovelace', email: `ada-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
@@ -33,7 +33,7 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
     base = flowdesk.base;
     browser = await launch();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
-    context.setDefaultTimeout(20_000);
+    context.setDefaultTimeout(ACTION_TIMEOUT_MS);
     page = await context.newPage();
   });
   after(async () => {
@@ -433,7 +433,7 @@ describe('the console in chromium', { skip: skipWithoutChromium }, () => {
       const ctx = await browser.newContext({ viewport, bypassCSP: true, ...(viewport.width < 500 ? { isMobile: true, hasTouch: true } : {}) });
       try {
         const p = await ctx.newPage();
-        p.setDefaultTimeout(20_000);
+        p.setDefaultTimeout(ACTION_TIMEOUT_MS);
         await p.goto(`${base}/api/v1/docs`);
         await p.locator('.opblock-post').first().waitFor();
         await assertAccessible(p, `API reference (${viewport.width} px)`);

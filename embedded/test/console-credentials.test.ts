@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { assertAccessible, launch, saveWorkflow, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
+import { ACTION_TIMEOUT_MS } from './support/console-session.ts';
 
 const owner = { name: 'Ada Lovelace', email: `ada-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
 const SECRET = `sk_live_${randomBytes(18).toString('base64url')}`;
@@ -27,7 +28,7 @@ describe('Settings → Credentials in chromium', { skip: skipWithoutChromium }, 
     base = flowdesk.base;
     browser = await launch();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true });
-    context.setDefaultTimeout(20_000);
+    context.setDefaultTimeout(ACTION_TIMEOUT_MS);
     page = await context.newPage();
     page.on('response', (res) => {
       if (res.url().includes('/api/v1/'))

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { assertAccessible, launch, ownerPage, saveWorkflow, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
 import { until } from '@flowdesk/service-kit/testing';
+import { ACTION_TIMEOUT_MS } from './support/console-session.ts';
 
 const owner = { name: 'Ada Lovelace', email: `ada-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
 const other = { name: 'Grace Hopper', email: `grace-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
@@ -281,7 +282,7 @@ describe('the workflow editor in chromium', { skip: skipWithoutChromium }, () =>
     try {
       await phone.addCookies(await context.cookies(base));
       const p = await phone.newPage();
-      p.setDefaultTimeout(20_000);
+      p.setDefaultTimeout(ACTION_TIMEOUT_MS);
       await p.goto(`${base}/workflows/${specWorkflowId}`);
       await p.getByTestId('node-task_1').waitFor();
       const width = await p.evaluate(() => (globalThis as any).innerWidth as number);

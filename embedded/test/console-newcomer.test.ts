@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { assertAccessible, launch, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
-import { PHONE, apiCall, heading, inviteAndSignUp, newContext, person, setUpOwner, until } from './support/console-session.ts';
+import { ACTION_TIMEOUT_MS, PHONE, apiCall, heading, inviteAndSignUp, newContext, person, setUpOwner, until } from './support/console-session.ts';
 
 const owner = person('Ada Lovelace');
 const member = person('Grace Hopper');
@@ -152,7 +152,7 @@ describe('what a newcomer trips on in the console', { skip: skipWithoutChromium 
   test("the Workflows subtitle names the five trigger types; a new schedule starts in the browser's time zone", async () => {
     const newYork = await browser.newContext({ viewport: { width: 1280, height: 800 }, bypassCSP: true, timezoneId: 'America/New_York' });
     try {
-      newYork.setDefaultTimeout(20_000);
+      newYork.setDefaultTimeout(ACTION_TIMEOUT_MS);
       await newYork.addCookies(await context.cookies(base));
       const p = await newYork.newPage();
       await p.goto(`${base}/workflows`);

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { assertAccessible, launch, ownerPage, saveWorkflow, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
+import { ACTION_TIMEOUT_MS } from './support/console-session.ts';
 
 const owner = { name: 'Ada Lovelace', email: `ada-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
 
@@ -173,7 +174,7 @@ describe('trigger settings and Run now in chromium', { skip: skipWithoutChromium
     try {
       await phone.addCookies(await context.cookies(base));
       const p = await phone.newPage();
-      p.setDefaultTimeout(20_000);
+      p.setDefaultTimeout(ACTION_TIMEOUT_MS);
       await p.goto(`${base}/workflows/${scheduleId}`);
       const list = p.getByRole('complementary', { name: 'Node panel' }).getByTestId('next-runs');
       await list.waitFor();
@@ -265,7 +266,7 @@ describe('trigger settings and Run now in chromium', { skip: skipWithoutChromium
     try {
       await phone.addCookies(await context.cookies(base));
       const p = await phone.newPage();
-      p.setDefaultTimeout(20_000);
+      p.setDefaultTimeout(ACTION_TIMEOUT_MS);
       await p.goto(`${base}/workflows/${id}`);
       await p.getByRole('button', { name: 'Run now' }).first().click();
       await p.getByRole('dialog').getByLabel('Payload (JSON)').waitFor();

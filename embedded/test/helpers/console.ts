@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config.ts';
 import { startEmbedded, type Embedded } from '../../src/start.ts';
 
 import { CHROMIUM, CHROMIUM_ARGS } from '@flowdesk/auth/testing';
+import { ACTION_TIMEOUT_MS } from '../support/console-session.ts';
 
 export { CHROMIUM };
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -63,6 +64,7 @@ const pageProblems: string[] = [];
 const NETWORK_ERROR = /^Failed to load resource: /;
 
 function watch(context: BrowserContext): BrowserContext {
+  context.setDefaultTimeout(ACTION_TIMEOUT_MS);
   context.on('weberror', (e: WebError) => pageProblems.push(`uncaught error on ${e.page()?.url() ?? 'a page'}: ${e.error().stack ?? e.error().message}`));
   context.on('console', (m: ConsoleMessage) => {
     if (m.type() === 'error' && !NETWORK_ERROR.test(m.text())) pageProblems.push(`console error on ${m.page()?.url() ?? 'a page'}: ${m.text()}`);
@@ -125,7 +127,7 @@ export async function assertAccessible(page: Page, where: string): Promise<void>
 
 /**
  * The instance's first owner (POST /api/v1/setup, as the setup page does) signed in on a desktop-sized
- * page (1440 × 900) in a new context, 20 s per action: where the editor and trigger suites start.
+ * page (1440 × 900) in a new context, ACTION_TIMEOUT_MS per action: where the editor and trigger suites start.
  */
 export async function ownerPage(
   browser: Browser,
@@ -133,7 +135,7 @@ export async function ownerPage(
   owner: { name: string; email: string; password: string },
 ): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 }, bypassCSP: true });
-  context.setDefaultTimeout(20_000);
+  context.setDefaultTimeout(ACTION_TIMEOUT_MS);
   const page = await context.newPage();
   const setup = await page.request.post(`${base}/api/v1/setup`, { data: owner, headers: { origin: base } });
   assert.equal(setup.status(), 201, await setup.text());

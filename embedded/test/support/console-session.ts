@@ -16,13 +16,21 @@ export const person = (name: string): Person => ({
   password: `pw-${randomBytes(9).toString('base64url')}`,
 });
 
+/**
+ * How long one browser action (a click, a wait for an element) may take before the test fails. A
+ * bound on a wait, not a wait: the conditions are awaited and end as soon as they hold. Generous
+ * because CI runs these suites beside the others on two cores (a template gallery's first render
+ * took over 20 s there).
+ */
+export const ACTION_TIMEOUT_MS = 45_000;
+
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
 
 /** A browser context at this size (CSP bypassed only so axe-core can be injected). */
 export async function newContext(browser: Browser, viewport = DESKTOP): Promise<BrowserContext> {
   const context = await browser.newContext({ viewport, bypassCSP: true, ...(viewport.width < 500 ? { isMobile: true, hasTouch: true } : {}) });
-  context.setDefaultTimeout(20_000);
+  context.setDefaultTimeout(ACTION_TIMEOUT_MS);
   return context;
 }
 

@@ -683,6 +683,118 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
     },
   },
   {
+    id: 'ai-triage-request',
+    name: 'Triage a request with AI → task with priority',
+    description:
+      'A form or a mail forwarder posts a request; the AI step reads it and answers a title, a priority and a summary (JSON checked against a schema), and a task is created with them. Create an OpenAI-compatible model API credential named openai (OpenAI, or a local Ollama) and set the model.',
+    category: 'Forms & webhooks',
+    triggerType: 'webhook',
+    triggerConfig: {},
+    credentials: [{ name: 'openai', type: 'openai_compatible' }],
+    uses: ['ai', 'create_task'],
+    samplePayload: {
+      from: 'ada@example.com',
+      subject: 'Checkout is down',
+      message: 'Since this morning none of our customers can pay: the checkout page shows an error after the card details.',
+    },
+    graph: {
+      nodes: [
+        {
+          id: 'ai_1',
+          type: 'ai',
+          name: 'Triage',
+          params: {
+            credential: 'openai',
+            model: 'gpt-4o-mini',
+            system:
+              'You triage inbound requests for a small team. Give the task a short imperative title, a priority (urgent: customers or money are affected now; high: this week; medium; low) and a two-sentence summary.',
+            prompt: 'From: {{trigger.from}}\nSubject: {{trigger.subject}}\n\n{{trigger.message}}',
+            temperature: 0,
+            outputSchema: JSON.stringify({
+              type: 'object',
+              properties: {
+                title: { type: 'string', maxLength: 200 },
+                priority: { type: 'string', enum: ['low', 'medium', 'high', 'urgent'] },
+                summary: { type: 'string' },
+              },
+              required: ['title', 'priority', 'summary'],
+              additionalProperties: false,
+            }),
+          },
+        },
+        {
+          id: 'task_1',
+          type: 'create_task',
+          name: 'Task with its priority',
+          params: {
+            title: '{{nodes.ai_1.json.title}}',
+            priority: '{{nodes.ai_1.json.priority}}',
+            notes: '{{nodes.ai_1.json.summary}}\n\nFrom {{trigger.from}}: {{trigger.subject}}',
+          },
+        },
+      ],
+      edges: [
+        { from: 'trigger', to: 'ai_1' },
+        { from: 'ai_1', to: 'task_1' },
+      ],
+    },
+  },
+  {
+    id: 'weekly-ai-overdue-summary',
+    name: 'Weekly AI summary of overdue tasks by email',
+    description:
+      'Every Monday at 08:00 finds your overdue tasks, has the AI step write a short summary of what to tackle first, and mails it to you; no mail when none is overdue. Create an OpenAI-compatible model API credential named openai and an SMTP server credential named smtp, and set the address.',
+    category: 'Tasks',
+    triggerType: 'schedule',
+    triggerConfig: { cron: '0 8 * * 1', timezone: 'UTC' },
+    credentials: [
+      { name: 'openai', type: 'openai_compatible' },
+      { name: 'smtp', type: 'smtp' },
+    ],
+    uses: ['find_tasks', 'ai', 'send_email'],
+    samplePayload: { scheduledFor: '2026-01-05T08:00:00.000Z', firedAt: '2026-01-05T08:00:01.000Z', cron: '0 8 * * 1', timezone: 'UTC', missedTicks: 0 },
+    graph: {
+      nodes: [
+        { id: 'find_1', type: 'find_tasks', name: 'Overdue tasks', params: { overdue: true, limit: 100 } },
+        {
+          id: 'condition_1',
+          type: 'condition',
+          name: 'Any overdue?',
+          params: { rules: [{ left: '{{nodes.find_1.count}}', operator: 'greater_than', right: '0' }], combinator: 'and' },
+        },
+        {
+          id: 'ai_1',
+          type: 'ai',
+          name: 'Summarise',
+          params: {
+            credential: 'openai',
+            model: 'gpt-4o-mini',
+            system: 'You write a short, friendly weekly note (at most 120 words, plain text) on overdue tasks: which to tackle first and why.',
+            prompt:
+              'Today is {{= $substring(trigger.scheduledFor, 0, 10) }}. My overdue tasks:\n{{= $join([nodes.find_1.items.("- " & title & " (due " & dueDate & ")")], "\\n") }}',
+          },
+        },
+        {
+          id: 'email_1',
+          type: 'send_email',
+          name: 'Mail the summary',
+          params: {
+            credential: 'smtp',
+            to: 'you@example.com',
+            subject: '{{nodes.find_1.count}} overdue tasks this week',
+            text: '{{nodes.ai_1.text}}',
+          },
+        },
+      ],
+      edges: [
+        { from: 'trigger', to: 'find_1' },
+        { from: 'find_1', to: 'condition_1' },
+        { from: 'condition_1', to: 'ai_1', branch: 'true' },
+        { from: 'ai_1', to: 'email_1' },
+      ],
+    },
+  },
+  {
     id: 'order-line-tasks',
     name: 'Order webhook: one task per order line',
     description:

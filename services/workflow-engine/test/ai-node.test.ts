@@ -15,9 +15,10 @@ import { after, before, test } from 'node:test';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
-import type { WorkflowNode } from '@flowdesk/contracts';
+import { TOOLS, type WorkflowNode } from '@flowdesk/contracts';
 import { createGuardedHttpClient, parseAllowlist, SsrfPolicy, type GuardedHttpClient } from '@flowdesk/service-kit';
-import { checkpointKey, executeWorkflow, type StepCheckpoint } from '../src/domain/executor.ts';
+import { checkpointKey, executeWorkflow, type ExecuteWorkflowInput, type StepCheckpoint } from '../src/domain/executor.ts';
+import { boundTranscript, type TranscriptEntry } from '../src/domain/nodes/ai.ts';
 import type { CredentialValue } from '../src/domain/ports.ts';
 import { inProcessSandbox } from '../src/adapters/code-sandbox.ts';
 import { fixedEvent, json, silentLog, startServer, type Received, type TestServer } from './support.ts';
@@ -134,7 +135,7 @@ before(async () => {
             {
               content: null,
               tool_calls: [
-                { id: 'r1', type: 'function', function: { name: 'find_tasks', arguments: '{"q":"outage","status":["todo"]}' } },
+                { id: 'r1', type: 'function', function: { name: 'list_tasks', arguments: '{"q":"outage","status":["todo"]}' } },
                 { id: 'r2', type: 'function', function: { name: 'create_task', arguments: '{"title":"Sneaky"}' } },
               ],
             },
@@ -155,6 +156,19 @@ before(async () => {
           'stop',
         ),
       );
+    }
+    if (model === 'bad-args') {
+      if (last.role !== 'tool')
+        return json(
+          res,
+          200,
+          completion(
+            model,
+            { content: null, tool_calls: [{ id: 'b1', type: 'function', function: { name: 'create_task', arguments: '{"priority":"extreme"}' } }] },
+            'tool_calls',
+          ),
+        );
+      return json(res, 200, completion(model, { content: String(last.content) }, 'stop'));
     }
     if (model === 'loop')
       return json(
@@ -322,6 +336,8 @@ test('OpenAI-compatible: the model’s tool call is executed on the MCP server w
     temperature: 0.2,
     maxTokens: 300,
     mcpServers: withMcp(),
+    inputPricePer1M: 2.5,
+    outputPricePer1M: 10,
   });
   assert.equal(record.status, 'succeeded', record.error ?? '');
   assert.deepEqual(mcp.calls.slice(callsBefore), [{ orderId: 'A-17' }]);
@@ -349,6 +365,8 @@ test('OpenAI-compatible: the model’s tool call is executed on the MCP server w
   assert.equal(output.text, 'Done: order A-17 is shipped');
   assert.equal(output.finishReason, 'stop');
   assert.deepEqual(output.usage, { inputTokens: 40, outputTokens: 12, totalTokens: 52 });
+  // The step's prices per 1M tokens give its cost: 40 × 2.5 / 1M and 12 × 10 / 1M.
+  assert.deepEqual((step.output as { cost: unknown }).cost, { input: 0.0001, output: 0.00012, total: 0.00022 });
   assert.equal(output.toolCalls, 1);
   assert.deepEqual(
     output.transcript.map((t) => t.role),
@@ -393,6 +411,7 @@ test('Anthropic Messages: x-api-key and anthropic-version, tool_use executed on 
   assert.equal(output.text, 'Anthropic says: order B-2 is shipped');
   assert.equal(output.finishReason, 'end_turn');
   assert.deepEqual(output.usage, { inputTokens: 24, outputTokens: 12, totalTokens: 36 });
+  assert.equal('cost' in output, false, 'no cost without prices');
   assert.equal(JSON.stringify(record).includes(ANTHROPIC_KEY), false);
 });
 
@@ -536,39 +555,34 @@ test('durable sub-steps: a 429 on the model call after a tool call is retried wi
   assert.equal((step.output as { text: string }).text, 'Done: order R-1 is shipped');
 });
 
-test('durable sub-steps: each model and tool call is a checkpoint; a run that dies after the tool call resumes without repeating the model call or the tool', async () => {
+/**
+ * A one-step AI workflow on `params` whose engine dies right after the step's first tool call was
+ * checkpointed (its store throws on `ai:t1`, as a kill -9 there loses the process); `resume()` is
+ * the run claimed again by another engine, reading the stored checkpoints back. `more` adds ports
+ * (the Flowdesk tools' workspace).
+ */
+async function crashAfterFirstTool(params: Record<string, unknown>, more: Partial<ExecuteWorkflowInput['ports']> = {}) {
   const stored = new Map<string, StepCheckpoint>();
-  const ev = fixedEvent(`evt-ai-durable-${++seq}`, { order: 'D-4' });
+  const event = fixedEvent(`evt-ai-crash-${++seq}`, { order: 'D-4' });
   const workflow = {
-    id: ev.workflowId,
-    ownerId: ev.ownerId,
-    graph: {
-      nodes: [
-        {
-          id: 'ai',
-          type: 'ai',
-          params: { credential: 'openai', model: 'tooling', prompt: 'Where is {{trigger.order}}?', mcpServers: withMcp() },
-        } as WorkflowNode,
-      ],
-      edges: [{ from: 'trigger', to: 'ai' }],
-    },
+    id: event.workflowId,
+    ownerId: event.ownerId,
+    graph: { nodes: [{ id: 'ai', type: 'ai', params } as WorkflowNode], edges: [{ from: 'trigger', to: 'ai' }] },
   };
-  const ports = (checkpoint: (steps: StepCheckpoint[]) => Promise<void>) => ({
+  const ports = (checkpoint: (steps: StepCheckpoint[]) => Promise<void>): ExecuteWorkflowInput['ports'] => ({
     http: client,
     clock: () => new Date(),
     log: silentLog,
     sandbox: inProcessSandbox,
     createTask: async () => ({}),
     credentials: credentials(),
+    ...more,
     checkpoint,
   });
-  const callsBefore = mcp.calls.length;
-  const modelBefore = openai.received.length;
-  // The first engine stores each sub-step, and dies right after the tool call's checkpoint (its store never answers again).
   await assert.rejects(
     executeWorkflow({
       workflow,
-      event: ev,
+      event,
       ports: ports(async (steps) => {
         for (const c of steps) stored.set(checkpointKey(c.step.nodeId, c.step.item), c);
         if (steps.some((c) => c.step.nodeId === 'ai:t1')) throw new Error('engine killed');
@@ -576,11 +590,22 @@ test('durable sub-steps: each model and tool call is a checkpoint; a run that di
     }),
     /engine killed/,
   );
-  assert.deepEqual([...stored.keys()], ['ai:m1', 'ai:t1']);
+  return {
+    event,
+    stored,
+    resume: () => executeWorkflow({ workflow, event, ports: ports(async () => {}), resume: { checkpoints: stored } }),
+  };
+}
+
+test('durable sub-steps: each model and tool call is a checkpoint; a run that dies after the tool call resumes without repeating the model call or the tool', async () => {
+  const callsBefore = mcp.calls.length;
+  const modelBefore = openai.received.length;
+  const crashed = await crashAfterFirstTool({ credential: 'openai', model: 'tooling', prompt: 'Where is {{trigger.order}}?', mcpServers: withMcp() });
+  assert.deepEqual([...crashed.stored.keys()], ['ai:m1', 'ai:t1']);
   assert.deepEqual(mcp.calls.slice(callsBefore), [{ orderId: 'A-17' }]);
   assert.equal(openai.received.length - modelBefore, 1);
   // The run claimed again: the saved model call and tool call are read back, only the last model call is made.
-  const record = await executeWorkflow({ workflow, event: ev, ports: ports(async () => {}), resume: { checkpoints: stored } });
+  const record = await crashed.resume();
   assert.equal(record.status, 'succeeded', record.error ?? '');
   assert.deepEqual(mcp.calls.slice(callsBefore), [{ orderId: 'A-17' }], 'the tool was not called again');
   assert.equal(openai.received.length - modelBefore, 2, 'the first model call was not made again');
@@ -625,7 +650,7 @@ function workspaceFake() {
   };
 }
 
-test("Flowdesk tools, read: find_tasks is called as the owner; create_task is refused (fed back as the tool's error), nothing is created", async () => {
+test("Flowdesk tools, read: the MCP gateway's read tools (its names, descriptions and schemas) called as the owner; create_task is refused (fed back as the tool's error), nothing is created", async () => {
   const fake = workspaceFake();
   const ev = fixedEvent(`evt-ai-read-${++seq}`, {});
   const start = openai.received.length;
@@ -650,9 +675,16 @@ test("Flowdesk tools, read: find_tasks is called as the owner; create_task is re
     },
   });
   assert.equal(record.status, 'succeeded', record.error ?? '');
-  const offered = (JSON.parse(openai.received[start]!.body) as { tools: { function: { name: string } }[] }).tools.map((t) => t.function.name);
-  assert.deepEqual(offered, ['find_tasks', 'get_task', 'get_project']);
-  assert.deepEqual(fake.found, [{ limit: 25, q: 'outage', status: ['todo'] }]);
+  const offered = (JSON.parse(openai.received[start]!.body) as { tools: { function: { name: string; description: string; parameters: unknown } }[] }).tools;
+  // What the gateway's tools/list says of them, not a copy.
+  assert.deepEqual(
+    offered.map((t) => t.function),
+    ['list_tasks', 'get_task', 'get_project'].map((name) => {
+      const def = TOOLS.find((t) => t.name === name)!;
+      return { name, description: def.description, parameters: def.inputSchema };
+    }),
+  );
+  assert.deepEqual(fake.found, [{ q: 'outage', status: ['todo'] }]);
   assert.deepEqual(fake.created, []);
   assert.match(
     (record.steps[0]!.output as { text: string }).text,
@@ -662,52 +694,62 @@ test("Flowdesk tools, read: find_tasks is called as the owner; create_task is re
 
 test('Flowdesk tools, read and write: killed between create_task and the MCP tool, the resumed run creates the task once and calls the MCP tool once', async () => {
   const fake = workspaceFake();
-  const stored = new Map<string, StepCheckpoint>();
-  const ev = fixedEvent(`evt-ai-agent-${++seq}`, {});
-  const workflow = {
-    id: ev.workflowId,
-    ownerId: ev.ownerId,
-    graph: {
-      nodes: [
-        {
-          id: 'ai',
-          type: 'ai',
-          params: { credential: 'openai', model: 'agent', prompt: 'triage', flowdeskTools: 'read_write', mcpServers: withMcp() },
-        } as WorkflowNode,
-      ],
-      edges: [{ from: 'trigger', to: 'ai' }],
-    },
-  };
-  const ports = (checkpoint: (steps: StepCheckpoint[]) => Promise<void>) => ({
-    http: client,
-    clock: () => new Date(),
-    log: silentLog,
-    sandbox: inProcessSandbox,
-    createTask: fake.createTask,
-    workspace: fake.workspace,
-    credentials: credentials(),
-    checkpoint,
-  });
   const callsBefore = mcp.calls.length;
-  await assert.rejects(
-    executeWorkflow({
-      workflow,
-      event: ev,
-      ports: ports(async (steps) => {
-        for (const c of steps) stored.set(checkpointKey(c.step.nodeId, c.step.item), c);
-        if (steps.some((c) => c.step.nodeId === 'ai:t1')) throw new Error('engine killed');
-      }),
-    }),
-    /engine killed/,
+  const crashed = await crashAfterFirstTool(
+    { credential: 'openai', model: 'agent', prompt: 'triage', flowdeskTools: 'read_write', mcpServers: withMcp() },
+    { createTask: fake.createTask, workspace: fake.workspace },
   );
   assert.equal(fake.created.length, 1);
   assert.equal(mcp.calls.length, callsBefore);
-  const record = await executeWorkflow({ workflow, event: ev, ports: ports(async () => {}), resume: { checkpoints: stored } });
+  const record = await crashed.resume();
   assert.equal(record.status, 'succeeded', record.error ?? '');
   assert.equal(fake.created.length, 1, 'the task was created once');
-  assert.equal(fake.created[0]!.ownerId, ev.ownerId);
+  assert.equal(fake.created[0]!.ownerId, crashed.event.ownerId);
   assert.deepEqual(fake.created[0]!.input, { title: 'Fix the outage', priority: 'high' });
   assert.match(fake.created[0]!.key!, /^fd1-.+:t1$/);
   assert.deepEqual(mcp.calls.slice(callsBefore), [{ orderId: 'Z-9' }]);
   assert.equal((record.steps[0]!.output as { text: string }).text, '{"id":"task-1","title":"Fix the outage","priority":"high"} | order Z-9 is shipped');
+});
+
+test("Flowdesk tools: arguments that do not fit the gateway's schema are fed back to the model as the tool's error, nothing is called", async () => {
+  const fake = workspaceFake();
+  const ev = fixedEvent(`evt-ai-badargs-${++seq}`, {});
+  const record = await executeWorkflow({
+    workflow: {
+      id: ev.workflowId,
+      ownerId: ev.ownerId,
+      graph: {
+        nodes: [{ id: 'ai', type: 'ai', params: { credential: 'openai', model: 'bad-args', prompt: 'triage', flowdeskTools: 'read_write' } }],
+        edges: [{ from: 'trigger', to: 'ai' }],
+      },
+    },
+    event: ev,
+    ports: {
+      http: client,
+      clock: () => new Date(),
+      log: silentLog,
+      sandbox: inProcessSandbox,
+      createTask: fake.createTask,
+      workspace: fake.workspace,
+      credentials: credentials(),
+    },
+  });
+  assert.equal(record.status, 'succeeded', record.error ?? '');
+  assert.deepEqual(fake.created, []);
+  assert.match((record.steps[0]!.output as { text: string }).text, /^Error: invalid arguments for create_task: .*(priority|required)/);
+});
+
+test('the transcript in the run record is bounded: past the cap the longest texts are cut to one length, each with a note; short ones are kept whole', () => {
+  const entries: TranscriptEntry[] = [
+    { role: 'user', content: 'short question' },
+    { role: 'tool', toolCallId: 'c1', name: 'lookup_order', content: 'x'.repeat(5_000) },
+    { role: 'assistant', content: 'y'.repeat(3_000), usage: { inputTokens: 1, outputTokens: 1 }, finishReason: 'stop' },
+  ];
+  const { transcript, cut } = boundTranscript(entries, 2_000);
+  assert.equal(cut, 2);
+  assert.equal(transcript[0]!.content, 'short question');
+  assert.ok(transcript.reduce((n, e) => n + e.content.length, 0) <= 2_000);
+  assert.match(transcript[1]!.content, /^x+\n\[cut: 5000 characters; the run record keeps \d+ of it\]$/);
+  assert.match(transcript[2]!.content, /^y+\n\[cut: 3000 characters; the run record keeps \d+ of it\]$/);
+  assert.equal(boundTranscript(entries).cut, 0, 'under the default cap nothing is cut');
 });

@@ -33,6 +33,14 @@ let stack: EngineStack;
 const call = userCaller(keys, () => ({ apiUrl: stack.apiUrl, engineUrl: 'http://engine.invalid' }));
 
 const SLACK_TOKEN = 'xoxb-template-test';
+const MODEL_KEY = 'sk-template-test';
+/** What the stand-in model answers: the triage as JSON (structured output), else the weekly note. */
+const TRIAGE = {
+  title: 'Fix the checkout: customers cannot pay',
+  priority: 'urgent',
+  summary: 'No customer can pay since this morning. The checkout fails after the card details.',
+};
+const WEEKLY_NOTE = 'Two tasks are overdue. Send the invoice first: it is a week late and money waits on it; then renew the domain.';
 /** Mails the SMTP server received. */
 const mails: ParsedMail[] = [];
 let smtp: SMTPServer;
@@ -57,6 +65,18 @@ before(async () => {
         // Slack's Web API: the bot token as Bearer, ok: false (HTTP 200) for its own errors.
         if (req.headers.authorization !== `Bearer ${SLACK_TOKEN}`) json(res, 200, { ok: false, error: 'invalid_auth' });
         else json(res, 200, { ok: true, channel: 'C0ALERTS', ts: '1736067601.000100' });
+      } else if (req.url === '/v1/chat/completions') {
+        // An OpenAI-compatible Chat Completions server (the AI templates' openai credential).
+        if (req.headers.authorization !== `Bearer ${MODEL_KEY}`) return json(res, 401, { error: { message: 'Incorrect API key provided' } });
+        const body = JSON.parse(req.body) as { model: string; response_format?: unknown };
+        const content = body.response_format ? JSON.stringify(TRIAGE) : WEEKLY_NOTE;
+        json(res, 200, {
+          id: 'chatcmpl-t',
+          object: 'chat.completion',
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 120, completion_tokens: 40, total_tokens: 160 },
+        });
       } else if (req.url.startsWith('/items'))
         json(res, 200, {
           items: [
@@ -77,6 +97,7 @@ after(async () => {
 /** A credential of each type a template names, as the person would create it (pointed at the test's servers). */
 const credentialFor = (type: string): CredentialValue => {
   if (type === 'slack_bot') return { type, fields: { token: SLACK_TOKEN } };
+  if (type === 'openai_compatible') return { type, fields: { baseUrl: `${stack.receiver!.url}/v1`, apiKey: MODEL_KEY, keyHeader: 'bearer' } };
   if (type === 'smtp') return { type, fields: { host: '127.0.0.1', port: String(smtpPort), secure: 'none', from: 'Flowdesk <robot@flowdesk.test>' } };
   throw new Error(`no test credential of type ${type}`);
 };
@@ -241,6 +262,36 @@ const EXPECTED: Record<string, (r: Awaited<ReturnType<typeof run>>) => void> = {
       ['you@example.com'],
     );
     assert.equal(mail.text?.trim(), 'Overdue on 2026-01-05:\n\n- Renew the domain (due 2026-01-02)\n- Send the invoice (due 2025-12-30)');
+  },
+  'ai-triage-request': ({ tasks, requests }) => {
+    // The model was asked with the request and the schema; its answer became the task.
+    const asked = JSON.parse(requests.find((r) => r.url === '/v1/chat/completions')!.body) as {
+      model: string;
+      messages: { role: string; content: string }[];
+      response_format: { json_schema: { schema: { properties: { priority: { enum: string[] } } } } };
+    };
+    assert.equal(asked.model, 'gpt-4o-mini');
+    assert.equal(
+      asked.messages[1]!.content,
+      'From: ada@example.com\nSubject: Checkout is down\n\nSince this morning none of our customers can pay: the checkout page shows an error after the card details.',
+    );
+    assert.deepEqual(asked.response_format.json_schema.schema.properties.priority.enum, ['low', 'medium', 'high', 'urgent']);
+    assert.deepEqual(
+      tasks.map((t) => [t.title, t.priority, t.notes]),
+      [[TRIAGE.title, 'urgent', `${TRIAGE.summary}\n\nFrom ada@example.com: Checkout is down`]],
+    );
+  },
+  'weekly-ai-overdue-summary': ({ queries, requests }) => {
+    assert.deepEqual(queries, [{ overdue: true, limit: 100 }]);
+    // The model got the overdue list; the mail is its note.
+    const asked = JSON.parse(requests.find((r) => r.url === '/v1/chat/completions')!.body) as { messages: { role: string; content: string }[] };
+    assert.equal(
+      asked.messages[1]!.content,
+      'Today is 2026-01-05. My overdue tasks:\n- Renew the domain (due 2026-01-02)\n- Send the invoice (due 2025-12-30)',
+    );
+    const mail = mails.at(-1)!;
+    assert.equal(mail.subject, '2 overdue tasks this week');
+    assert.equal(mail.text?.trim(), WEEKLY_NOTE);
   },
   'failed-run-alert': ({ requests }) =>
     assert.match(JSON.parse(requests[0]!.body).text, /^Run 00000000-0000-4000-8000-000000000006 failed at http_1: node "http_1" failed/),

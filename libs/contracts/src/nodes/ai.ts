@@ -28,7 +28,63 @@ export const AI_LIMITS = {
   /** One MCP request's HTTP answer. */
   maxMcpResponseBytes: 1024 * 1024,
   maxSchemaChars: 20_000,
+  /**
+   * The transcript kept in the run record (its messages' and tool calls' text together); past it the
+   * longest entries are cut, each with a note saying how long it was.
+   */
+  maxTranscriptChars: 1_000_000,
+  /** A price per million tokens (inputPricePer1M, outputPricePer1M). */
+  maxPricePer1M: 10_000,
 } as const;
+
+/**
+ * The owner's Flowdesk tools each choice offers: the MCP gateway's tools of these names (their
+ * descriptions and input schemas are the gateway's, libs/contracts/src/mcp/tools.ts), called as the
+ * owner. Read: `read`; read and write: both lists.
+ */
+export const AI_FLOWDESK_TOOL_NAMES = {
+  read: ['list_tasks', 'get_task', 'get_project'],
+  write: ['create_task', 'update_task', 'complete_task'],
+} as const;
+
+/** One entry of an AI step's transcript (its output's `transcript`): what the run page shows. */
+export type AiTranscriptEntry =
+  | { role: 'system' | 'user'; content: string }
+  | {
+      role: 'assistant';
+      content: string;
+      toolCalls?: { id: string; name: string; arguments: unknown }[];
+      usage: { inputTokens: number; outputTokens: number };
+      finishReason: string;
+    }
+  | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
+
+/** The tokens of an AI step (all its model calls), and their cost when the step has prices. */
+export interface AiUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+export interface AiCost {
+  input: number;
+  output: number;
+  total: number;
+}
+
+/** An AI step's output (a failed step's has `usage`, `toolCalls`, `transcript`, `cost?` and `error?`). */
+export interface AiStepOutput {
+  text: string;
+  json?: unknown;
+  model: string;
+  finishReason: string;
+  usage: AiUsage;
+  /** In the prices' currency; only when the step has a price per 1M tokens. */
+  cost?: AiCost;
+  toolCalls: number;
+  transcript: AiTranscriptEntry[];
+  /** Entries the transcript cap cut (AI_LIMITS.maxTranscriptChars). */
+  transcriptCut?: number;
+}
 
 /** The owner's own Flowdesk tools an AI step offers: none (default), the read ones (find_tasks, get_task, get_project), or those and the write ones (create_task, update_task). */
 export const AI_FLOWDESK_TOOLS = ['none', 'read', 'read_write'] as const;
@@ -69,6 +125,9 @@ export const ai = defineNode({
       mcpServers: Type.Optional(Type.Array(McpServerRef, { maxItems: AI_LIMITS.maxMcpServers })),
       maxToolCalls: Type.Optional(Type.Integer({ minimum: 0, maximum: AI_LIMITS.maxToolCalls })),
       timeoutMs: Type.Optional(Type.Integer({ minimum: 1_000, maximum: AI_LIMITS.maxTimeoutMs })),
+      /** What the model's provider charges per million input (prompt) and output (completion) tokens: the step's cost is worked out from them. */
+      inputPricePer1M: Type.Optional(Type.Number({ minimum: 0, maximum: AI_LIMITS.maxPricePer1M })),
+      outputPricePer1M: Type.Optional(Type.Number({ minimum: 0, maximum: AI_LIMITS.maxPricePer1M })),
     },
     { additionalProperties: false },
   ),
@@ -103,7 +162,7 @@ export const ai = defineNode({
         { value: 'read', label: 'Read (find and read tasks and projects)' },
         { value: 'read_write', label: 'Read and write (also create and update tasks)' },
       ],
-      description: 'Your own tasks and projects, called as you: find_tasks, get_task, get_project; with write, create_task and update_task too.',
+      description: `Your own tasks and projects, called as you (the MCP server's tools): ${AI_FLOWDESK_TOOL_NAMES.read.join(', ')}; with write, ${AI_FLOWDESK_TOOL_NAMES.write.join(', ')} too.`,
     },
     mcpServers: {
       label: 'MCP servers (tools)',
@@ -128,8 +187,20 @@ export const ai = defineNode({
       placeholder: String(AI_LIMITS.defaultTimeoutMs),
       description: `The whole step, model and tool calls together; at most ${AI_LIMITS.maxTimeoutMs}.`,
     },
+    inputPricePer1M: {
+      label: 'Price per 1M input tokens',
+      widget: 'json',
+      placeholder: '0.15',
+      description: 'Optional: what the provider charges per million input tokens (e.g. in USD); with the output price, the run shows the step’s cost.',
+    },
+    outputPricePer1M: {
+      label: 'Price per 1M output tokens',
+      widget: 'json',
+      placeholder: '0.60',
+      description: 'Optional: the price per million output tokens, in the same currency.',
+    },
   },
   output:
-    '`{ text, json?, model, finishReason, usage: { inputTokens, outputTokens, totalTokens }, toolCalls, transcript }`: `json` (structured output) is the answer parsed and validated against the schema; `transcript` holds the messages, tool calls and tokens of each model call.',
+    '`{ text, json?, model, finishReason, usage: { inputTokens, outputTokens, totalTokens }, cost?: { input, output, total }, toolCalls, transcript }`: `json` (structured output) is the answer parsed and validated against the schema; `cost` when the step has prices per 1M tokens; `transcript` holds the messages, tool calls and tokens of each model call.',
   summary: (p) => `${p.model || '(no model yet)'}: ${p.prompt || '…'}`,
 });

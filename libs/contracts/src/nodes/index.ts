@@ -62,7 +62,7 @@ export { SLACK_LIMITS, SLACK_MODES } from './slack.ts';
 export { DISCORD_LIMITS } from './discord.ts';
 export { TEAMS_LIMITS } from './teams.ts';
 export { TELEGRAM_LIMITS, TELEGRAM_PARSE_MODES } from './telegram.ts';
-export { AI_FLOWDESK_TOOLS, AI_LIMITS } from './ai.ts';
+export { AI_FLOWDESK_TOOL_NAMES, AI_FLOWDESK_TOOLS, AI_LIMITS, type AiCost, type AiStepOutput, type AiTranscriptEntry, type AiUsage } from './ai.ts';
 
 /** Every branch name a registered node type has (an edge's `branch` is one of them). */
 export const BRANCH_NAMES = (): string[] => [...new Set(NODE_TYPES.flatMap((d) => (d as { branches?: readonly string[] }).branches ?? []))];

@@ -8,6 +8,8 @@ import { RunStatusBadge, darkText, duration, textOn } from '../components/RunSta
 import { exact } from '../format.ts';
 import { traceUrl, traceUrlTemplate } from '../pipeline.ts';
 import { Link, navigate } from '../router.tsx';
+import { AiTranscript } from '../runs/AiTranscript.tsx';
+import { conversation } from '../runs/ai-transcript.ts';
 import { groupSteps } from '../runs/step-groups.ts';
 import { subscribeRuns, workspace, type RunStep, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
 import { triggerOf } from './Runs.tsx';
@@ -27,6 +29,8 @@ function Json({ label, value }: { label: string; value: unknown }) {
 
 function StepCard({ step, index, warnings }: { step: RunStep; index: number; warnings: string[] }) {
   const skipped = step.status === 'skipped';
+  // An AI step's conversation, readable (its raw output stays below).
+  const ai = step.type === 'ai' ? conversation(step.output) : null;
   return (
     <Card
       withBorder
@@ -101,6 +105,7 @@ function StepCard({ step, index, warnings }: { step: RunStep; index: number; war
           </Text>
         </Alert>
       )}
+      {ai && <AiTranscript view={ai} nodeId={step.nodeId} />}
       {!skipped && (
         <SimpleGrid cols={{ base: 1, md: 2 }} spacing="sm">
           <Json label={`Input of ${step.nodeId}`} value={step.input} />

@@ -1,12 +1,17 @@
 /**
  * The owner's own Flowdesk tools for an AI step (docs/workflow-engine.md, "AI step", "Flowdesk
- * tools"): find, read and (with `read_write`) create and update the owner's tasks, called through the
- * engine's workspace ports as the workflow's owner (row-level security applies, as for the workspace
- * nodes). A create carries an idempotency key derived from the step's and the tool call's number, so
- * a tool call made again (a crash mid-call) answers the task it created first.
+ * tools"): the MCP gateway's task and project tools (AI_FLOWDESK_TOOL_NAMES), offered to the model
+ * under the gateway's names with the gateway's descriptions and input schemas (libs/contracts
+ * TOOLS: derived, not declared again), and called through the engine's workspace ports as the
+ * workflow's owner (row-level security applies, as for the workspace nodes) — the same workspace-api
+ * requests the gateway's handlers make. A create carries an idempotency key derived from the step's
+ * and the tool call's number, so a tool call made again (a crash mid-call) answers the task it
+ * created first. Why not over MCP through the gateway itself: the decision in the docs.
  */
+import Schema from 'typebox/schema';
+import { AI_FLOWDESK_TOOL_NAMES, TOOL } from '@flowdesk/contracts';
 import { NodeFailedError } from '../errors.ts';
-import type { CreateTaskInput, FindTasksInput } from '../ports.ts';
+import type { CreateTaskInput } from '../ports.ts';
 import type { ModelTool } from './ai-models.ts';
 import type { NodeContext } from './node-handler.ts';
 
@@ -17,102 +22,67 @@ export interface LocalTool extends ModelTool {
   run(args: Record<string, unknown>, ctx: NodeContext, key: string | undefined): Promise<unknown>;
 }
 
-const str = (description: string, extra: Record<string, unknown> = {}) => ({ type: 'string', description, ...extra });
-const obj = (properties: Record<string, unknown>, required: string[] = []) => ({ type: 'object', properties, required, additionalProperties: false });
-const STATUS = ['todo', 'in_progress', 'done', 'cancelled'];
-const PRIORITY = ['none', 'low', 'medium', 'high', 'urgent'];
+type FlowdeskToolName = (typeof AI_FLOWDESK_TOOL_NAMES)['read' | 'write'][number];
 
 function workspace(ctx: NodeContext) {
   if (!ctx.ports.workspace) throw new NodeFailedError('the Flowdesk tools are not available in this engine (no workspace client)');
   return ctx.ports.workspace;
 }
 
-function pick(args: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+/** The arguments without the empty ones (models send null or "" for a filter they do not want) and without `drop`. */
+function given(args: Record<string, unknown>, drop: readonly string[] = []): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of keys) if (args[k] !== undefined && args[k] !== null && args[k] !== '') out[k] = args[k];
+  for (const [k, v] of Object.entries(args)) if (!drop.includes(k) && v !== undefined && v !== null && v !== '') out[k] = v;
   return out;
 }
 
-const TASK_FIELDS = ['title', 'notes', 'dueDate', 'priority', 'projectId', 'tags'] as const;
+/** What each tool does, as the gateway's handler of that name does it (services/mcp-gateway tool-handlers.ts). */
+const RUN: Record<FlowdeskToolName, LocalTool['run']> = {
+  list_tasks: async (args, ctx) => workspace(ctx).findTasks(ctx.ownerId, given(args), ctx.signal),
+  get_task: (args, ctx) => workspace(ctx).getTask(ctx.ownerId, String(args.taskId), ctx.signal),
+  get_project: (args, ctx) => workspace(ctx).getProject(ctx.ownerId, String(args.projectId), ctx.signal),
+  create_task: (args, ctx, key) =>
+    ctx.ports.createTask(ctx.ownerId, given(args) as CreateTaskInput, { signal: ctx.signal, ...(key ? { idempotencyKey: key } : {}) }),
+  // null clears a due date or a project here, as in the gateway's update_task: kept.
+  update_task: (args, ctx) => {
+    const { taskId, ...changes } = args;
+    return workspace(ctx).updateTask(ctx.ownerId, String(taskId), changes, ctx.signal);
+  },
+  complete_task: (args, ctx) => workspace(ctx).updateTask(ctx.ownerId, String(args.taskId), { status: 'done' }, ctx.signal),
+};
+
+const toLocal = (name: FlowdeskToolName, write: boolean): LocalTool => {
+  const def = TOOL[name];
+  return { name, description: def.description, inputSchema: def.inputSchema, write, run: RUN[name] };
+};
 
 export const FLOWDESK_TOOLS: readonly LocalTool[] = [
-  {
-    name: 'find_tasks',
-    description: "Finds the owner's tasks (at most 50): by text, status, tag, project, due date or overdue.",
-    inputSchema: obj({
-      q: str('Text in the title or notes.'),
-      status: { type: 'array', items: { type: 'string', enum: STATUS }, description: 'Statuses to include.' },
-      tag: str('A tag.'),
-      projectId: str('A project id.'),
-      dueBefore: str('YYYY-MM-DD.'),
-      overdue: { type: 'boolean', description: 'Only open tasks past their due date.' },
-      limit: { type: 'integer', minimum: 1, maximum: 50, description: 'Default 25.' },
-    }),
-    write: false,
-    run: async (args, ctx) => {
-      const query = pick(args, ['q', 'status', 'tag', 'projectId', 'dueBefore', 'overdue', 'limit']) as FindTasksInput;
-      const page = await workspace(ctx).findTasks(ctx.ownerId, { limit: 25, ...query }, ctx.signal);
-      return { items: page.items, hasMore: page.nextCursor !== null };
-    },
-  },
-  {
-    name: 'get_task',
-    description: 'Reads one task by id.',
-    inputSchema: obj({ taskId: str('The task id.') }, ['taskId']),
-    write: false,
-    run: (args, ctx) => workspace(ctx).getTask(ctx.ownerId, String(args.taskId), ctx.signal),
-  },
-  {
-    name: 'get_project',
-    description: 'Reads one project by id.',
-    inputSchema: obj({ projectId: str('The project id.') }, ['projectId']),
-    write: false,
-    run: (args, ctx) => workspace(ctx).getProject(ctx.ownerId, String(args.projectId), ctx.signal),
-  },
-  {
-    name: 'create_task',
-    description: 'Creates a task for the owner.',
-    inputSchema: obj(
-      {
-        title: str('The title.'),
-        notes: str('Notes (Markdown).'),
-        dueDate: str('YYYY-MM-DD.'),
-        priority: str('The priority.', { enum: PRIORITY }),
-        projectId: str('A project id; absent: the inbox.'),
-        tags: { type: 'array', items: { type: 'string' }, description: 'Tags.' },
-      },
-      ['title'],
-    ),
-    write: true,
-    run: (args, ctx, key) =>
-      ctx.ports.createTask(ctx.ownerId, pick(args, TASK_FIELDS) as CreateTaskInput, { signal: ctx.signal, ...(key ? { idempotencyKey: key } : {}) }),
-  },
-  {
-    name: 'update_task',
-    description: 'Changes a task: its title, status, notes, due date or priority.',
-    inputSchema: obj(
-      {
-        taskId: str('The task id.'),
-        title: str('New title.'),
-        status: str('New status.', { enum: STATUS }),
-        notes: str('New notes.'),
-        dueDate: str('YYYY-MM-DD.'),
-        priority: str('New priority.', { enum: PRIORITY }),
-      },
-      ['taskId'],
-    ),
-    write: true,
-    run: (args, ctx) =>
-      workspace(ctx).updateTask(ctx.ownerId, String(args.taskId), pick(args, ['title', 'status', 'notes', 'dueDate', 'priority']), ctx.signal),
-  },
+  ...AI_FLOWDESK_TOOL_NAMES.read.map((n) => toLocal(n, false)),
+  ...AI_FLOWDESK_TOOL_NAMES.write.map((n) => toLocal(n, true)),
 ];
 
 /** The tools a mode offers. */
 export const flowdeskTools = (mode: FlowdeskToolsMode): LocalTool[] => (mode === 'none' ? [] : FLOWDESK_TOOLS.filter((t) => mode === 'read_write' || !t.write));
 
+/** Where the arguments do not fit the tool's input schema (as the gateway refuses them), or null. */
+function argumentProblem(tool: LocalTool, args: Record<string, unknown>): string | null {
+  let errors: { instancePath: string; message: string }[];
+  try {
+    errors = Schema.Errors(tool.inputSchema as never, args)[1];
+  } catch {
+    return null;
+  }
+  if (!errors.length) return null;
+  return errors
+    .slice(0, 4)
+    .map((e) => `${e.instancePath ? e.instancePath.slice(1).replaceAll('/', '.') : 'arguments'} ${e.message}`)
+    .join('; ');
+}
+
 /**
- * Runs one Flowdesk tool as the owner. workspace-api's refusals (4xx: a bad field, a task that is not
- * the owner's) are fed back to the model as the tool's error; anything else fails the step.
+ * Runs one Flowdesk tool as the owner. Arguments that do not fit the tool's schema, and
+ * workspace-api's refusals (4xx: a bad field, a task that is not the owner's), are fed back to the
+ * model as the tool's error; anything else fails the step.
  */
 export async function runFlowdeskTool(
   tool: LocalTool,
@@ -121,6 +91,8 @@ export async function runFlowdeskTool(
   key: string | undefined,
 ): Promise<{ content: string; isError: boolean }> {
   const input = args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : {};
+  const problem = argumentProblem(tool, input);
+  if (problem) return { content: `Error: invalid arguments for ${tool.name}: ${problem}`, isError: true };
   try {
     return { content: JSON.stringify(await tool.run(input, ctx, key)), isError: false };
   } catch (err) {

@@ -14,7 +14,7 @@
  * during a tool call is not retried (the tool may have acted).
  */
 import Schema from 'typebox/schema';
-import { AI_LIMITS, credentialHttpAuth, type NodeParams } from '@flowdesk/contracts';
+import { AI_LIMITS, credentialHttpAuth, type AiCost, type AiStepOutput, type AiTranscriptEntry, type AiUsage, type NodeParams } from '@flowdesk/contracts';
 import { NodeFailedError, RequestTimeoutError } from '../errors.ts';
 import { maskUrl } from '../mask.ts';
 import type { TemplateRenderer } from '../template.ts';
@@ -46,17 +46,17 @@ export interface AiInput {
   mcpServers: McpServerInput[];
   maxToolCalls: number;
   timeoutMs: number;
+  /** Per million tokens: the step's cost is worked out from them (absent: no cost). */
+  inputPricePer1M?: number;
+  outputPricePer1M?: number;
   /** Not recorded. */
   apiKey?: string;
   keyHeader?: 'bearer' | 'api-key';
   problem?: string;
 }
 
-/** One entry of the transcript kept in the run record. */
-export type TranscriptEntry =
-  | { role: 'system' | 'user'; content: string }
-  | { role: 'assistant'; content: string; toolCalls?: { id: string; name: string; arguments: unknown }[]; usage: ModelTurn['usage']; finishReason: string }
-  | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
+/** One entry of the transcript kept in the run record (libs/contracts: the run page reads it). */
+export type TranscriptEntry = AiTranscriptEntry;
 
 /** A failed AI step: the transcript so far is its output; `status` / `retryAfter` (a model API's 429 or 5xx) and the cause stay readable for the retry policy. */
 export class AiStepError extends NodeFailedError {
@@ -135,6 +135,8 @@ export function renderAi(params: AiParams, renderer: TemplateRenderer): AiInput 
   };
   if (params.system !== undefined && params.system.trim()) input.system = renderer.renderString(params.system);
   if (temperature !== undefined) input.temperature = temperature;
+  if (params.inputPricePer1M !== undefined) input.inputPricePer1M = params.inputPricePer1M;
+  if (params.outputPricePer1M !== undefined) input.outputPricePer1M = params.outputPricePer1M;
   if (schema.value) input.schema = schema.value;
   if (typed.fields.apiKey) input.apiKey = typed.fields.apiKey;
   if (typed.fields.keyHeader === 'api-key') input.keyHeader = 'api-key';
@@ -170,7 +172,7 @@ async function executeAi(input: AiInput, ctx: NodeContext): Promise<{ output: un
   const transcript: TranscriptEntry[] = [];
   if (input.system) transcript.push({ role: 'system', content: input.system });
   transcript.push({ role: 'user', content: input.prompt });
-  const usage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  const usage: AiUsage = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
   let toolCalls = 0;
   let modelCalls = 0;
   let inTool = false;
@@ -249,7 +251,17 @@ async function executeAi(input: AiInput, ctx: NodeContext): Promise<{ output: un
     const message = reason instanceof Error ? reason.message : String(reason);
     const earlier = reason instanceof NodeFailedError ? reason.output : null;
     const unsafe = inTool || (toolCalls > 0 && !ctx.subSteps);
-    throw new AiStepError(message, { ...(earlier ? { error: earlier } : {}), usage, toolCalls, transcript }, reason, unsafe);
+    const cost = costOf(input, usage);
+    const kept = boundTranscript(transcript);
+    const output = {
+      ...(earlier ? { error: earlier } : {}),
+      usage,
+      ...(cost ? { cost } : {}),
+      toolCalls,
+      transcript: kept.transcript,
+      ...(kept.cut ? { transcriptCut: kept.cut } : {}),
+    };
+    throw new AiStepError(message, output, reason, unsafe);
   } finally {
     clearTimeout(timeout);
     await closeAll(connections);
@@ -284,18 +296,83 @@ async function runToolCall(
   };
 }
 
-function finish(
-  input: AiInput,
-  turn: ModelTurn,
-  usage: { inputTokens: number; outputTokens: number; totalTokens: number },
-  toolCalls: number,
-  transcript: TranscriptEntry[],
-) {
+function finish(input: AiInput, turn: ModelTurn, usage: AiUsage, toolCalls: number, transcript: TranscriptEntry[]): AiStepOutput {
   if (turn.text.length > AI_LIMITS.maxOutputChars)
     throw new NodeFailedError(`the model's answer is ${turn.text.length} characters; at most ${AI_LIMITS.maxOutputChars}`);
-  const output: Record<string, unknown> = { text: turn.text, model: turn.model, finishReason: turn.finishReason, usage, toolCalls, transcript };
+  const cost = costOf(input, usage);
+  const kept = boundTranscript(transcript);
+  const output: AiStepOutput = {
+    text: turn.text,
+    model: turn.model,
+    finishReason: turn.finishReason,
+    usage,
+    ...(cost ? { cost } : {}),
+    toolCalls,
+    transcript: kept.transcript,
+    ...(kept.cut ? { transcriptCut: kept.cut } : {}),
+  };
   if (input.schema) output.json = structured(turn.text, input.schema, turn.finishReason);
   return output;
+}
+
+/** The step's cost from its prices per million tokens (a price not given counts as 0); none without prices. */
+export function costOf(input: Pick<AiInput, 'inputPricePer1M' | 'outputPricePer1M'>, usage: AiUsage): AiCost | undefined {
+  if (input.inputPricePer1M === undefined && input.outputPricePer1M === undefined) return undefined;
+  const round = (x: number) => Math.round(x * 1e9) / 1e9;
+  const inCost = (usage.inputTokens * (input.inputPricePer1M ?? 0)) / 1e6;
+  const outCost = (usage.outputTokens * (input.outputPricePer1M ?? 0)) / 1e6;
+  return { input: round(inCost), output: round(outCost), total: round(inCost + outCost) };
+}
+
+const cutNote = (length: number, kept: number) => `\n[cut: ${length} characters; the run record keeps ${kept} of it]`;
+
+/**
+ * The transcript as the run record keeps it, within AI_LIMITS.maxTranscriptChars: when its texts
+ * (messages, tool results, tool-call arguments as JSON) are longer together, the longest ones are cut
+ * to the same length, so that they fit, each with a note; shorter ones are kept whole. The
+ * conversation the model sees is not changed.
+ */
+export function boundTranscript(entries: TranscriptEntry[], max: number = AI_LIMITS.maxTranscriptChars): { transcript: TranscriptEntry[]; cut: number } {
+  // One tool call's arguments are kept up to a tool result's length.
+  const argsCap = AI_LIMITS.maxToolResultChars;
+  let cut = 0;
+  const withArgs = entries.map((e): TranscriptEntry => {
+    if (e.role !== 'assistant' || !e.toolCalls) return e;
+    return {
+      ...e,
+      toolCalls: e.toolCalls.map((c) => {
+        const text = JSON.stringify(c.arguments) ?? '';
+        if (text.length <= argsCap) return c;
+        cut++;
+        return { ...c, arguments: `${text.slice(0, argsCap)}${cutNote(text.length, argsCap)}` };
+      }),
+    };
+  });
+  const size = (e: TranscriptEntry) =>
+    e.content.length + (e.role === 'assistant' ? (e.toolCalls ?? []).reduce((n, c) => n + (JSON.stringify(c.arguments)?.length ?? 0), 0) : 0);
+  const lengths = withArgs.map((e) => e.content.length);
+  const fixed = withArgs.reduce((n, e) => n + size(e) - e.content.length, 0);
+  const total = fixed + lengths.reduce((a, b) => a + b, 0);
+  if (total <= max) return { transcript: withArgs, cut };
+  // The most each text may keep (water-filling): the shorter ones whole, the rest cut to one length.
+  let budget = Math.max(max - fixed, 0);
+  let left = lengths.length;
+  let share = 0;
+  for (const len of [...lengths].sort((a, b) => a - b)) {
+    share = Math.floor(budget / left);
+    if (len > share) break;
+    budget -= len;
+    left--;
+  }
+  const keep = Math.max(share - 100, 0);
+  return {
+    transcript: withArgs.map((e) => {
+      if (e.content.length <= share) return e;
+      cut++;
+      return { ...e, content: `${e.content.slice(0, keep)}${cutNote(e.content.length, keep)}` };
+    }),
+    cut,
+  };
 }
 
 /** The answer parsed as JSON (a ```json fence around it tolerated) and validated against the schema; a NodeFailedError says where it is wrong. */

@@ -19,10 +19,11 @@ const AUTH = 'cd services/auth && node --conditions=source --import tsx --import
 export const MODULES = [
   {
     name: 'wait-store',
-    what: 'wait timers: the claim of due wakes (compare-and-set, lease) and Approve / Reject by the owner',
+    what: 'wait timers: the claim of due wakes (compare-and-set, lease), Approve / Reject and Resume now by the owner',
     mutate: [
       { file: 'services/workflow-engine/src/adapters/wait-store.ts', lines: [52, 76], anchor: 'async claimDue(' },
       { file: 'services/workflow-engine/src/adapters/wait-store.ts', lines: [147, 160], anchor: 'async resumeByOwner(' },
+      { file: 'services/workflow-engine/src/adapters/wait-store.ts', lines: [173, 197], anchor: 'async resumeNow(' },
     ],
     command: `${ENGINE} test/wait-store.test.ts`,
     needs: 'DATABASE_URL',

@@ -1,6 +1,7 @@
 // A waiting run on the console's run page in Debian's chromium (issue 24, "Waits"): a run parked at a
 // Wait node (mode resume) shows where it waits and its resume link; Approve resumes it, and it goes on
-// along the Wait's `resumed` branch (a task is created) while the page updates in place.
+// along the Wait's `resumed` branch (a task is created) while the page updates in place. A run parked
+// on an hour's timer offers its owner Resume now (issue 37): pressed, the run goes on at once, once.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -65,6 +66,7 @@ describe('a waiting run in chromium', { skip: skipWithoutChromium }, () => {
     await heading(page).filter({ hasText: 'Run of Approve the refund' }).waitFor();
     const notice = page.getByRole('status').filter({ hasText: 'Waiting at "approval"' });
     await notice.waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Resume now' }).count(), 0, 'a wait for Approve / Reject has no Resume now');
     assert.match(await page.getByLabel('Resume link', { exact: true }).innerText(), new RegExp(`^${base}/api/v1/resume/[0-9a-f-]{36}\\?secret=`));
     await assertAccessible(page, 'waiting run');
 
@@ -92,6 +94,59 @@ describe('a waiting run in chromium', { skip: skipWithoutChromium }, () => {
     assert.deepEqual(
       tasks.map((t) => t.title).filter((t) => /A-17/.test(t)),
       ['Refund A-17 (approve)'],
+    );
+  });
+
+  test('Resume now on the run page of a run waiting an hour: it goes on at once, once, and the page follows', async () => {
+    const wf = await api('POST', '/api/v1/workflows', {
+      name: 'Remind me in an hour',
+      triggerType: 'manual',
+      graph: {
+        nodes: [
+          { id: 'pause', type: 'wait', params: { mode: 'duration', amount: '1', unit: 'hours' } },
+          { id: 'remind', type: 'create_task', params: { title: 'Reminder {{trigger.n}} ({{nodes.pause.resumedBy}})' } },
+        ],
+        edges: [
+          { from: 'trigger', to: 'pause' },
+          { from: 'pause', to: 'remind', branch: 'resumed' },
+        ],
+      },
+    });
+    const started = await api('POST', `/api/v1/workflows/${wf.id}/runs`, { payload: { n: 'R-1' } });
+    await until('the run waiting', async () => ((await api('GET', `/api/v1/workflow-runs/${started.id}`)).status === 'waiting' ? true : undefined));
+
+    await page.goto(`${base}/runs/${started.id}`);
+    await heading(page).filter({ hasText: 'Run of Remind me in an hour' }).waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Waiting at "pause"\s*Resumes at/ })
+      .waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Approve' }).count(), 0);
+    const resumeNow = page.getByRole('button', { name: 'Resume now' });
+    await assertAccessible(page, 'a run waiting for its timer');
+    // The button's POST carries the session's CSRF token, as every cookie write does.
+    const sent = page.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith(`/api/v1/workflow-runs/${started.id}/resume-now`));
+    await resumeNow.click();
+    assert.ok((await sent).headers()['x-csrf-token'], 'the write carries X-CSRF-Token');
+    await page.getByText('Resumed: the run goes on now.').waitFor();
+    // The page follows the run as the engine records it: the step after the Wait appears, the notice and the button go.
+    await page.locator('li[data-node-id="remind"]').waitFor();
+    await until('the page no longer says it waits', async () => ((await page.getByText('Waiting at "pause"').count()) === 0 ? true : undefined));
+    assert.equal(await resumeNow.count(), 0);
+    const done = await api('GET', `/api/v1/workflow-runs/${started.id}`);
+    assert.equal(done.status, 'succeeded');
+    // Pressed again by hand (an old tab): refused, and the run is not run twice.
+    const session = await (await context.request.get(`${base}/api/v1/session`)).json();
+    const again = await context.request.post(`${base}/api/v1/workflow-runs/${started.id}/resume-now`, {
+      headers: { origin: base, 'x-csrf-token': session.csrfToken },
+    });
+    assert.equal(again.status(), 409, await again.text());
+    const noToken = await context.request.post(`${base}/api/v1/workflow-runs/${started.id}/resume-now`, { headers: { origin: base } });
+    assert.equal(noToken.status(), 403, 'a cookie write without the CSRF token is refused');
+    const tasks = (await api('GET', '/api/v1/tasks?limit=100')).items as { title: string }[];
+    assert.deepEqual(
+      tasks.map((t) => t.title).filter((t) => /R-1/.test(t)),
+      ['Reminder R-1 (timer)'],
     );
   });
 });

@@ -2,7 +2,7 @@
 // + workspace-api + embedded bus (PGlite, or Postgres with DATABASE_URL): the run is `waiting` with
 // its wake time while the step waits to be retried, the engine that parked it closes and another
 // engine on the same database wakes it on time, the attempt goes out with the same Idempotency-Key;
-// a cancel while parked drops the timer.
+// Resume now tries it again at once; a cancel while parked drops the timer.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -36,7 +36,7 @@ after(async () => {
   await stack?.close();
 });
 
-async function createWorkflow(owner: string, path: string) {
+async function createWorkflow(owner: string, path: string, delayMs = 1_500) {
   const res = await call(owner, 'POST', '/api/v1/workflows', {
     name: 'Retry later',
     triggerType: 'webhook',
@@ -47,7 +47,7 @@ async function createWorkflow(owner: string, path: string) {
           id: 'post',
           type: 'http_request',
           params: { method: 'POST', url: `${stack.receiver!.url}${path}?n={{trigger.n}}`, body: '{"n": "{{trigger.n}}"}' },
-          retry: { attempts: 3, backoff: 'fixed', delayMs: 1_500 },
+          retry: { attempts: 3, backoff: 'fixed', delayMs, maxDelayMs: delayMs },
         },
       ],
       edges: [{ from: 'trigger', to: 'post' }],
@@ -93,6 +93,23 @@ describe('a long retry delay parks the run', () => {
     assert.equal(requests[1]!.headers['idempotency-key'], requests[0]!.headers['idempotency-key'], 'the same key after the wake');
     assert.ok(requests[1]!.at >= due, 'not before its retry time');
     assert.ok(requests[1]!.at - due < 3_000, `on time (${requests[1]!.at - due} ms late)`);
+  });
+
+  test('Resume now on a run parked for its retry tries the step again at once, not after its delay', async () => {
+    const owner = randomUUID();
+    const wf = await createWorkflow(owner, '/flaky', 3_600_000);
+    const n = randomUUID();
+    const run = await runNow(owner, wf, { n });
+    const parked = await waiting(owner, run.id);
+    assert.ok(parked.steps[0].retryAt);
+    const res = await call(owner, 'POST', `/api/v1/workflow-runs/${run.id}/resume-now`);
+    assert.equal(res.status, 202, JSON.stringify(res.body));
+    const done = await finished(owner, run.id);
+    assert.equal(done.status, 'succeeded', JSON.stringify(done));
+    assert.equal(done.steps[0].attempts, 2);
+    const requests = requestsFor(n);
+    assert.equal(requests.length, 2, 'tried once more');
+    assert.ok(requests[1]!.at < Date.parse(parked.steps[0].retryAt) - 3_500_000, 'about an hour early');
   });
 
   test('cancelling a run parked for its retry drops the timer: the step is not tried again', async () => {

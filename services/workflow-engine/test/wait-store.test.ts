@@ -1,11 +1,12 @@
 // engine.run_wait's statements (adapters/wait-store.ts) on a real database: Approve / Reject only
 // resume a wait that is resumable (a timer's wait answers "not resumable", the route's 409, and stays
 // parked), and two replicas claiming due wakes at the same moment never both get one (the
-// compare-and-set on fire_at; needs two connections, so Postgres: DATABASE_URL).
+// compare-and-set on fire_at; needs two connections, so Postgres: DATABASE_URL). Resume now wakes a
+// timer wait through that same claim, once, and never moves a claimed wake's lease.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
+import { createTestDatabase, userContext, type TestDatabase } from '@flowdesk/db';
 import { until } from '@flowdesk/service-kit/testing';
 import { migrateEngine } from '../src/adapters/run-store.ts';
 import { WaitStore } from '../src/adapters/wait-store.ts';
@@ -191,3 +192,97 @@ test('Approve / Reject with an id that is not a UUID answers not found (no datab
   assert.equal((await rowOf(w.runId)).resumed_by, null, 'the wait is still parked');
   assert.deepEqual(await store.resumeByOwner(w.ownerId, w.runId, 'approve', undefined, NOW), { ok: true, runId: w.runId }, 'its owner still can');
 });
+
+/**
+ * A waiting run (engine.run, its parked step `step`) and its wait row, as record_runs writes them:
+ * what Resume now reads (the run's row says what kind of step parked it).
+ */
+async function parkRun(opts: { resumable: boolean; fireAt: Date | null; step: Record<string, unknown> }) {
+  const w = await park({ resumable: opts.resumable, fireAt: null });
+  const step = { nodeId: 'wait', status: 'waiting', input: {}, output: {}, error: null, startedAt: NOW.toISOString(), durationMs: 0, ...opts.step };
+  const context = userContext(w.ownerId);
+  await testDb.db.transaction(async (exec) => {
+    await exec(context.text, context.values);
+    await exec(`INSERT INTO "engine"."run" (id, owner_id, workflow_id, event_id, status, steps) VALUES ($1, $2, $3, $4, 'waiting', $5::jsonb)`, [
+      w.runId,
+      w.ownerId,
+      w.workflowId,
+      w.eventId,
+      JSON.stringify([step]),
+    ]);
+  });
+  await testDb.db.exec(`UPDATE "engine"."run_wait" SET fire_at = $2 WHERE wait_id = $1`, [w.waitId, opts.fireAt]);
+  return w;
+}
+const fireAtOf = async (runId: string) => {
+  const v = (await rowOf(runId)).fire_at;
+  return v === null ? null : new Date(v instanceof Date ? v : (v as string)).toISOString();
+};
+
+test('Resume now makes a timer wait due now for the ordinary claim (as the timer: resumedBy timer), once; a claimed wake keeps its lease', async () => {
+  const hourLater = new Date(NOW.getTime() + 3_600_000);
+  const w = await parkRun({ resumable: false, fireAt: hourLater, step: { type: 'wait' } });
+  assert.deepEqual(await store.resumeNow(randomUUID(), w.runId, NOW), { ok: false, why: 'not_waiting' }, "another user's run: nothing (row-level security)");
+  assert.equal(await fireAtOf(w.runId), hourLater.toISOString());
+  assert.deepEqual(await store.resumeNow(w.ownerId, w.runId, NOW), { ok: true, runId: w.runId });
+  assert.deepEqual(await store.resumeNow(w.ownerId, w.runId, NOW), { ok: false, why: 'already_resumed' }, 'a second Resume now');
+  const lease = new Date(NOW.getTime() + 30_000);
+  const [wake, ...more] = await claimOnly(new Date(NOW.getTime() + 1_000), lease, [w.waitId]);
+  assert.deepEqual(more, []);
+  assert.deepEqual(wake?.resume, { nodeId: 'wait', resumedBy: 'timer', at: NOW.toISOString() });
+  // Claimed: a Resume now then changes nothing, so no second claimer can take the wake before its lease ends.
+  assert.deepEqual(await store.resumeNow(w.ownerId, w.runId, new Date(NOW.getTime() + 2_000)), { ok: false, why: 'already_resumed' });
+  assert.equal(await fireAtOf(w.runId), lease.toISOString(), 'the lease holds');
+  assert.deepEqual(await claimOnly(new Date(NOW.getTime() + 3_000), new Date(NOW.getTime() + 33_000), [w.waitId]), [], 'not claimed twice');
+
+  // A timer that fired (claimed by the timers) before anyone pressed Resume now: the same.
+  const fired = await parkRun({ resumable: false, fireAt: new Date(NOW.getTime() - 1_000), step: { type: 'wait' } });
+  assert.equal((await claimOnly(NOW, lease, [fired.waitId])).length, 1);
+  assert.deepEqual(await store.resumeNow(fired.ownerId, fired.runId, NOW), { ok: false, why: 'already_resumed' });
+  assert.equal(await fireAtOf(fired.runId), lease.toISOString());
+});
+
+test("Resume now: a retry's wait too; not a wait for a resume (Approve / Reject), nor a Run workflow step waiting for its child", async () => {
+  const later = new Date(NOW.getTime() + 600_000);
+  const retry = await parkRun({ resumable: false, fireAt: later, step: { nodeId: 'wait', type: 'http_request', retryAt: later.toISOString(), attempts: 1 } });
+  assert.deepEqual(await store.resumeNow(retry.ownerId, retry.runId, NOW), { ok: true, runId: retry.runId });
+  const approval = await parkRun({ resumable: true, fireAt: later, step: { type: 'wait' } });
+  assert.deepEqual(await store.resumeNow(approval.ownerId, approval.runId, NOW), { ok: false, why: 'waits_for_resume' });
+  const child = await parkRun({ resumable: false, fireAt: later, step: { type: 'run_workflow' } });
+  assert.deepEqual(await store.resumeNow(child.ownerId, child.runId, NOW), { ok: false, why: 'no_timer' }, 'its timer is the timeout');
+  const untimed = await parkRun({ resumable: false, fireAt: null, step: { type: 'run_workflow' } });
+  assert.deepEqual(await store.resumeNow(untimed.ownerId, untimed.runId, NOW), { ok: false, why: 'no_timer' });
+  for (const w of [approval, child, untimed]) {
+    assert.equal((await rowOf(w.runId)).resumed_by, null, 'left waiting');
+  }
+  assert.equal(await fireAtOf(approval.runId), later.toISOString());
+  assert.deepEqual(await store.resumeNow(randomUUID(), 'not-a-uuid', NOW), { ok: false, why: 'not_found' });
+});
+
+test(
+  'Resume now while a replica holds its claim of the same wake waits for it, then leaves the claim alone',
+  { skip: process.env.DATABASE_URL ? false : 'needs two connections at once: run with DATABASE_URL (Postgres); PGlite has one' },
+  async () => {
+    const w = await parkRun({ resumable: false, fireAt: new Date(NOW.getTime() - 1_000), step: { type: 'wait' } });
+    const lease = new Date(NOW.getTime() + 30_000);
+    let releaseA!: () => void;
+    const aHolds = new Promise<void>((resolve) => (releaseA = resolve));
+    let claimed = 0;
+    const a = testDb.db.transaction(async (exec) => {
+      claimed = (await new WaitStore({ ...testDb.db, exec }).claimDue(NOW, lease, 1_000)).filter((x) => x.waitId === w.waitId).length;
+      await aHolds;
+    });
+    await until('the replica holds its claim', async () => claimed > 0 || undefined);
+    const pressed = store.resumeNow(w.ownerId, w.runId, NOW);
+    await until('Resume now waits on the claim’s lock', async () => {
+      const { rows } = await testDb.db.exec(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%run_wait%'`,
+      );
+      return (rows[0]!.n as number) > 0 || undefined;
+    });
+    releaseA();
+    await a;
+    assert.deepEqual(await pressed, { ok: false, why: 'already_resumed' });
+    assert.equal(await fireAtOf(w.runId), lease.toISOString(), 'the lease holds: no second claim before it ends');
+  },
+);

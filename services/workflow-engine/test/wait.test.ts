@@ -1,7 +1,7 @@
 // Parked runs and the Wait node (issue 24 item 4) over real HTTP on a real engine + workspace-api +
 // embedded bus (PGlite, or Postgres with DATABASE_URL): a duration and an until wait resume on time,
-// the resume URL (right and wrong secret, twice), Approve / Reject, the timeout branch, a cancel
-// drops the timer, and two engines on one database resume each run exactly once.
+// the resume URL (right and wrong secret, twice), Approve / Reject, Resume now, the timeout branch, a
+// cancel drops the timer, and two engines on one database resume each run exactly once.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -309,6 +309,48 @@ describe('Wait node', () => {
     const link = resumeUrlOf(parked);
     const late = await fetch(onEngine(link), { method: 'POST' });
     assert.ok([404, 409].includes(late.status), `a resume after the timeout is refused (${late.status})`);
+  });
+
+  test('Resume now (owner only, write scope) wakes a timer wait at once, exactly once when two calls race; other waits and runs answer 409', async () => {
+    const owner = randomUUID();
+    const wf = await createWorkflow(owner, { mode: 'duration', amount: '1', unit: 'hours' });
+    const n = randomUUID();
+    const run = await runNow(owner, wf, { n });
+    const parked = await waiting(owner, run.id);
+    const path = `/api/v1/workflow-runs/${run.id}/resume-now`;
+    assert.equal((await call(randomUUID(), 'POST', path)).status, 404, "another owner's run is not found");
+    assert.equal((await call(owner, 'POST', path, undefined, 'mcp:read')).status, 403, 'a read-only caller may not');
+    assert.equal((await call(owner, 'POST', `/api/v1/workflow-runs/${randomUUID()}/resume-now`)).status, 404);
+    assert.equal((await getRun(owner, run.id)).status, 'waiting', 'the refusals resumed nothing');
+
+    const sentAt = Date.now();
+    const answers = await Promise.all([call(owner, 'POST', path), call(owner, 'POST', path)]);
+    assert.deepEqual(answers.map((a) => a.status).sort(), [202, 409], JSON.stringify(answers.map((a) => a.body)));
+    assert.deepEqual(answers.find((a) => a.status === 202)!.body, { runId: run.id, resumedBy: 'timer' });
+    assert.match((answers.find((a) => a.status === 409)!.body as { message: string }).message, /already resumed/);
+    const done = await finished(owner, run.id);
+    assert.equal(done.status, 'succeeded', JSON.stringify(done));
+    // On the resumed branch at once (an hour early), as if the timer had fired; once: one POST after it.
+    const posts = postsFor(n);
+    assert.deepEqual(
+      posts.map((p) => p.url.split('?')[0]),
+      ['/after/resumed'],
+    );
+    assert.ok(posts[0]!.at < Date.parse(parked.wait.until) - 3_500_000, 'long before its timer');
+    const out = waitOf(posts[0]!);
+    assert.equal(out.resumedBy, 'timer');
+    assert.ok(Date.parse(out.resumedAt) >= sentAt - 1_000 && Date.parse(out.resumedAt) < Date.parse(parked.wait.until));
+    assert.equal((await call(owner, 'POST', path)).status, 409, 'a finished run is not waiting');
+
+    // A wait for a resume has Approve / Reject: Resume now leaves it waiting.
+    const approval = await createWorkflow(owner, { mode: 'resume', timeoutAmount: '1', timeoutUnit: 'days' });
+    const a = await runNow(owner, approval, { n: randomUUID() });
+    await waiting(owner, a.id);
+    const refused = await call(owner, 'POST', `/api/v1/workflow-runs/${a.id}/resume-now`);
+    assert.equal(refused.status, 409);
+    assert.match((refused.body as { message: string }).message, /Approve or Reject/);
+    assert.equal((await getRun(owner, a.id)).status, 'waiting');
+    await call(owner, 'POST', `/api/v1/workflow-runs/${a.id}/cancel`);
   });
 
   test('cancelling a waiting run drops its timer: it never resumes', async () => {

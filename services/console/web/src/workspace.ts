@@ -87,6 +87,8 @@ export const workspace = {
   /** Approve or Reject a run waiting for a resume (a Wait node in mode resume). */
   resumeRun: (runId: string, action: 'approve' | 'reject', body?: Record<string, unknown>) =>
     api.request<{ runId: string; resumedBy: string }>('POST', `/workflow-runs/${id(runId)}/resume`, { action, ...(body ? { body } : {}) }),
+  /** Resume now: a run waiting for a timer (a Wait's time, a retry's delay) goes on at once (`canResumeNow`). */
+  resumeNow: (runId: string) => api.request<{ runId: string; resumedBy: string }>('POST', `/workflow-runs/${id(runId)}/resume-now`),
   runsSummary: () => api.request<RunsSummary>('GET', '/workflow-runs/summary'),
   runsHealth: () => api.request<RunsHealth>('GET', '/workflow-runs/health'),
   listWorkflows: () => all<WorkflowItem>('/workflows'),

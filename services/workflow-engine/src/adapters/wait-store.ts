@@ -160,4 +160,48 @@ export class WaitStore implements WaitStorePort {
       return { ok: false as const, why: rows[0].resumed_by !== null ? ('already_resumed' as const) : ('not_resumable' as const) };
     });
   }
+
+  /**
+   * Resume now (the run page, while testing a workflow), by the run's owner (row-level security): a
+   * run parked on a timer — a Wait node's duration or date-time, or a retry's long backoff — is woken
+   * as if its timer had fired now (`resumedBy: timer`). Like a resume it sets resumed_by once
+   * (compare-and-set) and fire_at = now, so the timers' ordinary claim wakes it, exactly once: no
+   * other path runs it, and a wake already claimed (resumed_by set, fire_at its lease) is never
+   * touched. Only a waiting run's wait whose parked step (in the run's steps) is a Wait node or a
+   * retry: a wait for a resume has Approve / Reject, and a Run workflow step's timer is its timeout.
+   */
+  async resumeNow(userId: string, runId: string, now: Date): Promise<ResumeNowAnswer> {
+    if (!UUID.test(userId) || !UUID.test(runId)) return { ok: false, why: 'not_found' };
+    const context = userContext(userId);
+    return this.db.transaction(async (exec) => {
+      await exec(context.text, context.values);
+      const updated = await exec(
+        `UPDATE "engine"."run_wait" AS w SET resumed_by = 'timer', resumed_at = $2, fire_at = $2
+           FROM "engine"."run" AS r
+          WHERE w.run_id = $1 AND r.id = w.run_id AND r.status = 'waiting'
+            AND NOT w.resumable AND w.resumed_by IS NULL AND w.fire_at IS NOT NULL
+            AND EXISTS (SELECT 1 FROM jsonb_array_elements(r.steps) AS s
+                         WHERE s->>'nodeId' = w.node_id AND s->>'status' = 'waiting' AND (s->>'type' = 'wait' OR s->>'retryAt' IS NOT NULL))
+          RETURNING w.run_id`,
+        [runId, now],
+      );
+      if (updated.rows[0]) return { ok: true as const, runId };
+      const { rows } = await exec(
+        `SELECT w.resumable, w.resumed_by FROM "engine"."run_wait" AS w JOIN "engine"."run" AS r ON r.id = w.run_id
+          WHERE w.run_id = $1 AND r.status = 'waiting'`,
+        [runId],
+      );
+      const w = rows[0];
+      if (!w) return { ok: false as const, why: 'not_waiting' as const };
+      if (w.resumed_by !== null) return { ok: false as const, why: 'already_resumed' as const };
+      return { ok: false as const, why: w.resumable ? ('waits_for_resume' as const) : ('no_timer' as const) };
+    });
+  }
 }
+
+/**
+ * What Resume now found: done, or why not. `waits_for_resume`: the wait is for the link or Approve /
+ * Reject (those resume it); `no_timer`: nothing but another run's end wakes it (a Run workflow step).
+ */
+export type ResumeNowAnswer =
+  { ok: true; runId: string } | { ok: false; why: 'not_found' | 'not_waiting' | 'already_resumed' | 'waits_for_resume' | 'no_timer' };

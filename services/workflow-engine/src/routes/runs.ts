@@ -320,6 +320,37 @@ export function runRoutes(store: RunStore, definitions: DefinitionCache, options
       },
     );
     app.post(
+      '/workflow-runs/:id/resume-now',
+      {
+        preHandler: app.requireAccess('write'),
+        schema: {
+          tags,
+          summary:
+            'Resume now: a run waiting for a timer (a Wait node’s duration or date-time, or a retry’s delay) goes on at once, as if its timer had fired (the Wait’s `resumedBy` is `timer`); once — a second call answers 409. 409 when the run is not waiting, waits for a resume (use Approve / Reject) or for another workflow’s run',
+          params: IdParams,
+          response: { 202: Type.Object({ runId: Type.String(), resumedBy: Type.String() }), ...errorResponses, 409: ErrorBody },
+        },
+      },
+      async (req, reply) => {
+        const userId = req.identity.userId;
+        const answer = options.waits ? await options.waits.resumeNow(userId, req.params.id, options.clock()) : ({ ok: false, why: 'not_waiting' } as const);
+        if (answer.ok) return reply.code(202).send({ runId: answer.runId, resumedBy: 'timer' });
+        switch (answer.why) {
+          case 'already_resumed':
+            throw new HttpError('conflict', 'This run was already resumed: it goes on now');
+          case 'waits_for_resume':
+            throw new HttpError('conflict', 'This run waits for a resume: Approve or Reject it, or POST to its resume link');
+          case 'no_timer':
+            throw new HttpError('conflict', 'This run waits for another workflow’s run; only that run’s end (or a cancel) resumes it');
+          default: {
+            const run = answer.why === 'not_found' ? null : await store.get(userId, req.params.id);
+            if (!run) throw notFound('Workflow run');
+            throw new HttpError('conflict', `This run is not waiting (${run.status}); only a waiting run can be resumed`);
+          }
+        }
+      },
+    );
+    app.post(
       '/resume/:waitId',
       {
         // Public: the secret in the link is the credential (a capability URL, as n8n's resume URL).

@@ -1,6 +1,6 @@
 import { ActionIcon, Alert, Anchor, Badge, Button, Card, Code, CopyButton, Group, List, Loader, SimpleGrid, Stack, Text, Title, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconAlertTriangle, IconCheck, IconCopy, IconExternalLink, IconPlayerPlay, IconPlayerStop, IconX } from '@tabler/icons-react';
+import { IconAlertTriangle, IconCheck, IconCopy, IconExternalLink, IconPlayerPlay, IconPlayerSkipForward, IconPlayerStop, IconX } from '@tabler/icons-react';
 import { useCallback, useEffect, useState } from 'react';
 import { nodeLabel } from '@flowdesk/contracts/nodes';
 import { ErrorState, PageHeader } from '../components/States.tsx';
@@ -169,6 +169,19 @@ function TraceId({ traceId }: { traceId: string | null | undefined }) {
   );
 }
 
+/** The step a waiting run is parked at (its `waiting` step), if any. */
+const parkedStep = (run: WorkflowRun) => (run.wait ? run.steps.find((s) => s.nodeId === run.wait!.nodeId && s.status === 'waiting') : undefined);
+
+/**
+ * Whether the engine resumes this run now on request (POST /workflow-runs/:id/resume-now): a waiting
+ * run parked on a timer — a Wait node's duration or date-time, or a retry's delay. Not a wait for a
+ * resume (Approve / Reject are its way) nor a Run workflow step waiting for its child.
+ */
+export function canResumeNow(run: WorkflowRun): boolean {
+  const step = parkedStep(run);
+  return run.status === 'waiting' && !!run.wait && !run.wait.resumable && run.wait.until !== null && !!step && (step.type === 'wait' || !!step.retryAt);
+}
+
 /** One run: its trigger payload, each node's input, output, error and duration in order, warnings; run again. */
 export function RunPage({ runId }: { runId: string }) {
   const [loaded, setRun] = useState<WorkflowRun | null>(null);
@@ -248,6 +261,21 @@ export function RunPage({ runId }: { runId: string }) {
     }
   };
 
+  // Resume now (testing a workflow): the timer fires now; the page follows the run as it goes on.
+  const resumeNow = async () => {
+    if (!run) return;
+    setBusy(true);
+    try {
+      await workspace.resumeNow(run.id);
+      notifications.show({ message: 'Resumed: the run goes on now.' });
+    } catch (err) {
+      notifications.show({ color: 'red', title: 'Could not resume the run', message: (err as Error).message });
+    } finally {
+      setBusy(false);
+      void load();
+    }
+  };
+
   if (error) return <ErrorState title="This run could not be loaded" message={error} onRetry={() => void load()} />;
   if (!run) return <Loader aria-label="Loading the run" />;
   const warningsOf = (nodeId: string) => run.warnings.filter((w) => w.startsWith(`node "${nodeId}":`));
@@ -276,6 +304,11 @@ export function RunPage({ runId }: { runId: string }) {
                   Reject
                 </Button>
               </>
+            )}
+            {canResumeNow(run) && (
+              <Button leftSection={<IconPlayerSkipForward size={16} />} onClick={() => void resumeNow()} loading={busy}>
+                Resume now
+              </Button>
             )}
             {unfinished && (
               <Button color="red" variant="light" leftSection={<IconPlayerStop size={16} />} onClick={() => void cancel()} loading={busy}>
@@ -411,7 +444,7 @@ export function RunPage({ runId }: { runId: string }) {
 /** What a waiting run waits for: its wake time, or a resume (the link, Approve / Reject) and its timeout. */
 function WaitingNotice({ run }: { run: WorkflowRun }) {
   const wait = run.wait!;
-  const step = run.steps.find((s) => s.nodeId === wait.nodeId && s.status === 'waiting');
+  const step = parkedStep(run);
   const link = (step?.output as { resumeUrl?: string } | null)?.resumeUrl;
   return (
     <Alert

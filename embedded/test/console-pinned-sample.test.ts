@@ -30,7 +30,7 @@ describe('the pinned sample in chromium: later previews from a dry run, Run now 
   let base: string;
   let headers: Record<string, string>;
   let workflowId: string;
-  const get = async (path: string) => (await (await page.request.get(`${base}/api/v1${path}`)).json()) as any;
+  const get = async (path: string) => await (await page.request.get(`${base}/api/v1${path}`)).json();
 
   before(async () => {
     flowdesk = await startFlowdesk();

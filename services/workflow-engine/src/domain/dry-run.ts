@@ -9,15 +9,7 @@
  * checkpoint, no sample write, no record.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  DRY_RUN_TIMEOUT_MS,
-  type DryRunResult,
-  type DryRunStep,
-  type RunStep,
-  type TriggerEvent,
-  type WorkflowGraph,
-  type WorkflowNode,
-} from '@flowdesk/contracts';
+import { DRY_RUN_TIMEOUT_MS, type DryRunResult, type DryRunStep, type RunStep, type TriggerEvent, type WorkflowGraph } from '@flowdesk/contracts';
 import { executeWorkflow } from './executor.ts';
 import { credentialSecrets, redactSecrets } from './mask.ts';
 import type { CredentialValue, HttpClient, WorkspaceNodesPort } from './ports.ts';
@@ -67,7 +59,7 @@ export async function dryRun(input: DryRunInput, deps: DryRunDeps, timeoutMs = D
   // what is known), and is not retried: a preview waits for no backoff.
   const graph: WorkflowGraph = {
     ...input.graph,
-    nodes: input.graph.nodes.map(({ retry: _retry, ...n }) => ({ ...n, onError: 'continue' }) as WorkflowNode),
+    nodes: input.graph.nodes.map(({ retry: _retry, ...n }) => ({ ...n, onError: 'continue' })),
   };
   const notRun = new Set<string>();
   const branches = new Map<string, string>();

@@ -53,9 +53,22 @@ export const MODULES = [
     what: "For each: the per-node cap (10,000 items) and the run's loop items summed over its loops",
     mutate: [
       { file: 'services/workflow-engine/src/domain/nodes/for-each.ts', lines: [27, 36], anchor: 'execute: async (input)' },
-      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [675, 685], anchor: 'if (run.loopItems + items.length > limits.maxLoopItemsPerRun)' },
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [705, 715], anchor: 'if (run.loopItems + items.length > limits.maxLoopItemsPerRun)' },
     ],
     command: `${ENGINE} test/run-limits.test.ts test/foreach.test.ts`,
+  },
+  {
+    name: 'dry-run-guard',
+    what: 'a dry run (the editor previews) never executes an action, a Wait or a Verify signature: the stand-in and where it is taken',
+    mutate: [
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [125, 128], anchor: 'if (handler.isAction) return {};' },
+      {
+        file: 'services/workflow-engine/src/domain/executor.ts',
+        lines: [403, 410],
+        anchor: 'const standIn = input.dryRun ? dryRunStandIn(node, handler) : null;',
+      },
+    ],
+    command: `${ENGINE} test/dry-run.test.ts`,
   },
   {
     name: 'code-limits',

@@ -14,6 +14,7 @@ export * from './entities/workflows.ts';
 export * from './entities/workflow-runs.ts';
 export * from './entities/workflow-export.ts';
 export * from './entities/step-tests.ts';
+export * from './entities/dry-runs.ts';
 export * from './entities/credentials.ts';
 export * from './credential-types.ts';
 export * from './entities/workspace.ts';

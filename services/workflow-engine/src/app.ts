@@ -33,6 +33,7 @@ import type { RunLimits } from './domain/executor.ts';
 import { SampleKeeper, fallbackAnswer, processTriggerEvent, type ProcessDeps } from './domain/process-trigger.ts';
 import { runRoutes } from './routes/runs.ts';
 import { stepTestRoutes } from './routes/step-tests.ts';
+import { dryRunRoutes } from './routes/dry-runs.ts';
 import { DeliveryStore } from './adapters/delivery-store.ts';
 import { StepTestStore } from './adapters/step-test-store.ts';
 import { Sweeper } from './domain/sweeper.ts';
@@ -135,6 +136,8 @@ export interface WorkflowEngineDeps {
   sandbox?: Partial<SandboxPoolOptions>;
   /** Run this step, per owner (default STEP_TEST_RATE_LIMIT per STEP_TEST_RATE_WINDOW_MS, libs/contracts). */
   stepTestRateLimit?: { max: number; windowMs: number };
+  /** Dry runs per owner (tests; default DRY_RUN_RATE_LIMIT per DRY_RUN_RATE_WINDOW_MS). */
+  dryRunRateLimit?: { max: number; windowMs: number };
 }
 
 /**
@@ -289,6 +292,18 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
       limits: deps.limits,
       store: stepTests,
       ...(deps.stepTestRateLimit ? { rateLimit: deps.stepTestRateLimit } : {}),
+    }),
+    { prefix: API_PREFIX },
+  );
+  await app.register(
+    dryRunRoutes(definitions, {
+      credentials: credentials.configured ? credentials : undefined,
+      workspace: deps.workspace,
+      clock,
+      log: app.log,
+      sandbox,
+      limits: deps.limits,
+      ...(deps.dryRunRateLimit ? { rateLimit: deps.dryRunRateLimit } : {}),
     }),
     { prefix: API_PREFIX },
   );

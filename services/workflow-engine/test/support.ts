@@ -165,7 +165,7 @@ export function fixedClock(): EnginePorts['clock'] {
 }
 
 /** The public API's paths the engine serves (runs, credentials); the rest of /api/v1 is workspace-api's. */
-const ENGINE_PATH = /^\/api\/v1\/(workflows\/[^/]+\/(runs|test-step|step-tests)|workflow-runs|credentials)/;
+const ENGINE_PATH = /^\/api\/v1\/(workflows\/[^/]+\/(runs|test-step|step-tests|dry-run)|workflow-runs|credentials)/;
 
 /**
  * Calls the public API as a user, as the console's edge would: the request goes to the service that

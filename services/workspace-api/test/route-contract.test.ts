@@ -56,6 +56,8 @@ const routes: Route[] = [
   { method: 'GET', path: '/workflows/:id/versions/:n', access: 'read', id: 'workflow' },
   { method: 'POST', path: '/workflows/:id/versions/:n/restore', access: 'write', id: 'workflow' },
   { method: 'GET', path: '/workflows/:id/export', access: 'read', id: 'workflow' },
+  { method: 'PUT', path: '/workflows/:id/sample', access: 'write', id: 'workflow', body: { payload: { order: 1 } } },
+  { method: 'DELETE', path: '/workflows/:id/sample', access: 'write', id: 'workflow' },
   {
     method: 'POST',
     path: '/workflows/import',

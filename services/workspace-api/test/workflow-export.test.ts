@@ -45,7 +45,8 @@ const listNames = async (u: TestUser) => ((await u.call('GET', '/api/v1/workflow
 
 /** The definition of a workflow as GET /workflows/:id answers it, without what differs between two workflows by nature. */
 const definitionOf = (w: Record<string, unknown>) => {
-  const { id: _id, createdAt: _c, updatedAt: _u, samplePayloadAt: _s, webhook, active: _a, ...rest } = w;
+  // An import pins the sample it carries (samplePin.source import); the original's may not be pinned.
+  const { id: _id, createdAt: _c, updatedAt: _u, samplePayloadAt: _s, samplePin: _p, webhook, active: _a, ...rest } = w;
   return { ...rest, webhook: webhook ? { ...webhook, url: 'the workflow’s own' } : null };
 };
 

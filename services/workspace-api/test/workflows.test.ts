@@ -32,6 +32,7 @@ const WORKFLOW_KEYS = [
   'retention',
   'samplePayload',
   'samplePayloadAt',
+  'samplePin',
   'triggerConfig',
   'triggerType',
   'updatedAt',
@@ -150,6 +151,7 @@ describe('create', () => {
       assert.deepEqual(w.triggerConfig, triggerConfig);
       assert.equal(w.samplePayload, null);
       assert.equal(w.samplePayloadAt, null);
+      assert.equal(w.samplePin, null, 'no sample pinned');
 
       if (triggerType === 'webhook') {
         assert.equal(typeof w.webhookSecret, 'string');

@@ -98,6 +98,37 @@ export const WorkflowRetention = Type.Object(
 );
 export type WorkflowRetention = Static<typeof WorkflowRetention>;
 
+/**
+ * Where a workflow's pinned sample came from (docs/console.md, "Pinned sample"): a recorded run's
+ * trigger data (`delivery`), the template it was made from, JSON typed in the editor, or a workflow
+ * file / n8n pinData (`import`).
+ */
+export const SampleSource = StringEnum(['delivery', 'template', 'typed', 'import']);
+export type SampleSource = Static<typeof SampleSource>;
+
+/** The longest sample that can be pinned, as JSON (UTF-8 bytes): 256 KiB. A larger one is 413. */
+export const SAMPLE_PAYLOAD_MAX_BYTES = 256 * 1024;
+
+/** A pinned sample's origin: while pinned, deliveries no longer replace `samplePayload`. */
+export const SamplePin = Type.Object({
+  source: SampleSource,
+  pinnedAt: DateTime,
+  /** The run whose trigger data was pinned (source `delivery`), else null. */
+  runId: Type.Union([Uuid, Type.Null()]),
+});
+export type SamplePin = Static<typeof SamplePin>;
+
+/** PUT /workflows/:id/sample: pins `payload` as the workflow's sample ({{trigger.…}} for previews, Run now, Run this step). */
+export const PinSample = Type.Object(
+  {
+    payload: Type.Record(Type.String(), Type.Unknown(), { description: 'The trigger data to pin, a JSON object (at most 256 KiB as JSON).' }),
+    source: Type.Optional(StringEnum(['delivery', 'template', 'typed'], { description: 'Where it comes from (default typed).' })),
+    runId: Type.Optional(Uuid),
+  },
+  { additionalProperties: false },
+);
+export type PinSample = Static<typeof PinSample>;
+
 export const Workflow = Type.Object(
   {
     id: Uuid,
@@ -115,6 +146,8 @@ export const Workflow = Type.Object(
     webhook: Type.Union([WebhookEndpoint, Type.Null()]),
     samplePayload: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
     samplePayloadAt: Type.Union([DateTime, Type.Null()]),
+    /** Set while `samplePayload` is pinned (deliveries do not replace it); null: it is the last delivery's. */
+    samplePin: Type.Optional(Type.Union([SamplePin, Type.Null()])),
     createdAt: DateTime,
     updatedAt: DateTime,
   },
@@ -136,14 +169,18 @@ export const CreateWorkflow = Type.Object(
     errorWorkflowId: Type.Optional(Type.Union([Uuid, Type.Null()])),
     /** Run history kept for this workflow ({days?, runs?}); null: the global setting. */
     retention: Type.Optional(Type.Union([WorkflowRetention, Type.Null()])),
+    /** A sample pinned at creation (a template's); PUT /workflows/:id/sample later. */
+    sample: Type.Optional(PinSample),
   },
   { additionalProperties: false },
 );
 export type CreateWorkflow = Static<typeof CreateWorkflow>;
 
+// A save never carries the sample: it is pinned on its own (PUT /workflows/:id/sample), not a definition change.
+const { sample: _sample, ...updatable } = CreateWorkflow.properties;
 export const UpdateWorkflow = Type.Partial(
   Type.Object({
-    ...CreateWorkflow.properties,
+    ...updatable,
     /** A note kept with the version this save makes (docs/workflow-versions.md). */
     versionMessage: Type.String({ minLength: 1, maxLength: 500 }),
   }),

@@ -5,16 +5,7 @@ import { CreateProject, ListProjectsQuery, Project, ProjectWithCounts, UpdatePro
 import { BulkResult, BulkUpdateTasks, CreateTask, ListTasksQuery, Task, UpdateTask } from '../entities/tasks.ts';
 import { CalendarEntry, CreateCalendarEntry, ListCalendarQuery, UpdateCalendarEntry } from '../entities/calendar.ts';
 import { CreateNote, ListNotesQuery, Note, UpdateNote } from '../entities/notes.ts';
-import {
-  CreatedWorkflow,
-  ListWorkflowsQuery,
-  TriggerType,
-  WebhookEndpoint,
-  WebhookSecret,
-  Workflow,
-  WorkflowVersion,
-  WorkflowVersionSummary,
-} from '../entities/workflows.ts';
+import { ListWorkflowsQuery, TriggerType, WebhookEndpoint, WebhookSecret, Workflow, WorkflowVersion, WorkflowVersionSummary } from '../entities/workflows.ts';
 import { RunStatus, WorkflowRun } from '../entities/workflow-runs.ts';
 import { Overview, SearchQuery, SearchResult, TagList } from '../entities/workspace.ts';
 import { ActivityFeed, ActivityQuery, Comment, CreateComment, ListCommentsQuery } from '../entities/comments.ts';
@@ -202,6 +193,12 @@ const projectId = withId('projectId', 'Project id.');
 const taskId = withId('taskId', 'Task id.');
 const entryId = withId('entryId', 'Calendar entry id.');
 const noteId = withId('noteId', 'Note id.');
+/**
+ * A workflow as the tools answer it, without `samplePin` (the editor's pinned sample, docs/console.md):
+ * tools/list goes into the model's context and is held to a token budget; the answers still carry it.
+ */
+const ToolWorkflow = Type.Omit(Workflow, ['samplePin']);
+const ToolCreatedWorkflow = Type.Intersect([ToolWorkflow, Type.Object({ webhookSecret: Type.Union([Type.String(), Type.Null()]) })]);
 const workflowId = withId('workflowId', 'Workflow id.');
 /**
  * The project filter of list_tasks, list_calendar_entries and list_notes. Models often send null for
@@ -455,7 +452,7 @@ export const TOOLS = [
       description: 'List automation workflows; filter by active, triggerType (webhook, manual, schedule, note, entity) or text (q).',
       access: 'read',
       input: ListWorkflowsQuery,
-      output: pageOf(Workflow),
+      output: pageOf(ToolWorkflow),
     },
     {
       name: 'get_workflow',
@@ -463,7 +460,7 @@ export const TOOLS = [
       description: `Get a workflow with its node graph (node types: resource ${NODE_CATALOGUE_URI}), trigger and webhook URL. Without mcp:write, secrets written inline in http_request nodes read ••••; {{credentials.<name>}} references show as written.`,
       access: 'read',
       input: Type.Object({ ...workflowId }, strict),
-      output: Workflow,
+      output: ToolWorkflow,
     },
     {
       // One tool for the history (list, and one version with number): a second tool cost tools/list its token budget.
@@ -481,7 +478,7 @@ export const TOOLS = [
       description: `Create a workflow with a trigger type and optionally a node graph (each node type's params, branches and output: read resource ${NODE_CATALOGUE_URI} first). A webhook workflow gets its secret in this answer, once. New workflows are inactive unless active is true.`,
       access: 'write',
       input: McpCreateWorkflow,
-      output: CreatedWorkflow,
+      output: ToolCreatedWorkflow,
     },
     {
       name: 'update_workflow',
@@ -506,7 +503,7 @@ export const TOOLS = [
         },
         strict,
       ),
-      output: Workflow,
+      output: ToolWorkflow,
     },
     {
       name: 'set_workflow_active',
@@ -527,7 +524,7 @@ export const TOOLS = [
         },
         strict,
       ),
-      output: Type.Intersect([Workflow, Type.Object({ startedRun: Type.Optional(WorkflowRun) })]),
+      output: Type.Intersect([ToolWorkflow, Type.Object({ startedRun: Type.Optional(WorkflowRun) })]),
     },
     {
       name: 'delete_workflow',

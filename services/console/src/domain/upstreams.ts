@@ -35,6 +35,8 @@ export const UPSTREAM_ROUTES: readonly UpstreamRoute[] = [
   { prefix: '/workflows/*/test-step', upstream: 'workflow-engine', target: '/api/v1/workflows/*/test-step' },
   // The owner's record of step tests.
   { prefix: '/workflows/*/step-tests', upstream: 'workflow-engine', target: '/api/v1/workflows/*/step-tests' },
+  // The dry run of the editor's previews: the engine walks the graph on the sample, executing no action.
+  { prefix: '/workflows/*/dry-run', upstream: 'workflow-engine', target: '/api/v1/workflows/*/dry-run' },
 ];
 
 function matches(path: string, prefix: string): boolean {

@@ -15,9 +15,12 @@ import type {
   CredentialList,
   UpdateCredential,
   CurrentSession,
+  DryRun,
+  DryRunResult,
   KeyAccess,
   ListedUser,
   PageOf,
+  PinSample,
   Project,
   SetupStatus,
   StepTestResult,
@@ -38,6 +41,7 @@ import type {
 // the bundle, and a change of a contract is a compile error here rather than a page that breaks.
 export type {
   ApiKey,
+  DryRunResult,
   ConnectedApp,
   CreatedApiKey,
   Credential,
@@ -220,6 +224,11 @@ export class ApiClient {
     this.request<WorkflowRun>('POST', `/workflows/${encodeURIComponent(id)}/runs`, { payload }, { headers: { 'idempotency-key': idempotencyKey } });
   /** Run this step (POST /workflows/:id/test-step): one node once against a sample; records no run. */
   testStep = (workflowId: string, body: TestStep) => this.request<StepTestResult>('POST', `/workflows/${encodeURIComponent(workflowId)}/test-step`, body);
+  /** Pins the workflow's sample (docs/console.md, "Pinned sample"): previews, Run now and Run this step start from it. */
+  pinSample = (workflowId: string, body: PinSample) => this.request<Workflow>('PUT', `/workflows/${encodeURIComponent(workflowId)}/sample`, body);
+  unpinSample = (workflowId: string) => this.request<Workflow>('DELETE', `/workflows/${encodeURIComponent(workflowId)}/sample`);
+  /** The dry run of the editor's graph on the sample (the engine executes no action): each step's output. */
+  dryRun = (workflowId: string, body: DryRun) => this.request<DryRunResult>('POST', `/workflows/${encodeURIComponent(workflowId)}/dry-run`, body);
   listProjects = () => this.request<PageOf<Project>>('GET', '/projects?limit=100').then((r) => r.items);
   /**
    * Names of stored secret credentials (the ones written {{credentials.<name>}}; typed ones are named in

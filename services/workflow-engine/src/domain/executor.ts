@@ -64,6 +64,7 @@ export interface ExecuteWorkflowInput {
   resume?: RunResume;
   control?: RunControl;
   stepTest?: StepTestScope;
+  dryRun?: DryRunScope;
 }
 
 /** The run's bounds and tuning; each left out takes its default. */
@@ -105,6 +106,26 @@ export interface StepTestScope {
   onResult?: (nodeId: string, result: NodeResult) => void;
   /** `{{item}}` / `{{index}}` for the whole walk: a step of a For each body. */
   loopItem?: { item: unknown; index: number };
+}
+
+/**
+ * A dry run on a sample (dry-run.ts): the steps that change nothing execute; an action (isAction), a
+ * Wait (it would park) and a Verify signature (a sample has no signed bytes) are not executed — each
+ * is recorded `skipped` with the output assumed for it (or none: unknown) and the walk goes on past it.
+ */
+export interface DryRunScope {
+  /** What a step that is not executed stands for ({{nodes.<id>.…}}), by node id, when known (the last run's). */
+  assumed: ReadonlyMap<string, unknown>;
+  /** Told each step that was not executed (`item` inside a For each body). */
+  onNotRun: (nodeId: string, item: number | undefined) => void;
+}
+
+/** The branch a dry run goes on with in place of a node it does not execute, or null: execute it. */
+function dryRunStandIn(node: WorkflowNode, handler: AnyHandler): { branch?: string } | null {
+  if (handler.isAction) return {};
+  if (node.type === 'wait') return { branch: 'resumed' };
+  if (node.type === 'verify_signature') return { branch: 'true' };
+  return null;
 }
 
 // Each handler is typed by its own node's params (nodes/index.ts); the executor dispatches on node.type.
@@ -379,6 +400,15 @@ async function visit(run: RunState, at: WalkScope, node: WorkflowNode): Promise<
     return reused;
   }
   const handler = run.handlers[node.type];
+  const standIn = input.dryRun ? dryRunStandIn(node, handler) : null;
+  if (standIn && input.dryRun) {
+    // A dry run never executes it: no port is called; later steps see the assumed output, if any.
+    const assumed = input.dryRun.assumed.get(node.id);
+    if (assumed !== undefined) at.outputs.set(node.id, assumed);
+    run.steps.push({ ...skippedStep(node, input.ports.clock(), at.index), output: assumed ?? null });
+    input.dryRun.onNotRun(node.id, at.index);
+    return { output: assumed ?? null, ...standIn };
+  }
   if (handler.isAction && run.unsavedEffect && input.ports.checkpoint) await storeUnsaved(run);
   const wake = at.index === undefined && input.resume?.wake?.nodeId === node.id ? input.resume.wake : undefined;
   // One span per executed node: the HTTP Request node's outbound call and Create Task's workspace-api

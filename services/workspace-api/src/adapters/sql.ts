@@ -366,11 +366,17 @@ export class NoteStore {
 export class WorkflowStore {
   constructor(private readonly query: QueryAsUser) {}
 
-  /** True when the user's workflow exists and now keeps this payload. */
+  /**
+   * True when the user's workflow exists; it then keeps this payload unless its sample is pinned
+   * (docs/console.md, "Pinned sample"): a pinned sample stays as pinned. One statement either way.
+   */
   async setSamplePayload(userId: string, id: string, payload: unknown, at: Date): Promise<boolean> {
     const rows = await this.query(
       userId,
-      'UPDATE workspace.workflow SET sample_payload = $2::jsonb, sample_payload_at = $3::timestamptz, updated_at = $4::timestamptz WHERE id = $1::uuid RETURNING id',
+      `WITH found AS (SELECT id, sample_pinned_at FROM workspace.workflow WHERE id = $1::uuid),
+            kept AS (UPDATE workspace.workflow w SET sample_payload = $2::jsonb, sample_payload_at = $3::timestamptz, updated_at = $4::timestamptz
+                       FROM found WHERE w.id = found.id AND found.sample_pinned_at IS NULL RETURNING w.id)
+       SELECT id FROM found`,
       [id, JSON.stringify(payload), at, new Date()],
     );
     return rows.length > 0;

@@ -1,4 +1,15 @@
-import type { CalendarEntry, ExecutionOrder, Note, Project, Task, Workflow, WorkflowDefinition, WorkflowGraph, WorkflowRetention } from '@flowdesk/contracts';
+import type {
+  CalendarEntry,
+  ExecutionOrder,
+  Note,
+  Project,
+  SampleSource,
+  Task,
+  Workflow,
+  WorkflowDefinition,
+  WorkflowGraph,
+  WorkflowRetention,
+} from '@flowdesk/contracts';
 import type {
   CalendarEntry as CalendarRow,
   Note as NoteRow,
@@ -107,6 +118,7 @@ export const toWorkflow =
         : null,
     samplePayload: (r.samplePayload as Record<string, unknown> | null) ?? null,
     samplePayloadAt: isoOrNull(r.samplePayloadAt),
+    samplePin: r.samplePinnedAt ? { source: (r.sampleSource ?? 'typed') as SampleSource, pinnedAt: iso(r.samplePinnedAt), runId: r.sampleRunId ?? null } : null,
     createdAt: iso(r.createdAt),
     updatedAt: iso(r.updatedAt),
   });

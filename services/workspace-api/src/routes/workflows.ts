@@ -25,6 +25,9 @@ import {
   allows,
   maskGraphSecrets,
   notFound,
+  PinSample,
+  SAMPLE_PAYLOAD_MAX_BYTES,
+  type SampleSource,
 } from '@flowdesk/contracts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { asUser, type Tx } from '../adapters/db.ts';
@@ -227,6 +230,12 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
     extra: { message?: string; samplePayload?: Record<string, unknown> | null } = {},
   ) => {
     if (b.errorWorkflowId) await checkErrorWorkflow(tx, b.errorWorkflowId, null);
+    // A sample given at creation (a template's) or carried by an imported file is pinned.
+    const sample = b.sample
+      ? pinnedColumns(b.sample.payload, b.sample.source ?? 'typed', b.sample.runId ?? null, now(), 'body.sample.payload')
+      : extra.samplePayload
+        ? pinnedColumns(extra.samplePayload, 'import', null, now(), 'workflow.samplePayload')
+        : {};
     const secret = b.triggerType === 'webhook' ? SecretBox.generateSecret() : null;
     const inserted = await tx.workflow.create({
       data: {
@@ -242,7 +251,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
         executionOrder: b.executionOrder ?? 'parallel',
         errorWorkflowId: b.errorWorkflowId ?? null,
         ...retentionColumns(b.retention),
-        ...(extra.samplePayload ? { samplePayload: json(extra.samplePayload), samplePayloadAt: now() } : {}),
+        ...sample,
       },
     });
     const created = await recordVersion(tx, inserted, authorOf(identity), extra.message ?? null, versionsKeep);
@@ -323,6 +332,16 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
         // The conversion's problems, but none asking for a change to a step readImport then left out.
         const kept = new Set(read.create.graph?.nodes.map((n) => n.id));
         if (n8n) read.problems.unshift(...n8n.problems.filter((p) => p.kind === 'left_out' || p.nodeId === null || kept.has(p.nodeId)));
+        // A sample above the pin limit is left out rather than refusing the whole file.
+        const sampleBytes = read.samplePayload ? Buffer.byteLength(JSON.stringify(read.samplePayload)) : 0;
+        if (sampleBytes > SAMPLE_PAYLOAD_MAX_BYTES) {
+          read.samplePayload = null;
+          read.problems.push({
+            nodeId: null,
+            kind: 'left_out',
+            message: `the sample is ${sampleBytes} bytes as JSON, above the limit of ${SAMPLE_PAYLOAD_MAX_BYTES} (256 KiB): not pinned`,
+          });
+        }
         const created = await createWorkflow(tx, req.identity, read.create, {
           message: n8n ? 'Imported from n8n' : 'Imported from a file',
           samplePayload: read.samplePayload,
@@ -386,6 +405,56 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       }).then(published);
       if (!found) throw notFound('Workflow');
       return reply.code(204).send(null);
+    },
+  );
+
+  // The pinned sample (docs/console.md, "Pinned sample"): not a definition change (no version, no
+  // announcement: the engine's definitions carry no sample), and kept until unpinned — the engine's
+  // write of each delivery leaves a pinned sample alone (adapters/sql.ts WorkflowStore).
+  app.put(
+    '/workflows/:id/sample',
+    {
+      preHandler: app.requireAccess('write'),
+      bodyLimit: SAMPLE_PAYLOAD_MAX_BYTES + 64 * 1024,
+      schema: {
+        tags,
+        summary:
+          "Pin a sample: the trigger data the editor's previews, Run now and Run this step use; deliveries no longer replace it (at most 256 KiB as JSON)",
+        params: IdParams,
+        body: PinSample,
+        response: { 200: Workflow, ...errorResponses },
+      },
+    },
+    async (req) => {
+      const { payload, source = 'typed', runId = null } = req.body;
+      const data = pinnedColumns(payload, source, runId, now(), 'body.payload');
+      const row = await asUser(prisma, req.identity.userId, async (tx) => {
+        const found = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { id: true } });
+        if (!found) throw notFound('Workflow');
+        return tx.workflow.update({ where: { id: found.id }, data });
+      }).catch((e: unknown) => mapPrismaError(e, 'Workflow'));
+      return map(row);
+    },
+  );
+
+  app.delete(
+    '/workflows/:id/sample',
+    {
+      preHandler: app.requireAccess('write'),
+      schema: {
+        tags,
+        summary: 'Unpin the sample: it stays until the next delivery replaces it',
+        params: IdParams,
+        response: { 200: Workflow, ...errorResponses },
+      },
+    },
+    async (req) => {
+      const row = await asUser(prisma, req.identity.userId, async (tx) => {
+        const found = await tx.workflow.findUnique({ where: { id: req.params.id }, select: { id: true } });
+        if (!found) throw notFound('Workflow');
+        return tx.workflow.update({ where: { id: found.id }, data: { samplePinnedAt: null, sampleSource: null, sampleRunId: null } });
+      }).catch((e: unknown) => mapPrismaError(e, 'Workflow'));
+      return map(row);
     },
   );
 
@@ -456,6 +525,23 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 };
+
+/**
+ * The columns of a pinned sample; a sample above SAMPLE_PAYLOAD_MAX_BYTES as JSON is 413 naming the
+ * field (the editor, Run now and the dry run send it whole on every use).
+ */
+function pinnedColumns(payload: Record<string, unknown>, source: SampleSource, runId: string | null, at: Date, field: string) {
+  const bytes = Buffer.byteLength(JSON.stringify(payload));
+  if (bytes > SAMPLE_PAYLOAD_MAX_BYTES)
+    throw new HttpError('payload_too_large', `${field} is ${bytes} bytes as JSON, above the sample limit of ${SAMPLE_PAYLOAD_MAX_BYTES} (256 KiB)`);
+  return {
+    samplePayload: payload as Prisma.InputJsonValue,
+    samplePayloadAt: at,
+    samplePinnedAt: at,
+    sampleSource: source,
+    sampleRunId: runId,
+  };
+}
 
 /**
  * A workflow's error workflow must be another workflow of the same owner (the query runs as the

@@ -13,6 +13,7 @@ import { conversation } from '../runs/ai-transcript.ts';
 import { groupSteps } from '../runs/step-groups.ts';
 import { subscribeRuns, workspace, type RunStep, type WorkflowItem, type WorkflowRun } from '../workspace.ts';
 import { triggerOf } from './Runs.tsx';
+import { PinDeliveryButton } from '../workflows/sample.tsx';
 
 function Json({ label, value }: { label: string; value: unknown }) {
   return (
@@ -399,9 +400,12 @@ export function RunPage({ runId }: { runId: string }) {
       )}
       <Stack gap="md">
         <section aria-labelledby="payload-title">
-          <Title order={2} size="h4" id="payload-title" mb="xs">
-            Trigger payload
-          </Title>
+          <Group justify="space-between" mb="xs" gap="xs" wrap="wrap">
+            <Title order={2} size="h4" id="payload-title">
+              Trigger payload
+            </Title>
+            <PinDeliveryButton run={run} />
+          </Group>
           <Code block className="fd-json" tabIndex={0} aria-label="Trigger payload">
             {JSON.stringify(run.triggerPayload, null, 2)}
           </Code>

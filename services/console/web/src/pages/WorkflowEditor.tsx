@@ -61,7 +61,9 @@ import { ErrorWorkflowSelect, OnErrorSelect, RetrySettings } from '../workflows/
 import { RetentionSettings } from '../workflows/RetentionSettings.tsx';
 import { RunNowDialog } from '../workflows/RunNowDialog.tsx';
 import { downloadWorkflow } from '../workflows/WorkflowFile.tsx';
-import { RunStep, templateSample } from '../workflows/run-step.tsx';
+import { RunStep } from '../workflows/run-step.tsx';
+import { SampleControls } from '../workflows/sample.tsx';
+import { dryRunOutputs, mergeKnown, useDryRun } from '../workflows/dry-run.ts';
 import { defaultTriggerConfig, TriggerPanel, type TriggerDraft } from '../workflows/TriggerPanel.tsx';
 import { checkSchedule, TRIGGER_LABEL, triggerSample, type TriggerType } from '../workflows/triggers.ts';
 import { VariablePicker } from '../workflows/VariablePicker.tsx';
@@ -393,19 +395,24 @@ function Editor({ initial }: { initial: Workflow }) {
   );
 
   // ---- the variable picker's sources ----
+  const pinned = !!workflow.samplePin && !!workflow.samplePayload;
   const trigger = useMemo(
-    () => (workflow.triggerType === 'webhook' ? null : triggerSample(workflow.triggerType, triggerConfig, lastRun, workflow.samplePayload)),
-    [workflow.triggerType, triggerConfig, lastRun, workflow.samplePayload],
+    () =>
+      workflow.triggerType === 'webhook'
+        ? null
+        : pinned
+          ? { value: workflow.samplePayload!, fromRun: false, pinned: true }
+          : triggerSample(workflow.triggerType, triggerConfig, lastRun, workflow.samplePayload),
+    [workflow.triggerType, triggerConfig, lastRun, workflow.samplePayload, pinned],
   );
-  const known = useMemo(() => knownOutputs(runs, tested), [runs, tested]);
-  const baseScope = useMemo(
-    () => ({
-      // A workflow made from a template has the template's sample until a real delivery arrives.
-      trigger: trigger ? trigger.value : (workflow.samplePayload ?? templateSample(workflow.id)),
-      nodes: outputsScope(known),
-    }),
-    [workflow.samplePayload, workflow.id, known, trigger],
-  );
+  // The sample: pinned (a template's, typed, a chosen delivery) or the last delivery.
+  const sample = trigger ? trigger.value : workflow.samplePayload;
+  const fromRuns = useMemo(() => knownOutputs(runs, tested), [runs, tested]);
+  // Later steps' previews before any run: the engine's dry run of the side-effect-free steps on the
+  // sample — a real one (pinned, or a delivery), never a trigger type's documented example.
+  const dryRun = useDryRun(workflow.id, nodes, edges, workflow.samplePayload ? sample : null, fromRuns);
+  const known = useMemo(() => mergeKnown(fromRuns, dryRunOutputs(dryRun), pinned), [fromRuns, dryRun, pinned]);
+  const baseScope = useMemo(() => ({ trigger: sample, nodes: outputsScope(known) }), [sample, known]);
   // Inside a For each's body the previews see `item` and `index` as the picker shows them.
   const scope = useMemo(() => stepScope(selectedId, nodes, edges, baseScope), [selectedId, nodes, edges, baseScope]);
   const nodeSources = pickerSources(selected.id, nodes, edges, baseScope, known);
@@ -690,6 +697,14 @@ function Editor({ initial }: { initial: Workflow }) {
                   trigger={trigger}
                   sample={workflow.samplePayload}
                   sampleAt={workflow.samplePayloadAt}
+                  samplePinned={pinned}
+                  sampleControls={
+                    <SampleControls
+                      workflow={workflow}
+                      runs={runs}
+                      onChanged={(w) => changeMeta({ samplePayload: w.samplePayload, samplePayloadAt: w.samplePayloadAt, samplePin: w.samplePin ?? null })}
+                    />
+                  }
                   webhook={workflow.webhook ?? null}
                   secret={secret}
                   active={workflow.active}

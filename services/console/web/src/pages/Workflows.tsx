@@ -131,6 +131,10 @@ export function WorkflowsPage() {
           // A signed trigger reports requireSecret false (the signature authenticates): the copy keeps the header required.
           requireWebhookSecret: w.webhook ? w.webhook.requireSecret || w.webhook.authentication === 'standard-webhooks' : true,
           active: false,
+          // A pinned sample goes with the copy (its runs do not: no run id).
+          ...(w.samplePin && w.samplePayload
+            ? { sample: { payload: w.samplePayload, source: w.samplePin.source === 'import' || w.samplePin.source === 'typed' ? 'typed' : w.samplePin.source } }
+            : {}),
         }),
       `Duplicated “${w.name}”.`,
       'Could not duplicate the workflow',

@@ -12,7 +12,8 @@ function newIdempotencyKey(): string {
 }
 
 /**
- * Run now: an optional JSON payload (prefilled from the workflow's last trigger payload), checked
+ * Run now: an optional JSON payload (prefilled from the workflow's pinned sample, else its last
+ * trigger payload), checked
  * before sending; the request carries an Idempotency-Key made when the dialog opened, so a double
  * click (or a retry after a lost answer) starts one run, not two. Modal: labelled, focus kept inside,
  * Escape closes.
@@ -24,7 +25,7 @@ export function RunNowDialog({
   onClose,
   onStarted,
 }: {
-  workflow: Pick<Workflow, 'id' | 'name' | 'samplePayload'>;
+  workflow: Pick<Workflow, 'id' | 'name' | 'samplePayload' | 'samplePin'>;
   opened: boolean;
   /** The editor has unsaved changes: the run uses the saved version. */
   unsaved?: boolean;
@@ -53,7 +54,7 @@ function RunNowForm({
   onClose,
   onStarted,
 }: {
-  workflow: Pick<Workflow, 'id' | 'name' | 'samplePayload'>;
+  workflow: Pick<Workflow, 'id' | 'name' | 'samplePayload' | 'samplePin'>;
   unsaved?: boolean;
   onClose: () => void;
   onStarted: (run: WorkflowRun) => void;
@@ -100,6 +101,7 @@ function RunNowForm({
           description={
             <>
               Optional: an object that becomes {'{{trigger.…}}'} for the steps. Empty sends {'{}'}.
+              {workflow.samplePin ? ' Prefilled from the pinned sample.' : workflow.samplePayload ? ' Prefilled from the last delivery.' : ''}
             </>
           }
           placeholder={'{\n  "customer": { "name": "Ada" }\n}'}

@@ -5,6 +5,7 @@ import { tree, variable } from './templates.ts';
 import type { PickerSource } from './picker-sources.ts';
 import { TRIGGER_LABEL, type TriggerType } from './triggers.ts';
 import type { Workflow } from '../api.ts';
+import type { ReactNode } from 'react';
 
 type WebhookEndpoint = NonNullable<Workflow['webhook']>;
 
@@ -86,6 +87,8 @@ export function VariablePicker({
   trigger,
   sample,
   sampleAt,
+  samplePinned = false,
+  sampleControls,
   webhook,
   secret,
   active,
@@ -96,10 +99,14 @@ export function VariablePicker({
   onPick,
 }: {
   triggerType: TriggerType;
-  /** For triggers other than the webhook: `{{trigger.*}}` from the last run of this type, else an example. */
-  trigger: { value: Record<string, unknown>; fromRun: boolean } | null;
+  /** For triggers other than the webhook: `{{trigger.*}}` pinned, from the last run of this type, else an example. */
+  trigger: { value: Record<string, unknown>; fromRun: boolean; pinned?: boolean } | null;
   sample: Record<string, unknown> | null;
   sampleAt: string | null;
+  /** The sample is pinned (deliveries do not replace it). */
+  samplePinned?: boolean;
+  /** Pin / edit / unpin the sample (sample.tsx), shown above the trigger's fields. */
+  sampleControls?: ReactNode;
   webhook: Pick<WebhookEndpoint, 'url' | 'requireSecret'> | null;
   secret: string | null;
   active: boolean;
@@ -122,6 +129,7 @@ export function VariablePicker({
           {targetLabel ? `Inserts into “${targetLabel}”` : 'Click a field, then a variable'}
         </Text>
       </Group>
+      {sampleControls}
       {triggerType !== 'webhook' && trigger && (
         <div data-testid="trigger-variables">
           <Group justify="space-between" mb={4}>
@@ -129,7 +137,7 @@ export function VariablePicker({
               Trigger ({TRIGGER_LABEL[triggerType].toLowerCase()})
             </Text>
             <Badge size="xs" variant="light" color="gray" c="gray.8" tt="none">
-              {trigger.fromRun ? 'last run' : 'example'}
+              {trigger.pinned ? 'pinned' : trigger.fromRun ? 'last run' : 'example'}
             </Badge>
           </Group>
           <Tree source={{ root: 'trigger', title: 'Trigger', value: trigger.value }} onPick={onPick} />
@@ -142,9 +150,9 @@ export function VariablePicker({
         <div>
           <Group justify="space-between" mb={4}>
             <Text size="xs" fw={650} tt="uppercase" c="dimmed">
-              Trigger (last request)
+              Trigger ({samplePinned ? 'pinned sample' : 'last request'})
             </Text>
-            {sampleAt && (
+            {sampleAt && !samplePinned && (
               <Text size="xs" c="dimmed" title={exact(sampleAt)} data-testid="sample-received">
                 received {ago(sampleAt)}
               </Text>

@@ -110,8 +110,19 @@ export function useWorkflowPolling(id: string, metaVersion: MutableRefObject<num
       try {
         const [fresh, runs] = await Promise.all([api.getWorkflow(id), api.listRuns(id, RECENT_RUNS).catch(() => null)]);
         if (stop) return;
-        const meta = version === metaVersion.current ? { active: fresh.active, webhook: fresh.webhook, triggerConfig: fresh.triggerConfig } : {};
-        setWorkflow((w) => ({ ...w, samplePayload: fresh.samplePayload, samplePayloadAt: fresh.samplePayloadAt, ...meta }));
+        // A local change since this poll started (trigger settings, a pinned sample) is not overwritten by it.
+        const meta =
+          version === metaVersion.current
+            ? {
+                active: fresh.active,
+                webhook: fresh.webhook,
+                triggerConfig: fresh.triggerConfig,
+                samplePayload: fresh.samplePayload,
+                samplePayloadAt: fresh.samplePayloadAt,
+                samplePin: fresh.samplePin ?? null,
+              }
+            : {};
+        setWorkflow((w) => ({ ...w, ...meta }));
         if (runs) setRuns(runs);
       } catch {
         // the next tick tries again

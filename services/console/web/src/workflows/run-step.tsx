@@ -1,7 +1,7 @@
 /**
  * Run this step (docs/console.md): the node panel's button that runs the selected node once, as it
- * is in the editor (saved or not), against the sample (the workflow's sample payload, or the
- * template's) and the last run's outputs of the nodes before it, and shows its input and output or
+ * is in the editor (saved or not), against the sample (the workflow's pinned sample, or its last
+ * delivery) and the known outputs of the nodes before it (dry run, last run), and shows its input and output or
  * error. Nothing is activated, saved or recorded. A node that may change the world (sends a
  * request other than GET, creates something) asks first: it acts for real, as in n8n.
  */
@@ -26,28 +26,6 @@ export function sideEffectOf(data: StepData, params: Record<string, unknown>): s
   return `${definitionOf(data.kind).label} runs for real: whatever it changes is changed.`;
 }
 
-const TEMPLATE_SAMPLE_KEY = (workflowId: string) => `flowdesk.template-sample.${workflowId}`;
-
-/** Keeps a template's sample payload for the new workflow (until a real delivery gives it one). */
-export function rememberTemplateSample(workflowId: string, sample: Record<string, unknown>): void {
-  try {
-    localStorage.setItem(TEMPLATE_SAMPLE_KEY(workflowId), JSON.stringify(sample));
-  } catch {
-    // Storage unavailable (private mode): the step then runs on an empty sample.
-  }
-}
-
-/** The template's sample payload kept for this workflow, or null. */
-export function templateSample(workflowId: string): Record<string, unknown> | null {
-  try {
-    const text = localStorage.getItem(TEMPLATE_SAMPLE_KEY(workflowId));
-    const value = text ? (JSON.parse(text) as unknown) : null;
-    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 const json = (v: unknown) => JSON.stringify(v, null, 2) ?? 'null';
 
 /** Render it with `key={nodeId}`: another node selected starts without this one's result. */
@@ -63,7 +41,7 @@ export function RunStep({
   workflowId: string;
   nodeId: string;
   data: StepData;
-  /** {{trigger.…}}: the sample payload, or null when none arrived yet. */
+  /** {{trigger.…}}: the pinned sample or the last delivery, or null when there is none. */
   sample: Record<string, unknown> | null;
   /** {{nodes.<id>.…}}: the last run's outputs. */
   outputs: Record<string, unknown>;
@@ -79,7 +57,7 @@ export function RunStep({
 
   const { params, problem } = toParams(data);
   const effect = sideEffectOf(data, params);
-  const payload = sample ?? templateSample(workflowId) ?? {};
+  const payload = sample ?? {};
 
   const run = async () => {
     setConfirming(null);
@@ -107,9 +85,7 @@ export function RunStep({
             Run this step
           </Button>
           <Text size="xs" c="dimmed" style={{ flex: '1 1 12rem' }}>
-            {sample || templateSample(workflowId)
-              ? 'On the sample and the last run’s outputs; nothing is saved or recorded.'
-              : 'No sample yet: runs on an empty payload.'}
+            {sample ? 'On the sample and the known outputs of earlier steps; nothing is saved or recorded.' : 'No sample yet: runs on an empty payload.'}
             {effect ? ' Acts for real.' : ''}
           </Text>
         </Group>

@@ -1,7 +1,7 @@
 /**
  * Start from a template (docs/console.md): the gallery of ready workflows (libs/contracts
  * workflow-templates.ts, where each is also an engine test). Choosing one creates it, inactive, with
- * the template's graph and trigger settings, keeps its sample payload for the editor (Run this step)
+ * the template's graph and trigger settings and its sample pinned (previews, Run now, Run this step)
  * and opens the editor.
  */
 import { Badge, Button, Card, Group, Modal, SimpleGrid, Stack, Text } from '@mantine/core';
@@ -12,7 +12,6 @@ import { useState } from 'react';
 import { api } from '../../api.ts';
 import { FormError } from '../../components/FormActions.tsx';
 import { navigate } from '../../router.tsx';
-import { rememberTemplateSample } from '../run-step.tsx';
 import { TRIGGER_LABEL } from '../triggers.ts';
 
 /** The node types a template uses, in graph order, once each. */
@@ -27,8 +26,9 @@ export async function createFromTemplate(t: WorkflowTemplate): Promise<string> {
     triggerConfig: t.triggerConfig,
     graph: t.graph,
     active: false,
+    // Pinned with the workflow: the editor's previews, Run now and Run this step start from it.
+    sample: { payload: t.samplePayload, source: 'template' },
   });
-  rememberTemplateSample(created.id, t.samplePayload);
   return created.id;
 }
 

@@ -50,11 +50,11 @@ describe('connecting an OAuth2 credential through the console, in chromium', { s
       pkce: { required: () => true },
       findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
       cookies: { keys: [randomBytes(16).toString('hex')] },
-    } as ConstructorParameters<typeof Provider>[1]);
+    });
     const handle = provider.callback();
     providerServer.on('request', (req, res) => {
       if (req.method === 'POST' && req.url === '/token') tokenRequests.push(req.url);
-      handle(req, res);
+      void handle(req, res);
     });
     browser = await launch();
     ({ context, page } = await ownerPage(browser, base, owner));

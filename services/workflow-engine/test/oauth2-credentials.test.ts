@@ -104,7 +104,7 @@ before(async () => {
     pkce: { required: () => true },
     findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
     cookies: { keys: [randomBytes(16).toString('hex')] },
-  } as ConstructorParameters<typeof Provider>[1]);
+  });
   // Every grant the token endpoint handled (its own events), in order.
   provider.on('grant.success', (ctx: { oidc: { params?: { grant_type?: unknown } } }) => grants.push(String(ctx.oidc.params?.grant_type)));
   provider.on('grant.error', (ctx: { oidc: { params?: { grant_type?: unknown } } }) => grants.push(`${String(ctx.oidc.params?.grant_type)} refused`));
@@ -120,7 +120,7 @@ before(async () => {
         return res;
       }) as typeof res.end;
     }
-    handle(req, res);
+    void handle(req, res);
   });
   discovery = (await (await fetch(`${issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>;
 
@@ -468,13 +468,6 @@ describe('authorization code with PKCE: Connect through the engine and the provi
     assert.equal((await run()).status, 'succeeded');
   });
 });
-
-/** Whether `crm` of some owner holds a refresh lease right now (read from the sealed row). */
-async function leased(): Promise<boolean> {
-  const rows = await stack.testDb.db.exec(`SELECT value_sealed FROM "engine"."credential" WHERE type = 'oauth2'`);
-  const box = new SecretBox(CREDENTIALS_KEY, { keyId: 'k1' });
-  return rows.rows.some((r) => 'refreshingUntil' in (JSON.parse(box.open(String(r.value_sealed))) as object));
-}
 
 /** The tokens an OAuth2 credential holds, opened from its row with the engine's key (what only the engine can read). */
 async function storedTokens(owner: string, name: string): Promise<Record<string, string>> {

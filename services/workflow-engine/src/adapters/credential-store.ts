@@ -363,7 +363,7 @@ export class CredentialStore implements CredentialResolver {
           throw reconnect(`the provider refused its refresh token: ${err.code}`);
         }
         await this.swap(ownerId, name, leased, without(fields, 'refreshingUntil'));
-        throw new Error(`credential "${name}": getting a new access token failed: ${(err as Error).message}`);
+        throw new Error(`credential "${name}": getting a new access token failed: ${(err as Error).message}`, { cause: err });
       }
       const next = this.withTokens(fields, tokens);
       // Lost only if the credential was replaced meanwhile: the tokens are still good for this use.

@@ -97,7 +97,7 @@ export function credentialRoutes(store: CredentialStore): FastifyPluginAsyncType
           if (!(err instanceof HttpError)) throw err;
           back.set('connect_error', err.message);
         }
-        return reply.code(302).header('location', `/settings/credentials?${back}`).header('cache-control', 'no-store').send(null);
+        return reply.code(302).header('location', `/settings/credentials?${back.toString()}`).header('cache-control', 'no-store').send(null);
       },
     );
     app.post(

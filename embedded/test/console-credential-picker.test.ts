@@ -114,7 +114,7 @@ describe('the credential picker in step forms, in chromium', { skip: skipWithout
     assert.equal(await savedCredential(), 'ops_bot');
   });
 
-  test('a step taking several types groups them by type (Slack: bot token and incoming webhook)', async () => {
+  test('a step with modes offers what its mode takes (Slack: the bot token with a bot, the incoming webhook URL with a webhook)', async () => {
     await post('/credentials', { name: 'alerts_hook', type: 'webhook_url', fields: { url: 'https://hooks.slack.com/services/T0/B0/x' } });
     await page.reload();
     await page.getByRole('button', { name: 'Add step' }).click();
@@ -123,9 +123,14 @@ describe('the credential picker in step forms, in chromium', { skip: skipWithout
     await credentialField().click();
     const listbox = page.getByRole('listbox');
     await listbox.waitFor();
-    assert.deepEqual((await listbox.getByRole('option').allInnerTexts()).sort(), ['alerts_bot', 'alerts_hook']);
+    assert.deepEqual(await listbox.getByRole('option').allInnerTexts(), ['alerts_bot'], 'mode bot (the default): Slack bot tokens only');
     const text = await listbox.innerText();
-    assert.ok(text.includes('Slack bot token') && text.includes('Incoming webhook URL'), text);
-    assert.ok(!text.includes('team_bot') && !text.includes('mail'));
+    assert.ok(!text.includes('alerts_hook') && !text.includes('team_bot') && !text.includes('mail'), text);
+    await page.keyboard.press('Escape');
+    await panel().getByLabel('Send with').and(page.locator('input')).click();
+    await page.getByRole('option', { name: 'Incoming webhook' }).click();
+    await credentialField().click();
+    await listbox.waitFor();
+    assert.deepEqual(await listbox.getByRole('option').allInnerTexts(), ['alerts_hook'], 'mode webhook: incoming webhook URLs only');
   });
 });

@@ -30,6 +30,11 @@ export interface CredentialField {
   min?: number;
   max?: number;
   multiline?: boolean;
+  /**
+   * Kept by the service, never written by a person (an OAuth2 credential's tokens, set by Connect and
+   * by refreshes): the API refuses it in a body, the console's form leaves it out, a replacement drops it.
+   */
+  managed?: boolean;
 }
 
 /** What a credential adds to an HTTP request: headers (by name) and query parameters. */
@@ -48,7 +53,23 @@ export interface CredentialTypeDefinition<T extends string = string> {
    * Credentials, "Use as"; the step form's credential picker offers it in those steps: credentialTypesFor).
    */
   usedBy?: string;
+  /**
+   * Narrower than `usedBy`, per step label: which of that step's params takes it (default its
+   * `credential` param; an AI step's MCP server rows take `header` and `bearer` in `mcpServers`) and,
+   * when the step has modes, in which (`when`: true for the params it applies to; Slack's mode).
+   * credentialTypesFor reads it, so the step form's picker offers only what that field accepts.
+   */
+  takenBy?: Readonly<Record<string, { field?: string; when?: (params: Readonly<Record<string, unknown>>) => boolean }>>;
   fields: readonly CredentialField[];
+  /** A check across fields (after each field's own): the field at fault and why, or undefined. */
+  check?(fields: Readonly<Record<string, string>>): { field: string; message: string } | undefined;
+  /**
+   * Settings → Credentials has a Test button for it (POST /api/v1/credentials/:name/test): what the
+   * test does, in one sentence (docs/credentials.md, "Test").
+   */
+  test?: string;
+  /** Connected through the provider's consent page (the console's Connect; OAuth2 authorization code). */
+  connects?(fields: Readonly<Record<string, string>>): boolean;
   /** How an HTTP Request node whose `credential` names one applies it; absent: not for HTTP Request. */
   http?(fields: Readonly<Record<string, string>>): HttpAuth;
 }
@@ -81,6 +102,7 @@ export const headerCredential = defineCredentialType({
   label: 'API key in a header',
   description: 'An HTTP Request node (or an AI step, to its MCP server) sends the key in the header you name (X-Api-Key: …).',
   usedBy: 'HTTP Request, AI step',
+  takenBy: { 'AI step': { field: 'mcpServers' } },
   fields: [
     { key: 'headerName', label: 'Header name', default: 'X-Api-Key', pattern: HEADER_NAME, patternMessage: 'a header name (letters, digits, - …)' },
     { key: 'value', label: 'API key', secret: true },
@@ -105,6 +127,7 @@ export const bearerCredential = defineCredentialType({
   label: 'Bearer token',
   description: 'An HTTP Request node (or an AI step, to its MCP server) sends Authorization: Bearer <token>.',
   usedBy: 'HTTP Request, AI step',
+  takenBy: { 'AI step': { field: 'mcpServers' } },
   fields: [{ key: 'token', label: 'Token', secret: true }],
   http: (f) => ({ ...none(), headers: { Authorization: `Bearer ${f.token!}` } }),
 });
@@ -163,6 +186,7 @@ export const slackBotCredential = defineCredentialType({
   label: 'Slack bot token',
   description: "A Slack app's bot token (xoxb-…) with chat:write: the Slack node posts with it to Slack's API only.",
   usedBy: 'Slack',
+  takenBy: { Slack: { when: (p) => p.mode !== 'webhook' } },
   fields: [
     {
       key: 'token',
@@ -202,6 +226,7 @@ export const webhookUrlCredential = defineCredentialType({
   label: 'Incoming webhook URL',
   description: 'The secret URL of a Slack, Discord or Microsoft Teams incoming webhook: whoever has it can post, so it is stored and masked as a secret.',
   usedBy: 'Slack, Discord, Microsoft Teams',
+  takenBy: { Slack: { when: (p) => p.mode === 'webhook' } },
   fields: [
     {
       key: 'url',
@@ -262,12 +287,83 @@ export const anthropicCredential = defineCredentialType({
   ],
 });
 
+/** How an OAuth2 credential gets its tokens: a person's consent (authorization code with PKCE), or the client's own (client credentials). */
+export const OAUTH2_GRANTS = ['authorization_code', 'client_credentials'] as const;
+export type OAuth2Grant = (typeof OAUTH2_GRANTS)[number];
+const HTTP_URL = { pattern: '^https?://[^\\s#]{1,2000}$', patternMessage: 'an http(s) URL without #' } as const;
+
+/**
+ * An OAuth2 client at a provider (docs/credentials.md, "OAuth2"). Authorization code with PKCE: the
+ * console's Connect sends the person to the provider's consent page and back; the engine keeps the
+ * access and refresh tokens sealed, refreshes on expiry or a 401, and marks the credential "needs
+ * reconnecting" when the provider refuses its refresh token. Client credentials: the engine fetches a
+ * token with the client's id and secret and keeps it until it expires. An HTTP Request node sends
+ * `Authorization: Bearer <access token>`.
+ */
+export const oauth2Credential = defineCredentialType({
+  id: 'oauth2',
+  label: 'OAuth2',
+  description:
+    "An OAuth2 client: Connect through the provider's consent page (authorization code with PKCE) or use client credentials; an HTTP Request node sends Authorization: Bearer <access token>, refreshed when it expires.",
+  usedBy: 'HTTP Request',
+  fields: [
+    {
+      key: 'grant',
+      label: 'Grant',
+      kind: 'select',
+      options: OAUTH2_GRANTS,
+      default: 'authorization_code',
+      description: 'authorization_code: a person connects it through the provider (PKCE); client_credentials: the client acts as itself.',
+    },
+    {
+      key: 'authorizeUrl',
+      label: 'Authorization URL',
+      optional: true,
+      placeholder: 'https://provider.example/oauth/authorize',
+      description: 'Where Connect sends you to consent (authorization code only).',
+      ...HTTP_URL,
+    },
+    { key: 'tokenUrl', label: 'Token URL', placeholder: 'https://provider.example/oauth/token', ...HTTP_URL },
+    { key: 'clientId', label: 'Client ID', pattern: '^[\\x21-\\x7E]{1,500}$', patternMessage: 'visible characters, no spaces' },
+    {
+      key: 'clientSecret',
+      label: 'Client secret',
+      secret: true,
+      optional: true,
+      description: 'Left empty for a public client (authorization code with PKCE only).',
+    },
+    {
+      key: 'scopes',
+      label: 'Scopes',
+      optional: true,
+      placeholder: 'openid offline_access read',
+      pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+( [\\x21\\x23-\\x5B\\x5D-\\x7E]+)*$',
+      patternMessage: 'scope names separated by single spaces',
+      description: 'Separated by spaces. Ask for offline_access (or what the provider calls it) to get a refresh token.',
+    },
+    { key: 'audience', label: 'Audience', optional: true, description: 'Sent as audience / resource when the provider needs one (Auth0, Okta).' },
+    { key: 'accessToken', label: 'Access token', secret: true, optional: true, managed: true },
+    { key: 'refreshToken', label: 'Refresh token', secret: true, optional: true, managed: true },
+  ],
+  check: (f) => {
+    if (f.grant === 'authorization_code' && !f.authorizeUrl)
+      return { field: 'fields.authorizeUrl', message: 'Authorization URL is required for the authorization_code grant' };
+    if (f.grant === 'client_credentials' && !f.clientSecret)
+      return { field: 'fields.clientSecret', message: 'Client secret is required for the client_credentials grant' };
+    return undefined;
+  },
+  test: 'Gets an access token from the token URL (refreshing it when it has expired, or with the client credentials) and says until when it is valid.',
+  connects: (f) => f.grant !== 'client_credentials',
+  http: (f) => (f.accessToken ? { ...none(), headers: { Authorization: `Bearer ${f.accessToken}` } } : none()),
+});
+
 export const CREDENTIAL_TYPES = [
   secretCredential,
   headerCredential,
   queryCredential,
   bearerCredential,
   basicCredential,
+  oauth2Credential,
   smtpCredential,
   slackBotCredential,
   webhookUrlCredential,
@@ -305,10 +401,14 @@ export type FieldsCheck = { ok: true; fields: Record<string, string> } | { ok: f
 export function checkCredentialFields(type: string, input: Readonly<Record<string, string>>, previous?: Readonly<Record<string, string>>): FieldsCheck {
   const def = credentialType(type);
   if (!def) return { ok: false, field: 'type', message: `unknown credential type "${type}" (${CREDENTIAL_TYPE_IDS.join(', ')})` };
-  for (const key of Object.keys(input))
-    if (!def.fields.some((f) => f.key === key)) return { ok: false, field: `fields.${key}`, message: `a ${def.id} credential has no field "${key}"` };
+  for (const key of Object.keys(input)) {
+    const field = def.fields.find((f) => f.key === key);
+    if (!field) return { ok: false, field: `fields.${key}`, message: `a ${def.id} credential has no field "${key}"` };
+    if (field.managed) return { ok: false, field: `fields.${key}`, message: `${field.label} is set by Connect and refreshes, not by hand` };
+  }
   const out: Record<string, string> = {};
   for (const f of def.fields) {
+    if (f.managed) continue;
     let value = input[f.key];
     if ((value === undefined || value === '') && f.secret && previous?.[f.key] !== undefined) value = previous[f.key];
     if (value === undefined || value === '') value = f.default ?? '';
@@ -330,6 +430,8 @@ export function checkCredentialFields(type: string, input: Readonly<Record<strin
       return { ok: false, field: where, message: `${f.label} must be ${f.patternMessage ?? `like ${f.pattern}`}` };
     out[f.key] = value;
   }
+  const across = def.check?.(out);
+  if (across) return { ok: false, ...across };
   return { ok: true, fields: out };
 }
 
@@ -340,9 +442,21 @@ export const usedByLabels = (type: Pick<CredentialTypeDefinition, 'usedBy'>): st
     .map((s) => s.trim())
     .filter(Boolean);
 
-/** The credential types a step (by its node label: "Slack") takes in its Credential field: those whose `usedBy` names it. */
-export function credentialTypesFor(stepLabel: string): CredentialType[] {
-  return CREDENTIAL_TYPES.filter((t) => usedByLabels(t).includes(stepLabel)).map((t) => t.id);
+/**
+ * The credential types a step (by its node label: "Slack") takes in one of its fields (default its
+ * Credential field, `credential`): those whose `usedBy` names it and whose `takenBy` (if any) names
+ * that field and, given the step's params, its mode (Slack in mode webhook: webhook_url only). Without
+ * `params`, every mode counts.
+ */
+export function credentialTypesFor(stepLabel: string, params?: Readonly<Record<string, unknown>>, field = 'credential'): CredentialType[] {
+  return (CREDENTIAL_TYPES as readonly CredentialTypeDefinition<CredentialType>[])
+    .filter((t) => {
+      if (!usedByLabels(t).includes(stepLabel)) return false;
+      const taken = t.takenBy?.[stepLabel];
+      if ((taken?.field ?? 'credential') !== field) return false;
+      return !params || !taken?.when || taken.when(params);
+    })
+    .map((t) => t.id);
 }
 
 /**

@@ -40,6 +40,47 @@ test('credentialTypesFor: the types a step takes, as its engine handler does', (
   assert.deepEqual(credentialTypesFor('Telegram'), ['telegram_bot']);
   assert.deepEqual(credentialTypesFor('Verify signature'), ['secret']);
   assert.deepEqual(credentialTypesFor('Code'), []);
+  assert.ok(HTTP_CREDENTIAL_TYPES.includes('oauth2'));
+});
+
+test("credentialTypesFor with a step's params and field: Slack's mode, the AI step's model credential and its MCP server rows", () => {
+  assert.deepEqual(credentialTypesFor('Slack', { mode: 'bot' }), ['slack_bot']);
+  assert.deepEqual(credentialTypesFor('Slack', {}), ['slack_bot']);
+  assert.deepEqual(credentialTypesFor('Slack', { mode: 'webhook' }), ['webhook_url']);
+  assert.deepEqual(credentialTypesFor('AI step'), ['openai_compatible', 'anthropic']);
+  assert.deepEqual(credentialTypesFor('AI step', {}, 'mcpServers'), ['header', 'bearer']);
+  assert.deepEqual(credentialTypesFor('Discord', { mode: 'webhook' }), ['webhook_url']);
+});
+
+test('oauth2: the grant decides what is required; tokens are set by Connect, never by hand, and a replacement drops them', () => {
+  const base = { tokenUrl: 'https://id.example/token', clientId: 'flowdesk' };
+  const noAuthorize = checkCredentialFields('oauth2', base);
+  assert.deepEqual(!noAuthorize.ok && [noAuthorize.field, noAuthorize.message], [
+    'fields.authorizeUrl',
+    'Authorization URL is required for the authorization_code grant',
+  ]);
+  const noSecret = checkCredentialFields('oauth2', { ...base, grant: 'client_credentials' });
+  assert.equal(!noSecret.ok && noSecret.field, 'fields.clientSecret');
+  assert.deepEqual(checkCredentialFields('oauth2', { ...base, authorizeUrl: 'https://id.example/auth', scopes: 'openid offline_access' }), {
+    ok: true,
+    fields: { grant: 'authorization_code', authorizeUrl: 'https://id.example/auth', ...base, scopes: 'openid offline_access' },
+  });
+  const typed = checkCredentialFields('oauth2', { ...base, authorizeUrl: 'https://id.example/auth', accessToken: 'forged' });
+  assert.deepEqual(!typed.ok && [typed.field, typed.message], ['fields.accessToken', 'Access token is set by Connect and refreshes, not by hand']);
+  const replaced = checkCredentialFields(
+    'oauth2',
+    { ...base, authorizeUrl: 'https://id.example/auth', scopes: 'read' },
+    { ...base, authorizeUrl: 'https://id.example/auth', clientSecret: 's3', accessToken: 'at', refreshToken: 'rt' },
+  );
+  assert.deepEqual(replaced.ok && replaced.fields, {
+    grant: 'authorization_code',
+    authorizeUrl: 'https://id.example/auth',
+    ...base,
+    clientSecret: 's3',
+    scopes: 'read',
+  });
+  assert.equal(checkCredentialFields('oauth2', { ...base, authorizeUrl: 'https://id.example/auth', scopes: 'a  b' }).ok, false);
+  assert.deepEqual(secretFieldKeys('oauth2'), ['clientSecret', 'accessToken', 'refreshToken']);
 });
 
 test('the model credentials: openai_compatible fills its base URL and key header, takes no key (a local Ollama), refuses a URL with a query; anthropic needs its key', () => {

@@ -16,6 +16,7 @@ import {
 import type { Database } from '@flowdesk/db';
 import { createService, internalAuth, PUBLIC_SECURITY, PUBLIC_SECURITY_SCHEMES, SecretBox, serveOpenApi, type Service } from '@flowdesk/service-kit';
 import { CredentialStore } from './adapters/credential-store.ts';
+import { OAuth2Client } from './adapters/oauth2-client.ts';
 import { credentialRoutes } from './routes/credentials.ts';
 import { DEAD_LETTER_ERROR_PREFIX, RunStore } from './adapters/run-store.ts';
 import { countStartRefused, countThrottled, runMetrics, sandboxMetrics, setOwnerMetricsSource } from './adapters/telemetry.ts';
@@ -169,6 +170,12 @@ export async function buildApp(deps: WorkflowEngineDeps): Promise<Service> {
     deps.credentialsKey
       ? new SecretBox(deps.credentialsKey.key, { keyId: deps.credentialsKey.keyId ?? 'k1', previous: deps.credentialsKey.previous })
       : undefined,
+    // OAuth2 credentials' token requests go through the same SSRF guard as every outbound request.
+    {
+      client: new OAuth2Client(deps.http, clock),
+      clock,
+      ...(deps.publicBaseUrl ? { callbackUrl: `${deps.publicBaseUrl.replace(/\/+$/, '')}${API_PREFIX}/credentials/oauth2/callback` } : {}),
+    },
   );
   const cancellations = new RunCancellations(runs, app.log, deps.cancelPollMs);
   // A workflow's own retention travels with its definition (workflow.changed events): read at each round.

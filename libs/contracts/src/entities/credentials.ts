@@ -19,6 +19,20 @@ export const CredentialName = Type.String({
 
 export const CredentialTypeSchema = StringEnum(CREDENTIAL_TYPE_IDS, { description: 'The credential type (docs/credentials.md, "Types"); default secret' });
 
+/** How an OAuth2 credential stands (docs/credentials.md, "OAuth2"). */
+export const CREDENTIAL_CONNECTION_STATES = ['not_connected', 'connected', 'needs_reconnect'] as const;
+export const CredentialConnection = Type.Object(
+  {
+    status: StringEnum(CREDENTIAL_CONNECTION_STATES, {
+      description: 'not_connected: Connect it first; connected: it holds a token; needs_reconnect: the provider refused its refresh token, Connect again',
+    }),
+    expiresAt: Type.Optional(DateTime),
+    problem: Type.Optional(Type.String({ description: 'Why it needs reconnecting (the provider’s error)' })),
+  },
+  { additionalProperties: false },
+);
+export type CredentialConnection = Static<typeof CredentialConnection>;
+
 /**
  * What anyone ever sees of a credential: its name, type, non-secret fields and dates; of each secret
  * field only whether it is set, never the value.
@@ -29,6 +43,7 @@ export const Credential = Type.Object(
     type: CredentialTypeSchema,
     fields: Type.Record(Type.String(), Type.String(), { description: 'The non-secret fields (a header name, an SMTP host)' }),
     secrets: Type.Record(Type.String(), Type.Boolean(), { description: 'Each secret field: whether it is set (its value is never returned)' }),
+    connection: Type.Optional(CredentialConnection),
     createdAt: DateTime,
     updatedAt: DateTime,
   },
@@ -61,3 +76,28 @@ export const UpdateCredential = Type.Object({ value: Type.Optional(Value), field
 export type UpdateCredential = Static<typeof UpdateCredential>;
 
 export const CredentialNameParams = Type.Object({ name: Type.String({ maxLength: 64 }) }, { additionalProperties: false });
+
+/** POST /credentials/:name/connect: where to send the browser (the provider's consent page). */
+export const CredentialConnectStart = Type.Object(
+  { authorizeUrl: Type.String({ description: "The provider's authorization URL with state, PKCE challenge and redirect_uri" }) },
+  { additionalProperties: false },
+);
+export type CredentialConnectStart = Static<typeof CredentialConnectStart>;
+
+/** GET /credentials/oauth2/callback: the provider's answer to Connect. */
+export const CredentialCallbackQuery = Type.Object(
+  {
+    state: Type.Optional(Type.String({ maxLength: 200 })),
+    code: Type.Optional(Type.String({ maxLength: 4096 })),
+    error: Type.Optional(Type.String({ maxLength: 200 })),
+    error_description: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
+  { additionalProperties: true },
+);
+
+/** POST /credentials/:name/test: whether the credential works, in a sentence. */
+export const CredentialTestResult = Type.Object(
+  { ok: Type.Boolean(), message: Type.String(), connection: Type.Optional(CredentialConnection) },
+  { additionalProperties: false },
+);
+export type CredentialTestResult = Static<typeof CredentialTestResult>;

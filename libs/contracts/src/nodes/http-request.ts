@@ -24,7 +24,7 @@ export const httpRequest = defineNode({
       timeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 60_000 })),
       /** The step's Idempotency-Key header: absent = sent with POST and PATCH only. */
       idempotencyKey: Type.Optional(StringEnum(['send', 'omit'])),
-      /** A credential of type header, query, bearer or basic (Settings → Credentials), by name: applied to the request. */
+      /** A credential of type header, query, bearer, basic or oauth2 (Settings → Credentials), by name: applied to the request. */
       credential: Type.Optional(Type.String({ pattern: CREDENTIAL_NAME_PATTERN })),
     },
     { additionalProperties: false },
@@ -65,7 +65,7 @@ export const httpRequest = defineNode({
       placeholder: 'crm_api_key',
       trim: true,
       description:
-        'The name of a credential of type API key in a header, API key in a query parameter, Bearer token or Basic auth (Settings → Credentials): the request carries it, to its own origin only. Secret credentials are written {{credentials.<name>}} in a field instead.',
+        'The name of a credential of type API key in a header, API key in a query parameter, Bearer token, Basic auth or OAuth2 (Settings → Credentials): the request carries it, to its own origin only. Secret credentials are written {{credentials.<name>}} in a field instead.',
     },
   },
   output: '`status`, `headers` and `body` (parsed when the answer is JSON): `{{nodes.<id>.body.x}}`. An answer of 400 or more fails the node.',

@@ -12,7 +12,9 @@ import type {
   CreateWorkflow,
   CreateCredential,
   Credential,
+  CredentialConnectStart,
   CredentialList,
+  CredentialTestResult,
   UpdateCredential,
   CurrentSession,
   DryRun,
@@ -177,6 +179,10 @@ export class ApiClient {
   createCredential = (body: CreateCredential) => this.request<Credential>('POST', '/credentials', body);
   replaceCredential = (name: string, body: UpdateCredential) => this.request<Credential>('PUT', `/credentials/${encodeURIComponent(name)}`, body);
   deleteCredential = (name: string) => this.request<void>('DELETE', `/credentials/${encodeURIComponent(name)}`);
+  /** OAuth2 Connect: the provider's consent URL to send the browser to (docs/credentials.md, "OAuth2"). */
+  connectCredential = (name: string) => this.request<CredentialConnectStart>('POST', `/credentials/${encodeURIComponent(name)}/connect`);
+  /** The Test button: whether the credential works, in a sentence. */
+  testCredential = (name: string) => this.request<CredentialTestResult>('POST', `/credentials/${encodeURIComponent(name)}/test`);
   listConnectedApps = () => this.request<ConnectedAppList>('GET', '/connected-apps').then((r) => r.items);
   revokeConnectedApp = (id: string) => this.request<void>('DELETE', `/connected-apps/${encodeURIComponent(id)}`);
   listUsers = () => this.request<UserList>('GET', '/users').then((r) => r.items);

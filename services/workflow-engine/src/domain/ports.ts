@@ -272,6 +272,13 @@ export interface RunRecorder {
 export interface TypedCredential {
   type: string;
   fields: Readonly<Record<string, string>>;
+  /** Why it cannot be used now (an OAuth2 credential that needs reconnecting): a step that names it fails with this. */
+  problem?: string;
+  /**
+   * An OAuth2 credential's new fields after the server refused the access token `refused` (a 401):
+   * refreshed once across the engine's replicas (docs/credentials.md, "OAuth2"). Rejects with the reason.
+   */
+  refresh?: (refused: string) => Promise<Readonly<Record<string, string>>>;
 }
 /** A resolved credential: a `secret` credential's value, or a typed one (docs/credentials.md, "Types"). */
 export type CredentialValue = string | TypedCredential;

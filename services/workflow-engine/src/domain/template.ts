@@ -206,6 +206,7 @@ export class TemplateRenderer {
     const typed = typeof value === 'string' ? { type: 'secret', fields: { value } } : value;
     if (!types.includes(typed.type))
       throw new CredentialReferenceError(`credential "${name}" is of type ${typed.type}; this node takes a credential of type ${types.join(', ')}`);
+    if (typeof value !== 'string' && value.problem) throw new CredentialReferenceError(value.problem);
     return typed;
   }
 

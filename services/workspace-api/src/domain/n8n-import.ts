@@ -1190,6 +1190,7 @@ const CREDENTIAL_TYPES: Record<string, string> = {
   httpQueryAuth: 'query',
   httpBearerAuth: 'bearer',
   httpBasicAuth: 'basic',
+  oAuth2Api: 'oauth2',
   smtp: 'smtp',
   slackApi: 'slack_bot',
 };

@@ -1,7 +1,7 @@
-import { ActionIcon, Button, Code, Group, Modal, Paper, PasswordInput, Select, Skeleton, Stack, Table, Text, TextInput, Tooltip } from '@mantine/core';
+import { ActionIcon, Badge, Button, Code, Group, Modal, Paper, PasswordInput, Select, Skeleton, Stack, Table, Text, TextInput, Tooltip } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
-import { IconLock, IconPencil, IconPlus, IconTrash } from '@tabler/icons-react';
-import { useState, type FormEvent } from 'react';
+import { IconLock, IconPencil, IconPlugConnected, IconPlus, IconStethoscope, IconTrash } from '@tabler/icons-react';
+import { useEffect, useState, type FormEvent } from 'react';
 import {
   CREDENTIAL_TYPES,
   credentialSteps,
@@ -17,6 +17,7 @@ import { EmptyState, ErrorState, PageHeader } from '../components/States.tsx';
 import { FormError } from '../components/FormActions.tsx';
 import { ago, exact } from '../format.ts';
 import { useList } from '../useList.ts';
+import { darkText } from '../components/RunStatus.tsx';
 import { useSubmit } from '../useSubmit.ts';
 import { TableHead, TableRegion } from '../components/TableRegion.tsx';
 import { useConfirmAction } from '../useConfirmAction.ts';
@@ -43,6 +44,40 @@ export function CredentialsPage() {
     failed: 'Could not delete the credential',
     reload,
   });
+
+  // Back from an OAuth2 provider's consent page (the engine's callback sends the browser here): say how it went, once.
+  useEffect(() => {
+    const params = new URLSearchParams(window.location.search);
+    const connected = params.get('connected');
+    const failed = params.get('connect_error');
+    if (connected === null && failed === null) return;
+    if (connected !== null) notifications.show({ color: 'green', message: `Connected “${connected}”.` });
+    if (failed !== null) notifications.show({ color: 'red', title: 'Could not connect', message: failed, autoClose: false });
+    window.history.replaceState(null, '', window.location.pathname);
+  }, []);
+  const [pending, setPending] = useState<string | null>(null);
+  const connect = async (c: Credential) => {
+    setPending(c.name);
+    try {
+      const { authorizeUrl } = await api.connectCredential(c.name);
+      window.location.assign(authorizeUrl);
+    } catch (err) {
+      setPending(null);
+      notifications.show({ color: 'red', title: `Could not connect “${c.name}”`, message: (err as Error).message });
+    }
+  };
+  const testIt = async (c: Credential) => {
+    setPending(c.name);
+    try {
+      const result = await api.testCredential(c.name);
+      notifications.show({ color: result.ok ? 'green' : 'red', title: `${c.name}: ${result.ok ? 'works' : 'does not work'}`, message: result.message });
+      void reload();
+    } catch (err) {
+      notifications.show({ color: 'red', title: `Could not test “${c.name}”`, message: (err as Error).message });
+    } finally {
+      setPending(null);
+    }
+  };
 
   const addButton = (
     <Button leftSection={<IconPlus size={16} />} onClick={() => setAdding(true)}>
@@ -80,7 +115,12 @@ export function CredentialsPage() {
               {items.map((c) => (
                 <Table.Tr key={c.name}>
                   <Table.Td fw={550}>{c.name}</Table.Td>
-                  <Table.Td>{credentialType(c.type)?.label ?? c.type}</Table.Td>
+                  <Table.Td>
+                    <Stack gap={4} align="flex-start">
+                      <span>{credentialType(c.type)?.label ?? c.type}</span>
+                      {c.connection && <ConnectionBadge name={c.name} connection={c.connection} />}
+                    </Stack>
+                  </Table.Td>
                   <Table.Td>
                     {c.type === 'secret' ? (
                       <Code>{`{{credentials.${c.name}}}`}</Code>
@@ -94,6 +134,25 @@ export function CredentialsPage() {
                   <Table.Td title={exact(c.updatedAt)}>{ago(c.updatedAt)}</Table.Td>
                   <Table.Td ta="right">
                     <Group gap={4} justify="flex-end" wrap="nowrap">
+                      {credentialType(c.type)?.connects?.(c.fields) && (
+                        <Button
+                          size="compact-sm"
+                          variant={c.connection?.status === 'connected' ? 'default' : 'filled'}
+                          leftSection={<IconPlugConnected size={14} />}
+                          loading={pending === c.name}
+                          aria-label={`${c.connection?.status === 'not_connected' ? 'Connect' : 'Reconnect'} ${c.name}`}
+                          onClick={() => void connect(c)}
+                        >
+                          {c.connection?.status === 'not_connected' ? 'Connect' : 'Reconnect'}
+                        </Button>
+                      )}
+                      {credentialType(c.type)?.test && (
+                        <Tooltip label="Test">
+                          <ActionIcon variant="subtle" aria-label={`Test ${c.name}`} loading={pending === c.name} onClick={() => void testIt(c)}>
+                            <IconStethoscope size={16} />
+                          </ActionIcon>
+                        </Tooltip>
+                      )}
                       <Tooltip label={c.type === 'secret' ? 'Replace value' : 'Edit'}>
                         <ActionIcon
                           variant="subtle"
@@ -143,9 +202,40 @@ export function CredentialsPage() {
   );
 }
 
+const CONNECTION_LABELS = { connected: 'Connected', not_connected: 'Not connected', needs_reconnect: 'Needs reconnecting' } as const;
+const CONNECTION_COLORS = { connected: 'green', not_connected: 'gray', needs_reconnect: 'red' } as const;
+
+/** An OAuth2 credential's standing: connected (until when), not yet, or needs reconnecting (and why). */
+function ConnectionBadge({ name, connection }: { name: string; connection: NonNullable<Credential['connection']> }) {
+  const detail = connection.problem ?? (connection.expiresAt ? `Token valid until ${exact(connection.expiresAt)}` : undefined);
+  return (
+    <Group gap={6} wrap="wrap">
+      <Badge
+        color={CONNECTION_COLORS[connection.status]}
+        variant="light"
+        radius="sm"
+        size="sm"
+        tt="none"
+        styles={darkText(CONNECTION_COLORS[connection.status])}
+        aria-label={`${name}: ${CONNECTION_LABELS[connection.status]}`}
+      >
+        {CONNECTION_LABELS[connection.status]}
+      </Badge>
+      {connection.status === 'needs_reconnect' && detail && (
+        <Text size="xs" c="dimmed">
+          {detail}
+        </Text>
+      )}
+    </Group>
+  );
+}
+
+/** The fields a person fills in (a managed one, an OAuth2 credential's tokens, is the service's). */
+const formFieldsOf = (type: CredentialTypeDefinition) => type.fields.filter((f) => !f.managed);
+
 /** The form's value of every field of a type: defaults for a new credential, the stored non-secret fields when editing. */
 function initialFields(type: CredentialTypeDefinition, editing?: Credential): Record<string, string> {
-  return Object.fromEntries(type.fields.map((f) => [f.key, f.secret ? '' : (editing?.fields[f.key] ?? f.default ?? '')]));
+  return Object.fromEntries(formFieldsOf(type).map((f) => [f.key, f.secret ? '' : (editing?.fields[f.key] ?? f.default ?? '')]));
 }
 
 /**
@@ -179,7 +269,7 @@ function CredentialModal({
   const { busy, error, run } = useSubmit();
   const nameProblem = !replacing && name !== '' && !NAME.test(name) ? 'Letters, digits, _ and -, starting with a letter (at most 64).' : undefined;
   const plainSecret = type.id === 'secret';
-  const missing = type.fields.some((f) => !f.optional && !fields[f.key] && !(f.secret && replacing?.secrets[f.key]) && !f.default);
+  const missing = formFieldsOf(type).some((f) => !f.optional && !fields[f.key] && !(f.secret && replacing?.secrets[f.key]) && !f.default);
   const close = () => {
     setFields(initialFields(type, replacing));
     onClose();
@@ -227,7 +317,12 @@ function CredentialModal({
               />
             </>
           )}
-          {type.fields.map((f, i) => {
+          {replacing?.connection && replacing.connection.status !== 'not_connected' && type.connects?.(replacing.fields) && (
+            <Text size="sm" c="dimmed">
+              Saving disconnects it: Connect it again afterwards.
+            </Text>
+          )}
+          {formFieldsOf(type).map((f, i) => {
             const set = (value: string) => setFields((old) => ({ ...old, [f.key]: value }));
             const common = {
               label: f.label,

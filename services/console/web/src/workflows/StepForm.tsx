@@ -29,6 +29,8 @@ interface FieldProps {
   projects: Project[] | null;
   /** The step's node label ("Slack"): which credentials its Credential field takes. */
   stepLabel: string;
+  /** The step's other fields as they stand (Slack's mode decides which credential types its Credential field takes). */
+  form: Readonly<Record<string, FormValue>>;
 }
 
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
@@ -320,8 +322,13 @@ function WorkflowWidget({ field, value, set }: FieldProps) {
  * one, and what to say about the name typed: nothing when it is one of them, else why not (no such
  * credential yet, or one of another type). `credentials` null: the list is not known (no hint).
  */
-export function credentialOptions(stepLabel: string, credentials: readonly Pick<Credential, 'name' | 'type'>[] | null, current: string) {
-  const types = credentialTypesFor(stepLabel);
+export function credentialOptions(
+  stepLabel: string,
+  credentials: readonly (Pick<Credential, 'name' | 'type'> & Partial<Pick<Credential, 'connection' | 'fields'>>)[] | null,
+  current: string,
+  params?: Readonly<Record<string, unknown>>,
+) {
+  const types = credentialTypesFor(stepLabel, params);
   const typeLabel = (t: string) => credentialType(t)?.label ?? t;
   const accepted = (credentials ?? []).filter((c) => (types as readonly string[]).includes(c.type));
   const data =
@@ -336,18 +343,22 @@ export function credentialOptions(stepLabel: string, credentials: readonly Pick<
     const found = credentials.find((c) => c.name === name);
     if (!found) problem = `No credential named “${name}” yet: create it before the step runs.`;
     else if (!(types as readonly string[]).includes(found.type)) problem = `“${name}” is ${a(typeLabel(found.type))}; this step takes ${a(wanted)}.`;
+    // An OAuth2 credential that cannot give a token fails the step: said here, before a run finds out.
+    else if (found.connection?.status === 'needs_reconnect') problem = `“${name}” needs reconnecting: Reconnect it in Settings → Credentials.`;
+    else if (found.connection?.status === 'not_connected' && credentialType(found.type)?.connects?.(found.fields ?? {}))
+      problem = `“${name}” is not connected yet: Connect it in Settings → Credentials.`;
   }
   return { types, wanted, data, none: credentials !== null && accepted.length === 0, problem };
 }
 
 /** A credential's name (a node's Credential field): the owner's credentials of the types the step takes, or any name typed. */
-function CredentialWidget({ field, value, set, stepLabel }: FieldProps) {
+function CredentialWidget({ field, value, set, stepLabel, form }: FieldProps) {
   const [credentials, setCredentials] = useState<Credential[] | null>(null);
   useEffect(() => {
     api.listCredentials().then(setCredentials, () => setCredentials(null));
   }, []);
   const current = typeof value === 'string' ? value : '';
-  const { data, wanted, none, problem } = credentialOptions(stepLabel, credentials, current);
+  const { data, wanted, none, problem } = credentialOptions(stepLabel, credentials, current, form);
   return (
     <div>
       <Autocomplete
@@ -419,7 +430,9 @@ export function StepForm(props: StepFormProps) {
         const Widget = WIDGETS[field.widget];
         if (!Widget || field.hint.hiddenWhen?.(data.form)) return null;
         const set = (value: FormValue, moves?: BranchMoves) => onChange({ ...data, form: { ...data.form, [field.key]: value } }, moves);
-        return <Widget key={field.key} field={field} value={data.form[field.key]} set={set} projects={projects} stepLabel={definition.label} />;
+        return (
+          <Widget key={field.key} field={field} value={data.form[field.key]} set={set} projects={projects} stepLabel={definition.label} form={data.form} />
+        );
       })}
       {definition.note && (
         <Text size="xs" c="dimmed">

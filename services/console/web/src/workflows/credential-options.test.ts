@@ -13,6 +13,9 @@ const owned = [
   { name: 'alerts_hook', type: 'webhook_url' },
   { name: 'tg', type: 'telegram_bot' },
   { name: 'hmac', type: 'secret' },
+  { name: 'crm', type: 'oauth2' },
+  { name: 'gpt', type: 'openai_compatible' },
+  { name: 'claude', type: 'anthropic' },
 ] as const;
 
 describe('the credential picker of a step form', () => {
@@ -36,6 +39,21 @@ describe('the credential picker of a step form', () => {
     expect(credentialOptions('HTTP Request', owned, '').data).toEqual([
       { group: 'API key in a header', items: ['api_key'] },
       { group: 'Bearer token', items: ['github'] },
+      { group: 'OAuth2', items: ['crm'] },
+    ]);
+  });
+
+  it("offers what the field takes in the step's mode: Slack's bot token or webhook URL, the AI step's model credentials only", () => {
+    expect(credentialOptions('Slack', owned, '', { mode: 'bot' }).data).toEqual(['alerts_bot']);
+    expect(credentialOptions('Slack', owned, '', {}).data).toEqual(['alerts_bot']);
+    expect(credentialOptions('Slack', owned, '', { mode: 'webhook' }).data).toEqual(['alerts_hook']);
+    expect(credentialOptions('Slack', owned, 'alerts_bot', { mode: 'webhook' }).problem).toBe(
+      '“alerts_bot” is a Slack bot token; this step takes an Incoming webhook URL.',
+    );
+    // A header or bearer credential goes to an AI step's MCP server rows, not to its Credential field (the model's).
+    expect(credentialOptions('AI step', owned, '', {}).data).toEqual([
+      { group: 'OpenAI-compatible model API', items: ['gpt'] },
+      { group: 'Anthropic API', items: ['claude'] },
     ]);
   });
 
@@ -50,6 +68,15 @@ describe('the credential picker of a step form', () => {
     expect(credentialOptions('Telegram', owned, 'later_bot').problem).toBe('No credential named “later_bot” yet: create it before the step runs.');
     expect(credentialOptions('Telegram', owned, 'mail').problem).toBe('“mail” is an SMTP server; this step takes a Telegram bot token.');
     expect(credentialOptions('Slack', owned, 'tg').problem).toBe('“tg” is a Telegram bot token; this step takes a Slack bot token or Incoming webhook URL.');
+  });
+
+  it('says when the OAuth2 credential picked cannot give a token (the step would fail)', () => {
+    const oauth = (status: 'connected' | 'not_connected' | 'needs_reconnect') => [{ name: 'crm', type: 'oauth2' as const, connection: { status } }];
+    expect(credentialOptions('HTTP Request', oauth('connected'), 'crm').problem).toBeNull();
+    expect(credentialOptions('HTTP Request', oauth('needs_reconnect'), 'crm').problem).toBe(
+      '“crm” needs reconnecting: Reconnect it in Settings → Credentials.',
+    );
+    expect(credentialOptions('HTTP Request', oauth('not_connected'), 'crm').problem).toBe('“crm” is not connected yet: Connect it in Settings → Credentials.');
   });
 });
 

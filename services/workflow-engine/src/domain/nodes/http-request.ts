@@ -9,8 +9,8 @@
  */
 import { credentialHttpAuth, HTTP_CREDENTIAL_TYPES, type HttpAuth, type NodeParams } from '@flowdesk/contracts';
 import { HttpStatusError, NodeFailedError } from '../errors.ts';
-import { maskHeaders, maskJson, maskUrl } from '../mask.ts';
-import type { HttpMethod, OutboundResponse } from '../ports.ts';
+import { maskHeaders, maskJson, maskUrl, redactSecrets } from '../mask.ts';
+import type { HttpMethod, OutboundResponse, TypedCredential } from '../ports.ts';
 import { refersToCredential, type TemplateRenderer } from '../template.ts';
 import type { NodeContext, NodeHandler, NodeResult } from './node-handler.ts';
 
@@ -32,6 +32,8 @@ export interface HttpRequestInput {
   credential?: string;
   /** Not recorded: what that credential adds (its type's rule, libs/contracts credential-types.ts). */
   auth?: HttpAuth;
+  /** Not recorded: an OAuth2 credential's type and refresh, for one new token and one more attempt after a 401. */
+  oauth2?: { type: string; refresh: NonNullable<TypedCredential['refresh']> };
 }
 
 export interface HttpNodeOptions {
@@ -69,7 +71,7 @@ export function httpRequestHandler(overrides: Partial<HttpNodeOptions> = {}): No
   return {
     isAction: true,
     render: (params, renderer) => renderHttpRequest(params, renderer, opts),
-    mask: ({ credentialHeaders: _names, credentialIn: _in, sendKey: _key, auth: _auth, ...input }) => ({
+    mask: ({ credentialHeaders: _names, credentialIn: _in, sendKey: _key, auth: _auth, oauth2: _oauth2, ...input }) => ({
       ...input,
       url: maskUrl(input.url),
       headers: maskHeaders(input.headers),
@@ -87,10 +89,12 @@ export function renderHttpRequest(params: HttpRequestParams, renderer: TemplateR
     .map(([name]) => name);
   // A typed credential (header, query, bearer, basic): resolved now, applied when sending, never recorded.
   let auth: HttpAuth | undefined;
+  let oauth2: HttpRequestInput['oauth2'];
   if (params.credential) {
     const typed = renderer.typedCredential(params.credential, HTTP_CREDENTIAL_TYPES);
     auth = credentialHttpAuth(typed.type, typed.fields)!;
     credentialHeaders.push(...Object.keys(auth.headers));
+    if (typed.refresh) oauth2 = { type: typed.type, refresh: typed.refresh };
   }
   const withBody = params.body !== undefined && BODY_METHODS.has(params.method);
   const input: HttpRequestInput = {
@@ -108,7 +112,7 @@ export function renderHttpRequest(params: HttpRequestParams, renderer: TemplateR
     sendKey: params.idempotencyKey === undefined ? KEYED_BY_DEFAULT.has(params.method) : params.idempotencyKey === 'send',
   };
   if (withBody) input.body = renderer.renderDeep(parseJsonText(params.body));
-  if (params.credential) Object.assign(input, { credential: params.credential, auth });
+  if (params.credential) Object.assign(input, { credential: params.credential, auth, ...(oauth2 ? { oauth2 } : {}) });
   return input;
 }
 
@@ -149,6 +153,33 @@ function withAuth(input: HttpRequestInput, headers: Record<string, string>): str
 }
 
 async function executeHttpRequest(input: HttpRequestInput, ctx: NodeContext, opts: HttpNodeOptions): Promise<NodeResult> {
+  const first = await sendOnce(input, ctx, opts);
+  let res = first.res;
+  const sentToken = first.sentToken;
+  // An OAuth2 credential's token refused (revoked, expired early): one refresh, then the request once more.
+  let fresh: string | undefined;
+  if (res.status === 401 && input.oauth2 && sentToken) {
+    let fields: Readonly<Record<string, string>>;
+    try {
+      fields = await input.oauth2.refresh(sentToken);
+    } catch (err) {
+      throw new NodeFailedError(`${input.method} ${maskUrl(input.url)} answered HTTP 401 and ${(err as Error).message}`);
+    }
+    const retried = { ...input, auth: credentialHttpAuth(input.oauth2.type, fields)! };
+    fresh = fields.accessToken;
+    ({ res } = await sendOnce(retried, ctx, opts));
+  }
+  const output = { status: res.status, headers: res.headers, body: decodeBody(res, opts, ctx) };
+  // The new token was not known when the run's secrets were gathered: masked here, in what the step records.
+  const hide = (v: unknown) => (fresh ? redactSecrets(v, [fresh, `Bearer ${fresh}`]) : v);
+  const recorded = hide({ ...output, headers: maskHeaders(res.headers) });
+  if (res.status >= 400)
+    throw new HttpStatusError(`${input.method} ${maskUrl(input.url)} answered HTTP ${res.status}`, res.status, recorded, res.headers['retry-after']);
+  return { output, recorded };
+}
+
+/** One exchange with the credential applied; `sentToken`: the OAuth2 access token it carried. */
+async function sendOnce(input: HttpRequestInput, ctx: NodeContext, opts: HttpNodeOptions): Promise<{ res: OutboundResponse; sentToken?: string }> {
   const headers = cleanHeaders(input.headers, ctx);
   const url = withAuth(input, headers);
   let body: string | undefined;
@@ -171,11 +202,8 @@ async function executeHttpRequest(input: HttpRequestInput, ctx: NodeContext, opt
     maxBodyBytes: opts.maxBodyBytes,
     signal: ctx.signal,
   });
-  const output = { status: res.status, headers: res.headers, body: decodeBody(res, opts, ctx) };
-  const recorded = { ...output, headers: maskHeaders(res.headers) };
-  if (res.status >= 400)
-    throw new HttpStatusError(`${input.method} ${maskUrl(input.url)} answered HTTP ${res.status}`, res.status, recorded, res.headers['retry-after']);
-  return { output, recorded };
+  const bearer = input.oauth2 ? /^Bearer (.+)$/.exec(input.auth?.headers.Authorization ?? '')?.[1] : undefined;
+  return { res, ...(bearer ? { sentToken: bearer } : {}) };
 }
 
 function cleanHeaders(headers: Record<string, string>, ctx: NodeContext): Record<string, string> {

@@ -169,7 +169,7 @@ export function FormTriggerSettings({
         <Text size="xs" c="dimmed" mt={4}>
           Anyone with the link can fill it in while the workflow is active; each submission starts a run with the answers as <code>{'{{trigger.<key>}}'}</code>{' '}
           and <code>{'{{trigger.submittedAt}}'}</code>.{' '}
-          <Anchor href={url} target="_blank" rel="noopener noreferrer" size="xs">
+          <Anchor href={url} target="_blank" rel="noopener noreferrer" size="xs" underline="always">
             Open the form <IconExternalLink size={12} aria-hidden />
           </Anchor>
         </Text>

@@ -258,8 +258,9 @@ for (const target of TARGETS) {
 
     test("the services with per-address limits behind the ingress believe its X-Forwarded-For (TRUST_PROXY), never anyone's", () => {
       // auth (login throttling, registration limit), the console edge (sign-in), mcp-gateway
-      // (unauthenticated initialize): without TRUST_PROXY every client has the ingress's address.
-      for (const svc of ['auth', 'console', 'mcp-gateway']) {
+      // (unauthenticated initialize), webhook-ingest (hosted forms' submissions per address): without
+      // TRUST_PROXY every client has the ingress's address.
+      for (const svc of ['auth', 'console', 'mcp-gateway', 'webhook-ingest']) {
         const value = envValue(objects(), container(deployment(objects(), svc)), 'TRUST_PROXY');
         assert.ok(value, `${svc}: TRUST_PROXY is set`);
         assert.notEqual(value.trim().toLowerCase(), 'true', `${svc}: TRUST_PROXY=true would believe any caller`);

@@ -24,6 +24,7 @@ export function banner(info: BannerInfo, cwd = process.cwd()): string {
     ['Public API', `${b}/api/v1/  (reference: ${b}/api/v1/docs)`],
     ['MCP server', `${b}/functions/v1/mcp-server-v2`],
     ['Webhook triggers', `${b}/functions/v1/webhook-trigger/<workflow_id>`],
+    ['Hosted forms', `${b}/form/<workflow_id>`],
     ['API keys', `${b}/auth/v1/api-keys  (npx flowdesk keys list)`],
     ['OAuth', `${b}/oauth/  and  ${b}/.well-known/`],
     ['Health', `${b}/healthz`],

@@ -3,7 +3,7 @@ import { busConfigFromEnv, type BusConfig } from '@flowdesk/bus';
 import { introspectionCacheMsFrom, originList } from '@flowdesk/service-kit';
 import { oauthLimitsFrom, parseSignupMode, sessionPolicyFrom, type AuthDeps, type OAuthLimits } from '@flowdesk/auth';
 import { engineTuningFromEnv, type EngineTuning } from '@flowdesk/workflow-engine';
-import { admissionFromEnv, respondTimeoutFromEnv } from '@flowdesk/webhook-ingest';
+import { admissionFromEnv, formsFromEnv, respondTimeoutFromEnv } from '@flowdesk/webhook-ingest';
 
 export interface EmbeddedConfig {
   /** Keys, the demo credentials and (on PGlite) the data live here. */
@@ -57,6 +57,8 @@ export interface EmbeddedConfig {
   webhookAdmission?: ReturnType<typeof admissionFromEnv>;
   /** RESPOND_TIMEOUT_MS (webhook-ingest): how long a webhook waits for its run's answer. */
   respondTimeoutMs?: number;
+  /** FORM_SUBMISSIONS_PER_MINUTE, FORM_TOKEN_SECRET (webhook-ingest's hosted forms; without a secret the key comes from the keys file). */
+  forms?: ReturnType<typeof formsFromEnv>;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): EmbeddedConfig {
@@ -85,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     engineTuning: engineTuningFromEnv(env),
     webhookAdmission: admissionFromEnv(env),
     respondTimeoutMs: respondTimeoutFromEnv(env),
+    forms: formsFromEnv(env),
   };
 }
 

@@ -6,7 +6,7 @@ import { buildApp as buildWorkspaceApi } from '@flowdesk/workspace-api';
 import { buildApp as buildAuth } from '@flowdesk/auth';
 import { DEMO_EMAIL } from './demo-account.ts';
 import { buildApp as buildMcpGateway, withInProcessRevocations } from '@flowdesk/mcp-gateway';
-import { buildApp as buildWebhookIngest, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
+import { buildApp as buildWebhookIngest, formTokenKey, workspaceApiDirectory } from '@flowdesk/webhook-ingest';
 import { buildApp as buildWorkflowEngine, createGuardedHttpClient, createSmtpMailer, SsrfPolicy, workspaceClient } from '@flowdesk/workflow-engine';
 import { buildApp as buildConsole } from '@flowdesk/console';
 import type { EmbeddedConfig } from './config.ts';
@@ -26,6 +26,8 @@ export const PUBLIC_ROUTES: readonly Route[] = [
   // A parked run's resume link (the Wait node; the secret in the link is the credential): the engine's public route.
   { prefix: '/api/v1/resume/', service: 'workflow-engine' },
   { prefix: '/functions/v1/webhook-trigger/', service: 'webhook-ingest' },
+  // The hosted forms of form-trigger workflows (docs/triggers.md, "Form"): pages for people, served by ingest.
+  { prefix: '/form/', service: 'webhook-ingest' },
   // RFC 9728 metadata of the MCP endpoint; the longer prefix wins over /.well-known/ (routing.ts).
   { prefix: '/.well-known/oauth-protected-resource', service: 'mcp-gateway' },
   { prefix: '/.well-known/', service: 'auth' },
@@ -56,7 +58,15 @@ export interface ServiceDeps {
   /** The services' own variables (EmbeddedConfig): sign-up, sessions, the console's origins, caches, engine and ingest limits. */
   tuning?: Pick<
     EmbeddedConfig,
-    'signupMode' | 'sessionPolicy' | 'oauthLimits' | 'consoleAllowedOrigins' | 'introspectionCacheMs' | 'engineTuning' | 'webhookAdmission' | 'respondTimeoutMs'
+    | 'signupMode'
+    | 'sessionPolicy'
+    | 'oauthLimits'
+    | 'consoleAllowedOrigins'
+    | 'introspectionCacheMs'
+    | 'engineTuning'
+    | 'webhookAdmission'
+    | 'respondTimeoutMs'
+    | 'forms'
   >;
 }
 
@@ -147,6 +157,9 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
       // One replica: the answers of waiting webhooks come back on the reply topic of this bus.
       replies: { replica: 'webhook-ingest.replies', timeoutMs: d.tuning?.respondTimeoutMs },
       ...d.tuning?.webhookAdmission,
+      // The hosted forms' token key: FORM_TOKEN_SECRET's, else derived from the keys file (it outlives a restart,
+      // so a page opened before one still submits after it).
+      forms: { ...d.tuning?.forms, tokenKey: d.tuning?.forms?.tokenKey ?? formTokenKey(d.keys.webhookSecretKey) },
       logLevel: d.logLevel,
     }),
   'workflow-engine': async (d, started) => {

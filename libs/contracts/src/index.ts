@@ -26,6 +26,7 @@ export * from './accounts.ts';
 export * from './mcp/index.ts';
 export * from './workflow-secrets.ts';
 export * from './triggers.ts';
+export * from './forms.ts';
 export * from './trigger-types.ts';
 export * from './workflow-templates.ts';
 export * from './webhook-reply.ts';

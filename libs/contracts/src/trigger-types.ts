@@ -1,6 +1,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { DateTime, StringEnum, Uuid } from './common.ts';
 import { EntityAction, EntityTriggerConfig, NoteTriggerConfig, ScheduleTriggerConfig } from './triggers.ts';
+import { exampleFormValue, FormTriggerConfig, type FormTriggerField } from './forms.ts';
 
 /**
  * The trigger registry (docs/triggers.md): every trigger type defined once — its name, label and
@@ -9,7 +10,7 @@ import { EntityAction, EntityTriggerConfig, NoteTriggerConfig, ScheduleTriggerCo
  * event, the engine's payload builders (typed by the payload schemas, tested against the examples)
  * and the console (labels, picker, example payloads) all read it from here.
  */
-export const TRIGGER_TYPE_NAMES = ['webhook', 'manual', 'schedule', 'note', 'entity', 'error'] as const;
+export const TRIGGER_TYPE_NAMES = ['webhook', 'manual', 'schedule', 'note', 'entity', 'error', 'form'] as const;
 export const TriggerType = StringEnum(TRIGGER_TYPE_NAMES);
 export type TriggerType = Static<typeof TriggerType>;
 
@@ -69,6 +70,23 @@ export const ErrorPayload = Type.Object({
   error: Type.String(),
 });
 export type ErrorPayload = Static<typeof ErrorPayload>;
+
+/**
+ * A hosted form's submission (docs/triggers.md, "Form"): each field by its name — text, email, date
+ * (YYYY-MM-DD) and select as text ("" when an optional one is left empty), number as a number (null
+ * when left empty) — and when it was submitted.
+ */
+export const FormPayload = Type.Object({ submittedAt: DateTime }, { additionalProperties: true });
+export type FormPayload = Static<typeof FormPayload> & Record<string, unknown>;
+
+/** The fields of a form trigger's settings that look like fields (the example is shown for drafts too). */
+const formFieldsOf = (config: Record<string, unknown>): FormTriggerField[] =>
+  Array.isArray(config.fields)
+    ? (config.fields as unknown[]).filter(
+        (f): f is FormTriggerField =>
+          typeof f === 'object' && f !== null && typeof (f as FormTriggerField).name === 'string' && (f as FormTriggerField).name !== '',
+      )
+    : [];
 
 export interface TriggerTypeDefinition<T extends TriggerType = TriggerType, C extends TSchema = TSchema, P extends TSchema = TSchema> {
   type: T;
@@ -203,6 +221,17 @@ export const TRIGGER_TYPES = {
       },
       failedNode: { id: 'http_1', type: 'http_request', error: 'POST https://api.example.com/orders answered HTTP 500' },
       error: 'node "http_1" failed: POST https://api.example.com/orders answered HTTP 500',
+    }),
+  }),
+  form: defineTrigger({
+    type: 'form',
+    label: 'Form',
+    description: 'A form Flowdesk hosts at a public URL is submitted.',
+    config: FormTriggerConfig,
+    payload: FormPayload,
+    example: (config, now): FormPayload => ({
+      ...Object.fromEntries(formFieldsOf(config).map((f) => [f.name, exampleFormValue(f, now)])),
+      submittedAt: now.toISOString(),
     }),
   }),
 } as const satisfies { readonly [T in TriggerType]: TriggerTypeDefinition<T> };

@@ -4,6 +4,7 @@ import { Cron } from 'croner';
 import { StringEnum } from './common.ts';
 import type { TriggerType } from './trigger-types.ts';
 import { RESPONSE_MODES } from './webhook-reply.ts';
+import { formConfigProblem } from './forms.ts';
 
 /**
  * The four trigger types besides the webhook (docs/triggers.md): their settings (a workflow's
@@ -134,7 +135,8 @@ export function scheduleOf(config: Record<string, unknown>): Schedule {
 
 /**
  * Why a workflow's trigger settings cannot be saved, or null when they can. Webhook and manual
- * triggers take any settings (webhook's are checked by ingest; only responseMode is checked here); the others must match their schema.
+ * triggers take any settings (webhook's are checked by ingest; only responseMode is checked here); the others must match their schema
+ * (a form's: forms.ts, formConfigProblem).
  */
 export function triggerConfigProblem(type: TriggerType, config: Record<string, unknown>): string | null {
   const check = (schema: typeof NoteTriggerConfig | typeof EntityTriggerConfig) => {
@@ -154,6 +156,8 @@ export function triggerConfigProblem(type: TriggerType, config: Record<string, u
       return check(NoteTriggerConfig);
     case 'entity':
       return check(EntityTriggerConfig);
+    case 'form':
+      return formConfigProblem(config);
     case 'webhook':
       return config.responseMode === undefined || RESPONSE_MODES.includes(config.responseMode as never)
         ? null

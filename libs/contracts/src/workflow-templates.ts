@@ -128,6 +128,48 @@ export const WORKFLOW_TEMPLATES: readonly WorkflowTemplate[] = [
     },
   },
   {
+    id: 'contact-form-task',
+    name: 'Contact form → task',
+    description:
+      'Flowdesk hosts a contact form (name, email, topic, message) at the workflow’s form URL; each submission becomes a task to answer it. Change the fields in the trigger, switch the workflow on and share the link.',
+    category: 'Forms & webhooks',
+    triggerType: 'form',
+    triggerConfig: {
+      title: 'Contact us',
+      description: 'We answer within one working day.',
+      fields: [
+        { name: 'name', label: 'Name', type: 'text', required: true },
+        { name: 'email', label: 'Email', type: 'email', required: true },
+        { name: 'topic', label: 'Topic', type: 'select', required: true, options: ['Question', 'Quote', 'Support'] },
+        { name: 'message', label: 'Message', type: 'textarea', required: true },
+      ],
+      thankYou: 'Thanks! We will get back to you within one working day.',
+    },
+    samplePayload: {
+      name: 'Ada Lovelace',
+      email: 'ada@example.com',
+      topic: 'Quote',
+      message: 'Please call me back about the quote.',
+      submittedAt: '2026-12-04T09:00:00.000Z',
+    },
+    graph: {
+      nodes: [
+        {
+          id: 'task_1',
+          type: 'create_task',
+          name: 'Answer the contact',
+
+          params: {
+            title: 'Answer {{trigger.name}} ({{trigger.topic}})',
+            dueDate: '{{= $dateFormat($dateAdd(now, 1, "days"), "yyyy-MM-dd") }}',
+            notes: '{{trigger.email}}, {{trigger.submittedAt}}\n\n{{trigger.message}}',
+          },
+        },
+      ],
+      edges: [{ from: 'trigger', to: 'task_1' }],
+    },
+  },
+  {
     id: 'github-issue-to-task',
     name: 'GitHub issue → task',
     description:

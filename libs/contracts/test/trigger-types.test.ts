@@ -26,7 +26,7 @@ test('every trigger type has one definition: label, description, settings and pa
   }
   assert.deepEqual(
     TRIGGER_TYPE_NAMES.map((n) => TRIGGER_TYPES[n].label),
-    ['Webhook', 'Manual', 'Schedule', 'Note', 'Entity change', 'Error'],
+    ['Webhook', 'Manual', 'Schedule', 'Note', 'Entity change', 'Error', 'Form'],
   );
 });
 
@@ -42,6 +42,17 @@ test('each example payload matches its type’s payload schema, for the settings
     ['entity', { entity: 'task' }],
     ['entity', { entity: 'project' }],
     ['entity', { entity: 'calendar_entry' }],
+    ['form', {}],
+    [
+      'form',
+      {
+        title: 'Contact',
+        fields: [
+          { name: 'seats', label: 'Seats', type: 'number' },
+          { name: 'topic', label: 'Topic', type: 'select', options: ['Demo'] },
+        ],
+      },
+    ],
   ];
   for (const [type, config] of cases) {
     const example = TRIGGER_TYPES[type].example(config, now);
@@ -49,12 +60,30 @@ test('each example payload matches its type’s payload schema, for the settings
   }
   assert.equal(TRIGGER_TYPES.entity.example({ entity: 'project' }, now).entity, 'project');
   assert.equal(TRIGGER_TYPES.schedule.example({ cron: '0 8 * * 1' }, now).cron, '0 8 * * 1');
+  // A form's example has its fields, by key and type, and submittedAt.
+  assert.deepEqual(
+    TRIGGER_TYPES.form.example(
+      {
+        fields: [
+          { name: 'seats', label: 'Seats', type: 'number' },
+          { name: 'topic', label: 'Topic', type: 'select', options: ['Demo'] },
+        ],
+      },
+      now,
+    ),
+    {
+      seats: 3,
+      topic: 'Demo',
+      submittedAt: now.toISOString(),
+    },
+  );
 });
 
 test('the settings schemas are what workspace-api checks on save', () => {
   for (const [type, good, bad] of [
     ['note', { events: ['created'] }, { events: [] }],
     ['entity', { entity: 'task' }, { entity: 'note' }],
+    ['form', { title: 'Contact', fields: [{ name: 'email', label: 'Email', type: 'email', required: true }] }, { title: 'Contact', fields: [] }],
   ] as const) {
     assert.ok(Check(TRIGGER_TYPES[type].config, good));
     assert.equal(triggerConfigProblem(type, good), null);

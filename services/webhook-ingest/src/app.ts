@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { EventBus, Subscription } from '@flowdesk/bus';
 import {
   OWNER_THROTTLE_TOPIC,
@@ -10,11 +11,12 @@ import {
 } from '@flowdesk/contracts';
 import { ownerThrottles } from './domain/owner-throttle.ts';
 import { DEFAULT_RESPOND_TIMEOUT_MS, MAX_RESPOND_TIMEOUT_MS, ReplyWaiter } from './domain/reply-waiter.ts';
-import { createService, type Service } from '@flowdesk/service-kit';
+import { createRateLimiter, createService, type Service } from '@flowdesk/service-kit';
 import { cachedDirectory, type TriggerDirectory } from './domain/trigger-directory.ts';
 import { rateLimiter } from './domain/rate-limit.ts';
 import { backlogGate } from './domain/backlog-gate.ts';
 import { webhookTriggerRoutes } from './routes/webhook-trigger.ts';
+import { DEFAULT_FORM_SUBMISSIONS_PER_MINUTE, formTriggerRoutes } from './routes/form-trigger.ts';
 
 /** Largest webhook body accepted, bytes (413 above). Documented in docs/webhooks.md. */
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
@@ -79,6 +81,13 @@ export interface WebhookIngestDeps {
    * partition `partition % count` with a warning.
    */
   replies?: { replica: string; timeoutMs?: number; partition?: number };
+  /**
+   * Hosted forms (docs/triggers.md, "Form"): `tokenKey` signs the pages' CSRF tokens — the same on
+   * every replica (FORM_TOKEN_SECRET, else derived from the service's client secret; absent here: a
+   * random key of this process, for one replica), and `submissionsPerMinute` per address and form
+   * (FORM_SUBMISSIONS_PER_MINUTE, default 10).
+   */
+  forms?: { tokenKey?: Buffer; submissionsPerMinute?: number };
 }
 
 export async function buildApp(deps: WebhookIngestDeps): Promise<Service> {
@@ -182,14 +191,18 @@ export async function buildApp(deps: WebhookIngestDeps): Promise<Service> {
       await answers?.close();
     });
   }
+  // One budget per workflow for its webhook deliveries and its form's submissions.
+  const limiter = rateLimiter({ ...limit, now: () => now().getTime() });
+  await app.register(webhookTriggerRoutes({ replies, bus: deps.bus, directory, limiter, backlog, throttles, now }));
   await app.register(
-    webhookTriggerRoutes({
-      replies,
+    formTriggerRoutes({
       bus: deps.bus,
       directory,
-      limiter: rateLimiter({ ...limit, now: () => now().getTime() }),
+      limiter,
+      addressLimiter: createRateLimiter({ max: deps.forms?.submissionsPerMinute ?? DEFAULT_FORM_SUBMISSIONS_PER_MINUTE, windowMs: 60_000 }, now),
       backlog,
       throttles,
+      tokenKey: deps.forms?.tokenKey ?? randomBytes(32),
       now,
     }),
   );

@@ -2,7 +2,7 @@ import { instanceGroupId, openBus } from '@flowdesk/bus';
 import { openDatabase, type Database } from '@flowdesk/db';
 import { exitOnConfigError, readConfig, requiredEnv, serviceTokenSource, startTracing, serveService } from '@flowdesk/service-kit';
 import { buildApp } from './app.ts';
-import { admissionFromEnv } from './config.ts';
+import { admissionFromEnv, formsFromEnv } from './config.ts';
 import { replyPartitionFromEnv, respondTimeoutFromEnv } from './domain/reply-waiter.ts';
 import { workspaceApiDirectory } from './adapters/workspace-directory.ts';
 
@@ -22,10 +22,13 @@ const respondTimeoutMs = readConfig(() => respondTimeoutFromEnv(process.env));
 const replyPartition = readConfig(() => replyPartitionFromEnv(process.env));
 const workspaceApiUrl = required('WORKSPACE_API_URL');
 if (!process.env.KAFKA_BROKERS) required('DATABASE_URL');
+const clientSecret = required('WEBHOOK_INGEST_CLIENT_SECRET');
+// FORM_SUBMISSIONS_PER_MINUTE; the hosted forms' token key: FORM_TOKEN_SECRET, else derived from the client secret.
+const forms = readConfig(() => formsFromEnv(process.env, clientSecret));
 const token = serviceTokenSource({
   authUrl: required('AUTH_URL'),
   clientId: 'webhook-ingest',
-  clientSecret: required('WEBHOOK_INGEST_CLIENT_SECRET'),
+  clientSecret,
   audience: 'workspace-api',
 });
 
@@ -35,6 +38,7 @@ const app = await buildApp({
   bus,
   // WEBHOOK_RATE_LIMIT_PER_SECOND, WEBHOOK_RATE_LIMIT_BURST, WEBHOOK_MAX_BACKLOG.
   ...admission,
+  forms,
   directory: workspaceApiDirectory({ workspaceApiUrl, token }),
   // Each replica keeps its own trigger cache, evicted by workflow.changed events: a group per process
   // (two on one host included), deleted when it closes.

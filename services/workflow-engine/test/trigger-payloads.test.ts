@@ -49,9 +49,10 @@ test('the note and entity payloads the change triggers build: their schemas, the
 
 test('every trigger type has a source: the engine’s (scheduler, change triggers), webhook-ingest’s or the runs API’s', () => {
   const engine = [new Scheduler({} as never), new ChangeTriggers({} as never)].flatMap((s) => s.types);
-  // Webhook runs are published by webhook-ingest, manual ones by the runs API (POST /workflows/:id/runs),
-  // error ones by the engine when another workflow's run failed (process-trigger.ts startErrorWorkflow).
-  const covered = [...engine, 'webhook', 'manual', 'error'];
+  // Webhook and form runs are published by webhook-ingest (a form's payload is tested against its schema
+  // there: test/form-trigger.test.ts), manual ones by the runs API (POST /workflows/:id/runs), error ones
+  // by the engine when another workflow's run failed (process-trigger.ts startErrorWorkflow).
+  const covered = [...engine, 'webhook', 'manual', 'error', 'form'];
   assert.deepEqual([...covered].sort(), [...TRIGGER_TYPE_NAMES].sort());
   assert.equal(new Set(covered).size, covered.length, 'one source per type');
 });

@@ -191,6 +191,10 @@ const EXPECTED: Record<string, (r: Awaited<ReturnType<typeof run>>) => void> = {
     assert.match(tasks[0]?.dueDate ?? '', /^\d{4}-\d{2}-\d{2}$/);
     assert.match(tasks[0]?.notes ?? '', /^ada@example\.com\n\nPlease call me back/);
   },
+  'contact-form-task': ({ tasks }) => {
+    assert.equal(tasks[0]?.title, 'Answer Ada Lovelace (Quote)');
+    assert.equal(tasks[0]?.notes, 'ada@example.com, 2026-12-04T09:00:00.000Z\n\nPlease call me back about the quote.');
+  },
   'github-issue-to-task': ({ tasks }) => assert.equal(tasks[0]?.title, 'acme/app#42: Login button does nothing'),
   'signed-event-to-task': ({ tasks }) => assert.equal(tasks[0]?.title, 'contact.created: ada@example.com'),
   'stripe-payment': ({ tasks }) =>

@@ -41,6 +41,44 @@ test('webhook-ingest reads a trigger: owner, active flag, secret requirement, si
   assert.equal(after.body.secret, regenerated.body.secret);
 });
 
+test('webhook-ingest reads a hosted form: owner, active flag, execution order and the form; 404 for other trigger types and no workflow', async () => {
+  const owner = api.user();
+  const form = {
+    title: 'Contact us',
+    fields: [
+      { name: 'email', label: 'Email', type: 'email', required: true },
+      { name: 'topic', label: 'Topic', type: 'select', options: ['Quote', 'Demo'] },
+    ],
+    thankYou: 'Thanks',
+  };
+  const created = await owner.call('POST', '/api/v1/workflows', {
+    name: 'Contact',
+    triggerType: 'form',
+    triggerConfig: form,
+    active: true,
+    executionOrder: 'ordered',
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  assert.equal(created.body.webhookSecret, null, 'a form trigger has no webhook secret');
+  const forms = (id: string, token: string) =>
+    rawCall(api.baseUrl, 'GET', `/internal/v1/form-triggers/${id}`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await forms(created.body.id, serviceToken('webhook-ingest'));
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.deepEqual(res.body, { workflowId: created.body.id, ownerId: owner.id, active: true, executionOrder: 'ordered', form });
+  assert.equal((await forms(created.body.id, serviceToken('mcp-gateway'))).status, 403, 'for webhook-ingest only');
+  const hook = await owner.call('POST', '/api/v1/workflows', { name: 'Hook', triggerType: 'webhook' });
+  assert.equal((await forms(hook.body.id, serviceToken('webhook-ingest'))).status, 404);
+  assert.equal((await forms(randomUUID(), serviceToken('webhook-ingest'))).status, 404);
+  assert.equal((await lookup(created.body.id, serviceToken('webhook-ingest'))).status, 404, 'a form is no webhook');
+  // Saved only valid: a form without fields, or an active form workflow without a form, is a 400 naming it.
+  const bad = await owner.call('POST', '/api/v1/workflows', { name: 'Bad', triggerType: 'form', triggerConfig: { ...form, fields: [] } });
+  assert.equal(bad.status, 400);
+  assert.match(bad.body.message, /triggerConfig\.fields/);
+  const empty = await owner.call('POST', '/api/v1/workflows', { name: 'Empty', triggerType: 'form', active: true });
+  assert.equal(empty.status, 400);
+  assert.match(empty.body.message, /triggerConfig/);
+});
+
 test('rawBody: true only for a workflow with a Verify signature node (or triggerConfig.rawBody), so other workflows carry no copy', async () => {
   const owner = api.user();
   const plain = await owner.call('POST', '/api/v1/workflows', { name: 'Plain', triggerType: 'webhook' });

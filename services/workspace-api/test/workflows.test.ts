@@ -11,7 +11,7 @@ import { PUBLIC_BASE_URL, rawCall, startTestApi, type TestApi, type TestUser } f
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const TRIGGER_TYPES: TriggerType[] = ['webhook', 'manual', 'schedule', 'note', 'entity', 'error'];
+const TRIGGER_TYPES: TriggerType[] = ['webhook', 'manual', 'schedule', 'note', 'entity', 'error', 'form'];
 const CONFIG_OF: Record<TriggerType, Record<string, unknown>> = {
   webhook: { every: '1h' },
   manual: { every: '1h' },
@@ -19,6 +19,7 @@ const CONFIG_OF: Record<TriggerType, Record<string, unknown>> = {
   note: { tag: 'inbox' },
   entity: { entity: 'task', events: ['completed'] },
   error: { every: '1h' },
+  form: { title: 'Contact', fields: [{ name: 'email', label: 'Email', type: 'email', required: true }] },
 };
 const WORKFLOW_KEYS = [
   'active',

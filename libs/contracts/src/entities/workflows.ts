@@ -2,6 +2,7 @@ import Type, { type Static } from 'typebox';
 import { DateTime, PageQuery, SearchText, StringEnum, Uuid } from '../common.ts';
 import { TriggerType } from '../trigger-types.ts';
 import { ResponseMode } from '../webhook-reply.ts';
+import { FormTriggerConfig } from '../forms.ts';
 import { condition } from '../nodes/condition.ts';
 import { createTask } from '../nodes/create-task.ts';
 import { httpRequest } from '../nodes/http-request.ts';
@@ -253,6 +254,22 @@ export const WebhookTriggerLookup = Type.Object({
   responseMode: Type.Optional(ResponseMode),
 });
 export type WebhookTriggerLookup = Static<typeof WebhookTriggerLookup>;
+
+/**
+ * What webhook-ingest learns about a workflow's hosted form (GET /internal/v1/form-triggers/:id of
+ * workspace-api, for the webhook-ingest service only; docs/triggers.md, "Form"): 404 there for a
+ * workflow that does not exist or has another trigger type.
+ */
+export const FormTriggerLookup = Type.Object({
+  workflowId: Uuid,
+  ownerId: Uuid,
+  active: Type.Boolean(),
+  /** `ordered`: ingest publishes the workflow's events with the bus's `ordered` flag. */
+  executionOrder: Type.Optional(ExecutionOrder),
+  /** The form as saved (triggerConfig, checked on save by formConfigProblem). */
+  form: FormTriggerConfig,
+});
+export type FormTriggerLookup = Static<typeof FormTriggerLookup>;
 
 /**
  * What one version of a workflow holds (docs/workflow-versions.md): the definition as saved, never the

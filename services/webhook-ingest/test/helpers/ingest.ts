@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
 import { createEmbeddedBus, type EventBus, type ReceivedMessage } from '@flowdesk/bus';
-import { TRIGGER_TOPIC, type TriggerEvent, type WebhookTriggerLookup } from '@flowdesk/contracts';
+import { TRIGGER_TOPIC, type FormTriggerConfig, type FormTriggerLookup, type TriggerEvent, type WebhookTriggerLookup } from '@flowdesk/contracts';
 import { listen } from '@flowdesk/service-kit';
 import { buildApp, type WebhookIngestDeps } from '../../src/app.ts';
 
@@ -16,6 +16,10 @@ export interface IngestStack {
   triggers: Map<string, WebhookTriggerLookup>;
   /** A webhook trigger of a new workflow (secret required unless told), known to the directory. */
   addTrigger(over?: Partial<WebhookTriggerLookup>): WebhookTriggerLookup;
+  /** The hosted forms the directory knows, by workflow id. */
+  forms: Map<string, FormTriggerLookup>;
+  /** A form trigger of a new (active) workflow, known to the directory. */
+  addForm(form: FormTriggerConfig, over?: Partial<FormTriggerLookup>): FormTriggerLookup;
   close(): Promise<void>;
 }
 
@@ -32,13 +36,17 @@ export async function startIngest(options: IngestOptions = {}): Promise<IngestSt
   const testDb = await createTestDatabase();
   const bus = await createEmbeddedBus(testDb.db, { pollIntervalMs: 20 });
   const triggers = new Map<string, WebhookTriggerLookup>();
+  const forms = new Map<string, FormTriggerLookup>();
   if (options.onTrigger) {
     const onTrigger = options.onTrigger;
     await bus.subscribe<TriggerEvent>({ topic: TRIGGER_TOPIC, groupId: `test-${randomUUID()}`, concurrency: 8, handler: (m) => onTrigger(m, bus) });
   }
   const app = await buildApp({
     bus,
-    directory: { lookup: async (id) => (triggers.has(id) ? { ...triggers.get(id)! } : null) },
+    directory: {
+      lookup: async (id) => (triggers.has(id) ? { ...triggers.get(id)! } : null),
+      form: async (id) => (forms.has(id) ? structuredClone(forms.get(id)!) : null),
+    },
     logLevel: 'silent',
     ...options.app,
   });
@@ -60,6 +68,12 @@ export async function startIngest(options: IngestOptions = {}): Promise<IngestSt
       };
       triggers.set(t.workflowId, t);
       return t;
+    },
+    forms,
+    addForm(form, over = {}) {
+      const f: FormTriggerLookup = { workflowId: randomUUID(), ownerId: randomUUID(), active: true, form, ...over };
+      forms.set(f.workflowId, f);
+      return f;
     },
     async close() {
       await app.close();

@@ -66,11 +66,11 @@ export function validateGraph(graph: WorkflowGraph): void {
 
 /**
  * A workflow's trigger settings (libs/contracts triggers.ts): settings that are given must be valid
- * for the trigger type (a schedule's cron and time zone, a note or entity filter), and an active
- * schedule or entity workflow must have them — an active workflow that can never run is a mistake.
+ * for the trigger type (a schedule's cron and time zone, a note or entity filter, a form), and an active
+ * schedule, entity or form workflow must have them — an active workflow that can never run is a mistake.
  */
 export function validateTriggerConfig(type: TriggerType, config: Record<string, unknown>, active: boolean): void {
-  if (Object.keys(config).length === 0 && !(active && (type === 'schedule' || type === 'entity'))) return;
+  if (Object.keys(config).length === 0 && !(active && (type === 'schedule' || type === 'entity' || type === 'form'))) return;
   const problem = triggerConfigProblem(type, config);
   if (problem) throw new HttpError('validation_failed', `body.${problem}`);
 }

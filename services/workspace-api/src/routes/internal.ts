@@ -1,6 +1,15 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import Type from 'typebox';
-import { IdParams, responseModeOf, WebhookTriggerLookup, WorkflowDefinition, WorkflowDefinitionPage, notFound } from '@flowdesk/contracts';
+import {
+  FormTriggerLookup,
+  IdParams,
+  responseModeOf,
+  WebhookTriggerLookup,
+  WorkflowDefinition,
+  WorkflowDefinitionPage,
+  notFound,
+  type FormTriggerConfig,
+} from '@flowdesk/contracts';
 import { asDefinitionReader, asTriggerReader } from '../adapters/db.ts';
 import { toDefinition } from '../domain/mappers.ts';
 
@@ -73,6 +82,33 @@ export const internalRoutes: FastifyPluginAsyncTypebox = async (app) => {
         // Only workflows that verify a signature (or ask for it) get the raw body published with their events.
         ...(flags[0]?.uses_raw_body ? { rawBody: true } : {}),
         ...(responseMode !== 'immediately' ? { responseMode } : {}),
+      };
+    },
+  );
+
+  // A hosted form (docs/triggers.md, "Form"): webhook-ingest renders the page from it and checks
+  // submissions against it. 404 for a workflow without a form trigger, as for the webhook lookup.
+  app.get(
+    '/form-triggers/:id',
+    {
+      preHandler: app.requireService('webhook-ingest'),
+      schema: { hide: true, params: IdParams, response: { 200: FormTriggerLookup, ...errorResponses } },
+    },
+    async (req) => {
+      const row = await asTriggerReader(prisma, (tx) =>
+        tx.workflow.findUnique({
+          where: { id: req.params.id },
+          select: { id: true, ownerId: true, triggerType: true, active: true, triggerConfig: true, executionOrder: true },
+        }),
+      );
+      if (!row || row.triggerType !== 'form') throw notFound('Form trigger');
+      return {
+        workflowId: row.id,
+        ownerId: row.ownerId,
+        active: row.active,
+        executionOrder: row.executionOrder === 'ordered' ? ('ordered' as const) : ('parallel' as const),
+        // Checked on save (formConfigProblem); ingest checks it again before rendering.
+        form: (row.triggerConfig ?? {}) as FormTriggerConfig,
       };
     },
   );

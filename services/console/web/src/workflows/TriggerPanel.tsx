@@ -5,6 +5,7 @@ import { useMemo, useState, type ReactNode } from 'react';
 import type { ResponseMode } from '@flowdesk/contracts';
 import { api, type Project, type Workflow } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
+import { defaultFormConfig, FormTriggerSettings } from './FormTriggerSettings.tsx';
 import {
   browserTimeZone,
   checkSchedule,
@@ -115,6 +116,12 @@ export const TRIGGER_EDITORS: { readonly [T in TriggerType]: TriggerEditor } = {
     defaultConfig: () => ({}),
     active: 'Runs when a workflow that names it as its error workflow fails (Settings of that workflow), active or not.',
     inactive: 'Runs when a workflow that names it as its error workflow fails (Settings of that workflow), active or not.',
+  },
+  form: {
+    Settings: ({ workflow, config, onDraft }) => <FormTriggerSettings workflow={workflow} config={config} onDraft={onDraft} />,
+    defaultConfig: defaultFormConfig,
+    active: 'Active: the form takes answers at its URL; each one starts a run.',
+    inactive: 'Inactive: the form’s URL answers “not found” and starts nothing.',
   },
 };
 

@@ -75,6 +75,7 @@ const TRIGGER_HINT: Record<Exclude<TriggerType, 'webhook'>, string> = {
   entity: 'entity: its kind; event: created, updated, completed or deleted; before / after: the entity (null when created / deleted).',
   error:
     'workflow.id: the workflow that failed; run: its id, eventId, triggerType, times; failedNode: id, type, error (null when no node failed); error: the run’s error.',
+  form: 'Each field by its key (a number field as a number, null when left empty; the others as text, "" when left empty); submittedAt: when it was sent.',
 };
 
 /**

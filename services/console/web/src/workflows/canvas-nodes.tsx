@@ -11,6 +11,7 @@ import {
   IconNote,
   IconRefreshDot,
   IconAlertTriangle,
+  IconForms,
   IconWebhook,
   IconWorldUpload,
 } from '@tabler/icons-react';
@@ -40,6 +41,7 @@ export const TRIGGER_ICON: Record<TriggerType, ReactNode> = {
   note: <IconNote size={18} />,
   entity: <IconRefreshDot size={18} />,
   error: <IconAlertTriangle size={18} />,
+  form: <IconForms size={18} />,
 };
 const triggerTypeOf = (t: string): TriggerType => (t in TRIGGER_LABEL ? (t as TriggerType) : 'webhook');
 const colorOf = (d: NodeData): string => (d.kind === 'trigger' ? 'orange' : definitionOf(d.kind).color);

@@ -52,9 +52,18 @@ export const MODULES = [
     what: "For each: the per-node cap (10,000 items) and the run's loop items summed over its loops",
     mutate: [
       { file: 'services/workflow-engine/src/domain/nodes/for-each.ts', lines: [27, 36], anchor: 'execute: async (input)' },
-      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [675, 685], anchor: 'if (run.loopItems + items.length > limits.maxLoopItemsPerRun)' },
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [703, 713], anchor: 'if (run.loopItems + items.length > limits.maxLoopItemsPerRun)' },
     ],
     command: `${ENGINE} test/run-limits.test.ts test/foreach.test.ts`,
+  },
+  {
+    name: 'disabled-steps',
+    what: 'a disabled step is not executed: its input passes on as its output, by its pass-through branch',
+    mutate: [
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [330, 339], anchor: '} else if (node.disabled === true) {' },
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [374, 386], anchor: 'function passThrough(' },
+    ],
+    command: `${ENGINE} test/disabled-step.test.ts`,
   },
   {
     name: 'code-limits',

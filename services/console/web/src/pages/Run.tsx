@@ -62,7 +62,7 @@ function StepCard({ step, index, warnings }: { step: RunStep; index: number; war
             </Badge>
           )}
           <Text size="sm" c="dimmed">
-            {skipped ? 'Branch not taken' : duration(step.durationMs)}
+            {step.disabled ? 'Disabled: its input passed on' : skipped ? 'Branch not taken' : duration(step.durationMs)}
           </Text>
         </Group>
       </Group>
@@ -100,6 +100,11 @@ function StepCard({ step, index, warnings }: { step: RunStep; index: number; war
             {step.error}
           </Text>
         </Alert>
+      )}
+      {skipped && step.disabled && (
+        <SimpleGrid cols={{ base: 1, md: 2 }} spacing="sm" mt="sm">
+          <Json label={`Passed on by ${step.nodeId}`} value={step.output} />
+        </SimpleGrid>
       )}
       {!skipped && (
         <SimpleGrid cols={{ base: 1, md: 2 }} spacing="sm">

@@ -460,7 +460,7 @@ test('export and import through MCP: get_workflow asFile is the export file (dis
 
   for (const [bad, message] of [
     ['{not json', /file must be the JSON text of a workflow file/],
-    [JSON.stringify({ format: 'flowdesk.workflow', formatVersion: 9 }), /formatVersion 9/],
+    [JSON.stringify({ ...file, formatVersion: 9 }), /formatVersion 9/],
   ] as const) {
     const res = await client.callTool({ name: 'import_workflow', arguments: { file: bad } });
     assert.equal(res.isError, true, bad);

@@ -18,7 +18,7 @@ function failingHttp(): { http: HttpClient; sent: Received[] } {
         sent.push({ method: req.method, url: req.url, headers: {}, body: '' });
         throw new Error('the server answered 500');
       },
-    } as unknown as HttpClient,
+    },
   };
 }
 

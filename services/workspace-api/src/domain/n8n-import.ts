@@ -575,7 +575,7 @@ function httpRequestV1(p: Record<string, unknown>, ctx: { g: Graph; node: N8nNod
   if (!HTTP_METHODS.includes(method)) return `its method ${method} is not one Flowdesk sends`;
   const format = text(p.responseFormat, 'json');
   if (format === 'file') return 'it downloads the answer as a file (binary data), which a Flowdesk step does not keep';
-  const options = (isObject(p.options) ? p.options : {}) as Record<string, unknown>;
+  const options: Record<string, unknown> = isObject(p.options) ? p.options : {};
   const asJson = p.jsonParameters === true;
   /** A `*ParametersJson` text as name → text pairs, or why not. */
   const jsonPairs = (value: unknown, what: string): [string, string][] | string => {

@@ -14,7 +14,7 @@ import {
   IconTrash,
   IconX,
 } from '@tabler/icons-react';
-import { useCallback, useEffect, useMemo, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, type Workflow, type WorkflowRun } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { FormActions, FormError } from '../components/FormActions.tsx';

@@ -53,7 +53,7 @@ export const MODULES = [
     what: "For each: the per-node cap (10,000 items) and the run's loop items summed over its loops",
     mutate: [
       { file: 'services/workflow-engine/src/domain/nodes/for-each.ts', lines: [27, 36], anchor: 'execute: async (input)' },
-      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [705, 715], anchor: 'if (run.loopItems + items.length > limits.maxLoopItemsPerRun)' },
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [733, 743], anchor: 'if (run.loopItems + items.length > limits.maxLoopItemsPerRun)' },
     ],
     command: `${ENGINE} test/run-limits.test.ts test/foreach.test.ts`,
   },
@@ -64,11 +64,20 @@ export const MODULES = [
       { file: 'services/workflow-engine/src/domain/executor.ts', lines: [125, 128], anchor: 'if (handler.isAction) return {};' },
       {
         file: 'services/workflow-engine/src/domain/executor.ts',
-        lines: [403, 410],
+        lines: [431, 438],
         anchor: 'const standIn = input.dryRun ? dryRunStandIn(node, handler) : null;',
       },
     ],
     command: `${ENGINE} test/dry-run.test.ts`,
+  },
+  {
+    name: 'disabled-steps',
+    what: 'a disabled step is not executed: its input passes on as its output, by its pass-through branch',
+    mutate: [
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [351, 360], anchor: '} else if (node.disabled === true) {' },
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [395, 407], anchor: 'function passThrough(' },
+    ],
+    command: `${ENGINE} test/disabled-step.test.ts`,
   },
   {
     name: 'code-limits',

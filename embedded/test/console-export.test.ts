@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { assertAccessible, launch, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
+import { assertAccessible, launch, saveWorkflow, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
 import { apiCall, heading, newContext, person, setUpOwner, until } from './support/console-session.ts';
 
 const owner = person('Grace Hopper');
@@ -150,6 +150,64 @@ describe('workflow export and import in chromium', { skip: skipWithoutChromium }
     assert.equal(version.definition.graph.nodes[0].params.title, 'Two');
   });
 
+  test('Disable on a step greys its card and saves it disabled: a run skips it and the step after it runs with its input; Enable runs it again', async () => {
+    const wf = await api('POST', '/api/v1/workflows', {
+      name: 'Halt then file',
+      triggerType: 'manual',
+      graph: {
+        nodes: [
+          { id: 'halt', type: 'stop', position: { x: 240, y: 60 }, params: { status: 'failed', message: 'halted' } },
+          { id: 'file', type: 'create_task', position: { x: 480, y: 60 }, params: { title: 'Filed {{nodes.halt.ref}}' } },
+        ],
+        edges: [
+          { from: 'trigger', to: 'halt' },
+          { from: 'halt', to: 'file' },
+        ],
+      },
+    });
+    const runOnce = async (ref: string) => {
+      const started = await api('POST', `/api/v1/workflows/${wf.id}/runs`, { payload: { ref } });
+      return until('the run finished', async () => {
+        const r = await api('GET', `/api/v1/workflow-runs/${started.id}`);
+        return ['succeeded', 'failed'].includes(r.status) ? r : undefined;
+      });
+    };
+    await page.goto(`${base}/workflows/${wf.id}`);
+    const card = page.getByTestId('node-halt');
+    await card.click();
+    await page.getByRole('button', { name: 'Disable', exact: true }).click();
+    assert.equal(await card.getAttribute('data-disabled'), 'true');
+    await page.getByTestId('panel-disabled').waitFor();
+    await assertAccessible(page, 'a disabled step');
+    await saveWorkflow(page);
+    assert.equal((await api('GET', `/api/v1/workflows/${wf.id}`)).graph.nodes[0].disabled, true);
+    // The engine learns of the save through the bus: run until a run ran the saved version.
+    const skipped = await until('a run of the disabled step', async () => {
+      const r = await runOnce('A-1');
+      return r.status === 'succeeded' ? r : undefined;
+    });
+    const steps = skipped.steps as { nodeId: string; status: string; disabled?: boolean; output: unknown }[];
+    assert.deepEqual(
+      steps.map((s) => [s.nodeId, s.status, s.disabled ?? false]),
+      [
+        ['halt', 'skipped', true],
+        ['file', 'succeeded', false],
+      ],
+    );
+    assert.equal((steps[1]!.output as { title: string }).title, 'Filed A-1');
+
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
+    assert.equal(await card.getAttribute('data-disabled'), 'false');
+    await saveWorkflow(page);
+    assert.equal((await api('GET', `/api/v1/workflows/${wf.id}`)).graph.nodes[0].disabled, undefined);
+    const halted = await until('a run of the enabled step', async () => {
+      const r = await runOnce('A-2');
+      return r.status === 'failed' ? r : undefined;
+    });
+    assert.match(halted.error, /halted/);
+    await api('DELETE', `/api/v1/workflows/${wf.id}`); // the list's filters below count the workflows
+  });
+
   test('the Workflows list searches name and description and filters by trigger and state', async () => {
     await api('POST', '/api/v1/workflows', { name: 'Invoice reminder', description: 'Mails the overdue invoices', triggerType: 'manual', active: true });
     await page.goto(`${base}/workflows`);
@@ -176,5 +234,36 @@ describe('workflow export and import in chromium', { skip: skipWithoutChromium }
     await page.getByRole('button', { name: 'Clear the filters' }).click();
     await until('the whole list back', async () => (await names()).join() === everything.join() || undefined);
     assert.equal(await search.inputValue(), '');
+  });
+  test('tags: chips on the rows filter the list by tag (server-side), Edit tags saves them, the server sorts by name', async () => {
+    await api('POST', '/api/v1/workflows', { name: 'alpha tagged', triggerType: 'manual', tags: ['billing'] });
+    await api('POST', '/api/v1/workflows', { name: 'Yak shaving', triggerType: 'manual', tags: ['ops'] });
+    await page.goto(`${base}/workflows`);
+    const table = page.getByRole('table', { name: 'Workflows' });
+    const names = async () => await table.getByRole('link').allInnerTexts();
+    await until('the tagged workflows listed', async () => ((await names()).includes('alpha tagged') ? true : undefined));
+    await page.getByRole('button', { name: 'Filter by tag billing' }).click();
+    await until('only the billing workflow', async () => ((await names()).join() === 'alpha tagged' ? true : undefined));
+    await page.getByText('Tag: billing').waitFor();
+    await assertAccessible(page, 'filtered by a tag');
+    await page.getByRole('button', { name: 'Stop filtering by tag billing' }).click();
+    await until('the whole list again', async () => ((await names()).includes('Yak shaving') ? true : undefined));
+
+    // Edit tags from the row's menu: saved on the workflow, shown as chips.
+    await page.getByRole('button', { name: 'Actions for Yak shaving' }).click();
+    await page.getByRole('menuitem', { name: 'Edit tags' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Tags of “Yak shaving”' });
+    await dialog.getByLabel('Tags').fill('ops, billing nightly');
+    await page.getByRole('menu').waitFor({ state: 'detached' }); // the row's menu closes with a transition
+    await assertAccessible(page, 'tag editor');
+    await dialog.getByRole('button', { name: 'Save tags' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    const yak = ((await api('GET', '/api/v1/workflows?q=Yak')).items as { tags: string[] }[])[0]!;
+    assert.deepEqual(yak.tags, ['ops', 'billing', 'nightly']);
+    await page.getByRole('button', { name: 'Filter by tag billing' }).first().click();
+    await until('both billing workflows, newest first', async () => ((await names()).join() === 'Yak shaving,alpha tagged' ? true : undefined));
+    // Sorted by name on the server: case does not matter.
+    await page.getByRole('combobox', { name: 'Sort by' }).selectOption('name');
+    await until('by name', async () => ((await names()).join() === 'alpha tagged,Yak shaving' ? true : undefined));
   });
 });

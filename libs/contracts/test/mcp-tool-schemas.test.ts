@@ -87,6 +87,9 @@ test('tools/list costs under 10,000 tokens (o200k_base) with its icons under any
     // for the three bases here (9,005 from https://flowdesk.example.com, 9,269 from http://127.0.0.1:45080).
     // With get_workflow_versions and Get Task 10,003 at the longest base; update_workflow's node type as text
     // (create_workflow keeps the enum): 9,953. With Slack, Discord and Teams: 9,693 / 9,963 / 9,918 for the three bases; with the AI step 9,695 / 9,965 / 9,920.
+    // import_workflow, get_workflow asFile, workflow tags (list_workflows tag and sort, tags in create/update), a node's disabled:
+    // 10,223 at the second base; then create_workflow's node type as text, shorter workflow and task descriptions and no
+    // uniqueItems in the listing: 9,694 / 9,970 / 9,924.
     assert.ok(tokens < 10_000, `tools/list from ${base} is ${tokens} tokens`);
     for (const t of listed) {
       if (toolIconPath(t.name) === '/favicon.svg') assert.equal(t.icons, undefined, `${t.name}: the server's icon is its icon`);

@@ -66,6 +66,13 @@ async function seed(c: Client, userId: string, marker: string): Promise<Ids> {
   return { project: project.id, task: task.id, task2: task2.id, entry: entry.id, note: note.id, workflow: workflow.id, run, comment: comment.id };
 }
 
+/** The smallest workflow n8n's Download writes: a manual trigger alone. */
+const N8N_FILE = {
+  name: 'From n8n',
+  nodes: [{ id: 'n1', name: 'Start', type: 'n8n-nodes-base.manualTrigger', typeVersion: 1, position: [0, 0], parameters: {} }],
+  connections: {},
+};
+
 /** Arguments for every tool, in an order where deletions come last. */
 const plan = (ids: Ids): [string, Record<string, unknown>][] => [
   ['list_projects', { status: 'active' }],
@@ -85,6 +92,7 @@ const plan = (ids: Ids): [string, Record<string, unknown>][] => [
   ['update_note', { noteId: ids.note, pinned: true }],
   ['list_workflows', {}],
   ['get_workflow', { workflowId: ids.workflow }],
+  ['import_workflow', { file: JSON.stringify(N8N_FILE) }],
   ['update_workflow', { workflowId: ids.workflow, description: 'From the shop' }],
   ['get_workflow_versions', { workflowId: ids.workflow, number: 2 }],
   ['set_workflow_active', { workflowId: ids.workflow, active: true }],
@@ -394,4 +402,68 @@ test('get_workflow with a read key masks secrets written inline in an HTTP Reque
   const full = await call(client, 'get_workflow', { workflowId: created.id });
   assert.equal(full.graph.nodes[0].params.headers.Authorization, 'Bearer sk-inline-2', 'write access reads the graph as written');
   assert.deepEqual(full.graph.nodes[0].retry, { attempts: 3, backoff: 'fixed', delayMs: 500, on: ['5xx', '429'] }, 'the retry policy is kept');
+});
+
+test('export and import through MCP: get_workflow asFile is the export file (disabled step included), import_workflow makes an inactive copy from it or from an n8n file; bad JSON is refused by field', async () => {
+  const created = await call(client, 'create_workflow', {
+    name: 'Carry me',
+    triggerType: 'manual',
+    graph: {
+      nodes: [
+        { id: 'shape', type: 'set_fields', params: JSON.stringify({ fields: [{ name: 'a', value: '{{trigger.a}}' }] }) },
+        { id: 'ping', type: 'http_request', disabled: true, params: JSON.stringify({ method: 'GET', url: 'https://api.example.test/ping' }) },
+      ],
+      edges: [
+        { from: 'trigger', to: 'shape' },
+        { from: 'shape', to: 'ping' },
+      ],
+    },
+  });
+  assert.equal(created.graph.nodes[1].disabled, true, 'create_workflow takes disabled');
+  const file = await call(client, 'get_workflow', { workflowId: created.id, asFile: true });
+  assert.equal(file.format, 'flowdesk.workflow');
+  assert.equal(file.workflow.name, 'Carry me');
+  assert.equal(file.workflow.graph.nodes[1].disabled, true, 'the file carries the disabled flag');
+  const imported = await call(client, 'import_workflow', { file: JSON.stringify(file) });
+  assert.notEqual(imported.workflow.id, created.id);
+  assert.equal(imported.workflow.active, false);
+  assert.deepEqual(imported.workflow.graph, created.graph);
+  assert.deepEqual(imported.problems, []);
+
+  const n8n = await call(client, 'import_workflow', {
+    file: JSON.stringify({
+      ...N8N_FILE,
+      name: 'n8n with a disabled step',
+      nodes: [
+        ...N8N_FILE.nodes,
+        {
+          id: 'n2',
+          name: 'Ping',
+          type: 'n8n-nodes-base.httpRequest',
+          typeVersion: 4.2,
+          position: [200, 0],
+          parameters: { url: 'https://api.example.test/x' },
+          disabled: true,
+        },
+      ],
+      connections: { Start: { main: [[{ node: 'Ping', type: 'main', index: 0 }]] } },
+    }),
+  });
+  assert.deepEqual(
+    n8n.workflow.graph.nodes.map((n: { id: string; disabled?: boolean }) => [n.id, n.disabled]),
+    [['ping', true]],
+  );
+  assert.ok(
+    n8n.problems.some((p: { message: string }) => /imported disabled/.test(p.message)),
+    JSON.stringify(n8n.problems),
+  );
+
+  for (const [bad, message] of [
+    ['{not json', /file must be the JSON text of a workflow file/],
+    [JSON.stringify({ ...file, formatVersion: 9 }), /formatVersion 9/],
+  ] as const) {
+    const res = await client.callTool({ name: 'import_workflow', arguments: { file: bad } });
+    assert.equal(res.isError, true, bad);
+    assert.match((res.content as { text: string }[])[0]!.text, message);
+  }
 });

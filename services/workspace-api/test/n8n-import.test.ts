@@ -186,18 +186,19 @@ describe('importing from n8n', () => {
     assert.match(about(problems, null)[0]!.message, /takes POST, not GET/);
   });
 
-  test('Filter, Wait, Execute Workflow, Stop and Error, a disabled node kept as a placeholder, an If with no equivalent operator, the error workflow', async () => {
+  test('Filter, Wait, Execute Workflow, Stop and Error, a disabled node imported disabled, an If with no equivalent operator, the error workflow', async () => {
     const { workflow, problems } = await importN8n(fixture('more-nodes'));
     assert.equal(workflow.triggerType, 'manual');
     const byId = Object.fromEntries(workflow.graph.nodes.map((n: { id: string }) => [n.id, n]));
     assert.deepEqual(Object.keys(byId), ['get_orders', 'open_only', 'pause', 'old_step', 'archive', 'done']);
-    // The disabled node: a step that does nothing, named so, where it was.
+    // The disabled node: its own step, disabled (the engine skips it and passes its input on, as n8n did).
     assert.deepEqual(byId.old_step, {
       id: 'old_step',
       type: 'set_fields',
-      name: 'Old step (disabled in n8n)',
+      name: 'Old step',
       position: { x: 800, y: 0 },
-      params: { fields: [] },
+      disabled: true,
+      params: { fields: [{ name: 'old', value: 'yes' }] },
     });
     assert.equal(byId.get_orders.onError, 'continue', 'n8n’s "continue (regular output)"');
     assert.deepEqual(byId.open_only.params, {
@@ -231,13 +232,62 @@ describe('importing from n8n', () => {
         ['fail', 'left_out'],
       ],
     );
-    assert.match(
-      about(problems, 'old_step')[0]!.message,
-      /"Old step": it was disabled in n8n \(n8n-nodes-base\.set\): kept as an empty Set Fields step that does nothing, with its edges/,
-    );
+    assert.match(about(problems, 'old_step')[0]!.message, /"Old step": it was disabled in n8n: imported disabled \(runs skip it and pass its input on\)/);
     assert.match(about(problems, 'archive')[0]!.message, /n8n workflow "42": choose the Flowdesk workflow/);
     assert.match(about(problems, 'is_an_error_code')[0]!.message, /comparison "regex" has no Flowdesk equivalent: left out/);
     assert.match(about(problems, null)[0]!.message, /error workflow \(17\)/);
+  });
+
+  test('HTTP Request 1 and 2: method, URL with its query rows, headers as rows or JSON, a JSON body as rows or text, timeout; a disabled one imported disabled; a file download left out', async () => {
+    const { workflow, problems } = await importN8n(fixture('http-v1-v2'));
+    const byId = Object.fromEntries(workflow.graph.nodes.map((n: { id: string }) => [n.id, n]));
+    assert.deepEqual(Object.keys(byId), ['get_order', 'create_invoice', 'audit', 'result']);
+    assert.deepEqual(workflow.tags, ['billing', 'old-nodes'], 'n8n’s tags, spaces as -');
+    assert.deepEqual(byId.get_order.params, {
+      method: 'GET',
+      url: 'https://api.example.com/orders/{{trigger.orderId}}?expand=lines',
+      headers: { Accept: 'application/json' },
+      timeoutMs: 5000,
+    });
+    assert.deepEqual(byId.create_invoice.params, {
+      method: 'POST',
+      url: 'https://api.example.com/invoices',
+      headers: { 'X-Source': 'n8n' },
+      // $json after an HTTP Request is its answer: Flowdesk's has it under body.
+      body: { order: '{{nodes.get_order.body.id}}', source: 'n8n' },
+    });
+    assert.equal(byId.audit.disabled, true);
+    assert.deepEqual(byId.audit.params, { method: 'POST', url: 'https://api.example.com/audit', body: { note: 'never sent' } });
+    // $json after the disabled Audit is what reached it: Create invoice's answer.
+    assert.deepEqual(byId.result.params, { fields: [{ name: 'invoice', value: '{{nodes.create_invoice.body.id}}' }] });
+    assert.equal(byId.result.disabled, undefined);
+    assert.match(about(problems, 'create_invoice')[0]!.message, /n8n credential "Billing key": set its Credential/);
+    assert.match(about(problems, 'audit')[0]!.message, /imported disabled/);
+    assert.match(about(problems, 'download_report')[0]!.message, /downloads the answer as a file .*: left out/);
+  });
+
+  test('a disabled node of no Flowdesk equivalent is a disabled placeholder with its edges; the steps after it are kept', async () => {
+    const file = fixture('http-v1-v2');
+    const audit = file.nodes.find((n: { name: string }) => n.name === 'Audit');
+    Object.assign(audit, { type: 'n8n-nodes-base.googleSheets', typeVersion: 4, parameters: { operation: 'append' } });
+    const { workflow, problems } = await importN8n(file);
+    const placeholder = workflow.graph.nodes.find((n: { id: string }) => n.id === 'audit');
+    assert.deepEqual(placeholder, {
+      id: 'audit',
+      type: 'set_fields',
+      name: 'Audit (disabled in n8n)',
+      position: { x: 600, y: 0 },
+      disabled: true,
+      params: { fields: [] },
+    });
+    assert.ok(
+      workflow.graph.nodes.some((n: { id: string }) => n.id === 'result'),
+      'the step after it is kept',
+    );
+    assert.match(
+      about(problems, 'audit')[0]!.message,
+      /disabled in n8n \(n8n-nodes-base\.googleSheets\) and .*no Flowdesk equivalent: kept as a disabled, empty Set Fields step/,
+    );
   });
 
   test('Switch 3 (rules) → Flowdesk Switch branches with the fallback as default; a Merge (append) joined over; pinned data; a credential by name and type', async () => {

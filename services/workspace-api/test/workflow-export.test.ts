@@ -10,7 +10,7 @@ import { Check } from 'typebox/value';
 import { signInternalToken } from '@flowdesk/service-kit';
 import { show, startTestApi, type TestApi, type TestUser } from './helpers/app.ts';
 
-/** Layout, retry and error settings, a credential by reference and one by name, an inline secret. */
+/** Layout, retry and error settings, a disabled step, a credential by reference and one by name, an inline secret. */
 const GRAPH: WorkflowGraph = {
   triggerPosition: { x: 0, y: 80 },
   nodes: [
@@ -24,7 +24,7 @@ const GRAPH: WorkflowGraph = {
       onError: 'continue',
       params: { method: 'GET', url: 'https://api.example.test/orders/{{trigger.body.id}}', headers: { authorization: 'Bearer {{credentials.shop}}' } },
     },
-    { id: 'task', type: 'create_task', position: { x: 640, y: 40 }, params: { title: 'Order {{nodes.fetch.body.id}}' } },
+    { id: 'task', type: 'create_task', position: { x: 640, y: 40 }, disabled: true, params: { title: 'Order {{nodes.fetch.body.id}}' } },
   ],
   edges: [
     { from: 'trigger', to: 'verify' },
@@ -51,11 +51,12 @@ const definitionOf = (w: Record<string, unknown>) => {
 };
 
 describe('workflow export and import', () => {
-  test('export then import gives the same definition: graph, layout, trigger, retry and error settings, retention, sample', async () => {
+  test('export then import gives the same definition: graph, layout, trigger, retry and error settings, a disabled step, tags, retention, sample', async () => {
     const target = await user.call('POST', '/api/v1/workflows', { name: 'On failure', triggerType: 'manual' });
     const created = await user.call('POST', '/api/v1/workflows', {
       name: 'Orders',
       description: 'From the shop',
+      tags: ['shop', 'eu'],
       triggerType: 'webhook',
       triggerConfig: { responseMode: 'immediately', rateLimitPerSecond: 5 },
       graph: GRAPH,
@@ -84,6 +85,8 @@ describe('workflow export and import', () => {
       { name: 'shop', nodeIds: ['fetch'] },
     ]);
     assert.equal(JSON.stringify(file).includes('webhookSecret'), false, 'no webhook secret');
+    assert.deepEqual(file.workflow.tags, ['shop', 'eu'], 'the file carries the tags');
+    assert.equal((file.workflow.graph.nodes[2] as { disabled?: boolean }).disabled, true, 'and the disabled flag');
 
     const imported = await user.call('POST', '/api/v1/workflows/import', file);
     assert.equal(imported.status, 201, show(imported));

@@ -34,6 +34,7 @@ const WORKFLOW_KEYS = [
   'samplePayload',
   'samplePayloadAt',
   'samplePin',
+  'tags',
   'triggerConfig',
   'triggerType',
   'updatedAt',
@@ -1071,4 +1072,100 @@ describe('run history retention per workflow', () => {
     const emptied = await u.call('PATCH', `/api/v1/workflows/${id}`, { retention: {} });
     assert.equal(emptied.body.retention, null, '{} is the global setting too');
   });
+});
+
+describe('tags and the list’s orders', () => {
+  test('tags are set on create and update (no new version), filtered by tag, matched by q; bad tags are refused by field', async () => {
+    const u = api.user();
+    const a = await create(u, { name: 'Alpha', triggerType: 'manual', tags: ['billing', 'eu'] });
+    const b = await create(u, { name: 'Beta', triggerType: 'manual' });
+    assert.deepEqual(a.tags, ['billing', 'eu']);
+    assert.deepEqual(b.tags, []);
+    const tagged = await u.call('PATCH', `/api/v1/workflows/${b.id}`, { tags: ['billing'] });
+    assert.equal(tagged.status, 200, JSON.stringify(tagged.body));
+    assert.deepEqual(tagged.body.tags, ['billing']);
+    const versions = await u.call('GET', `/api/v1/workflows/${b.id}/versions`);
+    assert.equal(versions.body.items.length, 1, 'tags are not part of the definition: no version');
+    const names = async (query: string) => ((await u.call('GET', `/api/v1/workflows${query}`)).body.items as { name: string }[]).map((w) => w.name).sort();
+    assert.deepEqual(await names('?tag=billing'), ['Alpha', 'Beta']);
+    assert.deepEqual(await names('?tag=eu'), ['Alpha']);
+    assert.deepEqual(await names('?tag=EU'), [], 'a tag is matched exactly');
+    assert.deepEqual(await names('?q=eu'), ['Alpha'], 'q matches a tag too');
+    assert.deepEqual(await names('?tag=none'), []);
+    // Another user's tags are not seen.
+    assert.deepEqual(((await api.user().call('GET', '/api/v1/workflows?tag=billing')).body.items as unknown[]).length, 0);
+    for (const bad of [['with space'], ['a,b'], Array.from({ length: 21 }, (_, i) => `t${i}`), ['x'.repeat(51)]]) {
+      const res = await u.call('PATCH', `/api/v1/workflows/${a.id}`, { tags: bad });
+      assert.equal(res.status, 400, JSON.stringify(bad));
+      assert.match(res.body.message, /body\.tags/);
+    }
+  });
+
+  test('sort=updated and sort=name page by keyset: every workflow once, in order, while one is changed between pages; a cursor of another order is refused', async () => {
+    const u = api.user();
+    const names = ['delta', 'Alpha', 'charlie', 'bravo', 'echo', 'foxtrot', 'golf'];
+    const made: { id: string; name: string }[] = [];
+    for (const name of names) made.push({ id: (await create(u, { name, triggerType: 'manual' })).id, name });
+    // Touch them in an order of their own, so update order differs from creation and name order.
+    for (const w of [made[3]!, made[0]!, made[6]!, made[1]!, made[5]!, made[2]!, made[4]!]) {
+      const res = await u.call('PATCH', `/api/v1/workflows/${w.id}`, { description: `touched ${w.name}` });
+      assert.equal(res.status, 200);
+    }
+    const byName = await allPages(u, '/api/v1/workflows?sort=name', 3);
+    const namesInOrder = byName.pages.flat().map((w) => w.name);
+    assert.equal(byName.pages.length, 3);
+    assert.deepEqual([...namesInOrder].sort(), [...names].sort(), 'each once');
+    for (let i = 1; i < namesInOrder.length; i++) assert.ok(namesInOrder[i - 1]! <= namesInOrder[i]!, `name order: ${namesInOrder.join(', ')}`);
+
+    const first = await u.call('GET', '/api/v1/workflows?sort=updated&limit=3');
+    assert.deepEqual(
+      (first.body.items as { name: string }[]).map((w) => w.name),
+      ['echo', 'charlie', 'foxtrot'],
+      'last changed first',
+    );
+    // A workflow of a later page changes: it moves to the front, and the next pages neither repeat nor skip the others.
+    await u.call('PATCH', `/api/v1/workflows/${made[0]!.id}`, { description: 'changed again' });
+    const rest: string[] = [];
+    for (let cursor: string | null = first.body.nextCursor; cursor;) {
+      const page = await u.call('GET', `/api/v1/workflows?sort=updated&limit=3&cursor=${encodeURIComponent(cursor)}`);
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      rest.push(...(page.body.items as { name: string }[]).map((w) => w.name));
+      cursor = page.body.nextCursor;
+    }
+    assert.deepEqual(rest, ['Alpha', 'golf', 'bravo'], 'delta moved ahead of the pages already read; the rest once each, in order');
+
+    const wrong = await u.call('GET', `/api/v1/workflows?sort=name&cursor=${encodeURIComponent(first.body.nextCursor)}`);
+    assert.equal(wrong.status, 400);
+    assert.match(wrong.body.message, /another listing/);
+    const created = await u.call('GET', `/api/v1/workflows?cursor=${encodeURIComponent(first.body.nextCursor)}`);
+    assert.equal(created.status, 400);
+    const unknown = await u.call('GET', '/api/v1/workflows?sort=lastRun');
+    assert.equal(unknown.status, 400);
+  });
+});
+
+test('a disabled step is saved and answered as such; a disabled Verify signature step is refused, naming it (it authenticates the deliveries)', async () => {
+  const u = api.user();
+  const w = await create(u, {
+    name: 'With a disabled step',
+    triggerType: 'manual',
+    graph: { nodes: [{ id: 'later', type: 'create_task', disabled: true, params: { title: 'x' } }], edges: [{ from: 'trigger', to: 'later' }] },
+  });
+  assert.equal(w.graph.nodes[0].disabled, true);
+  const refused = await u.call('POST', '/api/v1/workflows', {
+    name: 'Unguarded',
+    triggerType: 'webhook',
+    graph: {
+      nodes: [
+        { id: 'verify', type: 'verify_signature', disabled: true, params: { preset: 'github', credential: 'gh' } },
+        { id: 'task', type: 'create_task', params: { title: 'x' } },
+      ],
+      edges: [
+        { from: 'trigger', to: 'verify' },
+        { from: 'verify', to: 'task', branch: 'true' },
+      ],
+    },
+  });
+  assert.equal(refused.status, 400);
+  assert.match(refused.body.message, /node "verify" is a Verify signature step, which cannot be disabled/);
 });

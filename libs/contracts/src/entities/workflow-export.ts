@@ -12,7 +12,7 @@
  * read, are answered with reasons rather than a bare schema error.
  */
 import Type, { type Static } from 'typebox';
-import { DateTime, StringEnum, Uuid } from '../common.ts';
+import { DateTime, StringEnum, Tags, Uuid } from '../common.ts';
 import { TriggerType } from '../trigger-types.ts';
 import { NodeId, Position } from '../nodes/index.ts';
 import { CreatedWorkflow, ExecutionOrder, WorkflowEdge, WorkflowGraph, WorkflowRetention } from './workflows.ts';
@@ -52,6 +52,8 @@ const exportedWorkflow = (graph: typeof WorkflowGraph | typeof LenientGraph) =>
     {
       name: Type.String({ minLength: 1, maxLength: 200 }),
       description: Type.String({ maxLength: 10_000 }),
+      /** The workflow's tags (absent: none; left out of a file of a workflow without tags, which older servers read). */
+      tags: Type.Optional(Tags),
       triggerType: TriggerType,
       triggerConfig: Type.Record(Type.String(), Type.Unknown()),
       /** Nodes (params, retry and error settings, positions), edges and the trigger's position. */

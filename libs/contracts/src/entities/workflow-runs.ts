@@ -29,6 +29,8 @@ export const RunStep = Type.Object({
   attemptErrors: Type.Optional(Type.Array(Type.String({ maxLength: 500 }), { maxItems: 10 })),
   /** A `waiting` step parked until its next retry (a long delay): when it is tried again. */
   retryAt: Type.Optional(DateTime),
+  /** The step is disabled (WorkflowNode.disabled): recorded `skipped`, not executed; its input passed on as its output. */
+  disabled: Type.Optional(Type.Literal(true)),
 });
 export type RunStep = Static<typeof RunStep>;
 

@@ -1,5 +1,5 @@
 import Type, { type Static } from 'typebox';
-import { DateTime, PageQuery, SearchText, StringEnum, Uuid } from '../common.ts';
+import { DateTime, PageQuery, SearchText, StringEnum, Tags, Uuid } from '../common.ts';
 import { TriggerType } from '../trigger-types.ts';
 import { ResponseMode } from '../webhook-reply.ts';
 import { FormTriggerConfig } from '../forms.ts';
@@ -135,6 +135,8 @@ export const Workflow = Type.Object(
     id: Uuid,
     name: Type.String(),
     description: Type.String(),
+    /** Labels the owner files it under (the Workflows list's filter); not part of its definition (no version). */
+    tags: Type.Array(Type.String()),
     triggerType: TriggerType,
     active: Type.Boolean(),
     graph: WorkflowGraph,
@@ -160,6 +162,7 @@ export const CreateWorkflow = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Type.String({ maxLength: 10_000 })),
+    tags: Type.Optional(Tags),
     triggerType: TriggerType,
     active: Type.Optional(Type.Boolean()),
     graph: Type.Optional(WorkflowGraph),
@@ -217,12 +220,21 @@ export type SetWebhookSecret = Static<typeof SetWebhookSecret>;
 export const WebhookSecretSet = Type.Object({ workflowId: Uuid, url: Type.String(), secretEnding: Type.String() });
 export type WebhookSecretSet = Static<typeof WebhookSecretSet>;
 
+/**
+ * The orders of the workflows list (docs/workspace-api.md, "Pagination"): `created` (newest first, the
+ * default), `updated` (last changed first), `name` (A–Z). Each pages by keyset on its own key and the id.
+ */
+export const WORKFLOW_LIST_ORDERS = ['created', 'updated', 'name'] as const;
+export type WorkflowListOrder = (typeof WORKFLOW_LIST_ORDERS)[number];
+
 export const ListWorkflowsQuery = Type.Object(
   {
     ...PageQuery,
     active: Type.Optional(Type.Boolean()),
     triggerType: Type.Optional(TriggerType),
     q: Type.Optional(SearchText),
+    tag: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
+    sort: Type.Optional(StringEnum(WORKFLOW_LIST_ORDERS, { description: 'created (default), updated or name.' })),
   },
   { additionalProperties: false },
 );

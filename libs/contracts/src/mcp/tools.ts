@@ -7,6 +7,7 @@ import { CalendarEntry, CreateCalendarEntry, ListCalendarQuery, UpdateCalendarEn
 import { CreateNote, ListNotesQuery, Note, UpdateNote } from '../entities/notes.ts';
 import { ListWorkflowsQuery, TriggerType, WebhookEndpoint, WebhookSecret, Workflow, WorkflowVersion, WorkflowVersionSummary } from '../entities/workflows.ts';
 import { RunStatus, WorkflowRun } from '../entities/workflow-runs.ts';
+import { WORKFLOW_IMPORT_MAX_BYTES, WorkflowExport, WorkflowImportResult } from '../entities/workflow-export.ts';
 import { Overview, SearchQuery, SearchResult, TagList } from '../entities/workspace.ts';
 import { ActivityFeed, ActivityQuery, Comment, CreateComment, ListCommentsQuery } from '../entities/comments.ts';
 import { UpdateUserProfile, UserProfile } from '../entities/profile.ts';
@@ -286,7 +287,7 @@ export const TOOLS = [
       name: 'list_tasks',
       title: 'List tasks',
       description:
-        'List and filter tasks: by project (projectId, or inbox=true for tasks without a project), status, priority, tag, due-date range (dueBefore/dueAfter), overdue=true, or text (q); newest first unless sort says otherwise. Returns { items, nextCursor }.',
+        'List and filter tasks: by project (projectId, or inbox=true: none), status, priority, tag, due dates (dueBefore/dueAfter), overdue=true or text (q); newest first unless sort says otherwise.',
       access: 'read',
       input: Type.Object({ ...ListTasksQuery.properties, projectId: projectFilter('tasks') }, strict),
       output: pageOf(Task),
@@ -449,7 +450,7 @@ export const TOOLS = [
     {
       name: 'list_workflows',
       title: 'List workflows',
-      description: 'List automation workflows; filter by active, triggerType (webhook, manual, schedule, note, entity) or text (q).',
+      description: 'List workflows; filter by active, triggerType, tag or q (name, description, tags); sort.',
       access: 'read',
       input: ListWorkflowsQuery,
       output: pageOf(ToolWorkflow),
@@ -459,8 +460,9 @@ export const TOOLS = [
       title: 'Get a workflow',
       description: `Get a workflow with its node graph (node types: resource ${NODE_CATALOGUE_URI}), trigger and webhook URL. Without mcp:write, secrets written inline in http_request nodes read ••••; {{credentials.<name>}} references show as written.`,
       access: 'read',
-      input: Type.Object({ ...workflowId }, strict),
-      output: ToolWorkflow,
+      input: Type.Object({ ...workflowId, asFile: Type.Optional(Type.Boolean({ description: 'true: the export file, for import_workflow.' })) }, strict),
+      // asFile: the export file (docs/workflow-export.md) instead of the workflow (one object schema: MCP's output schemas are objects).
+      output: Type.Partial(Type.Object({ ...Workflow.properties, ...WorkflowExport.properties })),
     },
     {
       // One tool for the history (list, and one version with number): a second tool cost tools/list its token budget.
@@ -475,7 +477,7 @@ export const TOOLS = [
     {
       name: 'create_workflow',
       title: 'Create a workflow',
-      description: `Create a workflow with a trigger type and optionally a node graph (each node type's params, branches and output: read resource ${NODE_CATALOGUE_URI} first). A webhook workflow gets its secret in this answer, once. New workflows are inactive unless active is true.`,
+      description: `Create a workflow with a trigger type and optionally a node graph (node types, params, branches, outputs: read resource ${NODE_CATALOGUE_URI} first). A webhook workflow's secret is in this answer, once. Inactive unless active is true.`,
       access: 'write',
       input: McpCreateWorkflow,
       output: ToolCreatedWorkflow,
@@ -506,10 +508,20 @@ export const TOOLS = [
       output: ToolWorkflow,
     },
     {
+      // One tool for a Flowdesk file and an n8n download: POST /workflows/import tells them apart.
+      name: 'import_workflow',
+      title: 'Import a workflow file',
+      description:
+        'New inactive workflow from a file: a Flowdesk export (get_workflow asFile) or an n8n download. Returns it, the problems per step and the credentials its steps name.',
+      access: 'write',
+      input: Type.Object({ file: Type.String({ maxLength: WORKFLOW_IMPORT_MAX_BYTES, description: 'The file’s JSON text.' }) }, strict),
+      output: WorkflowImportResult,
+    },
+    {
       name: 'set_workflow_active',
       title: 'Activate, deactivate or run a workflow now',
       description:
-        'Turn a workflow on (active: true) or off, and/or run it now (runNow: a manual run, even while inactive; its payload is the run’s {{trigger.*}} data). Inactive workflows ignore their webhook, schedule, note and entity triggers. Returns the workflow, with the queued run as startedRun; follow it with get_workflow_run.',
+        'Turn a workflow on (active: true) or off (inactive ones ignore their triggers), and/or run it now (runNow, even while inactive; payload: its {{trigger.*}} data). Returns the workflow, the queued run as startedRun (see get_workflow_run).',
       access: 'write',
       input: Type.Object(
         {
@@ -568,7 +580,7 @@ export const TOOLS = [
       name: 'get_webhook_trigger',
       title: 'Get a webhook trigger',
       description:
-        'The webhook endpoint URL of a workflow and how deliveries are authenticated: authentication is standard-webhooks (signed, no x-webhook-secret header), provider-signature (the workflow starts with Verify signature: GitHub, Stripe, Shopify… signatures with a credential, no x-webhook-secret header), secret-header (x-webhook-secret) or none. webhook is null for workflows with another trigger type. Does not show the secret.',
+        'A workflow’s webhook URL and how deliveries authenticate: standard-webhooks (signed), provider-signature (a Verify signature step: GitHub, Stripe… with a credential), secret-header (x-webhook-secret) or none. webhook is null for other triggers. No secret shown.',
       access: 'read',
       input: Type.Object({ ...workflowId }, strict),
       output: Type.Object({ workflowId: Uuid, triggerType: TriggerType, active: Type.Boolean(), webhook: Type.Union([WebhookEndpoint, Type.Null()]) }),
@@ -598,7 +610,7 @@ export const TOOLS = [
       name: 'search_workspace',
       title: 'Search the workspace',
       description:
-        'Find projects, tasks, notes, calendar entries and workflows whose title or text contains q (case-insensitive), title matches first. Optionally restrict types. Returns hits with type, id, title and a snippet; use the matching get_* tool for details.',
+        'Find projects, tasks, notes, calendar entries and workflows whose title or text contains q (case-insensitive), title matches first; optionally only some types. Hits: type, id, title, snippet.',
       access: 'read',
       input: SearchQuery,
       output: SearchResult,
@@ -689,7 +701,7 @@ export const TOOLS = [
       name: 'get_workspace_overview',
       title: 'Workspace overview',
       description:
-        'Counts at a glance: active projects, open/overdue/due-today/due-this-week tasks, notes, events in the next 7 days, workflow health in the last 24 hours. A good first call in a conversation.',
+        'Counts at a glance: active projects, open/overdue/due-today/this-week tasks, notes, events in 7 days, workflow health in 24 h. A good first call.',
       access: 'read',
       input: NoInput,
       output: Overview,
@@ -817,7 +829,8 @@ export function listedSchema<S>(schema: S): S {
   if (!schema || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
-    if (k === 'maxLength' || k === 'maxItems' || k === 'pattern' || ((k === 'minLength' || k === 'minimum') && v === 1)) continue;
+    // uniqueItems too (tags): a bound the server checks, as it checks every other one here.
+    if (k === 'maxLength' || k === 'maxItems' || k === 'pattern' || k === 'uniqueItems' || ((k === 'minLength' || k === 'minimum') && v === 1)) continue;
     // `properties` maps names to schemas: a property may be called anything, even `maxLength`.
     out[k] =
       k === 'properties' && v && typeof v === 'object'

@@ -1,7 +1,7 @@
 import Type, { type TSchema } from 'typebox';
-import { StringEnum } from '../common.ts';
+import { StringEnum, Tags } from '../common.ts';
 import { TriggerType } from '../entities/workflows.ts';
-import { NODE_TYPES, ON_ERROR } from '../nodes/index.ts';
+import { ON_ERROR } from '../nodes/index.ts';
 
 /**
  * The workflow shapes as MCP tools take them. Strict tool schemas (OpenAI structured outputs, the
@@ -20,9 +20,9 @@ const NodeId = (description: string) => Type.String({ pattern: NODE_ID, descript
 export const NODE_CATALOGUE_URI = 'flowdesk://docs/workflow-nodes';
 
 /**
- * A node as the tools take it. create_workflow lists the node types as an enum; update_workflow takes
- * the same kinds as text (workspace-api refuses an unknown one, naming it): the enum grows with every
- * node type, and in both tools it cost ~90 tokens each of tools/list's 10,000 budget.
+ * A node as the tools take it. Both create_workflow and update_workflow take the node's type as text
+ * (workspace-api refuses an unknown one, naming it, and the catalogue resource lists them): an enum
+ * grows with every node type and cost ~90 tokens in each tool of tools/list's 10,000 budget.
  */
 const workflowNode = <T extends TSchema>(type: T) =>
   Type.Object(
@@ -30,28 +30,20 @@ const workflowNode = <T extends TSchema>(type: T) =>
       id: NodeId('Unique node id, e.g. n1.'),
       type,
       name: Type.Optional(Type.String({ maxLength: 200, description: 'Label.' })),
-      onError: Type.Optional(
-        StringEnum(ON_ERROR, { description: 'On failure: fail the run (default), continue with {error} as output, or take its error edges.' }),
-      ),
+      onError: Type.Optional(StringEnum(ON_ERROR, { description: 'On failure: fail (default), continue with {error}, or take error edges.' })),
       // JSON text like params (the catalogue resource lists its fields): a structured retry object cost
       // 170 tokens in each of create_workflow and update_workflow.
-      retry: Type.Optional(
-        Type.String({ maxLength: 2_000, description: `JSON text of the retry policy, e.g. "{\\"attempts\\":3}"; fields: resource ${NODE_CATALOGUE_URI}.` }),
-      ),
+      retry: Type.Optional(Type.String({ maxLength: 2_000, description: `JSON text of its retry policy (resource ${NODE_CATALOGUE_URI}).` })),
+      disabled: Type.Optional(Type.Boolean({ description: 'Runs skip it, passing its input on.' })),
       params: Type.String({
         maxLength: 200_000,
-        description: `JSON text of the type's params object (each type's: resource ${NODE_CATALOGUE_URI}).`,
+        description: `JSON text of its params (resource ${NODE_CATALOGUE_URI}).`,
       }),
     },
     strict,
   );
 
-export const McpWorkflowNode = workflowNode(
-  StringEnum(
-    NODE_TYPES.map((d) => d.type),
-    { description: 'Step kind.' },
-  ),
-);
+export const McpWorkflowNode = workflowNode(Type.String({ maxLength: 64, description: 'Node type.' }));
 
 /** An edge as the tools take it: the REST API's WorkflowEdge, each field described. */
 const McpWorkflowEdge = Type.Object(
@@ -59,7 +51,7 @@ const McpWorkflowEdge = Type.Object(
     // Ids are checked on save (workspace-api names the edge); the pattern is said once, on the node's id.
     from: Type.String({ maxLength: 64, description: '"trigger" or a node id.' }),
     to: Type.String({ maxLength: 64, description: 'Node id.' }),
-    branch: Type.Optional(Type.String({ maxLength: 64, description: "A branch of the from node's type (condition: true/false), or error (onError: branch)." })),
+    branch: Type.Optional(Type.String({ maxLength: 64, description: 'A branch of the from node (true/false…), or error.' })),
   },
   strict,
 );
@@ -74,8 +66,8 @@ const workflowGraph = <T extends TSchema>(node: T) =>
   );
 
 export const McpWorkflowGraph = workflowGraph(McpWorkflowNode);
-/** update_workflow's graph: a node's type as text, one of create_workflow's. */
-export const McpUpdateWorkflowGraph = workflowGraph(workflowNode(Type.String({ maxLength: 64, description: "Step kind (create_workflow's)." })));
+/** update_workflow's graph: the same as create_workflow's. */
+export const McpUpdateWorkflowGraph = McpWorkflowGraph;
 
 export const McpTriggerConfig = Type.Object(
   { signature: Type.Optional(StringEnum(['none', 'standard-webhooks'], { description: 'standard-webhooks: deliveries must be signed.' })) },
@@ -86,6 +78,7 @@ export const McpCreateWorkflow = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
     description: Type.Optional(Type.String({ maxLength: 10_000 })),
+    tags: Type.Optional(Tags),
     triggerType: TriggerType,
     active: Type.Optional(Type.Boolean()),
     graph: Type.Optional(McpWorkflowGraph),

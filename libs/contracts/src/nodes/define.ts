@@ -182,6 +182,12 @@ export function nodeSchema<const T extends string, P extends TObject, L extends 
       position: Type.Optional(Position),
       onError: Type.Optional(OnErrorSchema),
       retry: Type.Optional(RetryPolicySchema),
+      /**
+       * A disabled step (docs/workflow-engine.md, "Disabled steps"): kept in the graph with its params
+       * and edges, not executed; its input (the output of the step before it) is its output, on its
+       * pass-through branch (disabledBranch), as n8n does with a deactivated node.
+       */
+      disabled: Type.Optional(Type.Boolean()),
       params,
     },
     { additionalProperties: false },

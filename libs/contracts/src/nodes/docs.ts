@@ -97,7 +97,7 @@ export function renderNodeCatalogue(): string {
   const out = [
     '# Workflow node types',
     '',
-    'A graph is `{ nodes, edges }`. A node is `{ id, type, name?, onError?, retry?, params }`; create_workflow and update_workflow take `params` as the',
+    'A graph is `{ nodes, edges }`. A node is `{ id, type, name?, onError?, retry?, disabled?, params }`; create_workflow and update_workflow take `params` as the',
     "JSON text of the type's params object below (the shape get_workflow returns). An edge is `{ from, to, branch? }`: `from` is",
     '`"trigger"` or a node id; an edge leaving a node with branches names one. Nodes run in the order of the edges from the trigger.',
     "Templated strings may hold `{{trigger.a.b}}` (the trigger payload), `{{nodes.<id>.x}}` (an earlier node's output) and",
@@ -119,6 +119,12 @@ export function renderNodeCatalogue(): string {
     ),
     '',
     'Example: `"retry": "{\\"attempts\\":4,\\"backoff\\":\\"exponential\\",\\"delayMs\\":2000,\\"on\\":[\\"5xx\\",\\"429\\"]}"`',
+    '',
+    '## Disabled steps (any node)',
+    '',
+    '`"disabled": true` keeps a step, its params and edges, but runs skip it: its input (the output of the step before it, or the',
+    "trigger's payload) becomes its output, and the run goes on by its first branch (a Condition's `true`, a For each's `done`).",
+    'A Verify signature step cannot be disabled.',
   ];
   for (const d of NODE_TYPES as readonly AnyNodeDefinition[]) {
     out.push('', `## ${d.label} (\`${d.type}\`)`, '', d.description, '', 'Params:');

@@ -117,6 +117,15 @@ export const NodeTypeKey = StringEnum(NODE_TYPES.map((d) => d.type));
 const byType = new Map<string, AnyNodeDefinition>(NODE_TYPES.map((d) => [d.type, d]));
 /** The definition of a node type, or undefined for a type no longer (or not yet) registered. */
 export const nodeDefinition = (type: string): AnyNodeDefinition | undefined => byType.get(type);
+/**
+ * The branch a disabled step passes its input on by (n8n passes a deactivated node's input to its first
+ * output): a node without branches takes none; a For each skips its loop (`done`); any other its first
+ * branch (a Condition's and Verify signature's `true`, a Switch's `1`, a Wait's `resumed`).
+ */
+export function disabledBranch(type: string): string | undefined {
+  if (type === 'for_each') return 'done';
+  return byType.get(type)?.branches?.[0];
+}
 /** The node type's label ("HTTP Request"), or the raw type for an unknown one. */
 export const nodeLabel = (type: string): string => byType.get(type)?.label ?? type;
 

@@ -191,13 +191,19 @@ export class ApiClient {
   enableUser = (id: string) => this.request<void>('POST', `/users/${encodeURIComponent(id)}/enable`);
   invite = (email: string) => this.request<Invite>('POST', '/invites', { email });
 
-  /** The first 100 workflows matching the filters; `q` searches name and description (ListWorkflowsQuery). */
-  listWorkflows = (query: Pick<ListWorkflowsQuery, 'q' | 'triggerType' | 'active'> = {}) => {
+  /**
+   * A page of the workflows matching the filters, in the server's order (ListWorkflowsQuery): `q`
+   * searches name, description and tags, `tag` filters by one, `sort` orders; `cursor` is the previous page's nextCursor.
+   */
+  listWorkflows = (query: Pick<ListWorkflowsQuery, 'q' | 'triggerType' | 'active' | 'tag' | 'sort' | 'cursor'> = {}) => {
     const params = new URLSearchParams({ limit: '100' });
     if (query.q) params.set('q', query.q);
     if (query.triggerType) params.set('triggerType', query.triggerType);
     if (query.active !== undefined) params.set('active', String(query.active));
-    return this.request<PageOf<Workflow>>('GET', `/workflows?${params.toString()}`).then((r) => r.items);
+    if (query.tag) params.set('tag', query.tag);
+    if (query.sort && query.sort !== 'created') params.set('sort', query.sort);
+    if (query.cursor) params.set('cursor', query.cursor);
+    return this.request<PageOf<Workflow>>('GET', `/workflows?${params.toString()}`);
   };
   getWorkflow = (id: string) => this.request<Workflow>('GET', `/workflows/${encodeURIComponent(id)}`);
   createWorkflow = (input: CreateWorkflow) => this.request<CreatedWorkflow>('POST', '/workflows', input);

@@ -31,6 +31,20 @@ function workflowBody(args: Record<string, unknown>): Record<string, unknown> {
   if (unstorable) throw new ToolArgumentError('', unstorable);
   return body;
 }
+/** import_workflow's file: its JSON text as the import's body (a Flowdesk file or an n8n one; workspace-api checks the rest). */
+function importFile(text: string): object {
+  let file: unknown;
+  try {
+    file = JSON.parse(text);
+  } catch {
+    file = undefined;
+  }
+  if (file === null || typeof file !== 'object' || Array.isArray(file))
+    throw new ToolArgumentError('file', 'must be the JSON text of a workflow file (a Flowdesk export or an n8n download)');
+  const unstorable = unstorableText(file);
+  if (unstorable) throw new ToolArgumentError('', unstorable);
+  return file;
+}
 const day = (d: Date) => d.toISOString().slice(0, 10);
 const addDays = (d: string, n: number) => day(new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000));
 const OPEN = ['todo', 'in_progress'];
@@ -89,7 +103,8 @@ export const TOOL_HANDLERS = toolRegistry([
   defineTool(TOOL.delete_note, (a, api) => deleted(api, `/notes/${a.noteId}`, a.noteId)),
   // workflows
   defineTool(TOOL.list_workflows, (a, api) => api.get('/workflows', a)),
-  defineTool(TOOL.get_workflow, (a, api) => api.get(`/workflows/${a.workflowId}`)),
+  // asFile: the export file (docs/workflow-export.md), which import_workflow takes back.
+  defineTool(TOOL.get_workflow, (a, api) => api.get(a.asFile === true ? `/workflows/${a.workflowId}/export` : `/workflows/${a.workflowId}`)),
   defineTool(TOOL.get_workflow_versions, (a, api) =>
     a.number === undefined
       ? api.get(`/workflows/${a.workflowId}/versions`, { limit: a.limit, cursor: a.cursor })
@@ -120,6 +135,7 @@ export const TOOL_HANDLERS = toolRegistry([
     const startedRun = await api.post<WorkflowRun>(`/workflows/${a.workflowId}/runs`, { payload });
     return { ...workflow, startedRun };
   }),
+  defineTool(TOOL.import_workflow, (a, api) => api.post('/workflows/import', importFile(a.file))),
   defineTool(TOOL.delete_workflow, (a, api) => deleted(api, `/workflows/${a.workflowId}`, a.workflowId)),
   // workflow runs
   defineTool(TOOL.list_workflow_runs, (a, api) => {

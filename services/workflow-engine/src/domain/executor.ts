@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { ERROR_BRANCH, loopBodies, type RunStep, type TriggerEvent, type WorkflowGraph, type WorkflowNode } from '@flowdesk/contracts';
+import { disabledBranch, ERROR_BRANCH, loopBodies, type RunStep, type TriggerEvent, type WorkflowGraph, type WorkflowNode } from '@flowdesk/contracts';
 import { withSpan } from '@flowdesk/telemetry';
 import { findCause, NodeFailedError, SsrfBlockedError } from './errors.ts';
 import type { RunPorts } from './ports.ts';
@@ -221,6 +221,8 @@ interface WalkScope {
   outputs: Map<string, unknown>;
   renderer: TemplateRenderer;
   index?: number;
+  /** The item (a For each's loop body): the input of a disabled step entered by an `each` edge. */
+  item?: unknown;
 }
 
 /** How a walk ended: it ran out of nodes (`last`: the last executed node's output), or it stopped. */
@@ -346,6 +348,16 @@ async function walk(run: RunState, at: WalkScope, entry: readonly number[]): Pro
     if (!incoming.some((i) => edgeState[i] === 'taken')) {
       run.steps.push(skippedStep(node, run.input.ports.clock(), at.index));
       for (const i of out) edgeState[i] = 'not_taken';
+    } else if (node.disabled === true) {
+      // A disabled step: not executed; its input goes on as its output, by its pass-through branch.
+      const result = passThrough(
+        run,
+        at,
+        node,
+        incoming.find((i) => edgeState[i] === 'taken')!,
+      );
+      last = result.output;
+      for (const i of out) edgeState[i] = takes(edges[i]!.branch, result.branch) ? 'taken' : 'not_taken';
     } else {
       const result = await visit(run, at, node);
       if (!result) return { stop: 'failed' }; // the step failed and its node says fail the run: stop at the first failure
@@ -371,6 +383,22 @@ async function walk(run: RunState, at: WalkScope, entry: readonly number[]): Pro
     for (const i of out) queue.push(edges[i]!.to);
   }
   return { stop: null, last };
+}
+
+/**
+ * A disabled step (WorkflowNode.disabled; docs/workflow-engine.md, "Disabled steps"), reached on the
+ * taken edge `entry`: its input — the output of the step that edge leaves, the trigger's payload, or a
+ * loop item — becomes its output ({{nodes.<id>.…}} reads it), recorded as a `skipped` step marked
+ * `disabled`, and the walk goes on by its pass-through branch (disabledBranch: a Condition's `true`, a
+ * For each's `done`). Nothing is counted, checkpointed or retried: a resumed run passes it through again.
+ */
+function passThrough(run: RunState, at: WalkScope, node: WorkflowNode, entry: number): NodeResult {
+  const edge = run.input.workflow.graph.edges[entry]!;
+  const output = edge.from === 'trigger' ? run.input.event.payload : edge.branch === 'each' && at.index !== undefined ? at.item : at.outputs.get(edge.from);
+  at.outputs.set(node.id, output ?? null);
+  run.steps.push({ ...skippedStep(node, run.input.ports.clock(), at.index), input: output ?? null, output: output ?? null, disabled: true });
+  const branch = disabledBranch(node.type);
+  return { output: output ?? null, ...(branch !== undefined ? { branch } : {}) };
 }
 
 /** The edge rule: a failure on the error path takes only the node's `error` edges; otherwise those are not taken. */
@@ -752,7 +780,7 @@ async function runLoop(run: RunState, node: WorkflowNode, step: RunStep, loop: F
 /** One item's scope: the run's outputs so far plus its own body nodes', and {{item}} / {{index}}. */
 function itemScope(run: RunState, value: unknown, index: number): WalkScope {
   const outputs = new Map(run.main.outputs);
-  return { index, outputs, renderer: new TemplateRenderer({ ...run.scope, nodes: outputs, item: value ?? null, index }) };
+  return { index, item: value ?? null, outputs, renderer: new TemplateRenderer({ ...run.scope, nodes: outputs, item: value ?? null, index }) };
 }
 
 /** A completed For each reused from a checkpoint: its body's steps stored with it, in item order. */

@@ -111,7 +111,8 @@ export async function testStep(input: StepTestInput, deps: StepTestDeps): Promis
     timer = setTimeout(() => reject(new Error(`the step did not finish within ${STEP_TEST_TIMEOUT_MS / 1000} s`)), STEP_TEST_TIMEOUT_MS);
   });
   const running = executeWorkflow({
-    workflow: { id: input.workflowId, ownerId: input.ownerId, graph: { nodes: [node], edges: [{ from: 'trigger', to: node.id }] } },
+    // A disabled step is tested as it would run enabled: "Run this step" asks for it.
+    workflow: { id: input.workflowId, ownerId: input.ownerId, graph: { nodes: [{ ...node, disabled: false }], edges: [{ from: 'trigger', to: node.id }] } },
     event,
     options: { limits: deps.limits },
     stepTest: {

@@ -16,6 +16,9 @@ export function validateGraph(graph: WorkflowGraph): void {
     if (n.id === 'trigger') fail('uses the reserved node id "trigger" (edges start from it)');
     if (nodes.has(n.id)) fail(`has two nodes with id "${n.id}"`);
     nodes.set(n.id, n);
+    // A Verify signature step is what lets a delivery without x-webhook-secret in (signatureGated): it cannot be skipped.
+    if (n.disabled === true && n.type === 'verify_signature')
+      fail(`node "${n.id}" is a Verify signature step, which cannot be disabled (it authenticates the deliveries): delete it instead`);
     for (const field of templateStrings(n.params)) {
       const problem = templateExpressionProblem(field.value);
       if (problem) throw new HttpError('validation_failed', `body.graph.nodes.${i}.params.${field.path} (node "${n.id}"): ${problem}`);

@@ -105,6 +105,7 @@ export const toWorkflow =
     id: r.id,
     name: r.name,
     description: r.description,
+    tags: r.tags,
     triggerType: r.triggerType,
     active: r.active,
     graph: r.graph as unknown as WorkflowGraph,

@@ -455,9 +455,9 @@ const MAPPERS: Record<string, Mapper> = {
     };
   },
   httpRequest: (p, ctx) => {
-    if ((ctx.node.typeVersion ?? 1) < 3) return 'HTTP Request before version 3 is not read: open it in a recent n8n and export again';
+    if ((ctx.node.typeVersion ?? 1) < 3) return httpRequestV1(p, ctx);
     const method = text(p.method, 'GET').toUpperCase();
-    if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) return `its method ${method} is not one Flowdesk sends`;
+    if (!HTTP_METHODS.includes(method)) return `its method ${method} is not one Flowdesk sends`;
     let url = rw(ctx, p.url);
     const query = p.sendQuery === true ? pairs(p.queryParameters) : [];
     if (query.length) url += (url.includes('?') ? '&' : '?') + query.map((q) => `${encodeURIComponent(text(q.name, ''))}=${rw(ctx, q.value)}`).join('&');
@@ -476,21 +476,7 @@ const MAPPERS: Record<string, Mapper> = {
     }
     const timeout = (p.options as { timeout?: unknown } | undefined)?.timeout;
     if (typeof timeout === 'number') params.timeoutMs = Math.min(60_000, Math.max(100, Math.round(timeout)));
-    const auth = text(p.authentication, 'none');
-    const creds = Object.values(ctx.node.credentials ?? {})
-      .map((c) => (c as { name?: unknown }).name)
-      .filter((n) => typeof n === 'string');
-    return {
-      type: 'http_request',
-      params,
-      read: (segments) => ['body', ...segments],
-      attention:
-        auth !== 'none'
-          ? [
-              `it authenticated with ${creds.map((c) => `the n8n credential "${c}"`).join(', ') || `n8n's ${auth}`}: set its Credential to a Flowdesk credential`,
-            ]
-          : [],
-    };
+    return { type: 'http_request', params, read: (segments) => ['body', ...segments], attention: authAttention(p, ctx) };
   },
   respondToWebhook: (p, ctx) => {
     const options = (p.options ?? {}) as { responseCode?: unknown; responseHeaders?: { entries?: { name?: unknown; value?: unknown }[] } };
@@ -557,6 +543,90 @@ const MAPPERS: Record<string, Mapper> = {
   stopAndError: (p, ctx) => ({ type: 'stop', params: { status: 'failed', message: rw(ctx, p.errorType === 'errorObject' ? p.errorObject : p.errorMessage) } }),
 };
 MAPPERS.function = (p, ctx) => MAPPERS.code!({ jsCode: p.functionCode }, ctx);
+
+const HTTP_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/** An HTTP Request that authenticated in n8n: set its Flowdesk credential (the n8n credential's name, or n8n's kind of auth). */
+function authAttention(p: Record<string, unknown>, ctx: { node: N8nNode }): string[] {
+  const auth = text(p.authentication, 'none');
+  if (auth === 'none') return [];
+  const creds = Object.values(ctx.node.credentials ?? {})
+    .map((c) => (c as { name?: unknown }).name)
+    .filter((n) => typeof n === 'string');
+  return [`it authenticated with ${creds.map((c) => `the n8n credential "${c}"`).join(', ') || `n8n's ${auth}`}: set its Credential to a Flowdesk credential`];
+}
+
+/** HTTP Request 1 and 2's name/value rows (`headerParametersUi: { parameter: [{ name, value }] }`). */
+const uiPairs = (v: unknown): { name?: unknown; value?: unknown }[] => {
+  const list = (v as { parameter?: unknown } | undefined)?.parameter;
+  return Array.isArray(list) ? (list as { name?: unknown; value?: unknown }[]) : [];
+};
+
+/**
+ * HTTP Request 1 and 2 (n8n's older parameters: `requestMethod`, `url`, `jsonParameters` switching
+ * between `*ParametersUi` rows and `*ParametersJson` text, `options.bodyContentType`, `responseFormat`)
+ * mapped as versions 3 and 4 are: method, URL with the query appended, headers, a JSON body, timeout.
+ * A file answer, a binary or non-JSON body, a query or header JSON that is not one flat object: left out
+ * with the reason. Version 2's `authentication` (predefined / generic credential type) and version 1's
+ * (basicAuth, headerAuth, …) are listed as for version 3.
+ */
+function httpRequestV1(p: Record<string, unknown>, ctx: { g: Graph; node: N8nNode; kept: string[] }): Mapped | string {
+  const method = text(p.requestMethod, 'GET').toUpperCase();
+  if (!HTTP_METHODS.includes(method)) return `its method ${method} is not one Flowdesk sends`;
+  const format = text(p.responseFormat, 'json');
+  if (format === 'file') return 'it downloads the answer as a file (binary data), which a Flowdesk step does not keep';
+  const options: Record<string, unknown> = isObject(p.options) ? p.options : {};
+  const asJson = p.jsonParameters === true;
+  /** A `*ParametersJson` text as name → text pairs, or why not. */
+  const jsonPairs = (value: unknown, what: string): [string, string][] | string => {
+    if (value === undefined || value === '' || value === null) return [];
+    const parsed = rewriteJson(value, ctx.g, ctx.node.name, ctx.kept);
+    if (!isObject(parsed)) return `its ${what} are JSON that is not one object once its expressions are rewritten`;
+    return Object.entries(parsed).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]);
+  };
+  const rows = (value: unknown): [string, string][] => uiPairs(value).map((r) => [text(r.name, ''), rw(ctx, r.value)]);
+  const query = asJson ? jsonPairs(p.queryParametersJson, 'query parameters') : rows(p.queryParametersUi);
+  if (typeof query === 'string') return query;
+  const headers = asJson ? jsonPairs(p.headerParametersJson, 'headers') : rows(p.headerParametersUi);
+  if (typeof headers === 'string') return headers;
+  let url = rw(ctx, p.url);
+  if (query.length) url += (url.includes('?') ? '&' : '?') + query.map(([k, v]) => `${encodeURIComponent(k)}=${v}`).join('&');
+  const params: Record<string, unknown> = { method, url };
+  if (headers.length) params.headers = Object.fromEntries(headers);
+  const attention: string[] = [];
+  const contentType = text(options.bodyContentType, 'json');
+  const sendsBody = ['POST', 'PUT', 'PATCH'].includes(method);
+  if (asJson && p.sendBinaryData === true && sendsBody) return 'it sends a binary file as its body, which Flowdesk’s HTTP Request does not';
+  const rawBody = asJson ? p.bodyParametersJson : undefined;
+  const bodyRows = asJson ? [] : rows(p.bodyParametersUi);
+  const hasBody = asJson ? rawBody !== undefined && rawBody !== '' && rawBody !== null : bodyRows.length > 0;
+  if (hasBody && method === 'DELETE') attention.push('it sent a body with DELETE: Flowdesk sends DELETE without one');
+  else if (hasBody && sendsBody) {
+    if (contentType !== 'json') return `its body is sent as ${contentType}: only JSON bodies are read`;
+    if (asJson) {
+      const body = rewriteJson(rawBody, ctx.g, ctx.node.name, ctx.kept);
+      if (body === undefined) return 'its JSON body is not JSON once its expressions are rewritten (built by code?)';
+      params.body = body;
+    } else params.body = Object.fromEntries(bodyRows);
+  }
+  if (typeof options.timeout === 'number') params.timeoutMs = Math.min(60_000, Math.max(100, Math.round(options.timeout)));
+  if (options.splitIntoItems === true)
+    attention.push('n8n split a list answer into one item per element: Flowdesk keeps the list in its body (a For each can go over it)');
+  // Where n8n's `$json.x` is in Flowdesk's output ({ status, headers, body }).
+  const full = options.fullResponse === true;
+  const field = text(p.dataPropertyName, 'data');
+  const read = (segments: string[]): string[] | null => {
+    if (full) {
+      if (segments[0] === 'statusCode') return ['status'];
+      if (segments[0] === 'body' || segments[0] === 'headers') return segments;
+      return null;
+    }
+    if (format === 'string') return segments[0] === field ? ['body', ...segments.slice(1)] : null;
+    return ['body', ...segments];
+  };
+  if (format === 'string') attention.push(`n8n put the answer as text in "${field}": Flowdesk's output has it in body (parsed when the answer is JSON)`);
+  return { type: 'http_request', params, read, attention: [...attention, ...authAttention(p, ctx)] };
+}
 
 /** Switch 3 in rules mode: one comparison per rule, all of one value, at most SWITCH_MAX_RULES; the fallback output → `default`. */
 MAPPERS.switch = (p, ctx) => {
@@ -997,19 +1067,27 @@ export function fromN8n(body: unknown): N8nImport {
             : `"${n.name}" is not connected to the trigger: left out`,
       });
   }
+  // A disabled node that Flowdesk cannot take as its own type: an empty Set Fields, disabled, named so, where it was.
+  const placeholder = (n: N8nNode, why: string): Mapped => ({
+    type: 'set_fields',
+    params: { fields: [] },
+    name: `${n.name.slice(0, 180)} (disabled in n8n)`,
+    attention: [
+      `it was disabled in n8n (${n.type}) and ${why}: kept as a disabled, empty Set Fields step with its edges, so the graph keeps its shape; rebuild it or delete it`,
+    ],
+  });
   const mapNode = (n: N8nNode, kept: string[]): Mapped | string => {
-    // A disabled node: a step that does nothing, named so, where it was (n8n passed its input on, on its first output).
-    if (n.disabled)
-      return {
-        type: 'set_fields',
-        params: { fields: [] },
-        name: `${n.name.slice(0, 180)} (disabled in n8n)`,
-        attention: [
-          `it was disabled in n8n (${n.type}): kept as an empty Set Fields step that does nothing, with its edges, so the graph keeps its shape; rebuild it or delete it`,
-        ],
-      };
     const mapper = n.type.startsWith(N8N) && Object.hasOwn(MAPPERS, short(n.type)) ? MAPPERS[short(n.type)] : undefined;
-    return mapper ? mapper(n.parameters ?? {}, { g, node: n, kept }) : `${n.type} has no Flowdesk equivalent`;
+    const result = mapper ? mapper(n.parameters ?? {}, { g, node: n, kept }) : `${n.type} has no Flowdesk equivalent`;
+    if (!n.disabled) return result;
+    // A disabled node: its own step, disabled (the engine passes its input on, as n8n did), or a placeholder where it has none.
+    // A loop or a collecting step disabled changes what the steps after it read: a placeholder too.
+    if (typeof result === 'string') return placeholder(n, result.replace(/: .*$/s, '').slice(0, 300));
+    if (result.type === 'for_each' || result.type === 'aggregate') return placeholder(n, `Flowdesk would read the steps after it differently`);
+    return {
+      ...result,
+      attention: [...(result.attention ?? []), 'it was disabled in n8n: imported disabled (runs skip it and pass its input on); enable it to run it'],
+    };
   };
   // What each step becomes first (a rewrite reads what the step before outputs; twice, as a step's mapping may read the one before it).
   for (let pass = 0; pass < 2; pass++)
@@ -1034,7 +1112,14 @@ export function fromN8n(body: unknown): N8nImport {
       continue;
     }
     outputsOf.set(n.name, result.outputs);
-    const step: Record<string, unknown> = { id, type: result.type, name: result.name ?? n.name, ...(position ? { position } : {}), params: result.params };
+    const step: Record<string, unknown> = {
+      id,
+      type: result.type,
+      name: result.name ?? n.name,
+      ...(position ? { position } : {}),
+      ...(n.disabled ? { disabled: true } : {}),
+      params: result.params,
+    };
     if (n.onError === 'continueRegularOutput') step.onError = 'continue';
     if (n.onError === 'continueErrorOutput') step.onError = 'branch';
     if (n.retryOnFail === true)
@@ -1044,7 +1129,16 @@ export function fromN8n(body: unknown): N8nImport {
         delayMs: Math.min(300_000, Math.max(0, Math.round(n.waitBetweenTries ?? 1000))),
       };
     const schema = schemaOf.get(result.type)!;
-    if (!Check(schema, step)) {
+    if (!Check(schema, step) && n.disabled) {
+      // A disabled node whose mapping does not fit its step: the placeholder (it does not run either way).
+      const p = placeholder(n, `its settings do not fit a ${result.type} step`);
+      Object.assign(step, { type: p.type, name: p.name, params: p.params });
+      result.attention = p.attention;
+      delete result.outputs;
+      outputsOf.set(n.name, undefined);
+      g.stepType.set(n.name, p.type);
+    }
+    if (!Check(schemaOf.get(String(step.type))!, step)) {
       const first = [...Errors(schema, step)][0];
       leftOut.set(id, `"${n.name}" (${n.type}): mapped to ${result.type}, but ${first?.instancePath || 'it'} ${first?.message ?? 'does not match'}: left out`);
       nodes.push({ id, type: n.type, name: n.name });
@@ -1128,6 +1222,7 @@ export function fromN8n(body: unknown): N8nImport {
       workflow: {
         name: (file.name ?? '').trim() || 'Imported from n8n',
         description: 'Imported from n8n',
+        ...(n8nTags(file).length ? { tags: n8nTags(file) } : {}),
         triggerType,
         triggerConfig,
         graph: {
@@ -1145,6 +1240,25 @@ export function fromN8n(body: unknown): N8nImport {
     leftOut,
     problems,
   };
+}
+
+/**
+ * n8n's tags (`tags: [{ id, name }]`, or names) as Flowdesk tags: spaces and commas become `-`, at most
+ * 50 characters, the first 20 distinct ones.
+ */
+function n8nTags(file: N8nWorkflowFile): string[] {
+  const raw = (file as { tags?: unknown }).tags;
+  if (!Array.isArray(raw)) return [];
+  const names = raw
+    .map((t) => (typeof t === 'string' ? t : isObject(t) && typeof t.name === 'string' ? t.name : ''))
+    .map((t) =>
+      t
+        .trim()
+        .replace(/[\s,]+/g, '-')
+        .slice(0, 50),
+    )
+    .filter((t) => t !== '');
+  return [...new Set(names)].slice(0, 20);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -44,3 +44,30 @@ export function offsetPage(listing: string, cursorRaw: string | undefined, limit
     },
   };
 }
+
+/**
+ * Keyset on another key than the creation time (the workflows list by update time or name): rows
+ * strictly after the last row's (key, id) in the order asked for, so a page stays right while rows
+ * are added or changed (a changed row moves, it is not seen twice). `key` reads a row's key as text
+ * for the cursor, `parse` turns the cursor's text back into the column's value.
+ */
+export function valuePage<Field extends string>(
+  listing: string,
+  cursorRaw: string | undefined,
+  limit: number = DEFAULT_PAGE_SIZE,
+  order: { field: Field; dir: 'asc' | 'desc'; key: (row: Record<Field, unknown>) => string; parse: (v: string) => unknown },
+) {
+  const c = decodeCursor(listing, 'value', cursorRaw);
+  const beyond = order.dir === 'asc' ? 'gt' : 'lt';
+  const value = c ? order.parse(c.v) : undefined;
+  return {
+    where: c ? { OR: [{ [order.field]: { [beyond]: value } }, { [order.field]: value, id: { [beyond]: c.id } }] } : {},
+    orderBy: [{ [order.field]: order.dir }, { id: order.dir }] as { [K in Field | 'id']?: 'asc' | 'desc' }[],
+    take: limit + 1,
+    toPage<Row extends { id: string } & Record<Field, unknown>, T>(rows: Row[], map: (r: Row) => T): PageOf<T> {
+      const { items, more } = cut(rows, limit);
+      const last = items[items.length - 1];
+      return { items: items.map(map), nextCursor: more && last ? encodeCursor({ l: listing, k: 'value', v: order.key(last), id: last.id }) : null };
+    },
+  };
+}

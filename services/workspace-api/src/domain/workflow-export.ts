@@ -40,7 +40,12 @@ export function toExport(row: WorkflowRow, now: Date): WorkflowExport {
     format: WORKFLOW_EXPORT_FORMAT,
     formatVersion: WORKFLOW_EXPORT_FORMAT_VERSION,
     exportedAt: now.toISOString(),
-    workflow: { ...definition, graph: masked, samplePayload: (row.samplePayload as Record<string, unknown> | null) ?? null },
+    workflow: {
+      ...definition,
+      ...(row.tags.length ? { tags: row.tags } : {}),
+      graph: masked,
+      samplePayload: (row.samplePayload as Record<string, unknown> | null) ?? null,
+    },
     credentials: credentialUses(masked),
   };
 }
@@ -145,6 +150,7 @@ export function readImport(body: WorkflowImportBody, errorWorkflowExists: boolea
     create: {
       name: wf.name,
       description: wf.description,
+      ...(wf.tags ? { tags: wf.tags } : {}),
       triggerType: wf.triggerType,
       active: false,
       graph,

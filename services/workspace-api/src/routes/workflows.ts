@@ -28,11 +28,12 @@ import {
   PinSample,
   SAMPLE_PAYLOAD_MAX_BYTES,
   type SampleSource,
+  type PageOf,
 } from '@flowdesk/contracts';
-import type { Prisma } from '../generated/prisma/client.ts';
+import type { Prisma, Workflow as WorkflowRow } from '../generated/prisma/client.ts';
 import { asUser, type Tx } from '../adapters/db.ts';
 import { announceWorkflowChange } from '../adapters/outbox.ts';
-import { keysetPage, offsetPage } from '../domain/pagination.ts';
+import { keysetPage, offsetPage, valuePage } from '../domain/pagination.ts';
 import { DEFINITION_FIELDS, recordVersion, toVersion, toVersionSummary, type VersionAuthor } from '../domain/versions.ts';
 import { containsText } from '../domain/text-search.ts';
 import { mapPrismaError } from '../domain/errors.ts';
@@ -95,6 +96,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       data: {
         name: b.name,
         description: b.description,
+        tags: b.tags,
         triggerType: b.triggerType,
         active: b.active,
         graph: b.graph === undefined ? undefined : json(b.graph),
@@ -208,12 +210,28 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: { tags, summary: 'List workflows', querystring: ListWorkflowsQuery, response: { 200: Page(Workflow), ...errorResponses } },
     },
     async (req) => {
-      const { limit, cursor, active, triggerType, q } = req.query;
-      const page = keysetPage('workflows', cursor, limit);
+      const { limit, cursor, active, triggerType, q, tag, sort = 'created' } = req.query;
+      // Each order pages by keyset on its own key and the id (docs/workspace-api.md, "Pagination").
+      const page: WorkflowListPage =
+        sort === 'created'
+          ? keysetPage('workflows', cursor, limit)
+          : sort === 'updated'
+            ? valuePage('workflows:updated', cursor, limit, {
+                field: 'updatedAt',
+                dir: 'desc',
+                key: (r) => (r.updatedAt as Date).toISOString(),
+                parse: (v) => {
+                  const at = new Date(v);
+                  if (Number.isNaN(at.getTime())) throw new HttpError('validation_failed', 'querystring.cursor is not a cursor this API returned');
+                  return at;
+                },
+              })
+            : valuePage('workflows:name', cursor, limit, { field: 'nameKey', dir: 'asc', key: (r) => String(r.nameKey), parse: (v) => v });
       const and: Prisma.WorkflowWhereInput[] = [page.where];
       if (active !== undefined) and.push({ active });
       if (triggerType) and.push({ triggerType });
-      if (q) and.push({ OR: [{ name: containsText(q) }, { description: containsText(q) }] });
+      if (tag) and.push({ tags: { has: tag } });
+      if (q) and.push({ OR: [{ name: containsText(q) }, { description: containsText(q) }, { tags: { has: q.trim() } }] });
       const rows = await asUser(prisma, req.identity.userId, (tx) => tx.workflow.findMany({ where: { AND: and }, orderBy: page.orderBy, take: page.take }));
       return page.toPage(rows, mapFor(req.identity.scope));
     },
@@ -242,6 +260,7 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
         ownerId: identity.userId,
         name: b.name,
         description: b.description ?? '',
+        tags: b.tags ?? [],
         triggerType: b.triggerType,
         active: b.active ?? false,
         graph: json(b.graph ?? { nodes: [], edges: [] }),
@@ -525,6 +544,14 @@ export const workflowRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
   );
 };
+
+/** One page of GET /workflows in any of its orders (keysetPage on the creation time, valuePage on another key). */
+interface WorkflowListPage {
+  where: Prisma.WorkflowWhereInput;
+  orderBy: Prisma.WorkflowOrderByWithRelationInput[];
+  take: number;
+  toPage<T>(rows: WorkflowRow[], map: (r: WorkflowRow) => T): PageOf<T>;
+}
 
 /**
  * The columns of a pinned sample; a sample above SAMPLE_PAYLOAD_MAX_BYTES as JSON is 413 naming the

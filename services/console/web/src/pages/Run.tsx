@@ -67,7 +67,7 @@ function StepCard({ step, index, warnings }: { step: RunStep; index: number; war
             </Badge>
           )}
           <Text size="sm" c="dimmed">
-            {skipped ? 'Branch not taken' : duration(step.durationMs)}
+            {step.disabled ? 'Disabled: its input passed on' : skipped ? 'Branch not taken' : duration(step.durationMs)}
           </Text>
         </Group>
       </Group>
@@ -107,6 +107,11 @@ function StepCard({ step, index, warnings }: { step: RunStep; index: number; war
         </Alert>
       )}
       {ai && <AiTranscript view={ai} nodeId={step.nodeId} />}
+      {skipped && step.disabled && (
+        <SimpleGrid cols={{ base: 1, md: 2 }} spacing="sm" mt="sm">
+          <Json label={`Passed on by ${step.nodeId}`} value={step.output} />
+        </SimpleGrid>
+      )}
       {!skipped && (
         <SimpleGrid cols={{ base: 1, md: 2 }} spacing="sm">
           <Json label={`Input of ${step.nodeId}`} value={step.input} />

@@ -609,16 +609,36 @@ function Editor({ initial }: { initial: Workflow }) {
                 </Text>
               </div>
             </Group>
-            {selected.id !== TRIGGER_ID && (
-              <Tooltip label="Delete step (Delete key on the canvas)">
-                <ActionIcon variant="subtle" color="red" aria-label={`Delete step ${selected.id}`} onClick={() => deleteNode(selected.id)}>
-                  <IconTrash size={18} />
-                </ActionIcon>
-              </Tooltip>
-            )}
+            <Group gap={6} wrap="nowrap">
+              {selected.data.kind !== 'trigger' && selected.data.kind !== 'verify_signature' && (
+                <Button
+                  size="compact-sm"
+                  variant="default"
+                  title={selected.data.disabled ? 'Run this step again' : 'Keep this step but skip it: its input goes on to the next step'}
+                  onClick={() => {
+                    const d = selected.data as StepData;
+                    updateData(selected.id, { ...d, disabled: !d.disabled }, 'disabled');
+                  }}
+                >
+                  {selected.data.disabled ? 'Enable' : 'Disable'}
+                </Button>
+              )}
+              {selected.id !== TRIGGER_ID && (
+                <Tooltip label="Delete step (Delete key on the canvas)">
+                  <ActionIcon variant="subtle" color="red" aria-label={`Delete step ${selected.id}`} onClick={() => deleteNode(selected.id)}>
+                    <IconTrash size={18} />
+                  </ActionIcon>
+                </Tooltip>
+              )}
+            </Group>
           </Group>
           <ScrollArea style={{ flex: 1 }} type="auto">
             <Stack p="md" gap="md">
+              {selected.data.kind !== 'trigger' && selected.data.disabled && (
+                <Alert color="gray" variant="light" title="This step is disabled" data-testid="panel-disabled">
+                  Runs skip it and pass its input on to the next step. Enable it to run it again.
+                </Alert>
+              )}
               {selected.data.error && (
                 <Alert color="red" variant="light" role="alert" title="The server refused this step" data-testid="panel-error">
                   {selected.data.error}

@@ -9,10 +9,12 @@ import {
   IconPlus,
   IconSearch,
   IconSitemap,
+  IconTags,
   IconTemplate,
   IconTrash,
+  IconX,
 } from '@tabler/icons-react';
-import { useCallback, useEffect, useMemo, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, type Workflow, type WorkflowRun } from '../api.ts';
 import { ConfirmDialog } from '../components/Confirm.tsx';
 import { FormActions, FormError } from '../components/FormActions.tsx';
@@ -27,7 +29,8 @@ import { downloadWorkflow, ImportWorkflowModal } from '../workflows/WorkflowFile
 import { TemplateGallery } from '../workflows/gallery/TemplateGallery.tsx';
 import { defaultTriggerConfig } from '../workflows/TriggerPanel.tsx';
 import { TRIGGER_DESCRIPTION, TRIGGER_LABEL, type TriggerType } from '../workflows/triggers.ts';
-import { sortWorkflows, WORKFLOW_SORTS, type WorkflowSort } from '../workflows/sort.ts';
+import { WORKFLOW_SORTS, type WorkflowSort } from '../workflows/sort.ts';
+import { parseTags } from '../workflows/tags.ts';
 import { workspace } from '../workspace.ts';
 import { TableHead, TableRegion } from '../components/TableRegion.tsx';
 import { actAndReload, useConfirmAction } from '../useConfirmAction.ts';
@@ -60,31 +63,42 @@ function useSummaries(workflows: Workflow[] | null) {
   return summaries;
 }
 
-/** The list's filters: a search of name and description, the trigger type, active or not. */
+/** The list's filters: a search of name, description and tags, one tag, the trigger type, active or not. */
 interface Filters {
   q: string;
+  tag: string;
   trigger: TriggerType | '';
   state: 'all' | 'active' | 'inactive';
 }
-const NO_FILTERS: Filters = { q: '', trigger: '', state: 'all' };
+const NO_FILTERS: Filters = { q: '', tag: '', trigger: '', state: 'all' };
 
 export function WorkflowsPage() {
   const [filters, setFilters] = useState<Filters>(NO_FILTERS);
-  const filtering = filters.q.trim() !== '' || filters.trigger !== '' || filters.state !== 'all';
+  const filtering = filters.q.trim() !== '' || filters.tag !== '' || filters.trigger !== '' || filters.state !== 'all';
+  /** Searched, filtered and sorted by the server (GET /workflows): the first 100 in that order. */
+  const [sort, setSort] = useState<WorkflowSort>('created');
+  /** More match than the 100 shown. */
+  const [more, setMore] = useState(false);
   const load = useCallback(
     () =>
-      api.listWorkflows({
-        q: filters.q.trim() || undefined,
-        triggerType: filters.trigger || undefined,
-        active: filters.state === 'all' ? undefined : filters.state === 'active',
-      }),
-    [filters],
+      api
+        .listWorkflows({
+          q: filters.q.trim() || undefined,
+          tag: filters.tag.trim() || undefined,
+          triggerType: filters.trigger || undefined,
+          active: filters.state === 'all' ? undefined : filters.state === 'active',
+          sort,
+        })
+        .then((page) => {
+          setMore(page.nextCursor !== null);
+          return page.items;
+        }),
+    [filters, sort],
   );
-  const { items: listed, error, reload } = useList<Workflow>(load);
-  const summaries = useSummaries(listed);
-  /** Sorted here: the list holds the first 100 matches, newest created first, as the API answers them. */
-  const [sort, setSort] = useState<WorkflowSort>('created');
-  const items = useMemo(() => (listed ? sortWorkflows(listed, sort) : null), [listed, sort]);
+  const { items, error, reload } = useList<Workflow>(load);
+  const summaries = useSummaries(items);
+  /** The workflow whose tags are being edited. */
+  const [tagging, setTagging] = useState<Workflow | null>(null);
   const deleting = useConfirmAction<Workflow>({
     run: (w) => api.deleteWorkflow(w.id),
     done: (w) => `Deleted “${w.name}”.`,
@@ -197,7 +211,33 @@ export function WorkflowsPage() {
             ]}
           />
           <NativeSelect aria-label="Sort by" size="xs" value={sort} onChange={(e) => setSort(e.currentTarget.value as WorkflowSort)} data={WORKFLOW_SORTS} />
+          {filters.tag !== '' && (
+            <Badge
+              variant="light"
+              color="indigo"
+              tt="none"
+              size="lg"
+              rightSection={
+                <ActionIcon
+                  size="xs"
+                  variant="transparent"
+                  color="indigo"
+                  aria-label={`Stop filtering by tag ${filters.tag}`}
+                  onClick={() => setFilters({ ...filters, tag: '' })}
+                >
+                  <IconX size={12} />
+                </ActionIcon>
+              }
+            >
+              Tag: {filters.tag}
+            </Badge>
+          )}
         </Group>
+      )}
+      {more && (
+        <Text size="sm" c="dimmed" mb="xs">
+          Showing the first 100 in this order: search or filter to find the others.
+        </Text>
       )}
       {error && <ErrorState title="Could not load your workflows" message={error} onRetry={() => void reload()} />}
       {!items && !error && <Skeleton role="status" height={160} radius="lg" aria-label="Loading workflows" />}
@@ -212,7 +252,7 @@ export function WorkflowsPage() {
               </Button>
             }
           >
-            Nothing here has that in its name or description with the trigger and state chosen.
+            Nothing here has that in its name, description or tags with the tag, trigger and state chosen.
           </EmptyState>
         </Paper>
       )}
@@ -237,6 +277,25 @@ export function WorkflowsPage() {
                       <Link to={`/workflows/${w.id}`} className="fd-link">
                         {w.name}
                       </Link>
+                      {w.tags.length > 0 && (
+                        <Group gap={4} mt={4} wrap="wrap" data-testid={`tags-${w.id}`}>
+                          {w.tags.map((t) => (
+                            <Badge
+                              key={t}
+                              component="button"
+                              type="button"
+                              variant="light"
+                              color="indigo"
+                              tt="none"
+                              style={{ cursor: 'pointer' }}
+                              aria-label={`Filter by tag ${t}`}
+                              onClick={() => setFilters({ ...filters, tag: t })}
+                            >
+                              {t}
+                            </Badge>
+                          ))}
+                        </Group>
+                      )}
                     </Table.Td>
                     <Table.Td>
                       <Badge variant="light" color="gray" tt="none">
@@ -284,6 +343,9 @@ export function WorkflowsPage() {
                           <Menu.Item leftSection={<IconDownload size={16} />} onClick={() => void exportFile(w)}>
                             Export
                           </Menu.Item>
+                          <Menu.Item leftSection={<IconTags size={16} />} onClick={() => setTagging(w)}>
+                            Edit tags
+                          </Menu.Item>
                           <Menu.Item leftSection={<IconTrash size={16} />} color="red" onClick={() => deleting.ask(w)}>
                             Delete
                           </Menu.Item>
@@ -318,6 +380,7 @@ export function WorkflowsPage() {
           }}
         />
       )}
+      {tagging && <TagsDialog workflow={tagging} onClose={() => setTagging(null)} onSaved={() => void reload()} />}
       <ConfirmDialog {...deleting.dialog} title={`Delete “${deleting.target?.name ?? ''}”?`} confirmLabel="Delete workflow">
         Its webhook URL stops answering and its runs are deleted with it. This cannot be undone.
       </ConfirmDialog>
@@ -371,6 +434,43 @@ function CreateWorkflowModal({ opened, onClose, onTemplates }: { opened: boolean
           <Button variant="subtle" size="xs" leftSection={<IconTemplate size={14} />} onClick={onTemplates} style={{ alignSelf: 'flex-start' }}>
             Or start from a template
           </Button>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}
+
+/** The tags of one workflow, edited as one line (PATCH /workflows/:id { tags }: no new version). */
+function TagsDialog({ workflow, onClose, onSaved }: { workflow: Workflow; onClose: () => void; onSaved: () => void }) {
+  const [text, setText] = useState(workflow.tags.join(' '));
+  const { busy, error, run } = useSubmit();
+  const parsed = parseTags(text);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (parsed.problem) return;
+    void run(async () => {
+      await api.updateWorkflow(workflow.id, { tags: parsed.tags });
+      notifications.show({ color: 'green', message: `Tags of “${workflow.name}” saved.` });
+      onSaved();
+      onClose();
+    });
+  };
+  return (
+    <Modal closeButtonProps={{ 'aria-label': 'Close' }} opened onClose={onClose} title={<Text fw={650}>Tags of “{workflow.name}”</Text>} centered radius="lg">
+      <form onSubmit={submit}>
+        <Stack>
+          <FormError error={error} boxed />
+          <TextInput
+            label="Tags"
+            description="Separated by spaces or commas; up to 20, each up to 50 characters."
+            value={text}
+            onChange={(e) => setText(e.currentTarget.value)}
+            error={parsed.problem}
+            data-autofocus
+          />
+          <FormActions onCancel={onClose} busy={busy} disabled={Boolean(parsed.problem)} mt="xs">
+            Save tags
+          </FormActions>
         </Stack>
       </form>
     </Modal>

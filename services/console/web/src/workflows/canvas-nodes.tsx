@@ -64,10 +64,11 @@ export function summaryOf(d: NodeData): string {
 
 function Card({ data, id }: { data: NodeData; id: string }) {
   const title = data.name || (data.kind === 'trigger' ? TRIGGER_LABEL[triggerTypeOf(data.triggerType)] : KIND_LABEL[data.kind]);
+  const disabled = data.kind !== 'trigger' && data.disabled === true;
   return (
-    <div className="fd-node" data-error={data.error ? 'true' : 'false'} data-testid={`node-${id}`}>
+    <div className="fd-node" data-error={data.error ? 'true' : 'false'} data-disabled={disabled ? 'true' : 'false'} data-testid={`node-${id}`}>
       <Group gap={10} wrap="nowrap" align="flex-start">
-        <ThemeIcon variant="light" color={colorOf(data)} radius="md" size={32} aria-hidden>
+        <ThemeIcon variant="light" color={disabled ? 'gray' : colorOf(data)} radius="md" size={32} aria-hidden>
           {data.kind === 'trigger' ? TRIGGER_ICON[triggerTypeOf(data.triggerType)] : kindIcon(data.kind)}
         </ThemeIcon>
         <div style={{ minWidth: 0, flex: 1 }}>
@@ -75,7 +76,7 @@ function Card({ data, id }: { data: NodeData; id: string }) {
             {title}
           </Text>
           <Text size="xs" c="dimmed" truncate>
-            {summaryOf(data)}
+            {disabled ? `Disabled: ${summaryOf(data)}` : summaryOf(data)}
           </Text>
           <Text size="xs" c="dimmed" ff="monospace">
             {id}

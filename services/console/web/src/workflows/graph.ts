@@ -45,7 +45,16 @@ export type FormValue = string | FormRow[] | FormRecord[] | number | boolean | u
 export type StepForm = Record<string, FormValue>;
 
 // A type, not an interface: React Flow's node data must be a plain record.
-export type StepData = { kind: StepKind; name: string; form: StepForm; error?: string; onError?: OnError; retry?: RetryPolicy };
+export type StepData = {
+  kind: StepKind;
+  name: string;
+  form: StepForm;
+  error?: string;
+  onError?: OnError;
+  retry?: RetryPolicy;
+  /** Disabled (WorkflowNode.disabled): kept, not run; its input passes on. */
+  disabled?: boolean;
+};
 /** `summary`: the line under the trigger's name on the canvas (e.g. the schedule in words). */
 export type TriggerData = { kind: 'trigger'; name: string; triggerType: string; summary?: string; error?: string };
 export type NodeData = StepData | TriggerData;
@@ -191,7 +200,14 @@ function toData(n: ApiNode): StepData {
     } else if (f.widget === 'json') form[f.key] = v === undefined ? '' : JSON.stringify(v, null, 2);
     else form[f.key] = (v as string | undefined) ?? '';
   }
-  return { kind: n.type, name: n.name ?? '', form, ...(n.onError ? { onError: n.onError } : {}), ...(n.retry ? { retry: n.retry } : {}) };
+  return {
+    kind: n.type,
+    name: n.name ?? '',
+    form,
+    ...(n.onError ? { onError: n.onError } : {}),
+    ...(n.retry ? { retry: n.retry } : {}),
+    ...(n.disabled ? { disabled: true } : {}),
+  };
 }
 
 /**
@@ -274,6 +290,7 @@ export function toApiGraph(nodes: CanvasNode[], edges: CanvasEdge[]): { graph: A
       ...(d.name.trim() ? { name: d.name.trim() } : {}),
       ...(d.onError && d.onError !== 'fail' ? { onError: d.onError } : {}),
       ...(savedRetry(d.retry) ? { retry: savedRetry(d.retry) } : {}),
+      ...(d.disabled ? { disabled: true } : {}),
       position: round(n.position),
     };
     const { params, problem } = toParams(d);

@@ -56,8 +56,8 @@ export function callInProcess(app: InProcessService, call: InternalCall): Promis
       settled = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      if (err) reject(err);
-      else resolve(answer!);
+      if (answer) resolve(answer);
+      else reject(err);
     };
     // As over HTTP: the caller stops waiting; a call already under way may still complete.
     const onAbort = () => finish(signal!.reason);

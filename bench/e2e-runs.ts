@@ -14,6 +14,8 @@
 //     --http-latency MS an HTTP Request node to a loopback endpoint answering after MS (default: none)
 //     --rate R          send at R deliveries/s (default: as fast as C connections go)
 //     --connections C   concurrent senders (default 64)
+//     --workspace-transport in-process|http  how the engine calls workspace-api: through its routes in
+//                       process, as `npm start` does (default), or over its loopback port, as containers do
 //   DATABASE_URL=postgres://... for Postgres (a fresh database), else PGlite in memory.
 //
 // Prints runs/s (first accept to last run finished), p50/p99 from accepted (the 200) to the run's
@@ -107,9 +109,12 @@ const { values: args, positionals } = parseArgs({
     bus: { type: 'string', default: 'embedded' },
     'no-rich': { type: 'boolean', default: false },
     'rich-concurrency': { type: 'string', default: '1' },
+    'workspace-transport': { type: 'string', default: 'in-process' },
   },
 });
 if (args.bus !== 'embedded' && args.bus !== 'kafka') throw new Error('--bus must be embedded or kafka');
+const TRANSPORT = args['workspace-transport'];
+if (TRANSPORT !== 'in-process' && TRANSPORT !== 'http') throw new Error('--workspace-transport must be in-process or http');
 const N = Number(args.runs ?? positionals[0] ?? 3000);
 const WORKFLOWS = Number(args.workflows);
 const LATENCY = args['http-latency'] === undefined ? undefined : Number(args['http-latency']);
@@ -154,6 +159,7 @@ const stack = await startBenchStack({
   ...(args.bus === 'kafka' ? { bus: kafkaBus } : {}),
   http: createGuardedHttpClient(LATENCY === undefined ? {} : { policy: SsrfPolicy.fromEnv({ SSRF_ALLOWLIST: new URL(endpointUrl).host }) }),
   engine: { concurrency: Number(args['engine-concurrency']), workflowConcurrency: Number(args['workflow-concurrency']) },
+  workspaceTransport: TRANSPORT,
 });
 const { db, bus, apiUrl, token } = stack;
 const pgCpu = postgresCpu(benchDatabaseName(db));
@@ -258,7 +264,7 @@ async function measure(workflows: { id: string; webhookSecret: string }[], kind:
 
   if (kind === 'rich') {
     console.log(
-      `bench:e2e richer workflow (For each over 10 items${args['rich-concurrency'] === '1' ? '' : `, concurrency ${args['rich-concurrency']}`} → Set → Switch → Create Task) on ${db.db.kind}${brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries, ${CONNECTIONS} senders`,
+      `bench:e2e richer workflow (For each over 10 items${args['rich-concurrency'] === '1' ? '' : `, concurrency ${args['rich-concurrency']}`} → Set → Switch → Create Task) on ${db.db.kind}${brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries, ${CONNECTIONS} senders; engine → workspace-api ${TRANSPORT}`,
     );
     console.log(`  all runs finished in ${seconds.toFixed(2)} s; ${failed} not succeeded; ${tasks} tasks (${(tasks / N).toFixed(1)} per run)`);
     for (const e of errors.rows) console.log(`  not succeeded: ${String(e.n)} × ${String(e.error).slice(0, 200)}`);
@@ -273,7 +279,7 @@ async function measure(workflows: { id: string; webhookSecret: string }[], kind:
     return;
   }
   console.log(
-    `bench:e2e on ${db.db.kind}${kafka || brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries over ${WORKFLOWS} workflow(s)${LATENCY === undefined ? '' : `, HTTP Request node waiting ${LATENCY} ms`}${RATE ? `, sent at ${RATE}/s` : `, ${CONNECTIONS} senders`}`,
+    `bench:e2e on ${db.db.kind}${kafka || brokersLabel ? ` + ${brokersLabel}` : ' + embedded bus'}: ${N} deliveries over ${WORKFLOWS} workflow(s)${LATENCY === undefined ? '' : `, HTTP Request node waiting ${LATENCY} ms`}${RATE ? `, sent at ${RATE}/s` : `, ${CONNECTIONS} senders`}; engine → workspace-api ${TRANSPORT}`,
   );
   console.log(
     `  accepted in ${((acceptDone - started) / 1000).toFixed(2)} s; all runs finished in ${seconds.toFixed(2)} s; ${failed} not succeeded; ${tasks} tasks`,

@@ -52,7 +52,8 @@ export async function startFlowdeskChild(options: { env?: Record<string, string 
     process.execPath,
     [...(process.env.BENCH_CHILD_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--conditions=source', '--import', 'tsx', 'embedded/src/main.ts'],
     {
-      cwd: REPO,
+      // BENCH_FLOWDESK_REPO: another checkout's `npm start` (old beside new, bench:vs-n8n --sides flowdesk).
+      cwd: process.env.BENCH_FLOWDESK_REPO ?? REPO,
       env: {
         ...process.env,
         FLOWDESK_HOME: home,

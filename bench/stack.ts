@@ -1,6 +1,6 @@
 // What the in-process benches share (bench:e2e, bench:wait): the services on one database (a fresh
 // Postgres database with DATABASE_URL, else PGlite in memory) — workspace-api publishing on the bus,
-// the workflow engine with its workspace client — internal tokens, calls as a user, and the CPU of
+// the workflow engine with its workspace client (in process, or over loopback HTTP) — internal tokens, calls as a user, and the CPU of
 // this process and of the bench database's Postgres backends from /proc (so other load on the machine does not count).
 import { readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -138,6 +138,11 @@ export interface BenchStackOptions {
   http?: GuardedHttpClient;
   /** The workflow engine's options beyond the stack's (concurrency, …). */
   engine?: Partial<Parameters<typeof buildEngine>[0]>;
+  /**
+   * How the engine reaches workspace-api: 'in-process' (default; as `npm start` does, through its
+   * routes without a socket) or 'http' (its loopback port, as separate containers do).
+   */
+  workspaceTransport?: 'in-process' | 'http';
 }
 
 export interface BenchStack {
@@ -172,7 +177,7 @@ export async function startBenchStack(options: BenchStackOptions = {}): Promise<
   });
   const apiUrl = await listen(api, 0);
   const workspace = workspaceClient({
-    workspaceApiUrl: apiUrl,
+    ...(options.workspaceTransport === 'http' ? { workspaceApiUrl: apiUrl } : { workspaceApi: api }),
     userToken: async (sub) => token(sub, 'workflow-engine'),
     serviceToken: async () => token('svc:workflow-engine', 'workflow-engine', 'internal'),
   });

@@ -16,7 +16,9 @@
 // side. Runs/s = finished runs in the database ÷ (load start → last run's finish). CPU per run = the
 // process tree's CPU + its database's Postgres backends' CPU over load and drain ÷ finished runs.
 //
-//   npm run bench:vs-n8n -- [--seconds 20] [--connections 32] [--lines simple1,rich,idle] [--idle 60] [--rate R]
+//   npm run bench:vs-n8n -- [--seconds 20] [--connections 32] [--lines simple1,rich,idle] [--idle 60] [--rate R] [--sides flowdesk]
+// --sides flowdesk measures Flowdesk alone (no n8n installed or started, no ratios); with
+// BENCH_FLOWDESK_REPO=<another checkout> it measures that tree's `npm start` (old beside new).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -39,6 +41,7 @@ const { values: args } = parseArgs({
     lines: { type: 'string', default: 'simple1,simple20,rich,idle' },
     idle: { type: 'string', default: '60' },
     drain: { type: 'string', default: '120' },
+    sides: { type: 'string', default: 'flowdesk,n8n' },
     'n8n-dir': { type: 'string', default: path.join(homedir(), '.cache', 'flowdesk-bench', `n8n-${N8N_VERSION}`) },
   },
 });
@@ -47,6 +50,10 @@ const CONNECTIONS = Number(args.connections);
 const RATE = args.rate === undefined ? undefined : Number(args.rate);
 const LINES = args.lines.split(',');
 for (const l of LINES) if (!['simple1', 'simple20', 'rich', 'idle'].includes(l)) throw new Error(`--lines: unknown line ${l}`);
+const SIDES = args.sides.split(',');
+for (const s of SIDES) if (!['flowdesk', 'n8n'].includes(s)) throw new Error(`--sides: unknown side ${s}`);
+if (!SIDES.includes('flowdesk')) throw new Error('--sides: flowdesk is always measured');
+const WITH_N8N = SIDES.includes('n8n');
 /** The payload's n of the next webhook (both sides, all lines). */
 let nextN = 0;
 const SERVER = process.env.BENCH_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -54,7 +61,7 @@ const SERVER = process.env.BENCH_POSTGRES ?? 'postgres://postgres@127.0.0.1:5432
 // ---- n8n in the cache folder (installed once; npm's install scripts off, so nothing downloads binaries).
 const n8nDir = args['n8n-dir'];
 const n8nBin = path.join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n');
-if (!existsSync(n8nBin)) {
+if (WITH_N8N && !existsSync(n8nBin)) {
   console.log(`installing n8n@${N8N_VERSION} into ${n8nDir} (once; a few minutes)`);
   await mkdir(n8nDir, { recursive: true });
   // xlsx is fetched by n8n-nodes-base from cdn.sheetjs.com, not the registry: the registry's last xlsx
@@ -83,7 +90,7 @@ const dbUrl = (name: string) => {
   return u.toString();
 };
 await admin(`CREATE DATABASE "${dbName.flowdesk}"`);
-await admin(`CREATE DATABASE "${dbName.n8n}"`);
+if (WITH_N8N) await admin(`CREATE DATABASE "${dbName.n8n}"`);
 const cleanups: (() => Promise<unknown>)[] = [];
 const cleanup = async () => {
   for (const c of cleanups.reverse()) await c().catch((err) => console.error(`cleanup: ${(err as Error).message}`));
@@ -116,10 +123,9 @@ interface Side {
 
 async function main() {
   console.log(
-    `bench:vs-n8n: Flowdesk (npm start, Postgres) beside n8n ${N8N_VERSION} (n8n start, Postgres, regular mode); ${SECONDS} s per line, ${CONNECTIONS} connections${RATE ? `, ${RATE} req/s` : ''}; load average ${loadavg()[0]!.toFixed(2)} (2 cores)`,
+    `bench:vs-n8n: Flowdesk (npm start${process.env.BENCH_FLOWDESK_REPO ? ` of ${process.env.BENCH_FLOWDESK_REPO}` : ''}, Postgres) ${WITH_N8N ? `beside n8n ${N8N_VERSION} (n8n start, Postgres, regular mode)` : 'alone'}; ${SECONDS} s per line, ${CONNECTIONS} connections${RATE ? `, ${RATE} req/s` : ''}; load average ${loadavg()[0]!.toFixed(2)} (2 cores)`,
   );
-  const [flowdesk, n8n] = await Promise.all([startFlowdesk(), startN8n()]);
-  const sides = [flowdesk, n8n];
+  const sides = WITH_N8N ? await Promise.all([startFlowdesk(), startN8n()]) : [await startFlowdesk()];
   const results: Record<string, Record<string, LineResult>> = {};
   for (const line of LINES.filter((l) => l !== 'idle')) {
     results[line] = {};
@@ -133,7 +139,8 @@ async function main() {
       report(line, side.name, r);
     }
     const f = results[line].Flowdesk!;
-    const n = results[line].n8n!;
+    const n = results[line].n8n;
+    if (!n) continue;
     console.log(
       `  ${line}: Flowdesk ÷ n8n runs/s ${(f.runsPerSecond / n.runsPerSecond).toFixed(1)}×; n8n's CPU per run ÷ Flowdesk's ${(n.cpuPerRun / f.cpuPerRun).toFixed(1)}×`,
     );
@@ -152,13 +159,13 @@ async function main() {
         `idle ${seconds} s, ${i.name}: process tree ${i.tree.toFixed(1)} ms/s + Postgres ${i.pg.toFixed(1)} ms/s = ${(i.tree + i.pg).toFixed(1)} ms/s`,
       );
     const [fi, ni] = idle;
-    console.log(`  idle: Flowdesk ÷ n8n CPU ${((fi!.tree + fi!.pg) / Math.max(0.01, ni!.tree + ni!.pg)).toFixed(1)}×`);
+    if (ni) console.log(`  idle: Flowdesk ÷ n8n CPU ${((fi!.tree + fi!.pg) / Math.max(0.01, ni.tree + ni.pg)).toFixed(1)}×`);
   }
-  console.log('floors (issue 40; the same minutes, so a busy machine slows both):');
+  if (WITH_N8N) console.log('floors (issue 40; the same minutes, so a busy machine slows both):');
   const floor = (line: string, x: number) => {
     const r = results[line];
-    if (!r) return;
-    const ratio = r.Flowdesk!.runsPerSecond / r.n8n!.runsPerSecond;
+    if (!r?.n8n) return;
+    const ratio = r.Flowdesk!.runsPerSecond / r.n8n.runsPerSecond;
     console.log(`  ${line}: ≥ ${x}× n8n's runs/s → ${ratio.toFixed(1)}× ${ratio >= x ? 'met' : 'NOT met'}`);
   };
   floor('simple1', 50);

@@ -1,15 +1,22 @@
 import { BlockList, isIP } from 'node:net';
-import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
-import { dropRestOfBody } from '@flowdesk/service-kit';
+import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { dropRestOfBody, type Service } from '@flowdesk/service-kit';
 import type { Logger } from './log.ts';
 import { resolve, type Route } from './routing.ts';
+
+/**
+ * A service in this process as the front reaches it: its fastify app. `routing` is fastify's own
+ * request handler (the one its HTTP server calls), given the front's request and response as they
+ * are; `inject` serves the front's health and readiness probes.
+ */
+export type Backend = Pick<Service, 'routing' | 'inject'>;
 
 export interface ProxyOptions {
   routes: readonly Route[];
   /** Every backend, for `/services/<name>/…` and the front `/healthz` and `/readyz`. */
   services: readonly string[];
-  /** A backend's base URL; undefined while it is not running (answers 502). */
-  target(service: string): string | undefined;
+  /** A backend; undefined while it is not running (answers 502). */
+  target(service: string): Backend | undefined;
   log: Logger;
   /** How long the front `/healthz` and `/readyz` wait for each backend. */
   healthTimeoutMs?: number;
@@ -68,26 +75,23 @@ export function clientAddress(req: IncomingMessage, trust: FrontTrust): string {
   return chain[i]!;
 }
 
-// Meaningful for one connection only; forwarding them would corrupt the next hop's framing.
-const HOP_BY_HOP = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'proxy-authenticate',
-  'proxy-authorization',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-]);
+// Meaningful for one connection only: the client's connection to the front, not the service's view
+// of the request. The body's own framing (Content-Length, Transfer-Encoding) stays: the service reads
+// the body from this same request, as Node decoded it.
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade']);
+const FRAMING = new Set(['content-length', 'transfer-encoding', 'host']);
 
 /**
- * The front door of the embedded start: one port, routed by path prefix like the cluster's
- * ingress. Bodies are piped both ways, never buffered, so event streams reach the client as the
- * backend writes them.
+ * The front door of the embedded start: one port, routed by path prefix like the cluster's ingress,
+ * with no second HTTP hop. The services run in this process, so the front hands each request, as it
+ * came, to the target service's own request handling (fastify's `routing`, what its HTTP server
+ * would call): the service reads the body from the client's request and writes its answer (event
+ * streams included, as it writes them) to the client's response. What a proxy hop did that matters
+ * stays here: hop-by-hop headers dropped, X-Forwarded-* replaced (not appended: the services trust
+ * the front), the path prefix of `/services/<name>/` stripped, and an early answer's unread body
+ * dropped within a bound. Body limits are each service's own (as on their own ports).
  */
 export function createProxy(options: ProxyOptions): http.Server {
-  const agent = new http.Agent({ keepAlive: true });
   const server = http.createServer((req, res) => {
     const dest = resolve(req.url ?? '/', options.routes, options.services);
     if (dest.kind === 'front-health') {
@@ -97,18 +101,9 @@ export function createProxy(options: ProxyOptions): http.Server {
     } else if (dest.kind === 'none') {
       sendError(res, 404, 'not_found', `No route for ${req.method} ${(req.url ?? '/').split('?')[0]}`);
     } else {
-      const base = options.target(dest.service);
-      if (!base) sendError(res, 502, 'unavailable', `${dest.service} is not running`);
-      else
-        forward(req, res, {
-          agent,
-          base,
-          path: dest.path,
-          service: dest.service,
-          prefix: dest.strippedPrefix,
-          log: options.log,
-          client: clientAddress(req, options.trustProxy),
-        });
+      const backend = options.target(dest.service);
+      if (!backend) sendError(res, 502, 'unavailable', `${dest.service} is not running`);
+      else handOver(req, res, backend, dest, clientAddress(req, options.trustProxy), options.log);
     }
   });
   // Node's default keeps an idle client connection 5 s: a client (a browser, a test's request
@@ -116,90 +111,66 @@ export function createProxy(options: ProxyOptions): http.Server {
   // easily. Keep it as long as the services do (fastify's default, 72 s), headers timeout above it.
   server.keepAliveTimeout = 72_000;
   server.headersTimeout = 75_000;
-  server.on('close', () => agent.destroy());
   return server;
 }
 
-interface Hop {
-  agent: http.Agent;
-  base: string;
-  path: string;
-  service: string;
-  prefix: string | undefined;
-  log: Logger;
-  /** The client's address (clientAddress). */
-  client: string;
+function handOver(
+  req: IncomingMessage,
+  res: ServerResponse,
+  backend: Backend,
+  dest: { service: string; path: string; strippedPrefix?: string },
+  client: string,
+  log: Logger,
+): void {
+  forwardedHeaders(req, dest.strippedPrefix, client);
+  req.url = dest.path;
+  // An answer that went out while the client was still sending (a 401 before the body was read; a
+  // 413 drains itself, service kit): the rest of the body is read and dropped, at most 64 MiB, then
+  // the connection is cut (dropRestOfBody), so the client reads the answer and its keep-alive
+  // connection serves the next request.
+  res.once('finish', () => {
+    if (!req.complete) dropRestOfBody(req);
+  });
+  try {
+    backend.routing(req, res);
+  } catch (err) {
+    log.warn({ upstream: dest.service, err }, 'service failed to take the request');
+    if (!res.headersSent) sendError(res, 502, 'unavailable', `${dest.service} is unavailable`);
+    else res.destroy(err as Error);
+  }
 }
 
-function forward(req: IncomingMessage, res: ServerResponse, hop: Hop): void {
-  const target = new URL(hop.base);
-  const upstream = http.request({
-    protocol: target.protocol,
-    hostname: target.hostname,
-    port: target.port,
-    method: req.method,
-    path: hop.path,
-    headers: forwardedHeaders(req, hop.prefix, hop.client),
-    agent: hop.agent,
-  });
-  let bodyDropped = false;
-  upstream.on('response', (answer) => {
-    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, withoutHopByHop(answer.headers));
-    // Headers go out now: an event stream's client must see the response before the first event.
-    res.flushHeaders();
-    answer.pipe(res);
-    answer.on('error', () => res.destroy());
-    // An early answer (a 413 for an oversized body) while the client is still sending: the backend
-    // stops reading once it has answered, the pipe then waits for a drain that never comes, and the
-    // client's keep-alive connection stalls (its next request is never read). So the front stops
-    // forwarding, drops the backend's connection, and reads the rest of the body itself (at most
-    // 64 MiB, then the connection is cut: the service kit's dropRestOfBody).
-    answer.on('end', () => {
-      if (req.complete) return;
-      bodyDropped = true;
-      req.unpipe(upstream);
-      upstream.destroy();
-      dropRestOfBody(req);
-    });
-  });
-  upstream.on('error', (err) => {
-    if (res.destroyed || bodyDropped) return; // the client left first, or we cut the backend off ourselves
-    if (res.headersSent) {
-      res.destroy(err);
-      return;
-    }
-    hop.log.warn({ upstream: hop.service, err }, 'backend unreachable');
-    sendError(res, 502, 'unavailable', `${hop.service} is unavailable`);
-  });
-  // A client that goes away (closing an event stream) must release the backend's connection too.
-  res.on('close', () => {
-    if (!res.writableFinished) upstream.destroy();
-  });
-  req.pipe(upstream);
-}
-
-function forwardedHeaders(req: IncomingMessage, strippedPrefix: string | undefined, client: string): OutgoingHttpHeaders {
-  const headers: OutgoingHttpHeaders = withoutHopByHop(req.headers);
-  // Replaced, never appended to: the backends trust the front (loopback), so whatever a caller wrote
-  // into X-Forwarded-For would otherwise become their idea of the client's address (login
-  // throttling is per address). One entry: the address the front determined.
+/**
+ * The request's headers as the service sees them: without hop-by-hop ones, X-Forwarded-* as the front
+ * determined them. Replaced, never appended to: the services trust the front, so whatever a caller
+ * wrote into X-Forwarded-For would otherwise become their idea of the client's address (login
+ * throttling is per address). One entry: the address the front determined. The raw header list is
+ * rebuilt to match, for a service that reads it (the MCP SDK's transport builds its headers from it).
+ */
+function forwardedHeaders(req: IncomingMessage, strippedPrefix: string | undefined, client: string): void {
+  const headers: IncomingHttpHeaders = req.headers;
+  const named = headers.connection
+    ? String(headers.connection)
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter((h) => !FRAMING.has(h))
+    : [];
+  for (const name of HOP_BY_HOP) delete headers[name];
+  for (const name of named) delete headers[name];
   headers['x-forwarded-for'] = client;
   // What this hop saw, not what the client claims: the front is the edge of the embedded start.
   headers['x-forwarded-proto'] = 'http';
-  if (req.headers.host) headers['x-forwarded-host'] = req.headers.host;
+  if (headers.host) headers['x-forwarded-host'] = headers.host;
+  else delete headers['x-forwarded-host'];
   if (strippedPrefix) headers['x-forwarded-prefix'] = strippedPrefix;
-  return headers;
-}
-
-function withoutHopByHop(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
-  const named = String(headers.connection ?? '')
-    .split(',')
-    .map((h) => h.trim().toLowerCase());
-  const out: OutgoingHttpHeaders = {};
+  else delete headers['x-forwarded-prefix'];
+  const raw: string[] = [];
   for (const [name, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_BY_HOP.has(name) && !named.includes(name)) out[name] = value;
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) raw.push(name, v);
+    else raw.push(name, value);
   }
-  return out;
+  req.rawHeaders = raw;
 }
 
 /**
@@ -210,14 +181,20 @@ async function probeAll(options: ProxyOptions, probe: '/healthz' | '/readyz'): P
   const timeout = options.healthTimeoutMs ?? 2_000;
   return Promise.all(
     options.services.map(async (name) => {
-      const base = options.target(name);
-      if (!base) return [name, 'down'] as const;
+      const backend = options.target(name);
+      if (!backend) return [name, 'down'] as const;
+      let timer: NodeJS.Timeout | undefined;
       try {
-        const answer = await fetch(`${base}${probe}`, { signal: AbortSignal.timeout(timeout) });
-        await answer.body?.cancel();
-        return [name, answer.ok ? 'up' : 'refused'] as const;
+        // In process, through the service's own route (its readiness check, its draining state).
+        const answer = await Promise.race([
+          backend.inject({ method: 'GET', url: probe }),
+          new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${name} did not answer ${probe} within ${timeout} ms`)), timeout))),
+        ]);
+        return [name, answer.statusCode >= 200 && answer.statusCode < 300 ? 'up' : 'refused'] as const;
       } catch {
         return [name, 'down'] as const;
+      } finally {
+        clearTimeout(timer);
       }
     }),
   );

@@ -76,13 +76,14 @@ export interface RunningService {
   app: Service;
 }
 
-/** Loopback URLs of the services started so far (they start in SERVICE_NAMES order). */
-type Started = Partial<Record<ServiceName, string>>;
-const urlOf = (started: Started, name: ServiceName): string => {
-  const url = started[name];
-  if (!url) throw new Error(`${name} must start before the services that call it`);
-  return url;
+/** The services started so far (they start in SERVICE_NAMES order): loopback URL and app. */
+type Started = Partial<Record<ServiceName, { url: string; app: Service }>>;
+const startedOf = (started: Started, name: ServiceName) => {
+  const one = started[name];
+  if (!one) throw new Error(`${name} must start before the services that call it`);
+  return one;
 };
+const urlOf = (started: Started, name: ServiceName): string => startedOf(started, name).url;
 /** How a service that calls others obtains its internal tokens: from auth, with its own secret. */
 const tokenOptions = (d: ServiceDeps, started: Started, service: string) => ({
   authUrl: urlOf(started, 'auth'),
@@ -167,8 +168,10 @@ const builders: Record<ServiceName, (deps: ServiceDeps, started: Started) => Pro
     const http = createGuardedHttpClient({ policy });
     // Send Email's SMTP servers pass the same SSRF policy as HTTP Request's URLs.
     const mail = createSmtpMailer({ policy });
+    // workspace-api is in this process: the engine's calls go to its routes in process, no socket
+    // (the same token check, validation and serialisation; docs/development.md, "In-process hops").
     const workspace = workspaceClient({
-      workspaceApiUrl: urlOf(started, 'workspace-api'),
+      workspaceApi: startedOf(started, 'workspace-api').app,
       userToken: userTokenSource(tokenOptions(d, started, 'workflow-engine')),
       serviceToken: serviceTokenSource(tokenOptions(d, started, 'workflow-engine')),
     });
@@ -234,7 +237,7 @@ export async function startServices(deps: ServiceDeps): Promise<RunningService[]
       const app = await builders[name](deps, started);
       try {
         running.push({ name, app, url: await listen(app, 0, '127.0.0.1') });
-        started[name] = running[running.length - 1]!.url;
+        started[name] = running[running.length - 1]!;
       } catch (err) {
         await app.close();
         throw err;

@@ -14,14 +14,14 @@ import { ensureDemoUser, readDevFile, updateDevFile } from './dev-file.ts';
 import { closeServer, listenServer } from './http-server.ts';
 import { loadOrCreateKeys, type EmbeddedKeys } from './keys.ts';
 import { createLogger, type Logger } from './log.ts';
-import { createProxy, parseFrontTrust } from './proxy.ts';
+import { createProxy, parseFrontTrust, type Backend } from './proxy.ts';
 import { seedWelcome } from './seed.ts';
 import { closeServices, PUBLIC_ROUTES, SERVICE_NAMES, startServices, type RunningService, type ServiceName } from './services.ts';
 
 export interface Embedded {
   /** The public base URL: PUBLIC_BASE_URL, or the local one. */
   baseUrl: string;
-  /** Where this machine reaches the front proxy. */
+  /** Where this machine reaches the front (it hands each request to its service in process). */
   localUrl: string;
   /** The process's metrics listener: `/metrics` (all services), `/metrics/<service>` (one). */
   metricsUrl: string;
@@ -30,8 +30,9 @@ export interface Embedded {
   /** The one database every service uses here (tests read the engine's bookkeeping through it). */
   db: Database;
   /**
-   * Each service's own loopback URL, behind the front (benchmarks compare one service with another
-   * without the front's hop: bench/mcp-latency.ts). Not public: workspace-api accepts internal tokens only.
+   * Each service's own loopback URL (the services not yet called in process call each other there;
+   * benchmarks reach one service directly: bench/mcp-latency.ts). The front does not use them: it
+   * hands requests to the services in process. Not public: workspace-api accepts internal tokens only.
    */
   serviceUrls: Readonly<Record<ServiceName, string>>;
   /** Closes the proxy, then every service, then the database. Safe to call twice. */
@@ -47,7 +48,7 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
 
   // Listening before the services exist gives the public base URL they need (PORT=0 picks one);
   // until they are registered the front answers 502, as for any backend that is down.
-  const backends = new Map<string, string>();
+  const backends = new Map<string, Backend>();
   const proxy = createProxy({
     routes: PUBLIC_ROUTES,
     services: SERVICE_NAMES,
@@ -93,11 +94,11 @@ export async function startEmbedded(config: EmbeddedConfig): Promise<Embedded> {
       allowedOrigins: config.allowedOrigins,
       tuning: config,
     });
-    for (const s of services) backends.set(s.name, s.url);
+    for (const s of services) backends.set(s.name, s.app);
     metrics = await listenEmbeddedMetrics(config, services);
-    await seedOnce({ home: config.home, keys, userId, workspaceApiUrl: backends.get('workspace-api')!, baseUrl, log });
-    await updateDevFile(config.home, { baseUrl, userId });
     const serviceUrls = Object.fromEntries(services.map((s) => [s.name, s.url])) as Record<ServiceName, string>;
+    await seedOnce({ home: config.home, keys, userId, workspaceApiUrl: serviceUrls['workspace-api'], baseUrl, log });
+    await updateDevFile(config.home, { baseUrl, userId });
     return { baseUrl, localUrl, metricsUrl: metrics.url, userId, db: database.db, serviceUrls, close };
   } catch (err) {
     await close().catch(() => {});

@@ -1,5 +1,5 @@
 // The client address behind the embedded front: the front replaces any X-Forwarded-For a caller sends
-// with the address it saw, and auth (trusting loopback, the front) throttles by that real address —
+// with the address it saw, and auth (in process behind it, trusting the front) throttles by that real address —
 // a caller cannot escape the per-address login throttle by writing a header.
 import assert from 'node:assert/strict';
 import { IncomingMessage } from 'node:http';
@@ -7,7 +7,7 @@ import { Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { buildApp, generateServiceSecret, migrateAuth } from '@flowdesk/auth';
 import { createTestDatabase, type TestDatabase } from '@flowdesk/db';
-import { generateSigningKeys, listen, type Service } from '@flowdesk/service-kit';
+import { generateSigningKeys, type Service } from '@flowdesk/service-kit';
 import { closeServer, listenServer } from '../src/http-server.ts';
 import { createLogger } from '../src/log.ts';
 import { clientAddress, createProxy, parseFrontTrust } from '../src/proxy.ts';
@@ -32,11 +32,11 @@ before(async () => {
       account: { free: 100, baseDelayMs: 1000, maxDelayMs: 1000, forgetAfterMs: 86_400_000 },
     },
   });
-  const authUrl = await listen(auth, 0, '127.0.0.1');
+  await auth.ready();
   front = createProxy({
     routes: [{ prefix: '/auth/', service: 'auth' }],
     services: ['auth'],
-    target: () => authUrl,
+    target: () => auth,
     log: createLogger('front-test', 'silent'),
   });
   base = await listenServer(front, 0, '127.0.0.1');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
-import { createService, listen, type Service } from '@flowdesk/service-kit';
+import { createService, type Service } from '@flowdesk/service-kit';
 import { closeServer, listenServer } from '../src/http-server.ts';
 import { createLogger } from '../src/log.ts';
 import { createProxy } from '../src/proxy.ts';
@@ -16,11 +16,11 @@ let port: number;
 before(async () => {
   service = createService({ name: 'small', logLevel: 'silent', bodyLimit: 1024 });
   service.post('/hook', async () => ({ ok: true }));
-  const target = await listen(service, 0, '127.0.0.1');
+  await service.ready();
   front = createProxy({
     routes: [{ prefix: '/hook', service: 'small' }],
     services: ['small'],
-    target: () => target,
+    target: () => service,
     log: createLogger('proxy-test', 'silent'),
   });
   port = Number(new URL(await listenServer(front, 0, '127.0.0.1')).port);

@@ -1,51 +1,68 @@
 import assert from 'node:assert/strict';
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createService, type Service } from '@flowdesk/service-kit';
 import { closeServer, listenServer } from '../src/http-server.ts';
 import { createLogger } from '../src/log.ts';
 import { createProxy, type ProxyOptions } from '../src/proxy.ts';
 
-// A loopback backend that reports what reached it, so each test sees the request as forwarded.
-function backend(name: string, extra: (req: IncomingMessage, res: ServerResponse) => boolean = () => false) {
-  return http.createServer(async (req, res) => {
-    if (extra(req, res)) return;
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const status = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('status') ?? 200);
-    res.writeHead(status, { 'content-type': 'application/json', 'x-backend': name });
-    res.end(JSON.stringify({ backend: name, method: req.method, url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString() }));
+// Services as the front meets them in the embedded start (service kit's fastify apps, in this
+// process, never listening): each echoes what reached it, so each test sees the request as handed over.
+function backend(name: string, readiness?: () => Promise<void>): Service {
+  const app = createService({ name, logLevel: 'silent', readiness });
+  // Any body as text, so the echo shows the bytes as they arrived.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  const seen = { url: '', headers: {} as http.IncomingHttpHeaders, rawHeaders: [] as string[] };
+  app.addHook('onRequest', (req, _reply, done) => {
+    seen.url = req.raw.url ?? '';
+    seen.headers = { ...req.headers };
+    seen.rawHeaders = [...req.raw.rawHeaders];
+    done();
   });
+  lastSeen.set(name, seen);
+  app.all('/*', async (req, reply) => {
+    const status = Number(new URL(req.raw.url ?? '/', 'http://x').searchParams.get('status') ?? 200);
+    return reply
+      .code(status)
+      .header('x-backend', name)
+      .send({ backend: name, method: req.method, url: req.raw.url, headers: req.headers, ip: req.ip, body: typeof req.body === 'string' ? req.body : '' });
+  });
+  return app;
 }
+const lastSeen = new Map<string, { url: string; headers: http.IncomingHttpHeaders; rawHeaders: string[] }>();
 
 let secondEventWritten = false;
 let streamClosedByClient: Promise<void> = Promise.resolve();
-const alpha = backend('alpha', (req, res) => {
-  if (req.url === '/api/events') {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.write('data: first\n\n');
-    setTimeout(() => {
-      secondEventWritten = true;
-      res.end('data: second\n\n');
-    }, 300);
-    return true;
-  }
-  if (req.url === '/api/forever') {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    res.write('data: hello\n\n');
-    streamClosedByClient = new Promise((resolve) => res.on('close', resolve));
-    return true;
-  }
-  return false;
+const alpha = backend('alpha');
+alpha.get('/api/events', (_req, reply) => {
+  reply.hijack();
+  reply.raw.writeHead(200, { 'content-type': 'text/event-stream' });
+  reply.raw.write('data: first\n\n');
+  setTimeout(() => {
+    secondEventWritten = true;
+    reply.raw.end('data: second\n\n');
+  }, 300);
+});
+alpha.get('/api/forever', (_req, reply) => {
+  reply.hijack();
+  reply.raw.writeHead(200, { 'content-type': 'text/event-stream' });
+  reply.raw.write('data: hello\n\n');
+  streamClosedByClient = new Promise((resolve) => reply.raw.on('close', resolve));
 });
 // beta's own /readyz answers 503 while `betaReady` is false, as a service whose bus is down does.
 let betaReady = true;
-const beta = backend('beta', (req, res) => {
-  if (req.url !== '/readyz' || betaReady) return false;
-  res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"unavailable","message":"beta is not ready"}');
-  return true;
+const beta = backend('beta', async () => {
+  if (!betaReady) throw new Error('the bus is down');
 });
-const targets = new Map<string, string>();
+// A service that has shut down: its app is closed.
+const gone = backend('gone');
+const targets = new Map<string, Service>([
+  ['alpha', alpha],
+  ['beta', beta],
+  ['gone', gone],
+]);
 const options: ProxyOptions = {
   routes: [
     { prefix: '/api/', service: 'alpha' },
@@ -62,18 +79,14 @@ const proxy = createProxy(options);
 let base: string;
 
 before(async () => {
-  targets.set('alpha', await listenServer(alpha, 0, '127.0.0.1'));
-  targets.set('beta', await listenServer(beta, 0, '127.0.0.1'));
-  // A port that was free a moment ago: nothing listens there any more.
-  const closed = http.createServer();
-  targets.set('gone', await listenServer(closed, 0, '127.0.0.1'));
-  await closeServer(closed);
+  await Promise.all([alpha.ready(), beta.ready(), gone.ready()]);
+  await gone.close();
   base = await listenServer(proxy, 0, '127.0.0.1');
 });
 after(async () => {
   await closeServer(proxy, 0);
-  await closeServer(alpha, 0);
-  await closeServer(beta, 0);
+  await alpha.close();
+  await beta.close();
 });
 
 async function get(path: string, init?: RequestInit) {
@@ -104,19 +117,58 @@ test('passes method, body, status and headers through, and adds x-forwarded-*', 
   assert.deepEqual(JSON.parse(res.body.body), { hello: 'world' });
   assert.equal(res.body.headers['x-custom'], 'kept');
   assert.equal(res.body.headers['x-forwarded-for'], '127.0.0.1');
-  // What a caller claims is replaced, not appended to: the front is the edge.
-  const claimed = await fetch(`${base}/api/items`, { headers: { 'x-forwarded-for': '6.6.6.6' } });
-  assert.equal(((await claimed.json()) as { headers: Record<string, string> }).headers['x-forwarded-for'], '127.0.0.1');
+  // What a caller claims is replaced, not appended to: the front is the edge, and the service's
+  // idea of the client's address (request.ip, trusting the front) is the address the front saw.
+  const claimed = (await (await fetch(`${base}/api/items`, { headers: { 'x-forwarded-for': '6.6.6.6' } })).json()) as Record<string, any>;
+  assert.equal(claimed.headers['x-forwarded-for'], '127.0.0.1');
+  assert.equal(claimed.ip, '127.0.0.1');
   assert.equal(res.body.headers['x-forwarded-proto'], 'http');
   assert.equal(res.body.headers['x-forwarded-host'], new URL(base).host);
 });
 
+test("hop-by-hop headers, and those the client's Connection names, do not reach the service; the body's framing does", async () => {
+  const { hostname, port } = new URL(base);
+  const body = JSON.stringify({ n: 1 });
+  const echoed = await new Promise<Record<string, any>>((resolve, reject) => {
+    const req = http.request(
+      {
+        hostname,
+        port,
+        method: 'POST',
+        path: '/api/hop',
+        headers: {
+          connection: 'keep-alive, x-hop, content-length',
+          'x-hop': 'dropped',
+          'keep-alive': 'timeout=5',
+          te: 'trailers',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c));
+        res.on('end', () => resolve(JSON.parse(text) as Record<string, any>));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+  for (const name of ['connection', 'x-hop', 'keep-alive', 'te']) assert.equal(echoed.headers[name], undefined, name);
+  assert.equal(echoed.body, body, 'the body arrived whole: a Connection header naming content-length does not remove it');
+  assert.equal(echoed.headers['content-length'], String(Buffer.byteLength(body)));
+  // The raw header list the service may read (the MCP SDK's transport does) says the same.
+  const raw = lastSeen.get('alpha')!.rawHeaders.filter((_, i) => i % 2 === 0);
+  assert.ok(!raw.includes('x-hop') && !raw.includes('connection'), raw.join(','));
+  assert.ok(raw.includes('x-forwarded-for'), raw.join(','));
+});
+
 test('/services/<name>/healthz and /readyz reach that service with the prefix stripped', async () => {
   const health = await get('/services/beta/healthz');
-  assert.equal(health.body.backend, 'beta');
-  assert.equal(health.body.url, '/healthz');
-  assert.equal(health.body.headers['x-forwarded-prefix'], '/services/beta');
-  assert.equal((await get('/services/alpha/readyz')).body.url, '/readyz');
+  assert.deepEqual(health.body, { status: 'ok', service: 'beta' });
+  assert.equal(lastSeen.get('beta')!.url, '/healthz');
+  assert.equal(lastSeen.get('beta')!.headers['x-forwarded-prefix'], '/services/beta');
+  assert.deepEqual((await get('/services/alpha/readyz')).body, { status: 'ready', service: 'alpha' });
+  assert.equal(lastSeen.get('alpha')!.url, '/readyz');
   // Only the probes: the rest of a service is reached through its public prefix.
   assert.equal((await get('/services/beta/functions/v1/mcp-server-v2')).status, 404);
   assert.equal((await get('/services/nobody/healthz')).status, 404);
@@ -144,12 +196,15 @@ test('a client that leaves an event stream releases the backend connection', asy
   assert.equal(closed, true);
 });
 
-test('a backend that is down answers 502 with the JSON error body', async () => {
-  for (const path of ['/gone/x', '/later/x']) {
+test('a backend that is not running answers 502, one that has shut down 503, both with a JSON error body', async () => {
+  for (const [path, status] of [
+    ['/later/x', 502],
+    ['/gone/x', 503],
+  ] as const) {
     const res = await get(path, { method: 'POST', body: 'x' });
-    assert.equal(res.status, 502);
+    assert.equal(res.status, status, path);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
-    assert.equal(res.body.error, 'unavailable');
+    assert.equal(typeof res.body.error, 'string');
     assert.equal(typeof res.body.message, 'string');
   }
 });
@@ -217,6 +272,24 @@ test('/readyz is the readiness of every backend, not of the one `/` reaches: 503
   const degraded = await get('/readyz');
   assert.equal(degraded.status, 503);
   assert.deepEqual(degraded.body.services, { alpha: 'ready', beta: 'ready', gone: 'down', later: 'down' });
+});
+
+test('a backend whose probe gets no answer within the timeout counts as down', async () => {
+  let release = () => {};
+  const stuck = backend('stuck', () => new Promise<void>((resolve) => (release = resolve)));
+  const front = createProxy({ ...options, services: ['alpha', 'stuck'], target: (name) => (name === 'stuck' ? stuck : targets.get(name)) });
+  const frontBase = await listenServer(front, 0, '127.0.0.1');
+  try {
+    const started = Date.now();
+    const res = await fetch(`${frontBase}/readyz`);
+    assert.equal(res.status, 503);
+    assert.deepEqual(((await res.json()) as { services: unknown }).services, { alpha: 'ready', stuck: 'down' });
+    assert.ok(Date.now() - started < 5_000, 'answered after the probe timeout, not when the probe finished');
+  } finally {
+    release();
+    await closeServer(front, 0);
+    await stuck.close();
+  }
 });
 
 test("an idle client connection is kept past Node's 5 s default, so a client reusing it is answered, not reset", async () => {

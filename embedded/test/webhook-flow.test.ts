@@ -130,3 +130,51 @@ test('webhook → condition → HTTP request → task, with {{trigger.customer.n
   assert.equal((await deliver(wf.id, { event: 'signup', customer: { name: 'Bo' } }, { 'x-webhook-secret': fresh })).status, 200);
   assert.equal((await runsOf(wf.id, 2)).length, 2);
 });
+
+test('the runs event stream through the one base URL: headers and the first bytes at once, each run event as it happens', async () => {
+  const created = await api('POST', '/api/v1/workflows', {
+    name: 'Streamed',
+    triggerType: 'webhook',
+    active: true,
+    graph: { nodes: [{ id: 'task', type: 'create_task', params: { title: 'streamed {{trigger.n}}' } }], edges: [{ from: 'trigger', to: 'task' }] },
+  });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const wf = created.body;
+  const aborter = new AbortController();
+  const res = await fetch(`${flowdesk.localUrl}/api/v1/workflow-runs/stream?workflowId=${wf.id}`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: aborter.signal,
+  });
+  try {
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const reader = res.body!.getReader();
+    let text = '';
+    const readUntil = async (pattern: RegExp, what: string) => {
+      const deadline = AbortSignal.timeout(20_000);
+      while (!pattern.test(text)) {
+        const chunk = await Promise.race([
+          reader.read(),
+          new Promise<never>((_, reject) => deadline.addEventListener('abort', () => reject(new Error(`no ${what} within 20 s: ${JSON.stringify(text)}`)))),
+        ]);
+        if (chunk.done) throw new Error(`the stream ended before ${what}: ${JSON.stringify(text)}`);
+        text += Buffer.from(chunk.value).toString();
+      }
+    };
+    // Before any run: the stream's first bytes reached the client through the front.
+    await readUntil(/: connected/, 'first bytes');
+    assert.doesNotMatch(text, /event: run/);
+    // The workflow's active state reaches ingest's cache within its one-second lookup.
+    let ok: Response | undefined;
+    for (let i = 0; i < 50 && ok?.status !== 200; i++) {
+      if (i) await new Promise((r) => setTimeout(r, 100));
+      ok = await deliver(wf.id, { n: 1 }, { 'x-webhook-secret': wf.webhookSecret });
+      await ok.body?.cancel();
+    }
+    assert.equal(ok?.status, 200);
+    await readUntil(/event: run\ndata: \{[^\n]*"status":"succeeded"/, 'succeeded run event');
+    assert.match(text, new RegExp(`"workflowId":"${wf.id}"`));
+  } finally {
+    aborter.abort();
+  }
+});

@@ -3,6 +3,7 @@ export { createService, dropRestOfBody, parseTrustProxy, registeredRoutes, type 
 export { internalAuth, VerifiedTokenCache, type InternalAuthOptions } from './internal-auth.ts';
 export { signInternalToken, generateSigningKeys, jwkThumbprint, type SigningKeys } from './internal-token.ts';
 export { loggerOptions } from './logger.ts';
+export { callInProcess, InProcessTimeoutError, type InProcessService, type InternalAnswer, type InternalCall } from './in-process.ts';
 export { listen, onShutdown, isDraining, runJob, type ShutdownOptions } from './lifecycle.ts';
 export { constantTimeEqual, hmacSha256Hex, verifyHmacSha256 } from './constant-time.ts';
 export { serviceTokenSource, userTokenSource, type ServiceTokenSource, type ServiceTokenSourceOptions, type UserTokenSource } from './service-token.ts';

@@ -190,7 +190,16 @@ export interface EngineStackOptions {
   /** workspace-api's outbox poll (default 100 ms) and log level (default silent). */
   outboxPollMs?: number;
   apiLogLevel?: string;
+  /**
+   * How the engine's workspace client reaches workspace-api: over its loopback port (default, as
+   * separate containers do) or in process (as the embedded start does).
+   */
+  workspaceTransport?: WorkspaceTransport;
 }
+
+/** The two ways the engine reaches workspace-api; the contract tests run both. */
+export const WORKSPACE_TRANSPORTS = ['http', 'in-process'] as const;
+export type WorkspaceTransport = (typeof WORKSPACE_TRANSPORTS)[number];
 
 /** What a workflow engine under test runs against; `close()` stops it all (close the engines first). */
 export interface EngineStack {
@@ -233,7 +242,7 @@ export async function startEngineStack(options: EngineStackOptions): Promise<Eng
   });
   const apiUrl = await listen(api, 0);
   const workspace = workspaceClient({
-    workspaceApiUrl: apiUrl,
+    ...(options.workspaceTransport === 'in-process' ? { workspaceApi: api } : { workspaceApiUrl: apiUrl }),
     userToken: async (id) => signInternalToken(keys, { sub: id, aud: 'workspace-api', scope: 'mcp:read mcp:write', azp: 'workflow-engine' }),
     serviceToken: async () => signInternalToken(keys, { sub: 'svc:workflow-engine', aud: 'workspace-api', scope: 'internal', azp: 'workflow-engine' }),
   });

@@ -9,7 +9,7 @@ import {
   type WorkflowDefinition,
   type WorkflowDefinitionPage,
 } from '@flowdesk/contracts';
-import type { ServiceTokenSource, UserTokenSource } from '@flowdesk/service-kit';
+import { callInProcess, type InProcessService, type ServiceTokenSource, type UserTokenSource } from '@flowdesk/service-kit';
 import type { DefinitionSource } from '../domain/definitions.ts';
 import type { CreateTaskInput, WorkspaceNodesPort, WorkspaceWrites } from '../domain/ports.ts';
 
@@ -99,30 +99,51 @@ interface PendingTask {
 }
 
 /**
- * Over one keep-alive undici Pool: a run's calls reuse connections instead of opening their own.
+ * Over one keep-alive undici Pool: a run's calls reuse connections instead of opening their own. Or,
+ * when workspace-api runs in the same process (the embedded start), in process: `workspaceApi` is
+ * its fastify app and every call goes through its routes by `callInProcess` (the same hooks, token
+ * check, schema validation and serialisation, no socket). The calls, and what this client makes of
+ * the answers, are the same either way; the engine's contract tests run both (test/workspace-nodes.test.ts).
  *
  * Create Task is batched per owner: the tasks asked for during one event-loop turn, and while that
  * owner's previous batch is in flight, go as one `POST /internal/v1/tasks/batch` (one multi-row
  * INSERT under the owner's row-level security in workspace-api), each run getting its own answer. A
  * workspace-api without the batch route (404 during a rolling upgrade) is called one task at a time.
  */
-export function workspaceClient(options: {
-  workspaceApiUrl: string;
-  userToken: UserTokenSource;
-  serviceToken?: ServiceTokenSource;
-  timeoutMs?: number;
-  connections?: number;
-  /** Batches of one owner in flight at once (default 2). */
-  batchesInFlight?: number;
-}): WorkspaceClient {
+export function workspaceClient(
+  options: {
+    userToken: UserTokenSource;
+    serviceToken?: ServiceTokenSource;
+    timeoutMs?: number;
+    /** Batches of one owner in flight at once (default 2). */
+    batchesInFlight?: number;
+  } & (
+    | {
+        /** workspace-api's base URL (its own container, or a loopback port). */
+        workspaceApiUrl: string;
+        /** Connections of the pool (default 32). */
+        connections?: number;
+        workspaceApi?: undefined;
+      }
+    | {
+        /** workspace-api's app in this process: calls go to it in process (the embedded start). */
+        workspaceApi: InProcessService;
+        workspaceApiUrl?: undefined;
+      }
+  ),
+): WorkspaceClient {
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const pool = new Pool(options.workspaceApiUrl, {
-    connections: options.connections ?? 32,
-    keepAliveTimeout: 30_000,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connectTimeout: 2_000,
-  });
+  const inProcess = options.workspaceApi;
+  const pool =
+    options.workspaceApiUrl === undefined
+      ? undefined
+      : new Pool(options.workspaceApiUrl, {
+          connections: options.connections ?? 32,
+          keepAliveTimeout: 30_000,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+          connectTimeout: 2_000,
+        });
   const call = async (
     token: string,
     method: 'GET' | 'PUT' | 'POST' | 'PATCH',
@@ -130,15 +151,24 @@ export function workspaceClient(options: {
     body?: unknown,
     signal?: AbortSignal,
   ): Promise<{ status: number; json: () => Promise<unknown> }> => {
-    const res = await pool.request({
-      method,
-      path,
-      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
-    });
-    const text = await res.body.text();
-    return { status: res.statusCode, json: async () => (text ? (JSON.parse(text) as unknown) : undefined) };
+    const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    let status: number;
+    let text: string;
+    if (inProcess) {
+      ({ status, text } = await callInProcess(inProcess, { method, path, headers, body: payload, signal, timeoutMs }));
+    } else {
+      const res = await pool!.request({
+        method,
+        path,
+        headers,
+        body: payload,
+        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
+      });
+      status = res.statusCode;
+      text = await res.body.text();
+    }
+    return { status, json: async () => (text ? (JSON.parse(text) as unknown) : undefined) };
   };
   const ok = async <T>(res: { status: number; json: () => Promise<unknown> }, what: string): Promise<T> => {
     if (res.status >= 200 && res.status < 300) return (await res.json()) as T;
@@ -284,6 +314,8 @@ export function workspaceClient(options: {
         return ok<WorkflowDefinition>(res, 'reading a workflow definition');
       },
     },
-    close: () => pool.close(),
+    close: async () => {
+      await pool?.close();
+    },
   };
 }

@@ -159,7 +159,7 @@ test("the engine's and the caches' variables reach the services' configuration, 
     retryParkMs: 5000,
     limits: { maxLoopItemsPerRun: 1000 },
     retention: { ...retention, maxAgeDays: 30, keepPerWorkflow: null, intervalMs: 300_000 },
-    sandbox: (({ workers }) => ({ workers, perOwnerWorkers: workers - 1, budgetMsPerMinute: 20_000, workerHeapMb: 128 }))({
+    sandbox: (({ workers }) => ({ workers, perOwnerWorkers: workers - 1, budgetMsPerMinute: 20_000, parkAfterMs: 250, workerHeapMb: 128 }))({
       workers: Math.min(8, Math.max(2, availableParallelism())),
     }),
     metricsTopOwners: 0,

@@ -334,6 +334,38 @@ test('workers: a step whose expressions wait behind its owner’s busy worker pa
   await p.close();
 });
 
+test('workers: a Wait whose duration is a sandboxed expression, parked for the worker, waits its own time when woken; a step test waits instead of parking', async () => {
+  const p = await warm({ workers: 2, perOwnerWorkers: 1, parkAfterMs: 100 });
+  const event = fixedEvent('evt-wait-workers', { seconds: '30' });
+  const graph: WorkflowGraph = {
+    nodes: [{ id: 'wait', type: 'wait', params: { mode: 'duration', amount: '{{= $string($number(trigger.seconds)) }}', unit: 'seconds' } }],
+    edges: [{ from: 'trigger', to: 'wait' }],
+  };
+  const ports = { http: noHttp, createTask: () => Promise.reject(new Error('none')), clock: () => new Date(), log: silentLog, sandbox: p };
+  const workflow = { id: event.workflowId, ownerId: event.ownerId, graph };
+  const busy = loop(p, event.ownerId);
+  while (p.ownerStats(event.ownerId).running < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  const parked = await executeWorkflow({ workflow, event, ports });
+  assert.equal(parked.status, 'waiting', JSON.stringify(parked));
+  assert.equal((parked.steps[0]!.output as { waitingFor: string }).waitingFor, 'sandbox worker');
+  // A step test of the same step cannot park: it waits for the worker and answers the Wait's own park.
+  const tested = await executeWorkflow({ workflow, event, ports, stepTest: {} });
+  assert.equal((tested.steps[0]!.output as { waitingUntil?: string }).waitingUntil !== undefined, true, JSON.stringify(tested.steps[0]));
+  await busy;
+  // Woken by its timer (as the wait timers do), the Wait is not told it was resumed: it parks for its 30 s.
+  const checkpoints = new Map(parked.parked!.unsaved.map((c) => [c.step.nodeId, c]));
+  const woken = await executeWorkflow({
+    workflow,
+    event,
+    ports,
+    resume: { checkpoints, wake: { nodeId: 'wait', resumedBy: 'timer', at: new Date().toISOString() } },
+  });
+  assert.equal(woken.status, 'waiting', JSON.stringify(woken));
+  const until = Date.parse((woken.steps[0]!.output as { waitingUntil: string }).waitingUntil);
+  assert.ok(until > Date.now() + 20_000, `waits until ${new Date(until).toISOString()}`);
+  await p.close();
+});
+
 test('a template sends a step’s sandboxed expressions as one job with the scope once; inline ones never reach the sandbox', async () => {
   const jobs: { ownerId: string; sources: readonly string[] }[] = [];
   const counting: Sandbox = {

@@ -53,7 +53,7 @@ export const MODULES = [
     what: "For each: the per-node cap (10,000 items) and the run's loop items summed over its loops",
     mutate: [
       { file: 'services/workflow-engine/src/domain/nodes/for-each.ts', lines: [27, 36], anchor: 'execute: async (input)' },
-      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [733, 743], anchor: 'if (run.loopItems + items.length > limits.maxLoopItemsPerRun)' },
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [786, 796], anchor: 'if (run.loopItems + items.length > limits.maxLoopItemsPerRun)' },
     ],
     command: `${ENGINE} test/run-limits.test.ts test/foreach.test.ts`,
   },
@@ -61,10 +61,10 @@ export const MODULES = [
     name: 'dry-run-guard',
     what: 'a dry run (the editor previews) never executes an action, a Wait or a Verify signature: the stand-in and where it is taken',
     mutate: [
-      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [125, 128], anchor: 'if (handler.isAction) return {};' },
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [126, 129], anchor: 'if (handler.isAction) return {};' },
       {
         file: 'services/workflow-engine/src/domain/executor.ts',
-        lines: [431, 438],
+        lines: [439, 446],
         anchor: 'const standIn = input.dryRun ? dryRunStandIn(node, handler) : null;',
       },
     ],
@@ -74,8 +74,8 @@ export const MODULES = [
     name: 'disabled-steps',
     what: 'a disabled step is not executed: its input passes on as its output, by its pass-through branch',
     mutate: [
-      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [351, 360], anchor: '} else if (node.disabled === true) {' },
-      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [395, 407], anchor: 'function passThrough(' },
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [357, 366], anchor: '} else if (node.disabled === true) {' },
+      { file: 'services/workflow-engine/src/domain/executor.ts', lines: [403, 415], anchor: 'function passThrough(' },
     ],
     command: `${ENGINE} test/disabled-step.test.ts`,
   },
@@ -94,15 +94,20 @@ export const MODULES = [
   },
   {
     name: 'sandbox-pool',
-    what: "the sandbox worker pool's deadline (the worker terminated and replaced, the job failed naming the limit) and the error text's cap",
+    what: "the sandbox worker pool's deadline (the worker terminated and replaced, the job failed naming the limit), the error text's cap, and a parkable job handed back only while it waits for its owner's own workers",
     mutate: [
       {
         file: 'services/workflow-engine/src/adapters/sandbox-pool.ts',
-        lines: [386, 386],
+        lines: [491, 491],
         anchor: 'slot.timer = setTimeout(() => this.overran(slot), job.timeoutMs + this.options.graceMs);',
       },
-      { file: 'services/workflow-engine/src/adapters/sandbox-pool.ts', lines: [427, 438], anchor: 'private overran(slot: Slot): void {' },
-      { file: 'services/workflow-engine/src/adapters/sandbox-pool.ts', lines: [443, 449], anchor: 'private retire(slot: Slot): void {' },
+      { file: 'services/workflow-engine/src/adapters/sandbox-pool.ts', lines: [534, 545], anchor: 'private overran(slot: Slot): void {' },
+      { file: 'services/workflow-engine/src/adapters/sandbox-pool.ts', lines: [550, 556], anchor: 'private retire(slot: Slot): void {' },
+      {
+        file: 'services/workflow-engine/src/adapters/sandbox-pool.ts',
+        lines: [326, 326],
+        anchor: 'if (!overBudget && owner.running < this.options.perOwnerWorkers) return this.lookLater(job);',
+      },
       { file: 'services/workflow-engine/src/domain/sandbox-port.ts', lines: [25, 25], anchor: 'super(capErrorText(message, CODE_LIMITS.maxErrorChars));' },
       { file: 'libs/contracts/src/expressions.ts', lines: [37, 41], anchor: 'export function capErrorText(' },
     ],

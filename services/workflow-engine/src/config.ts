@@ -21,7 +21,10 @@ export interface EngineTuning {
   retryParkMs: number;
   /** Per-run limits set by the environment: MAX_LOOP_ITEMS_PER_RUN (For each items per run). */
   limits: Partial<RunLimits>;
-  /** The sandbox's pool: ENGINE_SANDBOX_WORKERS, ENGINE_SANDBOX_OWNER_WORKERS, ENGINE_SANDBOX_BUDGET_MS_PER_MINUTE, ENGINE_SANDBOX_WORKER_HEAP_MB. */
+  /**
+   * The sandbox's pool: ENGINE_SANDBOX_WORKERS, ENGINE_SANDBOX_OWNER_WORKERS, ENGINE_SANDBOX_BUDGET_MS_PER_MINUTE,
+   * ENGINE_SANDBOX_PARK_AFTER_MS, ENGINE_SANDBOX_WORKER_HEAP_MB.
+   */
   sandbox: Partial<SandboxPoolOptions>;
   /** Runs that start runs (docs/workflow-engine.md, "Limits"): RUN_WORKFLOW_MAX_DEPTH, MAX_CHILD_RUNS_PER_RUN, WORKFLOW_STARTS_PER_MINUTE. */
   quotas: StartQuotaLimits;

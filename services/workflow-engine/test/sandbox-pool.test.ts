@@ -229,7 +229,8 @@ test('budget: an owner past its sandbox time per minute waits (not failed) while
 });
 
 test('budget: a job whose run can park is handed back at once while its owner is past its budget, with times to try again spread out', async () => {
-  const p = await warm({ workers: 2, perOwnerWorkers: 1, budgetMsPerMinute: 500, codeTimeoutMs: 300 });
+  // parkAfterMs out of the way: these jobs are handed back for the budget, not for waiting behind A's worker.
+  const p = await warm({ workers: 2, perOwnerWorkers: 1, budgetMsPerMinute: 500, codeTimeoutMs: 300, parkAfterMs: 60_000 });
   // One job runs (300 ms, past the 500 ms budget after two); the others queue behind A's one worker.
   const first = Array.from({ length: 2 }, () => loop(p, 'A'));
   const queued = Array.from({ length: 3 }, () => p.runCode({ ownerId: 'A', code: 'return 1', data, parkWhenThrottled: true }).catch((e: Error) => e));
@@ -276,6 +277,92 @@ test('budget: a Code step of an owner past its budget parks its run until the bu
   assert.equal(record.parked?.nodeId, 'code_1');
   assert.ok(record.parked.until! > new Date(), 'parked until the budget allows');
   assert.equal((record.steps[0]!.output as { waitingFor: string }).waitingFor, 'sandbox budget');
+  await p.close();
+});
+
+test('workers: a job whose run can park, queued behind its owner’s busy workers past parkAfterMs, is handed back with times to try again; others wait', async () => {
+  const p = await warm({ workers: 2, perOwnerWorkers: 1, parkAfterMs: 100 });
+  // A's one worker is busy for about a second; C holds the other worker.
+  const busy = [loop(p, 'A'), loop(p, 'C')];
+  while (p.ownerStats('A').running + p.ownerStats('C').running < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+  const parkable = [1, 2, 3].map((n) => timed(p.runCode({ ownerId: 'A', code: `return ${n}`, data, parkWhenThrottled: true })));
+  const waits = p.runCode({ ownerId: 'A', code: 'return 4', data });
+  // B is under its cap: its job waits only for a worker to be free in its turn, and is not handed back.
+  const bWaits = timed(p.runCode({ ownerId: 'B', code: 'return 5', data, parkWhenThrottled: true }));
+  const handed = await Promise.all(parkable);
+  for (const h of handed) {
+    assert.ok(h.error instanceof SandboxThrottled && h.error.reason === 'workers', String(h.error ?? h.value));
+    assert.ok(h.ms >= 90 && h.ms < 800, `handed back after ${Math.round(h.ms)} ms (A's worker is busy for 1000 ms)`);
+  }
+  const times = handed.map((h) => (h.error as SandboxThrottled).retryAt.getTime());
+  assert.ok(times[0]! >= Date.now() + 50, 'not at once');
+  assert.ok(times[1]! > times[0]! && times[2]! > times[1]!, 'one after another');
+  assert.equal(p.ownerStats('A').parkedForWorkers, 3);
+  // The job that cannot park (a step test's) waits for A's worker; B's runs once a worker is free.
+  assert.equal(await waits, 4);
+  const b = await bWaits;
+  assert.equal(b.value, 5, String(b.error));
+  assert.equal(p.ownerStats('B').parkedForWorkers, 0);
+  await Promise.all(busy);
+  await p.close();
+});
+
+test('workers: a step whose expressions wait behind its owner’s busy worker parks its run (waiting for a sandbox worker), holding no slot', async () => {
+  const p = await warm({ workers: 2, perOwnerWorkers: 1, parkAfterMs: 100 });
+  const event = fixedEvent('evt-workers', { name: 'ada' });
+  const busy = loop(p, event.ownerId);
+  while (p.ownerStats(event.ownerId).running < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  const t = performance.now();
+  const record = await executeWorkflow({
+    workflow: {
+      id: event.workflowId,
+      ownerId: event.ownerId,
+      graph: {
+        nodes: [{ id: 'set', type: 'set_fields', params: { fields: [{ name: 'upper', value: '{{= $uppercase(trigger.name) }}' }] } }],
+        edges: [{ from: 'trigger', to: 'set' }],
+      },
+    },
+    event,
+    ports: { http: noHttp, createTask: () => Promise.reject(new Error('none')), clock: fixedClock(), log: silentLog, sandbox: p },
+  });
+  assert.ok(performance.now() - t < 800, `the run waited ${Math.round(performance.now() - t)} ms (the worker is busy for 1000 ms)`);
+  assert.equal(record.status, 'waiting', JSON.stringify(record));
+  assert.equal(record.parked?.nodeId, 'set');
+  assert.deepEqual(Object.keys(record.steps[0]!.output as object), ['waitingFor', 'until']);
+  assert.equal((record.steps[0]!.output as { waitingFor: string }).waitingFor, 'sandbox worker');
+  await busy;
+  await p.close();
+});
+
+test('workers: a Wait whose duration is a sandboxed expression, parked for the worker, waits its own time when woken; a step test waits instead of parking', async () => {
+  const p = await warm({ workers: 2, perOwnerWorkers: 1, parkAfterMs: 100 });
+  const event = fixedEvent('evt-wait-workers', { seconds: '30' });
+  const graph: WorkflowGraph = {
+    nodes: [{ id: 'wait', type: 'wait', params: { mode: 'duration', amount: '{{= $string($number(trigger.seconds)) }}', unit: 'seconds' } }],
+    edges: [{ from: 'trigger', to: 'wait' }],
+  };
+  const ports = { http: noHttp, createTask: () => Promise.reject(new Error('none')), clock: () => new Date(), log: silentLog, sandbox: p };
+  const workflow = { id: event.workflowId, ownerId: event.ownerId, graph };
+  const busy = loop(p, event.ownerId);
+  while (p.ownerStats(event.ownerId).running < 1) await new Promise((resolve) => setTimeout(resolve, 10));
+  const parked = await executeWorkflow({ workflow, event, ports });
+  assert.equal(parked.status, 'waiting', JSON.stringify(parked));
+  assert.equal((parked.steps[0]!.output as { waitingFor: string }).waitingFor, 'sandbox worker');
+  // A step test of the same step cannot park: it waits for the worker and answers the Wait's own park.
+  const tested = await executeWorkflow({ workflow, event, ports, stepTest: {} });
+  assert.equal((tested.steps[0]!.output as { waitingUntil?: string }).waitingUntil !== undefined, true, JSON.stringify(tested.steps[0]));
+  await busy;
+  // Woken by its timer (as the wait timers do), the Wait is not told it was resumed: it parks for its 30 s.
+  const checkpoints = new Map(parked.parked!.unsaved.map((c) => [c.step.nodeId, c]));
+  const woken = await executeWorkflow({
+    workflow,
+    event,
+    ports,
+    resume: { checkpoints, wake: { nodeId: 'wait', resumedBy: 'timer', at: new Date().toISOString() } },
+  });
+  assert.equal(woken.status, 'waiting', JSON.stringify(woken));
+  const until = Date.parse((woken.steps[0]!.output as { waitingUntil: string }).waitingUntil);
+  assert.ok(until > Date.now() + 20_000, `waits until ${new Date(until).toISOString()}`);
   await p.close();
 });
 

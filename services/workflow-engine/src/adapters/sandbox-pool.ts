@@ -9,7 +9,10 @@
  *   memory-limit error and the worker is replaced; QuickJS keeps its own memory limit inside;
  * - fairness: jobs wait in one queue per owner, owners are served round-robin, an owner holds at most
  *   `perOwnerWorkers` workers at once, and an owner past its budget of sandbox time per minute waits
- *   (its jobs are not failed) while the others go on.
+ *   (its jobs are not failed) while the others go on. A job whose run can park (`parkWhenThrottled`)
+ *   never waits for its owner's own capacity in memory: past the budget it is handed back at once, and
+ *   still queued behind its owner's workers after `parkAfterMs` it is handed back then (SandboxThrottled),
+ *   so the run parks and frees its slot for other owners' runs.
  * Workers start when jobs first need them and stay warm; a replaced one is started at once.
  */
 import { availableParallelism } from 'node:os';
@@ -28,6 +31,11 @@ export interface SandboxPoolOptions {
   perOwnerWorkers: number;
   /** Sandbox time an owner may use per minute, in ms (ENGINE_SANDBOX_BUDGET_MS_PER_MINUTE, default 20 000). */
   budgetMsPerMinute: number;
+  /**
+   * A job whose run can park, still queued this long while its owner holds all its workers, is handed
+   * back so its run parks instead of holding its slot (ENGINE_SANDBOX_PARK_AFTER_MS, default 250).
+   */
+  parkAfterMs: number;
   /** A Code job's limit (CODE_LIMITS.timeoutMs) and an expressions job's (EXPRESSION_LIMITS.timeoutMs). */
   codeTimeoutMs: number;
   expressionTimeoutMs: number;
@@ -53,6 +61,8 @@ export interface OwnerSandboxStats {
   memoryFailures: number;
   /** Jobs that had to wait because the owner was past its budget. */
   throttled: number;
+  /** Jobs handed back (their run parked) after waiting `parkAfterMs` behind the owner's own workers. */
+  parkedForWorkers: number;
   queued: number;
   running: number;
 }
@@ -63,6 +73,7 @@ export function defaultSandboxPoolOptions(): SandboxPoolOptions {
     workers,
     perOwnerWorkers: Math.max(1, workers - 1),
     budgetMsPerMinute: 20_000,
+    parkAfterMs: 250,
     codeTimeoutMs: CODE_LIMITS.timeoutMs,
     expressionTimeoutMs: EXPRESSION_LIMITS.timeoutMs,
     graceMs: 100,
@@ -76,13 +87,14 @@ const positive = (env: NodeJS.ProcessEnv, name: string, fallback: number): numbe
   return v;
 };
 
-/** ENGINE_SANDBOX_WORKERS, ENGINE_SANDBOX_OWNER_WORKERS, ENGINE_SANDBOX_BUDGET_MS_PER_MINUTE, ENGINE_SANDBOX_WORKER_HEAP_MB. */
+/** ENGINE_SANDBOX_WORKERS, ENGINE_SANDBOX_OWNER_WORKERS, ENGINE_SANDBOX_BUDGET_MS_PER_MINUTE, ENGINE_SANDBOX_PARK_AFTER_MS, ENGINE_SANDBOX_WORKER_HEAP_MB. */
 export function sandboxPoolOptionsFromEnv(env: NodeJS.ProcessEnv): Partial<SandboxPoolOptions> {
   const workers = positive(env, 'ENGINE_SANDBOX_WORKERS', defaultSandboxPoolOptions().workers);
   return {
     workers,
     perOwnerWorkers: positive(env, 'ENGINE_SANDBOX_OWNER_WORKERS', Math.max(1, workers - 1)),
     budgetMsPerMinute: positive(env, 'ENGINE_SANDBOX_BUDGET_MS_PER_MINUTE', 20_000),
+    parkAfterMs: positive(env, 'ENGINE_SANDBOX_PARK_AFTER_MS', 250),
     workerHeapMb: positive(env, 'ENGINE_SANDBOX_WORKER_HEAP_MB', 128),
   };
 }
@@ -97,8 +109,12 @@ interface Job {
   onAbort?: () => void;
   throttled: boolean;
   startedAt: number;
-  /** CodeJob.parkWhenThrottled: refused with SandboxThrottled rather than kept waiting for the budget. */
+  /** When it was queued (performance.now()). */
+  queuedAt: number;
+  /** CodeJob.parkWhenThrottled: handed back with SandboxThrottled rather than kept waiting for its owner's budget or workers. */
   parkable: boolean;
+  /** A parkable job's look, every parkAfterMs while it is queued: handed back if its owner holds all its workers. */
+  parkTimer?: NodeJS.Timeout;
 }
 
 interface Slot {
@@ -122,6 +138,8 @@ interface Owner {
   refilledAt: number;
   /** The last time to try again handed to a parked job: parked jobs are spread out at the rate the budget allows. */
   retryAt: number;
+  /** The same for jobs handed back behind the owner's workers: spread out at the rate its workers get through jobs. */
+  workersRetryAt: number;
   stats: OwnerSandboxStats;
 }
 
@@ -167,6 +185,7 @@ export class SandboxPool implements Sandbox {
       { kind: 'expressions', sources: job.sources, scope: job.scope },
       this.options.expressionTimeoutMs,
       job.signal,
+      job.parkWhenThrottled === true,
     )) as unknown[];
   }
 
@@ -245,13 +264,24 @@ export class SandboxPool implements Sandbox {
       }
     }
     return new Promise((resolve, reject) => {
-      const job: Job = { ownerId, message, timeoutMs, resolve, reject, throttled: false, startedAt: 0, parkable, ...(signal ? { signal } : {}) };
+      const job: Job = {
+        ownerId,
+        message,
+        timeoutMs,
+        resolve,
+        reject,
+        throttled: false,
+        startedAt: 0,
+        queuedAt: performance.now(),
+        parkable,
+        ...(signal ? { signal } : {}),
+      };
       if (signal) {
         job.onAbort = () => {
           const owner = this.owners.get(ownerId);
           const at = owner?.queue.indexOf(job) ?? -1;
           if (at >= 0) {
-            owner!.queue.splice(at, 1);
+            this.unqueue(owner!, at);
             this.settle(job, signal.reason as Error);
           }
         };
@@ -260,14 +290,75 @@ export class SandboxPool implements Sandbox {
       const owner = this.owner(ownerId);
       owner.queue.push(job);
       if (owner.queue.length === 1) this.ring.push(ownerId);
+      if (parkable) this.lookLater(job);
       this.pump();
     });
+  }
+
+  /** Takes the job at `at` out of its owner's queue (and an owner left with none out of the ring). */
+  private unqueue(owner: Owner, at: number): void {
+    const [job] = owner.queue.splice(at, 1);
+    const r = owner.queue.length === 0 && job ? this.ring.indexOf(job.ownerId) : -1;
+    if (r >= 0) this.ring.splice(r, 1);
+  }
+
+  private lookLater(job: Job): void {
+    job.parkTimer = setTimeout(() => this.handBackIfHeld(job), this.options.parkAfterMs);
+    // The queued job itself keeps the process alive (keepAlive refs the workers while the ring holds it).
+    job.parkTimer.unref();
+  }
+
+  /**
+   * A parkable job still queued `parkAfterMs` after it was queued (or last looked at; its timer is
+   * cleared when it leaves the queue): when it waits for its owner's own capacity (all of the owner's
+   * workers busy, or its budget used), it and every other parkable job of the owner queued that long
+   * are handed back, so their runs park and their slots serve other owners; a job waiting only for a
+   * free worker in its turn (the owner under its cap: other owners' jobs, a worker starting) stays
+   * and is looked at again.
+   */
+  private handBackIfHeld(job: Job): void {
+    job.parkTimer = undefined;
+    const owner = this.owners.get(job.ownerId);
+    if (!owner || this.closed) return;
+    const now = performance.now();
+    this.refill(owner, now);
+    const overBudget = owner.balance <= 0;
+    if (!overBudget && owner.running < this.options.perOwnerWorkers) return this.lookLater(job);
+    const back: { job: Job; ahead: number }[] = [];
+    const kept: Job[] = [];
+    for (const j of owner.queue) {
+      if (j.parkable && (j === job || now - j.queuedAt >= this.options.parkAfterMs)) back.push({ job: j, ahead: back.length + kept.length });
+      else kept.push(j);
+    }
+    owner.queue = kept;
+    if (kept.length === 0) {
+      const r = this.ring.indexOf(job.ownerId);
+      if (r >= 0) this.ring.splice(r, 1);
+    }
+    for (const b of back) {
+      if (overBudget) {
+        this.countThrottled(owner);
+        this.settle(b.job, new SandboxThrottled(this.parkUntil(owner)));
+      } else {
+        owner.stats.parkedForWorkers++;
+        this.settle(b.job, new SandboxThrottled(this.parkForWorkers(owner, b.ahead), 'workers'));
+      }
+    }
+    this.keepAlive();
   }
 
   private owner(ownerId: string): Owner {
     let owner = this.owners.get(ownerId);
     if (!owner) {
-      owner = { queue: [], running: 0, balance: this.options.budgetMsPerMinute, refilledAt: performance.now(), retryAt: 0, stats: emptyStats() };
+      owner = {
+        queue: [],
+        running: 0,
+        balance: this.options.budgetMsPerMinute,
+        refilledAt: performance.now(),
+        retryAt: 0,
+        workersRetryAt: 0,
+        stats: emptyStats(),
+      };
       this.owners.set(ownerId, owner);
     }
     return owner;
@@ -292,10 +383,22 @@ export class SandboxPool implements Sandbox {
   private parkUntil(owner: Owner): Date {
     const now = performance.now();
     const perMs = this.options.budgetMsPerMinute / 60_000;
-    const meanJobMs = owner.stats.jobs > 0 ? Math.max(10, owner.stats.sandboxMs / owner.stats.jobs) : 100;
     const from = Math.max(now + Math.max(0, -owner.balance) / perMs, owner.retryAt);
-    owner.retryAt = from + meanJobMs / perMs;
+    owner.retryAt = from + meanJobMs(owner) / perMs;
     return new Date(Date.now() + Math.ceil(owner.retryAt - now));
+  }
+
+  /**
+   * When a job handed back behind its owner's workers should try again: after the `ahead` jobs queued
+   * before it, at the rate the owner's workers get through its jobs (its mean job time), and at least
+   * parkAfterMs from now; jobs handed back one after another are spread out one job's share apart.
+   */
+  private parkForWorkers(owner: Owner, ahead: number): Date {
+    const now = performance.now();
+    const perJob = meanJobMs(owner) / this.options.perOwnerWorkers;
+    const from = Math.max(now + this.options.parkAfterMs + (ahead + 1) * perJob, owner.workersRetryAt);
+    owner.workersRetryAt = from + perJob;
+    return new Date(Date.now() + Math.ceil(from - now));
   }
 
   /** Starts queued jobs on idle workers, owners in turn; starts workers the queue needs. */
@@ -378,6 +481,8 @@ export class SandboxPool implements Sandbox {
 
   private dispatch(slot: Slot, job: Job): void {
     if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort);
+    clearTimeout(job.parkTimer);
+    job.parkTimer = undefined;
     const owner = this.owner(job.ownerId);
     owner.running++;
     slot.job = job;
@@ -419,6 +524,8 @@ export class SandboxPool implements Sandbox {
 
   private settle(job: Job, result: { value: unknown } | Error): void {
     if (job.onAbort) job.signal!.removeEventListener('abort', job.onAbort);
+    clearTimeout(job.parkTimer);
+    job.parkTimer = undefined;
     if (result instanceof Error) job.reject(result);
     else job.resolve(result.value);
   }
@@ -536,5 +643,10 @@ function expressionFailure(job: Job, reason: string): ExpressionError {
 }
 
 function emptyStats(): OwnerSandboxStats {
-  return { jobs: 0, sandboxMs: 0, timeouts: 0, memoryFailures: 0, throttled: 0, queued: 0, running: 0 };
+  return { jobs: 0, sandboxMs: 0, timeouts: 0, memoryFailures: 0, throttled: 0, parkedForWorkers: 0, queued: 0, running: 0 };
+}
+
+/** The owner's mean sandbox time per job so far (at least 10 ms; 100 ms before its first job ends). */
+function meanJobMs(owner: Owner): number {
+  return owner.stats.jobs > 0 ? Math.max(10, owner.stats.sandboxMs / owner.stats.jobs) : 100;
 }

@@ -21,8 +21,9 @@ import type { SlackNodeOptions } from './nodes/slack.ts';
 import type { TelegramNodeOptions } from './nodes/telegram.ts';
 import { nodeHandlers } from './nodes/index.ts';
 import type { ForEachPlan } from './nodes/for-each.ts';
-import type { NodeHandler, NodeResult, Resumption, SubSteps } from './nodes/node-handler.ts';
+import type { NodeHandler, NodeResult, ParkRequest, Resumption, SubSteps } from './nodes/node-handler.ts';
 import { abortableSleep, failureKind, resolveRetry, retries, retryDelay } from './retry.ts';
+import { SandboxThrottled } from './sandbox-port.ts';
 import { checkpointKey, DEFAULT_RUN_LIMITS, type ParkedRun, type RunLimits, type RunRecord, type StepCheckpoint } from './types.ts';
 
 export { checkpointKey, DEFAULT_RUN_LIMITS, type FinalRunStatus, type ParkedRun, type RunLimits, type RunRecord, type StepCheckpoint } from './types.ts';
@@ -225,8 +226,11 @@ interface WalkScope {
   item?: unknown;
 }
 
-/** How a walk ended: it ran out of nodes (`last`: the last executed node's output), or it stopped. */
-type WalkEnd = { stop: null; last: unknown } | { stop: 'failed' | 'end' | 'parked' | 'cancelled' };
+/**
+ * How a walk ended: it ran out of nodes (`last`: the last executed node's output), or it stopped;
+ * `parked`: the step that parked it (in a For each item, runLoop parks the run at the For each).
+ */
+type WalkEnd = { stop: null; last: unknown } | { stop: 'failed' | 'end' | 'cancelled' } | { stop: 'parked'; by: NodeResult & { park: ParkRequest } };
 
 export async function executeWorkflow(input: ExecuteWorkflowInput): Promise<RunRecord> {
   const { workflow, event, ports } = input;
@@ -274,9 +278,11 @@ function startRun(input: ExecuteWorkflowInput): RunState {
     headers: event.headers,
     credentials: ports.credentials,
     clock: ports.clock,
-    // Expressions that are not inline run in the sandbox, counted against the workflow's owner.
+    // Expressions that are not inline run in the sandbox, counted against the workflow's owner; a
+    // run's step (not a step test) parks rather than waits for the owner's sandbox capacity.
     sandbox: ports.sandbox,
     ownerId: workflow.ownerId,
+    ...(input.stepTest ? {} : { parkWhenThrottled: true }),
     ...(event.rawBody !== undefined ? { rawBody: event.rawBody } : {}),
     resumeUrl: (id: string): { url: string } | { why: string } => {
       const wait = workflow.graph.nodes.find((n) => n.id === id);
@@ -361,11 +367,13 @@ async function walk(run: RunState, at: WalkScope, entry: readonly number[]): Pro
     } else {
       const result = await visit(run, at, node);
       if (!result) return { stop: 'failed' }; // the step failed and its node says fail the run: stop at the first failure
-      if (result.park && at.index === undefined) {
+      if (result.park) {
         // Parking: the walk stops here; the caller stores the unsaved steps (this one `waiting`) and the run's row.
+        // An item's step (waiting for the sandbox) stops its item: runLoop parks the run at the For each.
         const p = result.park;
-        run.parked = { nodeId: id, until: p.until ?? p.timeoutAt ?? null, resumable: p.resumable === true, unsaved: run.unsaved.splice(0) };
-        return { stop: 'parked' };
+        if (at.index === undefined)
+          run.parked = { nodeId: id, until: p.until ?? p.timeoutAt ?? null, resumable: p.resumable === true, unsaved: run.unsaved.splice(0) };
+        return { stop: 'parked', by: { ...result, park: p } };
       }
       if (run.handlers[node.type].isAction) run.actionsRun++;
       if (
@@ -540,7 +548,12 @@ async function runStep(
   };
   run.steps.push(step);
   try {
-    const result = rendered.error ? stepFailed(run, at, node, step, rendered.error) : await execute(run, at, node, handler, step, rendered.params, resumed);
+    const result =
+      rendered.error instanceof SandboxThrottled && canPark(run)
+        ? parkForSandbox(run, node, step, rendered.error)
+        : rendered.error
+          ? stepFailed(run, at, node, step, rendered.error)
+          : await execute(run, at, node, handler, step, rendered.params, resumed);
     return { step, result };
   } finally {
     step.durationMs = ports.clock().getTime() - stepStart.getTime();
@@ -587,6 +600,8 @@ async function execute(
   const { workflow, event, ports } = input;
   const earlier = input.resume?.checkpoints?.get(checkpointKey(node.id, at.index))?.step;
   const errors: string[] = earlier ? [...(earlier.attemptErrors ?? []), ...(earlier.error ? [earlier.error] : [])].slice(-9) : [];
+  // A step parked for its retry, or for the sandbox, is not told it was resumed: it made no attempt of its own since.
+  const told = resumed && !earlier?.retryAt && !parkedForSandbox(earlier) ? resumed : undefined;
   const subSteps = handler.usesSubSteps ? subStepsOf(run, at, node) : undefined;
   // A parked step that did not fail (a Wait resumed) made no attempt before this one.
   for (let attempt = (earlier?.attempts ?? (earlier?.error ? 1 : 0)) + 1; ; attempt++) {
@@ -598,12 +613,10 @@ async function execute(
         workflowId: workflow.id,
         signal: run.signal,
         warn: (m: string) => addWarning(run, node.id, m),
-        ...(resumed && !earlier?.retryAt
-          ? { resumed: { resumedBy: resumed.resumedBy, at: resumed.at, ...(resumed.body !== undefined ? { body: resumed.body } : {}) } }
-          : {}),
+        ...(told ? { resumed: { resumedBy: told.resumedBy, at: told.at, ...(told.body !== undefined ? { body: told.body } : {}) } } : {}),
         ...(ports.respond ? { respond: ports.respond } : {}),
-        // Only a step of the run itself can park (a For each item's step cannot end the run waiting).
-        ...(at.index === undefined ? { canPark: true } : {}),
+        // A run's step can park (a For each item's, for the sandbox: runLoop parks the run at the For each); a step test's cannot.
+        ...(canPark(run) ? { canPark: true } : {}),
         ...(handler.isAction ? { idempotencyKey: stepIdempotencyKey(workflow.id, event.eventId, node.id, at.index) } : {}),
         ...(subSteps ? { subSteps } : {}),
       });
@@ -614,6 +627,8 @@ async function execute(
       if (result.park) step.status = 'waiting';
       return result;
     } catch (err) {
+      // The sandbox handed the step's job back (its owner's budget or workers): not a failure, the run parks.
+      if (err instanceof SandboxThrottled && canPark(run)) return parkForSandbox(run, node, step, err);
       noteAttempts(step, attempt, errors);
       const next = await afterFailure(run, at, node, handler, step, rendered, err, attempt, errors, earlier);
       if (next !== 'retry') return next;
@@ -680,6 +695,40 @@ function parkForRetry(run: RunState, node: WorkflowNode, step: RunStep, err: unk
   return { output: step.output, park: { until } };
 }
 
+/** Whether the run's steps can park (NodeContext.canPark): a run's can, a step test's cannot (nothing would wake it). */
+function canPark(run: RunState): boolean {
+  return run.input.stepTest === undefined;
+}
+
+/** What a step (or a For each) parked for the sandbox records as its output: `waitingFor` names what it waits for. */
+const SANDBOX_WAITS: Record<SandboxThrottled['reason'], string> = { budget: 'sandbox budget', workers: 'sandbox worker' };
+const SANDBOX_WAITING_FOR = new Set(Object.values(SANDBOX_WAITS));
+
+/** A checkpointed step that parked its run for the sandbox (parkForSandbox, or a For each with such an item). */
+function parkedForSandbox(step: RunStep | undefined): boolean {
+  const waitingFor = step?.status === 'waiting' ? (step.output as { waitingFor?: unknown } | null)?.waitingFor : undefined;
+  return typeof waitingFor === 'string' && SANDBOX_WAITING_FOR.has(waitingFor);
+}
+
+/**
+ * The sandbox handed the step's job back (SandboxThrottled: its owner is past its sandbox budget, or
+ * the job waited longer than the pool's bound behind the owner's own workers): the step is recorded
+ * `waiting` with `{ waitingFor, until }` and parks the run until then, so the run holds no slot while
+ * the owner's capacity comes back (docs/workflow-engine.md, "Isolation"); woken, it executes again. In
+ * a For each item it stops the item, and runLoop parks the run at the For each.
+ */
+function parkForSandbox(run: RunState, node: WorkflowNode, step: RunStep, err: SandboxThrottled): NodeResult {
+  const { ports, workflow } = run.input;
+  const output = { waitingFor: SANDBOX_WAITS[err.reason], until: err.retryAt.toISOString() };
+  step.status = 'waiting';
+  step.output = output;
+  ports.log.info(
+    { workflowId: workflow.id, nodeId: node.id, item: step.item, reason: err.reason, until: output.until },
+    'workflow node parked for the sandbox',
+  );
+  return { output, park: { until: err.retryAt } };
+}
+
 /** Cancelled while a step waited to be retried: the step keeps its last failure, the run ends cancelled. */
 function cancelledBeforeRetry(run: RunState, step: RunStep, err: unknown): null {
   step.status = 'failed';
@@ -725,6 +774,10 @@ function stepFailed(run: RunState, at: WalkScope, node: WorkflowNode, step: RunS
  * with the item's index and checkpointed under `<node id>#<item>`; the first item that fails the
  * run stops the loop (items in flight finish). Replaces the For each's output with
  * `{ results, count }` (each item's last executed node's output) and continues on `done`.
+ * An item whose step parked for the sandbox (parkForSandbox) stops the loop taking items; once the
+ * items in flight end, the For each is recorded `waiting` and parks the run until the latest of its
+ * items' times. Woken, the For each runs again: the items that ended are reused from their
+ * checkpoints (none is executed twice), the others run.
  */
 async function runLoop(run: RunState, node: WorkflowNode, step: RunStep, loop: ForEachPlan): Promise<NodeResult | null> {
   const body = run.plan.loops.get(node.id)!;
@@ -743,8 +796,10 @@ async function runLoop(run: RunState, node: WorkflowNode, step: RunStep, loop: F
   run.loopItems += items.length;
   const results: unknown[] = items.map(() => null);
   let next = 0;
-  let stopped: 'failed' | 'end' | null = null;
+  let stopped: 'failed' | 'end' | 'parked' | null = null;
   let failedAt = -1;
+  /** The items' steps that parked (waiting for the sandbox), and the latest time one of them waits for. */
+  const parked: { steps: RunStep[]; by?: NodeResult & { park: ParkRequest } } = { steps: [] };
   const worker = async (): Promise<void> => {
     while (stopped === null && next < items.length) {
       if (run.input.control?.cancelled?.()) {
@@ -758,12 +813,33 @@ async function runLoop(run: RunState, node: WorkflowNode, step: RunStep, loop: F
         results[index] = end.last;
         continue;
       }
-      if (stopped === null) failedAt = index;
-      stopped ??= end.stop === 'end' ? 'end' : 'failed';
+      if (end.stop === 'parked') {
+        const waiting = run.steps.findLast((st) => st.output === end.by.output);
+        if (waiting) parked.steps.push(waiting);
+        if (!parked.by || (end.by.park.until?.getTime() ?? 0) > (parked.by.park.until?.getTime() ?? 0)) parked.by = end.by;
+        stopped ??= 'parked';
+        return;
+      }
+      // A failure or a Stop ends the loop whatever else did: it outranks a park.
+      if (stopped === null || stopped === 'parked') {
+        failedAt = index;
+        stopped = end.stop === 'end' ? 'end' : 'failed';
+      }
       return;
     }
   };
   await Promise.all(Array.from({ length: Math.min(loop.concurrency, items.length) }, worker));
+  if (stopped === 'parked' && parked.by) {
+    // Checkpointed with the run's park: the items' steps so far (the waiting ones among them) and this For each, `waiting`.
+    step.status = 'waiting';
+    step.output = parked.by.output;
+    return { output: parked.by.output, park: parked.by.park };
+  }
+  // The loop ended otherwise (an item failed or stopped meanwhile): an item step that parked did not run.
+  for (const st of parked.steps) {
+    st.status = 'skipped';
+    st.output = null;
+  }
   const output = { results, count: items.length };
   run.main.outputs.set(node.id, output);
   step.output = output;

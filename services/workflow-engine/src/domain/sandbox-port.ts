@@ -27,14 +27,22 @@ export class CodeError extends Error {
 }
 
 /**
- * The sandbox refused a Code job at once because its owner is past its budget of sandbox time per
- * minute (CodeJob.parkWhenThrottled): the step parks its run until `retryAt` instead of holding a
- * run slot while it waits (docs/workflow-engine.md, "Isolation").
+ * The sandbox handed a job back instead of keeping it waiting (CodeJob.parkWhenThrottled): its owner
+ * is past its budget of sandbox time per minute (`budget`), or the job waited longer than the pool's
+ * bound (ENGINE_SANDBOX_PARK_AFTER_MS) behind its owner's own workers (`workers`). The step parks its
+ * run until `retryAt` instead of holding a run slot while it waits (docs/workflow-engine.md, "Isolation").
  */
 export class SandboxThrottled extends Error {
   override name = 'SandboxThrottled';
-  constructor(readonly retryAt: Date) {
-    super(`the owner used its sandbox time for this minute; the step waits until ${retryAt.toISOString()}`);
+  constructor(
+    readonly retryAt: Date,
+    readonly reason: 'budget' | 'workers' = 'budget',
+  ) {
+    super(
+      reason === 'budget'
+        ? `the owner used its sandbox time for this minute; the step waits until ${retryAt.toISOString()}`
+        : `the owner's sandbox workers are busy with its other jobs; the step waits until ${retryAt.toISOString()}`,
+    );
   }
 }
 
@@ -58,8 +66,9 @@ export interface CodeJob {
   signal?: AbortSignal;
   /**
    * The caller can park its run: while the owner is past its sandbox budget the job is refused at
-   * once (and a queued one as soon as the owner passes it) with SandboxThrottled and a time to try
-   * again, instead of waiting in memory. Absent: the job waits for the budget (a For each item, a step test).
+   * once (and a queued one as soon as the owner passes it), and a job still queued behind the owner's
+   * own workers after the pool's bound is handed back, with SandboxThrottled and a time to try again,
+   * instead of waiting in memory. Absent: the job waits (a step test).
    */
   parkWhenThrottled?: boolean;
 }
@@ -70,6 +79,8 @@ export interface ExpressionsJob {
   sources: readonly string[];
   scope: SandboxScope;
   signal?: AbortSignal;
+  /** As CodeJob.parkWhenThrottled: the step's run can park instead of waiting for the sandbox. */
+  parkWhenThrottled?: boolean;
 }
 
 /**

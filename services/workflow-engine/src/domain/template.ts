@@ -46,6 +46,11 @@ export interface TemplateScope {
   ownerId?: string;
   /** The run's signal: a sandbox job still queued when it aborts is dropped. */
   signal?: AbortSignal;
+  /**
+   * The step's run can park (a run, not a step test): sandboxed expressions are handed back with
+   * SandboxThrottled instead of waiting for the owner's sandbox budget or workers (ExpressionsJob.parkWhenThrottled).
+   */
+  parkWhenThrottled?: boolean;
 }
 
 /** A `{{credentials.<name>}}` the owner has no credential for (or a malformed reference). */
@@ -184,6 +189,7 @@ export class TemplateRenderer {
       sources: sandboxed,
       scope,
       ...(this.scope.signal ? { signal: this.scope.signal } : {}),
+      ...(this.scope.parkWhenThrottled ? { parkWhenThrottled: true } : {}),
     });
     sandboxed.forEach((source, i) => this.evaluated.set(source, values[i]));
   }

@@ -4,7 +4,7 @@
  * The code is not templated (a `{{…}}` in it is text): it reads its data as variables instead.
  */
 import type { NodeParams } from '@flowdesk/contracts';
-import { SandboxThrottled, type CodeInput } from '../sandbox-port.ts';
+import type { CodeInput } from '../sandbox-port.ts';
 import type { TemplateRenderer } from '../template.ts';
 import type { NodeHandler } from './node-handler.ts';
 
@@ -20,22 +20,16 @@ export const codeHandler: NodeHandler<CodeParams, CodeNodeInput> = {
   // The data is already in the run (trigger, earlier steps): the step records the code's size, not a copy of everything.
   mask: (input) => ({ codeChars: input.code.length }),
   // In the engine's sandbox (ports.sandbox: a worker pool with a deadline enforced from outside), as the run's owner.
-  // An owner past its sandbox budget: a step that can park parks its run until the budget allows
-  // (no run slot held, nothing for a shutdown to wait on) and runs its code again when woken.
-  execute: async (input, ctx) => {
-    try {
-      return {
-        output: await ctx.ports.sandbox.runCode({
-          ownerId: ctx.ownerId,
-          code: input.code,
-          data: input.data,
-          signal: ctx.signal,
-          ...(ctx.canPark ? { parkWhenThrottled: true } : {}),
-        }),
-      };
-    } catch (err) {
-      if (!(err instanceof SandboxThrottled) || !ctx.canPark) throw err;
-      return { output: { waitingFor: 'sandbox budget', until: err.retryAt.toISOString() }, park: { until: err.retryAt } };
-    }
-  },
+  // A step that can park asks to be handed back rather than wait for its owner's sandbox budget or
+  // workers: the executor then parks the run (SandboxThrottled, executor.ts parkForSandbox) and, woken,
+  // runs the code again.
+  execute: async (input, ctx) => ({
+    output: await ctx.ports.sandbox.runCode({
+      ownerId: ctx.ownerId,
+      code: input.code,
+      data: input.data,
+      signal: ctx.signal,
+      ...(ctx.canPark ? { parkWhenThrottled: true } : {}),
+    }),
+  }),
 };

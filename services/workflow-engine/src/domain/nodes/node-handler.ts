@@ -21,7 +21,11 @@ export interface NodeContext {
   idempotencyKey?: string;
   /** The step's node id. */
   nodeId?: string;
-  /** The step may park its run (NodeResult.park): a step of the run's own walk, not of a For each item. */
+  /**
+   * The step may park its run (NodeResult.park): a step of a run, not of a step test (nothing wakes
+   * one). In a For each item only for the sandbox (SandboxThrottled; a Wait cannot be in a loop body):
+   * the loop stops taking items and the run parks at the For each.
+   */
   canPark?: boolean;
   /** The run's workflow (absent in some unit tests). */
   workflowId?: string;

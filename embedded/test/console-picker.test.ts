@@ -138,8 +138,16 @@ describe('the variable picker in chromium: earlier steps from the last run, and 
     await page.setViewportSize({ width: 390, height: 844 });
     await loop.getByRole('button', { name: 'Insert {{item.qty}}' }).scrollIntoViewIfNeeded();
     const width = await page.evaluate(() => (globalThis as any).innerWidth as number);
-    const scroll = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
-    assert.ok(scroll <= width, `no sideways scrolling (${scroll} > ${width})`);
+    // The layout settles after the resize (the side panel takes its phone form): wait for it, bounded.
+    let scroll = 0;
+    await until(
+      `no sideways scrolling at ${width} px`,
+      async () => {
+        scroll = await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number);
+        return scroll <= width;
+      },
+      10_000,
+    ).catch(() => assert.fail(`no sideways scrolling (${scroll} > ${width})`));
     const box = (await loop.getByRole('button', { name: 'Insert {{item.qty}}' }).boundingBox())!;
     assert.ok(box.x >= 0 && box.x + box.width <= width, `the item's field is on screen: ${JSON.stringify(box)}`);
     await assertAccessible(page, 'the picker in a loop body (phone)');

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { until } from '@flowdesk/service-kit/testing';
 import { assertAccessible, launch, ownerPage, saveWorkflow, screenshot, skipWithoutChromium, startFlowdesk, type Flowdesk } from './helpers/console.ts';
 
 const owner = { name: 'Ada Lovelace', email: `ada-${randomBytes(3).toString('hex')}@example.test`, password: `pw-${randomBytes(9).toString('base64url')}` };
@@ -194,9 +195,26 @@ describe('wiring the workflow editor in chromium', { skip: skipWithoutChromium }
     await page.getByRole('radio', { name: 'false', checked: true }).waitFor();
     await page.getByRole('menuitem', { name: 'Set Fields', exact: true }).click();
     await page.getByTestId('node-set_3').waitFor();
-    // No two cards overlap.
-    const boxes = [];
-    for (const n of ['trigger', 'condition_1', 'set_1', 'set_2', 'set_3']) boxes.push((await page.getByTestId(`node-${n}`).boundingBox())!);
+    // No two cards overlap. The boxes are read in one snapshot, once two snapshots agree: a card read
+    // while the viewport still pans (a loaded machine) is elsewhere than one read a frame later.
+    const snapshot = () =>
+      page.evaluate(
+        (ids) => {
+          const doc = (globalThis as any).document;
+          return ids.map((n: string) => {
+            const r = doc.querySelector(`[data-testid="node-${n}"]`).getBoundingClientRect();
+            return { x: r.x, y: r.y, width: r.width, height: r.height };
+          });
+        },
+        ['trigger', 'condition_1', 'set_1', 'set_2', 'set_3'],
+      ) as Promise<{ x: number; y: number; width: number; height: number }[]>;
+    let last = '';
+    const boxes = await until('the canvas at rest', async () => {
+      const now = await snapshot();
+      const same = JSON.stringify(now) === last;
+      last = JSON.stringify(now);
+      return same ? now : undefined;
+    });
     for (let i = 0; i < boxes.length; i++)
       for (let j = i + 1; j < boxes.length; j++) {
         const [a, b] = [boxes[i]!, boxes[j]!];

@@ -77,8 +77,10 @@ test('a run queued on one replica is claimed at once by an idle replica, though 
   a.start();
   b.start();
   try {
-    // Both read the queue once at their start and found it empty.
+    // Both read the queue once at their start and found it empty, and listen for enqueues (on a loaded
+    // database LISTEN can come after the first read: a notification before it would be missed).
     await within(10_000, 'both replicas read the queue at start', () => reads.n >= 2);
+    await Promise.all([a.listening(), b.listening()]);
     const owner = randomUUID();
     const wf = { id: randomUUID() };
     // The first run takes A's only slot for the owner; the second is queued by A.

@@ -182,6 +182,11 @@ export class OwnerFairness {
     this.kick();
   }
 
+  /** Settles once this replica listens for other replicas' enqueues (or listening failed and it polls instead). */
+  listening(): Promise<void> {
+    return this.listener?.ready ?? Promise.resolve();
+  }
+
   /** Stops claiming and waits for the queued runs in flight here (their rows are deleted, or left to another replica). */
   async stop(): Promise<void> {
     this.closed = true;
